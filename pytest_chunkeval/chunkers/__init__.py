@@ -1,0 +1,39 @@
+"""Chunkers: documents to character spans.
+
+Built-ins by spec string (:data:`CHUNKERS`): ``fixed:SIZE[:OVERLAP]``,
+``recursive:SIZE[:OVERLAP]``, ``sentence:SIZE``; anything else through
+:func:`as_chunker`.
+"""
+
+from __future__ import annotations
+
+from .base import (
+    Chunker,
+    ChunkerError,
+    FunctionChunker,
+    as_chunker,
+    chunk_texts,
+    pieces_to_spans,
+    validate_chunks,
+)
+from .fixed import FixedTokenChunker
+from .recursive import DEFAULT_SEPARATORS, RecursiveTokenChunker
+from .sentence import SentenceChunker, sentence_spans
+from .specs import CHUNKERS, get_chunker
+
+__all__ = [
+    "CHUNKERS",
+    "DEFAULT_SEPARATORS",
+    "Chunker",
+    "ChunkerError",
+    "FixedTokenChunker",
+    "FunctionChunker",
+    "RecursiveTokenChunker",
+    "SentenceChunker",
+    "as_chunker",
+    "chunk_texts",
+    "get_chunker",
+    "pieces_to_spans",
+    "sentence_spans",
+    "validate_chunks",
+]

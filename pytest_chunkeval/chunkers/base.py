@@ -1,0 +1,248 @@
+"""The ``Chunker`` protocol, validation, and the adapter for plain functions.
+
+A chunker turns one document into character spans ``[start, end)``: spans, not
+strings, so that repeated text keeps its true position (see SPEC section 2). Anything
+that returns strings (a LangChain splitter, chonkie, a user's function) is adapted by
+:func:`as_chunker`, which locates each piece in the document by position.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..locate import locate, preview
+from ..spans import IntArray, as_bounds
+from ..tokenizers import DEFAULT_ENCODING, Tokenizer
+
+
+class ChunkerError(ValueError):
+    """A chunker produced something that is not a valid chunking of a document."""
+
+
+@runtime_checkable
+class Chunker(Protocol):
+    """Splits a document into chunks, given as character spans."""
+
+    name: str
+    """Stable identity: the spec string when there is one (``"recursive:200:0"``)."""
+
+    def chunk_spans(self, text: str) -> IntArray:
+        """``(n, 2)`` int64 ``[start, end)`` of each chunk, in document order,
+        each non-empty."""
+        ...
+
+
+def validate_chunks(text: str, bounds: IntArray, *, chunker: str, doc_id: str) -> None:
+    """Raise :class:`ChunkerError` unless every span is a non-empty part of ``text``.
+
+    The message names the chunker, the document and the first bad chunk's index.
+    """
+    arr = np.asarray(bounds)
+    if arr.size == 0:
+        return
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ChunkerError(
+            f"chunker {chunker!r} on document {doc_id!r}: expected an (n, 2) array of "
+            f"[start, end) offsets, got shape {arr.shape}"
+        )
+    starts, ends = arr[:, 0], arr[:, 1]
+    bad = np.flatnonzero((starts < 0) | (ends <= starts) | (ends > len(text)))
+    if bad.size:
+        i = int(bad[0])
+        start, end = int(starts[i]), int(ends[i])
+        why = "is empty" if end == start else "is not inside the document"
+        if end < start:
+            why = "ends before it starts"
+        raise ChunkerError(
+            f"chunker {chunker!r} on document {doc_id!r}: chunk #{i} ({start}, {end}) "
+            f"{why} (document length {len(text)})"
+        )
+
+
+def spec_name(
+    kind: str,
+    args: str,
+    tokenizer: Tokenizer,
+    separators: Sequence[str] | None = None,
+    default_separators: Sequence[str] | None = None,
+) -> str:
+    """``kind:args`` (a spec string), plus markers for a non-default encoding or
+    separators, so that differently configured chunkers never share a name."""
+    name = f"{kind}:{args}"
+    if tokenizer.name != DEFAULT_ENCODING:
+        name += f"+{tokenizer.name}"
+    if separators is not None and tuple(separators) != tuple(default_separators or ()):
+        digest = hashlib.sha1(repr(tuple(separators)).encode("utf-8")).hexdigest()[:8]
+        name += f"+seps-{digest}"
+    return name
+
+
+def chunk_texts(chunker: Chunker, text: str) -> list[str]:
+    """The text of each chunk: ``text[start:end]``."""
+    return [text[int(s) : int(e)] for s, e in chunker.chunk_spans(text)]
+
+
+# ---------------------------------------------------------------------------
+# Adapting functions and foreign splitters
+
+
+def _splitter_name(obj: Any) -> str:
+    """Class name of a splitter object, with its size/overlap when it keeps them."""
+    base = type(obj).__qualname__
+    # LangChain splitters keep their settings on these attributes; two splitters
+    # with different settings must not share a name (it keys caches).
+    size = getattr(obj, "_chunk_size", None)
+    overlap = getattr(obj, "_chunk_overlap", None)
+    if isinstance(size, int) and isinstance(overlap, int):
+        return f"{base}:{size}:{overlap}"
+    return base
+
+
+def _default_name(fn: Any) -> str:
+    """A readable name for an adapted callable: its ``__qualname__``."""
+    if isinstance(fn, functools.partial):
+        return f"partial({_default_name(fn.func)})"
+    owner = getattr(fn, "__self__", None)  # a bound method such as sp.split_text
+    if owner is not None and hasattr(owner, "split_text"):
+        return _splitter_name(owner)
+    qualname = getattr(fn, "__qualname__", None)
+    if isinstance(qualname, str):
+        return qualname
+    return type(fn).__qualname__
+
+
+def _piece_bounds(value: Any) -> tuple[int, int] | None:
+    """``(start, end)`` if ``value`` is a span-like item rather than a text."""
+    if isinstance(value, str):
+        return None
+    for lo, hi in (("start", "end"), ("start_index", "end_index")):
+        start, end = getattr(value, lo, None), getattr(value, hi, None)
+        if isinstance(start, (int, np.integer)) and isinstance(end, (int, np.integer)):
+            return int(start), int(end)
+    if (
+        isinstance(value, (tuple, list, np.ndarray))
+        and len(value) == 2
+        and all(isinstance(v, (int, np.integer)) for v in value)
+    ):
+        return int(value[0]), int(value[1])
+    return None
+
+
+def _piece_text(value: Any) -> str | None:
+    """The text of a text-like item: a ``str``, or ``.text`` / ``.page_content``."""
+    if isinstance(value, str):
+        return value
+    for attr in ("text", "page_content"):
+        inner = getattr(value, attr, None)
+        if isinstance(inner, str):
+            return inner
+    return None
+
+
+def pieces_to_spans(text: str, pieces: Sequence[Any], *, chunker: str) -> IntArray:
+    """Turn a chunker's output (texts or span-like items) into ``(n, 2)`` bounds.
+
+    Texts are located in order: each at or after the previous piece's start + 1, so
+    overlapping pieces and repeated paragraphs resolve by position, never to the
+    first occurrence in the document. Exact match first, then the stripped piece,
+    then a whitespace-insensitive match. Empty pieces are dropped. Span-like items
+    (``(start, end)``, ``.start/.end``, ``.start_index/.end_index``) are taken as is
+    and sorted into document order.
+    """
+    spans: list[tuple[int, int]] = []
+    as_given = True
+    search_from = 0
+    for i, piece in enumerate(pieces):
+        bounds = _piece_bounds(piece)
+        if bounds is not None:
+            spans.append(bounds)
+            continue
+        as_given = False
+        piece_text = _piece_text(piece)
+        if piece_text is None:
+            raise ChunkerError(
+                f"chunker {chunker!r}: piece #{i} is a {type(piece).__name__}; "
+                "expected a str, a (start, end) pair, or an object with .start/.end "
+                "or .text"
+            )
+        if not piece_text.strip():
+            continue  # nothing to retrieve in an empty or blank piece
+        found = locate(text, piece_text, search_from)
+        if found is None:
+            raise ChunkerError(
+                f"chunker {chunker!r}: piece #{i} {preview(piece_text)} was not found "
+                f"in the document at or after offset {search_from} (pieces must be in "
+                "document order and copied from the text)"
+            )
+        spans.append(found)
+        search_from = found[0] + 1
+    bounds_arr = as_bounds(spans)
+    if as_given and bounds_arr.shape[0] > 1:
+        order = np.lexsort((bounds_arr[:, 1], bounds_arr[:, 0]))
+        bounds_arr = bounds_arr[order]
+    return bounds_arr
+
+
+class FunctionChunker:
+    """A :class:`Chunker` around a function returning texts or spans."""
+
+    def __init__(self, fn: Callable[[str], Sequence[Any]], name: str) -> None:
+        self._fn = fn
+        self.name = name
+
+    def chunk_spans(self, text: str) -> IntArray:
+        pieces = self._fn(text)
+        if isinstance(pieces, np.ndarray) and pieces.ndim == 2:
+            return as_bounds(pieces)
+        return pieces_to_spans(text, list(pieces), chunker=self.name)
+
+    def __repr__(self) -> str:
+        return f"FunctionChunker({self.name!r})"
+
+
+class _RenamedChunker:
+    """An existing chunker under another name."""
+
+    def __init__(self, inner: Chunker, name: str) -> None:
+        self._inner = inner
+        self.name = name
+
+    def chunk_spans(self, text: str) -> IntArray:
+        return self._inner.chunk_spans(text)
+
+    def __repr__(self) -> str:
+        return f"{self._inner!r} as {self.name!r}"
+
+
+def as_chunker(fn: Any, name: str | None = None) -> Chunker:
+    """Adapt ``fn`` to a :class:`Chunker`.
+
+    Accepts a chunker (returned as is unless renamed), an object with
+    ``chunk_spans`` (a name is taken from ``.name`` or its class), an object with
+    ``split_text`` (LangChain splitters), or a callable ``str -> list`` of strings,
+    ``(start, end)`` pairs, :class:`~pytest_chunkeval.spans.Span` tuples or objects
+    with ``.start/.end`` (or ``.start_index/.end_index``, ``.text``). The name
+    defaults to the function's ``__qualname__``; give one when two differently
+    configured functions share it, since the name keys caches and test ids.
+    """
+    if isinstance(fn, Chunker):
+        return fn if name is None or name == fn.name else _RenamedChunker(fn, name)
+    if callable(getattr(fn, "chunk_spans", None)):
+        own = getattr(fn, "name", None)
+        label = name or (own if isinstance(own, str) else type(fn).__qualname__)
+        return FunctionChunker(fn.chunk_spans, label)
+    split_text = getattr(fn, "split_text", None)
+    if callable(split_text):
+        return FunctionChunker(split_text, name or _splitter_name(fn))
+    if not callable(fn):
+        raise TypeError(
+            f"not a chunker: {fn!r}; give a spec string ('recursive:200:0'), an "
+            "object with chunk_spans(text) or split_text(text), or a function "
+            "str -> list[str] | list[(start, end)]"
+        )
+    return FunctionChunker(fn, name or _default_name(fn))

@@ -1,0 +1,141 @@
+"""``FixedTokenChunker``: windows of a fixed number of tokens (LangChain parity).
+
+Same windows as ``langchain_text_splitters.TokenTextSplitter``: ``chunk_size``
+tokens, starting every ``chunk_size - chunk_overlap`` tokens, the last window ending
+at the last token. The document is encoded once and each window's span runs from its
+first token's first character to its last token's last character: nothing is decoded
+and searched for. Where a token boundary falls inside a multi-byte character, both
+neighbouring windows include that character (a decoded window would show a
+replacement character there instead).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..spans import IntArray
+from ..tokenizers import (
+    DEFAULT_ENCODING,
+    TiktokenTokenizer,
+    Tokenizer,
+    _token_byte_lengths,
+    bounds_from_byte_lengths,
+    get_tokenizer,
+)
+from .base import spec_name
+
+
+def window_starts(n_tokens: int, size: int, overlap: int) -> IntArray:
+    """First token index of each window (LangChain's ``split_text_on_tokens`` loop)."""
+    if n_tokens <= 0:
+        return np.zeros(0, dtype=np.int64)
+    stride = size - overlap
+    starts = np.arange(0, n_tokens, stride, dtype=np.int64)
+    # LangChain stops after the first window that reaches the last token.
+    last = int(np.argmax(starts + size >= n_tokens))
+    return starts[: last + 1]
+
+
+def _tiktoken_ids(tokenizer: TiktokenTokenizer, text: str) -> IntArray | None:
+    """Token ids as ``encode_ordinary`` gives them, without a Python list."""
+    try:
+        # with no special token allowed and none disallowed, this encodes exactly
+        # like encode_ordinary
+        ids = tokenizer.encoding.encode_to_numpy(
+            text, allowed_special=frozenset(), disallowed_special=()
+        )
+    except UnicodeEncodeError:  # lone surrogates: tiktoken's own path fixes them
+        return None
+    return np.asarray(ids, dtype=np.int64)
+
+
+def token_spans(tokenizer: Tokenizer, text: str) -> IntArray:
+    """``(n, 2)`` character range of every token of ``text``."""
+    if isinstance(tokenizer, TiktokenTokenizer):
+        ids = _tiktoken_ids(tokenizer, text)
+        if ids is not None:
+            lengths = _token_byte_lengths(tokenizer.encoding)[ids]
+            return bounds_from_byte_lengths(text, lengths)
+    return tokenizer.token_bounds(text)
+
+
+def _char_offsets(text: str, byte_starts: IntArray, byte_ends: IntArray) -> IntArray:
+    """Character spans of byte ranges: from the character holding the first byte to
+    the one holding the last (a range cut inside a character includes it)."""
+    if text.isascii():
+        return np.stack([byte_starts, byte_ends], axis=1)
+    raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    continuation = np.flatnonzero((raw & 0xC0) == 0x80)
+
+    def chars_before(offsets: IntArray) -> IntArray:
+        # characters that start before each byte offset
+        found: IntArray = offsets - np.searchsorted(continuation, offsets)
+        return found
+
+    return np.stack(
+        [chars_before(byte_starts + 1) - 1, chars_before(byte_ends)], axis=1
+    )
+
+
+class FixedTokenChunker:
+    """Windows of ``chunk_size`` tokens overlapping by ``chunk_overlap`` tokens."""
+
+    def __init__(
+        self,
+        chunk_size: int,
+        chunk_overlap: int = 0,
+        encoding: str | Tokenizer = DEFAULT_ENCODING,
+    ) -> None:
+        if chunk_size <= 0:
+            raise ValueError(f"chunk_size must be > 0, got {chunk_size}")
+        if chunk_overlap < 0:
+            raise ValueError(f"chunk_overlap must be >= 0, got {chunk_overlap}")
+        if chunk_overlap >= chunk_size:
+            raise ValueError(
+                f"chunk_overlap ({chunk_overlap}) must be smaller than chunk_size "
+                f"({chunk_size})"
+            )
+        self.chunk_size = int(chunk_size)
+        self.chunk_overlap = int(chunk_overlap)
+        self.tokenizer = get_tokenizer(encoding)
+        self.name = spec_name(
+            "fixed", f"{self.chunk_size}:{self.chunk_overlap}", self.tokenizer
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"FixedTokenChunker({self.chunk_size}, {self.chunk_overlap}, "
+            f"encoding={self.tokenizer.name!r})"
+        )
+
+    def _windows(self, n_tokens: int) -> tuple[IntArray, IntArray]:
+        """First and last token index of each window."""
+        starts = window_starts(n_tokens, self.chunk_size, self.chunk_overlap)
+        return starts, np.minimum(starts + self.chunk_size, n_tokens) - 1
+
+    def _tiktoken_spans(
+        self, tokenizer: TiktokenTokenizer, text: str
+    ) -> IntArray | None:
+        """Window spans from token byte lengths: only the windows' edges need
+        character offsets."""
+        ids = _tiktoken_ids(tokenizer, text)
+        if ids is None:
+            return None
+        lengths = _token_byte_lengths(tokenizer.encoding)[ids]
+        byte_ends = np.cumsum(lengths)
+        starts, lasts = self._windows(ids.shape[0])
+        first_bytes = byte_ends[starts] - lengths[starts]
+        return _char_offsets(text, first_bytes, byte_ends[lasts])
+
+    def chunk_spans(self, text: str) -> IntArray:
+        """Character ``[start, end)`` of each token window."""
+        spans = None
+        if isinstance(self.tokenizer, TiktokenTokenizer):
+            spans = self._tiktoken_spans(self.tokenizer, text)
+        if spans is None:  # any tokenizer: windows over its token spans
+            tokens = self.tokenizer.token_bounds(text)
+            starts, lasts = self._windows(tokens.shape[0])
+            spans = np.stack([tokens[starts, 0], tokens[lasts, 1]], axis=1)
+        # Tokenizers that skip characters may report empty tokens; a window of only
+        # those would be an empty chunk.
+        return spans[spans[:, 1] > spans[:, 0]]

@@ -1,0 +1,255 @@
+"""Kamradt's semantic chunker and the report's size-bounded variant, as spans.
+
+``KamradtSemanticChunker`` follows Greg Kamradt's "5 levels of text splitting"
+notebook:
+
+1. Split the document into sentences with the project's sentence splitter
+   (:func:`~pytest_chunkeval.chunkers.sentence.sentence_spans`: a sentence ends at
+   ``.``, ``?`` or ``!`` followed by whitespace, as Kamradt's ``(?<=[.?!])\\s+``, and
+   also at a blank line).
+2. Embed, for each sentence, the window of it and ``buffer`` sentences on each side
+   (``buffer=1`` as in the notebook). The window is the document's own text from the
+   first to the last sentence, not the sentences re-joined with spaces.
+3. The distance between consecutive windows is ``1 - cosine``; cut after every
+   sentence whose distance to the next exceeds the 95th percentile of all distances
+   (``numpy.percentile``, linear interpolation, as in the notebook).
+
+``KamradtModifiedChunker(max_tokens)`` keeps steps 1-3 but replaces the percentile
+by a binary search over the cut threshold: it uses the largest threshold (fewest
+cuts, always at the largest distances) for which no chunk exceeds ``max_tokens``
+tokens. A sentence that alone exceeds ``max_tokens`` is first split into pieces by
+``RecursiveTokenChunker(max_tokens, 0)`` and those pieces take part as sentences of
+their own, so the bound always holds (a single piece the recursive splitter cannot
+cut below the size, such as one enormous token, is the only exception). When the
+whole document fits, it is one chunk and nothing is embedded.
+
+Chunks are spans from their first sentence's start to their last sentence's end:
+the whitespace between sentences of one chunk is kept as it is in the document.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..cache import EmbeddingCache, default_cache_dir
+from ..embedders import DEFAULT_EMBEDDER, Embedder, get_embedder
+from ..spans import IntArray, as_bounds
+from ..tokenizers import DEFAULT_ENCODING, Tokenizer, get_tokenizer
+from ._counting import piece_counter
+from .base import spec_name
+from .recursive import RecursiveTokenChunker
+from .sentence import sentence_spans
+
+DEFAULT_PERCENTILE = 95.0
+DEFAULT_BUFFER = 1
+
+
+def resolve_embedding(
+    embedder: Any, cache: EmbeddingCache | str | Path | None
+) -> tuple[Embedder, EmbeddingCache, str]:
+    """The embedder, the cache, and the suffix a chunker's name gets for them.
+
+    ``embedder`` is anything :func:`~pytest_chunkeval.embedders.get_embedder` takes
+    (None: :data:`~pytest_chunkeval.embedders.DEFAULT_EMBEDDER`); the suffix is ``""``
+    for the default embedder, else ``"@" + identity``, so chunkers that embed with
+    different models never share a name. ``cache`` defaults to the project's cache
+    directory (``default_cache_dir()``).
+    """
+    is_default = embedder is None or (
+        isinstance(embedder, str) and embedder.strip() == DEFAULT_EMBEDDER
+    )
+    resolved = get_embedder(embedder)
+    if cache is None:
+        cache = EmbeddingCache(default_cache_dir())
+    elif not isinstance(cache, EmbeddingCache):
+        cache = EmbeddingCache(cache)
+    return resolved, cache, "" if is_default else f"@{resolved.identity}"
+
+
+def window_texts(text: str, units: IntArray, buffer: int) -> list[str]:
+    """For each unit, the document text from ``buffer`` units before it to
+    ``buffer`` units after it (clipped at the ends)."""
+    n = units.shape[0]
+    idx = np.arange(n)
+    first = units[np.maximum(idx - buffer, 0), 0].tolist()
+    last = units[np.minimum(idx + buffer, n - 1), 1].tolist()
+    return [text[s:e] for s, e in zip(first, last, strict=True)]
+
+
+def consecutive_distances(vectors: Any) -> npt.NDArray[np.float64]:
+    """``1 - cos(v[i], v[i + 1])`` for unit vectors (a zero vector has cosine 0)."""
+    vecs = np.asarray(vectors, dtype=np.float64)
+    if vecs.shape[0] < 2:
+        return np.zeros(0, dtype=np.float64)
+    cosines: npt.NDArray[np.float64] = np.einsum("ij,ij->i", vecs[:-1], vecs[1:])
+    return 1.0 - cosines
+
+
+def join_units(units: IntArray, cut_after: Any) -> IntArray:
+    """Chunks of consecutive units, cut after each unit index in ``cut_after``
+    (sorted): each chunk runs from its first unit's start to its last unit's end."""
+    n = units.shape[0]
+    if n == 0:
+        return units
+    cuts = np.asarray(cut_after, dtype=np.int64)
+    firsts = np.concatenate(([0], cuts + 1))
+    lasts = np.concatenate((cuts, [n - 1]))
+    return np.stack([units[firsts, 0], units[lasts, 1]], axis=1).astype(np.int64)
+
+
+class _WindowEmbedding:
+    """Shared by both Kamradt chunkers: embed sentence windows, return distances."""
+
+    embedder: Embedder
+    cache: EmbeddingCache
+    buffer: int
+
+    def distances(self, text: str, units: IntArray) -> npt.NDArray[np.float64]:
+        """Cosine distance between the windows of consecutive units."""
+        windows = window_texts(text, units, self.buffer)
+        return consecutive_distances(self.cache.embed(self.embedder, windows))
+
+
+def _check_buffer(buffer: int) -> int:
+    if buffer < 0:
+        raise ValueError(f"buffer must be >= 0, got {buffer}")
+    return int(buffer)
+
+
+class KamradtSemanticChunker(_WindowEmbedding):
+    """Sentences grouped by cutting where consecutive sentence windows are far apart
+    (distance above the ``percentile``-th percentile of the document's distances)."""
+
+    def __init__(
+        self,
+        percentile: float = DEFAULT_PERCENTILE,
+        *,
+        buffer: int = DEFAULT_BUFFER,
+        embedder: Any = None,
+        cache: EmbeddingCache | str | Path | None = None,
+    ) -> None:
+        if not (math.isfinite(percentile) and 0 <= percentile <= 100):
+            raise ValueError(f"percentile must be in [0, 100], got {percentile}")
+        self.percentile = float(percentile)
+        self.buffer = _check_buffer(buffer)
+        self.embedder, self.cache, suffix = resolve_embedding(embedder, cache)
+        name = "kamradt"
+        if self.percentile != DEFAULT_PERCENTILE:
+            name += f":{self.percentile:g}"
+        if self.buffer != DEFAULT_BUFFER:
+            name += f"+buffer{self.buffer}"
+        self.name = name + suffix
+
+    def __repr__(self) -> str:
+        return (
+            f"KamradtSemanticChunker({self.percentile:g}, buffer={self.buffer}, "
+            f"embedder={self.embedder.identity!r})"
+        )
+
+    def chunk_spans(self, text: str) -> IntArray:
+        units = sentence_spans(text)
+        if units.shape[0] <= 1:
+            return units
+        distances = self.distances(text, units)
+        threshold = np.percentile(distances, self.percentile)
+        return join_units(units, np.flatnonzero(distances > threshold))
+
+
+class KamradtModifiedChunker(_WindowEmbedding):
+    """Kamradt's chunker with the cut threshold found by binary search so that no
+    chunk exceeds ``max_tokens`` tokens (see the module docstring)."""
+
+    def __init__(
+        self,
+        max_tokens: int,
+        *,
+        buffer: int = DEFAULT_BUFFER,
+        embedder: Any = None,
+        cache: EmbeddingCache | str | Path | None = None,
+        encoding: str | Tokenizer = DEFAULT_ENCODING,
+    ) -> None:
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        self.max_tokens = int(max_tokens)
+        self.buffer = _check_buffer(buffer)
+        self.tokenizer = get_tokenizer(encoding)
+        self._splitter = RecursiveTokenChunker(
+            self.max_tokens, 0, encoding=self.tokenizer
+        )
+        self.embedder, self.cache, suffix = resolve_embedding(embedder, cache)
+        name = spec_name("kamradt-modified", str(self.max_tokens), self.tokenizer)
+        if self.buffer != DEFAULT_BUFFER:
+            name += f"+buffer{self.buffer}"
+        self.name = name + suffix
+
+    def __repr__(self) -> str:
+        return (
+            f"KamradtModifiedChunker({self.max_tokens}, buffer={self.buffer}, "
+            f"embedder={self.embedder.identity!r})"
+        )
+
+    def units(self, text: str) -> IntArray:
+        """Sentences, with any sentence over ``max_tokens`` tokens replaced by its
+        ``RecursiveTokenChunker(max_tokens, 0)`` pieces."""
+        sentences = sentence_spans(text)
+        count = piece_counter(self.tokenizer, text)
+        counts = count([text[s:e] for s, e in sentences.tolist()])
+        if max(counts, default=0) <= self.max_tokens:
+            return sentences
+        out: list[tuple[int, int]] = []
+        for (start, end), n_tokens in zip(sentences.tolist(), counts, strict=True):
+            if n_tokens <= self.max_tokens:
+                out.append((start, end))
+                continue
+            for s, e in self._splitter.chunk_spans(text[start:end]).tolist():
+                out.append((start + s, start + e))
+        return as_bounds(out)
+
+    def chunk_spans(self, text: str) -> IntArray:
+        units = self.units(text)
+        n = units.shape[0]
+        if n <= 1:
+            return units
+        count = piece_counter(self.tokenizer, text)
+        known: dict[tuple[int, int], int] = {}
+
+        def fits(chunks: IntArray) -> bool:
+            keys = [(s, e) for s, e in chunks.tolist()]
+            todo = [k for k in keys if k not in known]
+            if todo:
+                known.update(
+                    zip(todo, count([text[s:e] for s, e in todo]), strict=True)
+                )
+            return max(known[k] for k in keys) <= self.max_tokens
+
+        whole = join_units(units, [])
+        if fits(whole):  # no cut needed: skip embedding altogether
+            return whole
+        distances = self.distances(text, units)
+        # Cutting where distance > t: every candidate t is "cut everywhere" or a
+        # distinct distance; the largest distance itself means no cut (too long).
+        levels = np.unique(distances)
+        thresholds = [-math.inf, *levels[:-1].tolist()]
+        lo, hi = 0, len(thresholds) - 1  # thresholds[lo] fits (or nothing does)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if fits(join_units(units, np.flatnonzero(distances > thresholds[mid]))):
+                lo = mid
+            else:
+                hi = mid - 1
+        return join_units(units, np.flatnonzero(distances > thresholds[lo]))
+
+
+__all__ = [
+    "KamradtModifiedChunker",
+    "KamradtSemanticChunker",
+    "consecutive_distances",
+    "join_units",
+    "resolve_embedding",
+    "window_texts",
+]

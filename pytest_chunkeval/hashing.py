@@ -1,0 +1,56 @@
+"""A tiny deterministic embedder: hashed bag of words (``hashing`` / ``hashing:DIM``).
+
+No model, no download, no torch: each lower-cased word adds ±1 to one of ``dim``
+buckets chosen by a stable hash. It retrieves by shared vocabulary, which is enough
+for fast tests of the whole pipeline and for smoke-testing a configuration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+_WORD = re.compile(r"\w+")
+
+
+class HashingEmbedder:
+    """Hashed bag-of-words vectors, L2-normalized."""
+
+    def __init__(self, dim: int = 256) -> None:
+        if dim < 2:
+            raise ValueError(f"dimension must be >= 2, got {dim}")
+        self.dim = dim
+        self.identity = f"hashing:{dim}@1"
+        self._buckets: dict[str, tuple[int, float]] = {}
+
+    def _bucket(self, word: str) -> tuple[int, float]:
+        found = self._buckets.get(word)
+        if found is None:
+            digest = int.from_bytes(
+                hashlib.blake2b(word.encode(), digest_size=8).digest()
+            )
+            found = (digest % self.dim, 1.0 if digest >> 63 else -1.0)
+            self._buckets[word] = found
+        return found
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                col, sign = self._bucket(word)
+                out[row, col] += sign
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+    def __repr__(self) -> str:
+        return f"HashingEmbedder(dim={self.dim})"
+
+
+def hashing_from_spec(rest: str) -> HashingEmbedder:
+    """``hashing`` or ``hashing:DIM``."""
+    return HashingEmbedder(int(rest) if rest else 256)

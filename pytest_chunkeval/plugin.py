@@ -1,0 +1,289 @@
+"""pytest entry point of pytest-chunkeval: options, the marker, fixtures and hooks.
+
+The only module that imports pytest. Each hook hands off to
+:class:`~pytest_chunkeval.session.ChunkevalSession` (state of the run),
+:mod:`~pytest_chunkeval.settings` (the option table) or
+:mod:`~pytest_chunkeval.summary` (report text). Nothing heavy is imported until a
+test uses a fixture, or a chunkeval setting is configured: a suite that never uses
+the plugin does not notice it.
+
+Fixtures: ``chunkeval`` (the evaluator), ``chunkeval_chunker`` (parametrized over
+``chunkeval_chunkers``), ``chunkeval_corpus``, ``chunkeval_queries``,
+``chunkeval_embedder``, ``chunkeval_store``. Marker: ``@pytest.mark.chunkeval(...)``.
+Hookspecs: :mod:`~pytest_chunkeval.hookspecs`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import pytest
+
+from . import hookspecs
+from .settings import MARKER_HELP, OPTIONS, Settings, SettingsError, resolve_settings
+
+if TYPE_CHECKING:
+    from .chunkers import Chunker
+    from .corpus import Corpus
+    from .embedders import Embedder
+    from .queries import QuerySet
+    from .registry import Registry
+    from .results import EvalResult
+    from .session import ChunkevalSession, Evaluator, MarkerOptions
+    from .stores import Store
+
+T = TypeVar("T")
+
+SETTINGS_KEY = pytest.StashKey[Settings]()
+SESSION_KEY: pytest.StashKey[ChunkevalSession] = pytest.StashKey()
+MARKER_KEY: pytest.StashKey[MarkerOptions] = pytest.StashKey()
+EVALUATOR_KEY: pytest.StashKey[Evaluator] = pytest.StashKey()
+WORKER_OUTPUT_KEY = "chunkeval"
+
+
+def _fail(message: str) -> NoReturn:
+    __tracebackhide__ = True
+    pytest.fail(message, pytrace=False)
+
+
+def _session(config: pytest.Config) -> ChunkevalSession:
+    """The run's session, created on first use: a suite that uses no fixture never
+    imports the session module (nor anything it loads)."""
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None:
+        from .session import ChunkevalSession
+
+        session = ChunkevalSession(
+            config.stash[SETTINGS_KEY],
+            register=functools.partial(_register, config),
+            worker_id=getattr(config, "workerinput", {}).get("workerid", ""),
+        )
+        config.stash[SESSION_KEY] = session
+    return session
+
+
+def _or_fail(make: Callable[[], T]) -> T:
+    __tracebackhide__ = True
+    from .session import ChunkevalError
+
+    try:
+        return make()
+    except ChunkevalError as exc:
+        message = str(exc)
+    # Outside the except block: the failure needs no chained traceback.
+    _fail(message)
+
+
+# ---------------------------------------------------------------- configuration
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("chunkeval", "chunkeval (retrieval quality of chunking)")
+    for option in OPTIONS:
+        group.addoption(
+            option.flag,
+            dest=option.dest,
+            metavar=option.metavar,
+            type=option.parse,
+            action="append" if option.multiple else "store",
+            default=None,
+            help=option.help_text + (" Repeatable." if option.multiple else ""),
+        )
+        parser.addini(
+            option.ini,
+            option.help_text,
+            type=option.ini_type,
+            default=[] if option.ini_type == "args" else "",
+        )
+
+
+def _register(config: pytest.Config, kind: str, registry: Registry[Any]) -> None:
+    getattr(config.hook, f"pytest_chunkeval_register_{kind}")(registry=registry)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER_HELP)
+    try:
+        config.stash[SETTINGS_KEY] = resolve_settings(
+            config.rootpath,
+            {o.ini: config.getini(o.ini) for o in OPTIONS},
+            {o.dest: config.getoption(o.dest) for o in OPTIONS},
+        )
+        if config.stash[SETTINGS_KEY].configured:
+            _session(config).validate()  # a wrong name fails now, not in a test
+    except SettingsError as exc:
+        raise pytest.UsageError(f"chunkeval: {exc}") from None
+
+
+# --------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="session")
+def chunkeval_corpus(pytestconfig: pytest.Config) -> Corpus:
+    """The corpus configured by ``chunkeval_corpus`` / ``chunkeval_benchmark``."""
+    session = _session(pytestconfig)
+    return _or_fail(lambda: session.corpus(session.default_run))
+
+
+@pytest.fixture(scope="session")
+def chunkeval_queries(pytestconfig: pytest.Config) -> QuerySet:
+    """The query set configured by ``chunkeval_queries`` (validated against the
+    corpus); a missing file fails with the ``chunkeval generate`` command."""
+    session = _session(pytestconfig)
+    return _or_fail(lambda: session.queries(session.default_run))
+
+
+@pytest.fixture(scope="session")
+def chunkeval_embedder(pytestconfig: pytest.Config) -> Embedder:
+    """The embedder ``chunkeval_embedder`` names (default all-MiniLM-L6-v2)."""
+    session = _session(pytestconfig)
+    return _or_fail(lambda: session.embedder(session.default_run.embedder))
+
+
+@pytest.fixture(scope="session")
+def chunkeval_store(pytestconfig: pytest.Config) -> Store:
+    """The vector store ``chunkeval_store`` names (default in-process Chroma)."""
+    session = _session(pytestconfig)
+    return _or_fail(lambda: session.store(session.default_run.store))
+
+
+@pytest.fixture
+def chunkeval_chunker(request: pytest.FixtureRequest) -> Chunker:
+    """Each chunker of ``chunkeval_chunkers`` in turn (test ids are the specs)."""
+    if not hasattr(request, "param"):
+        _fail(
+            f"{request.node.nodeid}: chunkeval_chunker is parametrized by the "
+            "chunkeval_chunkers setting; it cannot be requested dynamically"
+        )
+    return _or_fail(lambda: _session(request.config).chunker(request.param))
+
+
+@pytest.fixture
+def chunkeval(request: pytest.FixtureRequest) -> Evaluator:
+    """The evaluator for this test: ``chunkeval.evaluate(chunker)`` and
+    ``chunkeval.score(retriever)`` return an ``EvalResult`` under the configured
+    corpus, queries, embedder, store and k, with the test's
+    ``@pytest.mark.chunkeval(...)`` on top; results are memoized per session."""
+    item = request.node
+    callspec = getattr(item, "callspec", None)
+    chunker = callspec.params.get("chunkeval_chunker") if callspec else None
+    evaluator = _session(request.config).evaluator(
+        item.nodeid,
+        item.stash.get(MARKER_KEY, None),
+        path=item.path,
+        chunker=chunker,
+        fail=_fail,
+    )
+    item.stash[EVALUATOR_KEY] = evaluator
+    return evaluator
+
+
+def _parametrized_by_user(metafunc: pytest.Metafunc) -> bool:
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0] if mark.args else mark.kwargs.get("argnames", "")
+        if isinstance(names, str):
+            names = [n.strip() for n in names.split(",")]
+        if "chunkeval_chunker" in names:
+            return True
+    return False
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "chunkeval_chunker" not in metafunc.fixturenames:
+        return
+    if _parametrized_by_user(metafunc):
+        return
+    session = _session(metafunc.config)
+    specs = _or_fail(lambda: session.chunker_specs(metafunc.definition.nodeid))
+    metafunc.parametrize("chunkeval_chunker", specs, ids=specs, indirect=True)
+
+
+# ------------------------------------------------------------------------ tests
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    marks = [(m.args, m.kwargs) for m in item.iter_markers("chunkeval")]
+    if not marks:
+        return
+    from .session import MarkerError, parse_marker
+
+    try:
+        item.stash[MARKER_KEY] = parse_marker(marks, item.nodeid)
+        return
+    except MarkerError as exc:
+        message = str(exc)
+    _fail(message)
+
+
+def _record_properties(item: pytest.Item, results: list[EvalResult]) -> None:
+    for result in results:
+        item.user_properties.append(("chunkeval.config", result.describe()))
+        for metric, stats in result.metrics.items():
+            if stats.mean == stats.mean:  # NaN: undefined (precision_omega of score)
+                item.user_properties.append(
+                    (f"chunkeval.{metric}", f"{stats.mean:.4f}")
+                )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    try:
+        outcome = yield
+    finally:
+        evaluator = item.stash.get(EVALUATOR_KEY, None)
+        _record_properties(item, evaluator.results if evaluator else [])
+    marker = item.stash.get(MARKER_KEY, None)
+    if marker is not None and marker.thresholds:
+        from .session import check_thresholds
+
+        results = evaluator.results if evaluator is not None else []
+        message = check_thresholds(item.nodeid, marker.thresholds, results)
+        if message is not None:
+            _fail(message)
+    return outcome
+
+
+# ---------------------------------------------------------------------- reports
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None and SESSION_KEY in session.config.stash:
+        payload = _session(session.config).worker_payload()
+        workeroutput[WORKER_OUTPUT_KEY] = json.dumps(payload)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """pytest-xdist: a worker finished; merge the results it sent."""
+    data = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)
+    if data:
+        _session(node.config).merge_payload(json.loads(data))
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    if SESSION_KEY not in config.stash:
+        return
+    from .summary import render_summary
+
+    session = _session(config)
+    lines = render_summary(
+        session.summary_rows(),
+        verbosity=int(config.getoption("verbose")),
+        evaluations=session.evaluations,
+        reused=session.reused,
+    )
+    if lines:
+        terminalreporter.write_sep("-", "chunkeval")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -1,0 +1,870 @@
+"""The plugin's state for one pytest run, without pytest.
+
+:class:`ChunkevalSession` resolves settings into a corpus, queries, embedder and
+store, memoizes results by full configuration (twenty tests asserting on one
+configuration evaluate it once), collects them for the terminal summary and merges
+what pytest-xdist workers send. :class:`Evaluator` is what the ``chunkeval`` fixture
+gives a test: the configuration after its marker, and ``evaluate`` / ``score``.
+
+Engine modules (numpy, tokenizers, registries) are imported on first use only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import os
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+from .settings import (
+    DEFAULT_EMBEDDER,
+    DEFAULT_K,
+    DEFAULT_STORE,
+    DEFAULT_UNIT,
+    K,
+    Settings,
+    SettingsError,
+    parse_k,
+    parse_spec,
+    parse_unit,
+)
+
+if TYPE_CHECKING:
+    from .cache import EmbeddingCache
+    from .chunkers import Chunker
+    from .corpus import Corpus
+    from .embedders import Embedder
+    from .queries import QuerySet
+    from .registry import Registry
+    from .results import EvalResult
+    from .stores import Store
+
+T = TypeVar("T")
+
+THRESHOLDS: dict[str, str] = {
+    "min_recall": "recall",
+    "min_precision": "precision",
+    "min_iou": "iou",
+    "min_f1": "f1",
+    "min_precision_omega": "precision_omega",
+}
+
+
+class ChunkevalError(Exception):
+    """A configuration problem met while running a test; the message says how to
+    fix it. The plugin reports it as a test failure without a traceback."""
+
+
+class MarkerError(ChunkevalError):
+    """``@pytest.mark.chunkeval(...)`` has an unknown keyword or a bad value."""
+
+
+# ------------------------------------------------------------------------ marker
+
+
+def _marker_paths(value: object) -> tuple[str, ...]:
+    items = [value] if isinstance(value, (str, os.PathLike)) else value
+    if not isinstance(items, (list, tuple)) or not items:
+        raise argparse.ArgumentTypeError(
+            f"must be a path, a glob or a list of them, got {value!r}"
+        )
+    out = []
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)) or not os.fspath(item).strip():
+            raise argparse.ArgumentTypeError(
+                f"must be a path, a glob or a list of them, got {value!r}"
+            )
+        out.append(os.fspath(item).strip())
+    return tuple(out)
+
+
+def _marker_path(value: object) -> str:
+    if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).strip():
+        raise argparse.ArgumentTypeError(f"must be a path, got {value!r}")
+    return os.fspath(value).strip()
+
+
+def _marker_str(kind: str) -> Callable[[object], str]:
+    def parse(value: object) -> str:
+        if not isinstance(value, str):
+            raise argparse.ArgumentTypeError(
+                f"must be a spec string naming the {kind}, got "
+                f"{type(value).__name__} {value!r}"
+            )
+        return parse_spec(value, kind)
+
+    return parse
+
+
+def _marker_k(value: object) -> K:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer or 'min', got {value!r}"
+        )
+    return parse_k(value)
+
+
+def _marker_unit(value: object) -> str:
+    if not isinstance(value, str):
+        raise argparse.ArgumentTypeError(f"must be 'token' or 'char', got {value!r}")
+    return parse_unit(value)
+
+
+def _marker_fraction(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise argparse.ArgumentTypeError(
+            f"must be a number between 0 and 1, got {type(value).__name__} {value!r}"
+        )
+    if not 0.0 <= float(value) <= 1.0:
+        raise argparse.ArgumentTypeError(
+            f"must be between 0 and 1 (a fraction: 0.8 means 80%), got {value!r}"
+        )
+    return float(value)
+
+
+def _marker_benchmark(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise argparse.ArgumentTypeError(
+            f"must be a bundled benchmark name such as 'general', got {value!r}"
+        )
+    return value.strip()
+
+
+MARKER_KEYWORDS: dict[str, Callable[[object], Any]] = {
+    "corpus": _marker_paths,
+    "queries": _marker_path,
+    "benchmark": _marker_benchmark,
+    "k": _marker_k,
+    "unit": _marker_unit,
+    "embedder": _marker_str("embedder"),
+    "store": _marker_str("store"),
+    "tokenizer": _marker_str("tokenizer"),
+    **dict.fromkeys(THRESHOLDS, _marker_fraction),
+}
+"""Every keyword ``@pytest.mark.chunkeval`` accepts, with its validator."""
+
+
+@dataclass(frozen=True)
+class MarkerOptions:
+    """A test's ``@pytest.mark.chunkeval`` keywords, validated."""
+
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+    """metric -> minimum mean."""
+
+
+def parse_marker(
+    marks: Sequence[tuple[Sequence[object], Mapping[str, object]]], test: str
+) -> MarkerOptions:
+    """Merge marker applications (closest first: a function's marker overrides its
+    class's and module's) and validate them; :class:`MarkerError` names ``test``."""
+    merged: dict[str, Any] = {}
+    for args, kwargs in reversed(list(marks)):
+        if args:
+            raise MarkerError(
+                f"{test}: @pytest.mark.chunkeval takes keyword arguments only, "
+                f"got positional {', '.join(map(repr, args))}"
+            )
+        if "corpus" in kwargs and "benchmark" in kwargs:
+            raise MarkerError(
+                f"{test}: @pytest.mark.chunkeval: corpus= and benchmark= are "
+                "exclusive (a benchmark brings its own corpus)"
+            )
+        for key, value in kwargs.items():
+            if key not in MARKER_KEYWORDS:
+                close = difflib.get_close_matches(key, MARKER_KEYWORDS, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise MarkerError(
+                    f"{test}: @pytest.mark.chunkeval got an unknown keyword "
+                    f"{key!r}{hint}; valid: {', '.join(MARKER_KEYWORDS)}"
+                )
+            try:
+                parsed = MARKER_KEYWORDS[key](value)
+            except argparse.ArgumentTypeError as exc:
+                raise MarkerError(
+                    f"{test}: @pytest.mark.chunkeval({key}={value!r}): {key} {exc}"
+                ) from None
+            if key in ("corpus", "benchmark"):
+                merged.pop("benchmark" if key == "corpus" else "corpus", None)
+            merged[key] = parsed
+    thresholds = {THRESHOLDS[k]: merged.pop(k) for k in list(merged) if k in THRESHOLDS}
+    return MarkerOptions(merged, thresholds)
+
+
+# ------------------------------------------------------------------ run config
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything an evaluation depends on, except the chunker (or retriever)."""
+
+    rootdir: str
+    corpus: tuple[str, ...]
+    queries: str | None
+    benchmark: str | None
+    embedder: str
+    store: str
+    k: K
+    unit: str
+    tokenizer: str | None
+    cache_dir: str
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """Where each dataset setting came from, for error messages."""
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, marker: MarkerOptions | None = None
+    ) -> RunConfig:
+        """The settings, with a test's marker keywords on top."""
+        values: dict[str, Any] = {
+            "corpus": settings.corpus,
+            "queries": settings.queries,
+            "benchmark": settings.benchmark,
+            "embedder": settings.embedder or DEFAULT_EMBEDDER,
+            "store": settings.store or DEFAULT_STORE,
+            "k": settings.k if settings.k is not None else DEFAULT_K,
+            "unit": settings.unit or DEFAULT_UNIT,
+            "tokenizer": settings.tokenizer,
+        }
+        origins = {
+            key: f"chunkeval_{key} / --chunkeval-{key}"
+            for key in ("corpus", "queries", "benchmark")
+            if values[key]
+        }
+        overrides = dict(marker.overrides) if marker else {}
+        if "corpus" in overrides:
+            values["benchmark"] = None
+        if "benchmark" in overrides:
+            # A benchmark brings its own queries, unless the marker names others.
+            values["corpus"] = ()
+            values["queries"] = None
+        for key, value in overrides.items():
+            values[key] = value
+            origins[key] = f"@pytest.mark.chunkeval({key}=...)"
+        return cls(
+            rootdir=settings.rootdir,
+            cache_dir=settings.cache_dir,
+            origins=origins,
+            **values,
+        )
+
+    def path(self, relative: str) -> Path:
+        """``relative`` resolved against rootdir (``~`` expanded)."""
+        return Path(self.rootdir) / Path(relative).expanduser()
+
+    @property
+    def dataset_key(self) -> tuple[object, ...]:
+        corpus = (
+            ("benchmark", self.benchmark)
+            if self.benchmark
+            else tuple(str(self.path(p)) for p in self.corpus)
+        )
+        queries = str(self.path(self.queries)) if self.queries else None
+        return (corpus, queries)
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """Identifies the configuration: equal keys give equal results."""
+        return (
+            self.dataset_key,
+            self.embedder,
+            self.store,
+            self.k,
+            self.unit,
+            self.tokenizer if self.unit == "token" else None,
+            self.cache_dir,
+        )
+
+
+def generate_command(corpus: Sequence[str], out: str) -> str:
+    """The ``chunkeval generate`` command that writes a query set for ``corpus``."""
+    args = ["chunkeval", "generate"]
+    for path in corpus:
+        args += ["--corpus", path]
+    args += ["--out", out]
+    return shlex.join(args)
+
+
+# ----------------------------------------------------------------- summary rows
+
+
+@dataclass
+class SummaryRow:
+    """One evaluated configuration: its result (without per-query detail) and the
+    tests that asserted on it."""
+
+    key: str
+    result: dict[str, Any]
+    nodeids: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "result": self.result, "nodeids": self.nodeids}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SummaryRow:
+        return cls(str(data["key"]), dict(data["result"]), list(data["nodeids"]))
+
+
+@dataclass(frozen=True)
+class RecordedResult:
+    """A result a test produced (``reused``: taken from the memo)."""
+
+    nodeid: str
+    result: EvalResult
+    reused: bool
+
+
+# ----------------------------------------------------------------------- session
+
+
+def _fail(message: str) -> NoReturn:
+    raise ChunkevalError(message)
+
+
+Register = Callable[[str, "Registry[Any]"], None]
+
+
+class ChunkevalSession:
+    """State shared by every test of one pytest process.
+
+    ``register(kind, registry)`` is called once per kind (``chunkers``,
+    ``embedders``, ``stores``) before the first spec is resolved; the plugin passes
+    a function calling the ``pytest_chunkeval_register_*`` hooks.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        register: Register | None = None,
+        worker_id: str = "",
+    ) -> None:
+        self.settings = settings
+        self.worker_id = worker_id
+        self.evaluations = 0
+        """Evaluations actually run (memo misses)."""
+        self.reused = 0
+        """Results served from the memo."""
+        self.results: list[RecordedResult] = []
+        self.rows: dict[str, SummaryRow] = {}
+        self._register = register
+        self._registered = False
+        self._memo: dict[tuple[object, ...], EvalResult] = {}
+        self._errors: dict[tuple[object, ...], str] = {}
+        self._datasets: dict[tuple[object, ...], Any] = {}
+        self._chunkers: dict[str, Chunker] = {}
+        self._chunker_specs: dict[int, str] = {}
+        self._stores: dict[str, Store] = {}
+        self._caches: dict[str, EmbeddingCache] = {}
+        self._keep_alive: list[object] = []
+        self._default_run: RunConfig | None = None
+
+    # -- registries -------------------------------------------------------------
+
+    def ensure_registered(self) -> None:
+        """Let hooks register names (once), before any spec is resolved."""
+        if self._registered:
+            return
+        self._registered = True
+        if self._register is None:
+            return
+        from .chunkers import CHUNKERS
+        from .embedders import EMBEDDERS
+        from .stores import STORES
+
+        self._register("chunkers", CHUNKERS)
+        self._register("embedders", EMBEDDERS)
+        self._register("stores", STORES)
+
+    def validate(self) -> None:
+        """Check that every configured name exists; :class:`SettingsError` if not.
+
+        Cheap when nothing is configured (nothing is imported then)."""
+        s = self.settings
+        if not s.configured:
+            return
+        self.ensure_registered()
+        checks: list[tuple[str, str, Callable[[str], object]]] = [
+            ("chunkeval_chunkers", spec, self.chunker) for spec in s.chunkers
+        ]
+        if s.embedder:
+            checks.append(("chunkeval_embedder", s.embedder, _embedder))
+        if s.store:
+            checks.append(("chunkeval_store", s.store, self.store))
+        if s.tokenizer and (s.unit or DEFAULT_UNIT) == "token":
+            checks.append(("chunkeval_tokenizer", s.tokenizer, _tokenizer))
+        if s.benchmark:
+            checks.append(("chunkeval_benchmark", s.benchmark, _check_benchmark))
+        for where, spec, make in checks:
+            try:
+                make(spec)
+            except (ChunkevalError, ValueError, TypeError, RuntimeError) as exc:
+                raise SettingsError(f"{where}: {exc}") from None
+
+    # -- components -------------------------------------------------------------
+
+    def chunker(self, spec: object) -> Chunker:
+        """The chunker a spec string names (one object per spec per session); any
+        other object is adapted (a function ``str -> list[str]``, a splitter)."""
+        self.ensure_registered()
+        from .chunkers import get_chunker
+        from .registry import UnknownSpec
+
+        if not isinstance(spec, str):
+            return get_chunker(spec)
+        if spec not in self._chunkers:
+            try:
+                chunker = get_chunker(spec)
+            except UnknownSpec as exc:
+                raise ChunkevalError(str(exc)) from None
+            self._chunkers[spec] = chunker
+            self._chunker_specs[id(chunker)] = spec
+        return self._chunkers[spec]
+
+    def chunker_specs(self, test: str) -> list[str]:
+        """What ``chunkeval_chunker`` is parametrized over (an error if nothing)."""
+        if not self.settings.chunkers:
+            raise ChunkevalError(
+                f"{test} uses chunkeval_chunker but no chunker is configured: set "
+                "chunkeval_chunkers (e.g. chunkeval_chunkers = "
+                '["recursive:200:0", "fixed:400:0"] in [tool.pytest.ini_options]) '
+                "or pass --chunkeval-chunkers recursive:200:0"
+            )
+        return list(self.settings.chunkers)
+
+    @property
+    def default_run(self) -> RunConfig:
+        """The configuration of the settings alone (no marker)."""
+        if self._default_run is None:
+            self._default_run = RunConfig.from_settings(self.settings)
+        return self._default_run
+
+    def embedder(self, spec: str | None = None) -> Embedder:
+        """The embedder a spec names (default: all-MiniLM-L6-v2); one per spec."""
+        self.ensure_registered()
+        from .embedders import get_embedder
+
+        return get_embedder(spec)
+
+    def store(self, spec: str = DEFAULT_STORE) -> Store:
+        """The store a spec names (one client per spec per session)."""
+        if spec not in self._stores:
+            self.ensure_registered()
+            from .stores import get_store
+
+            self._stores[spec] = get_store(spec)
+        return self._stores[spec]
+
+    def cache(self, directory: str) -> EmbeddingCache:
+        if directory not in self._caches:
+            from .cache import EmbeddingCache
+
+            self._caches[directory] = EmbeddingCache(directory)
+        return self._caches[directory]
+
+    # -- datasets ---------------------------------------------------------------
+
+    def corpus(self, run: RunConfig) -> Corpus:
+        """The corpus of ``run`` (read once per session)."""
+        key = ("corpus", run.dataset_key[0])
+        if key not in self._datasets:
+            self._datasets[key] = self._load_corpus(run)
+        corpus: Corpus = self._datasets[key]
+        return corpus
+
+    def _load_corpus(self, run: RunConfig) -> Corpus:
+        if run.benchmark:
+            return self._benchmark(run)[0]
+        if not run.corpus:
+            raise ChunkevalError(
+                "no corpus configured for chunkeval: set chunkeval_corpus and "
+                'chunkeval_queries (or chunkeval_benchmark = "general") in '
+                "[tool.pytest.ini_options], pass --chunkeval-corpus / "
+                "--chunkeval-benchmark, or mark the test with "
+                "@pytest.mark.chunkeval(corpus=..., queries=...)"
+            )
+        from .corpus import Corpus, CorpusError
+
+        paths = [str(run.path(p)) for p in run.corpus]
+        try:
+            return Corpus.from_paths(paths)
+        except CorpusError as exc:
+            where = run.origins.get("corpus", "chunkeval_corpus")
+            raise ChunkevalError(
+                f"cannot read the corpus {list(run.corpus)} (from {where}, relative "
+                f"to rootdir {run.rootdir}): {exc}"
+            ) from None
+
+    def _benchmark(self, run: RunConfig) -> tuple[Corpus, QuerySet]:
+        from .benchmarks import load_benchmark
+        from .registry import UnknownSpec
+
+        assert run.benchmark is not None
+        try:
+            return load_benchmark(run.benchmark)
+        except UnknownSpec as exc:
+            raise ChunkevalError(str(exc)) from None
+
+    def queries(self, run: RunConfig) -> QuerySet:
+        """The validated query set of ``run`` (read once per session)."""
+        key = ("queries", run.dataset_key)
+        if key not in self._datasets:
+            self._datasets[key] = self._load_queries(run)
+        queries: QuerySet = self._datasets[key]
+        return queries
+
+    def _load_queries(self, run: RunConfig) -> QuerySet:
+        if run.benchmark and not run.queries:
+            return self._benchmark(run)[1]
+        corpus = self.corpus(run)
+        if not run.queries:
+            raise ChunkevalError(
+                f"no query set configured for the corpus {list(run.corpus)}: set "
+                "chunkeval_queries (or --chunkeval-queries, or the marker's "
+                "queries=). To create one:\n\n    "
+                + generate_command(run.corpus, "chunkeval_queries.jsonl")
+                + f"\n\n(run in {run.rootdir})"
+            )
+        path = run.path(run.queries)
+        where = run.origins.get("queries", "chunkeval_queries")
+        if not path.exists():
+            corpus_args = list(run.corpus) or [f"<the {run.benchmark} corpus>"]
+            raise ChunkevalError(
+                f"query set {run.queries} (from {where}) does not exist: {path}\n"
+                "Generate it from the corpus with:\n\n    "
+                + generate_command(corpus_args, run.queries)
+                + f"\n\n(run in {run.rootdir})"
+            )
+        from .queries import QuerySet, QuerySetError
+
+        try:
+            return QuerySet.load(path, corpus)
+        except (QuerySetError, OSError) as exc:
+            raise ChunkevalError(
+                f"cannot load the query set (from {where}): {exc}"
+            ) from None
+
+    # -- evaluation ---------------------------------------------------------------
+
+    def evaluator(
+        self,
+        nodeid: str,
+        marker: MarkerOptions | None = None,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        chunker: object = None,
+        fail: Callable[[str], NoReturn] = _fail,
+    ) -> Evaluator:
+        """The evaluator for one test (``chunker``: its ``chunkeval_chunker``)."""
+        run = RunConfig.from_settings(self.settings, marker)
+        return Evaluator(
+            self,
+            run,
+            nodeid,
+            marker=marker or MarkerOptions(),
+            path=None if path is None else Path(path),
+            default_chunker=chunker,
+            fail=fail,
+        )
+
+    def _chunker_key(self, chunker: object) -> tuple[str, object]:
+        if isinstance(chunker, str):
+            return ("spec", chunker.strip())
+        spec = self._chunker_specs.get(id(chunker))
+        if spec is not None:
+            return ("spec", spec)
+        # Arbitrary objects: same object, same result. Kept alive so that its id
+        # is never reused by another object during the session.
+        self._keep_alive.append(chunker)
+        return ("object", id(chunker))
+
+    def evaluate(
+        self,
+        run: RunConfig,
+        chunker: object,
+        *,
+        nodeid: str,
+        k: K | None = None,
+        label: str | None = None,
+    ) -> EvalResult:
+        """The result of ``chunker`` under ``run`` (memoized by configuration)."""
+        from .evaluate import evaluate
+
+        if k is not None:
+            run = dataclasses.replace(run, k=k)
+        key = ("evaluate", run.key, self._chunker_key(chunker))
+
+        def compute() -> EvalResult:
+            self.ensure_registered()
+            obj = self.chunker(chunker) if isinstance(chunker, str) else chunker
+            return evaluate(
+                obj,  # type: ignore[arg-type]
+                self.corpus(run),
+                self.queries(run),
+                embedder=run.embedder,
+                store=self.store(run.store),
+                k=run.k,
+                unit=run.unit,
+                tokenizer=run.tokenizer,
+                cache=self.cache(run.cache_dir),
+                progress=None,
+            )
+
+        return self._memoized(key, compute, nodeid, label)
+
+    def score(
+        self,
+        run: RunConfig,
+        retriever: object,
+        *,
+        nodeid: str,
+        label: str | None = None,
+    ) -> EvalResult:
+        """The result of a whole retriever (memoized by dataset and object)."""
+        from .evaluate import score
+
+        self._keep_alive.append(retriever)
+        key = (
+            "score",
+            run.dataset_key,
+            run.unit,
+            run.tokenizer if run.unit == "token" else None,
+            id(retriever),
+        )
+
+        def compute() -> EvalResult:
+            name = getattr(retriever, "__qualname__", type(retriever).__qualname__)
+            return score(
+                retriever,
+                self.corpus(run),
+                self.queries(run),
+                unit=run.unit,
+                tokenizer=run.tokenizer,
+                label=label or name,
+            )
+
+        return self._memoized(key, compute, nodeid, label)
+
+    def _memoized(
+        self,
+        key: tuple[object, ...],
+        compute: Callable[[], EvalResult],
+        nodeid: str,
+        label: str | None,
+    ) -> EvalResult:
+        if key in self._errors:  # the same broken configuration fails fast
+            raise ChunkevalError(self._errors[key])
+        result = self._memo.get(key)
+        reused = result is not None
+        if result is None:
+            from .registry import UnknownSpec
+
+            try:
+                result = compute()
+            except (ChunkevalError, UnknownSpec) as exc:
+                self._errors[key] = str(exc)
+                raise ChunkevalError(str(exc)) from None
+            self._memo[key] = result
+            self.evaluations += 1
+        else:
+            self.reused += 1
+        if label is not None and label != result.label:
+            result = dataclasses.replace(result, label=label)
+        self._record(repr(key), nodeid, result, reused)
+        return result
+
+    def _record(self, key: str, nodeid: str, result: EvalResult, reused: bool) -> None:
+        self.results.append(RecordedResult(nodeid, result, reused))
+        if self.worker_id:
+            key = f"{key}@{self.worker_id}" if "'object'" in key else key
+        row = self.rows.get(key)
+        if row is None:
+            row = self.rows[key] = SummaryRow(key, result.to_json(details=False))
+        if nodeid not in row.nodeids:
+            row.nodeids.append(nodeid)
+
+    # -- xdist ------------------------------------------------------------------
+
+    def worker_payload(self) -> dict[str, Any]:
+        """What a worker sends to the controller (JSON-serializable)."""
+        return {
+            "evaluations": self.evaluations,
+            "reused": self.reused,
+            "rows": [row.to_json() for row in self.rows.values()],
+        }
+
+    def merge_payload(self, payload: Mapping[str, Any]) -> None:
+        """Add a worker's results to this (controller) session."""
+        self.evaluations += int(payload.get("evaluations", 0))
+        self.reused += int(payload.get("reused", 0))
+        for data in payload.get("rows", []):
+            row = SummaryRow.from_json(data)
+            mine = self.rows.get(row.key)
+            if mine is None:
+                self.rows[row.key] = row
+            else:
+                mine.nodeids += [n for n in row.nodeids if n not in mine.nodeids]
+
+    def summary_rows(self) -> list[SummaryRow]:
+        """Rows in the order tests ran (merged rows: by test id)."""
+        return list(self.rows.values())
+
+
+def _embedder(spec: str) -> object:
+    from .embedders import get_embedder
+
+    return get_embedder(spec)
+
+
+def _tokenizer(spec: str) -> object:
+    from .tokenizers import get_tokenizer
+
+    return get_tokenizer(spec)
+
+
+def _check_benchmark(name: str) -> None:
+    from .benchmarks import benchmark_names
+
+    names = benchmark_names()
+    if name not in names:
+        raise ValueError(
+            f"unknown benchmark {name!r}; available: {', '.join(names) or '(none)'}"
+        )
+
+
+# ---------------------------------------------------------------------- evaluator
+
+
+class Evaluator:
+    """The ``chunkeval`` fixture: evaluates under the test's configuration (the
+    settings with its ``@pytest.mark.chunkeval`` on top) and keeps what it
+    produced, on which the marker's thresholds are checked after the test."""
+
+    def __init__(
+        self,
+        session: ChunkevalSession,
+        config: RunConfig,
+        nodeid: str,
+        *,
+        marker: MarkerOptions,
+        path: Path | None = None,
+        default_chunker: object = None,
+        fail: Callable[[str], NoReturn] = _fail,
+    ) -> None:
+        self.session = session
+        self.config = config
+        self.nodeid = nodeid
+        self.marker = marker
+        self.path = path
+        """The test's file (baselines live next to it)."""
+        self.default_chunker = default_chunker
+        self.results: list[EvalResult] = []
+        self._fail = fail
+
+    def __repr__(self) -> str:
+        return f"<chunkeval evaluator for {self.nodeid}>"
+
+    def _or_fail(self, make: Callable[[], T]) -> T:
+        __tracebackhide__ = True
+        try:
+            return make()
+        except ChunkevalError as exc:
+            message = str(exc)
+        # Outside the except block: the failure needs no chained traceback.
+        self._fail(message)
+
+    @property
+    def corpus(self) -> Corpus:
+        """The corpus this test evaluates on."""
+        return self._or_fail(lambda: self.session.corpus(self.config))
+
+    @property
+    def queries(self) -> QuerySet:
+        """The query set this test evaluates with."""
+        return self._or_fail(lambda: self.session.queries(self.config))
+
+    def evaluate(
+        self,
+        chunker: object = None,
+        *,
+        k: K | None = None,
+        label: str | None = None,
+    ) -> EvalResult:
+        """Chunk the corpus with ``chunker`` (a spec string such as
+        ``"recursive:200:0"``, a chunker object, or a function ``str -> list[str]``;
+        default: this test's ``chunkeval_chunker``), embed, index, retrieve ``k``
+        chunks per query and score. Memoized per session by configuration."""
+        __tracebackhide__ = True
+        if chunker is None:
+            if self.default_chunker is None:
+                self._fail(
+                    f"{self.nodeid}: chunkeval.evaluate() needs a chunker: pass a "
+                    "spec such as 'recursive:200:0' or a chunker object, or use the "
+                    "chunkeval_chunker fixture"
+                )
+            chunker = self.default_chunker
+        if k is not None:
+            try:
+                k = parse_k(k)
+            except argparse.ArgumentTypeError as exc:
+                raise ValueError(str(exc)) from None
+        chosen = chunker
+        result = self._or_fail(
+            lambda: self.session.evaluate(
+                self.config, chosen, nodeid=self.nodeid, k=k, label=label
+            )
+        )
+        self.results.append(result)
+        return result
+
+    def score(self, retriever: object, *, label: str | None = None) -> EvalResult:
+        """Score a whole retriever: a callable ``question -> results`` (texts,
+        ``(doc_id, start, end)`` spans or LangChain documents), an object with
+        ``.retrieve``/``.invoke``, or a mapping query id -> results."""
+        __tracebackhide__ = True
+        result = self._or_fail(
+            lambda: self.session.score(
+                self.config, retriever, nodeid=self.nodeid, label=label
+            )
+        )
+        self.results.append(result)
+        return result
+
+    def threshold_failures(self) -> str | None:
+        """The marker's thresholds checked on every result, as one failure text."""
+        if not self.marker.thresholds:
+            return None
+        return check_thresholds(self.nodeid, self.marker.thresholds, self.results)
+
+
+def check_thresholds(
+    nodeid: str, thresholds: Mapping[str, float], results: Sequence[EvalResult]
+) -> str | None:
+    """Failure text when a result misses a marker threshold (or there is none)."""
+    stated = ", ".join(f"min_{m}={v:g}" for m, v in thresholds.items())
+    if not results:
+        return (
+            f"{nodeid}: @pytest.mark.chunkeval({stated}) states thresholds but the "
+            "test produced no chunkeval result: request the chunkeval fixture and "
+            "call chunkeval.evaluate(...) or chunkeval.score(...)"
+        )
+    from .assertions import check_metric
+
+    failures = []
+    for result in results:
+        for metric, minimum in thresholds.items():
+            try:
+                text = check_metric(result, metric, minimum)
+            except ValueError as exc:
+                text = str(exc)
+            if text is not None:
+                failures.append(text)
+    if not failures:
+        return None
+    head = f"{nodeid}: @pytest.mark.chunkeval({stated}) not met"
+    return "\n\n".join([head, *failures])

@@ -1,0 +1,79 @@
+"""The store protocols and the checks every store shares."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float32]
+IdArray = npt.NDArray[np.int64]
+
+
+class StoreError(RuntimeError):
+    """A store cannot do its job (server unreachable, backend failure)."""
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Vectors indexed by a store, searchable by cosine similarity."""
+
+    def search(self, queries: FloatArray, k: int) -> IdArray:
+        """Return ``(q, k)`` row indices into the indexed vectors, best first.
+
+        Rows are padded with ``-1`` when the index holds fewer than ``k`` vectors.
+        """
+        ...
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Builds a :class:`VectorIndex` from L2-normalized float32 vectors."""
+
+    name: str
+    """The spec string that names this store (``"exact"``, ``"chroma:PATH"``...)."""
+
+    def index(self, key: str, vectors: FloatArray) -> VectorIndex:
+        """Index ``vectors`` (``(n, d)``, L2-normalized) under ``key``.
+
+        ``key`` is a hex digest of (corpus, chunking, embedder): a persistent store
+        may reuse what it holds under that key instead of adding the vectors again.
+        """
+        ...
+
+
+def as_vectors(vectors: object, *, what: str) -> FloatArray:
+    """``vectors`` as a C-contiguous ``(n, d)`` float32 array of finite values."""
+    arr = np.ascontiguousarray(vectors, dtype=np.float32)
+    if arr.ndim != 2:
+        raise ValueError(f"{what} must be a 2-D (n, d) array, got shape {arr.shape}")
+    if arr.shape[1] == 0 and arr.shape[0] > 0:
+        raise ValueError(f"{what} have dimension 0")
+    if not np.isfinite(arr).all():
+        row = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
+        raise ValueError(f"{what}: row {row} holds NaN or infinite values")
+    return arr
+
+
+def check_search(queries: object, k: int, dim: int | None) -> FloatArray:
+    """Validate a search request against an index of dimension ``dim``.
+
+    ``dim`` is ``None`` for an empty index, whose dimension is unknown.
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k must be an int, got {k!r}")
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    arr = as_vectors(queries, what="query vectors")
+    if dim is not None and arr.shape[0] and arr.shape[1] != dim:
+        raise ValueError(
+            f"query vectors have dimension {arr.shape[1]} but the index holds "
+            f"vectors of dimension {dim}"
+        )
+    return arr
+
+
+def empty_result(n_queries: int, k: int) -> IdArray:
+    """A ``(n_queries, k)`` result with no hits."""
+    return np.full((n_queries, k), -1, dtype=np.int64)

@@ -1,0 +1,86 @@
+"""``exact``: brute-force cosine top-k with numpy, the ground truth."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import (
+    FloatArray,
+    IdArray,
+    as_vectors,
+    check_search,
+    empty_result,
+)
+
+# Scores of one block of queries against all vectors: small enough to stay in
+# cache-friendly territory and to bound memory for any corpus size.
+DEFAULT_BLOCK_BYTES = 16 << 20
+
+
+class ExactIndex:
+    """All vectors in memory; every search scores every vector."""
+
+    def __init__(self, vectors: FloatArray, *, block_bytes: int = DEFAULT_BLOCK_BYTES):
+        self.vectors = as_vectors(vectors, what="vectors")
+        self.block_bytes = block_bytes
+
+    def __len__(self) -> int:
+        return int(self.vectors.shape[0])
+
+    def search(self, queries: FloatArray, k: int) -> IdArray:
+        """Top-``k`` rows by cosine, best first; ties go to the lower row index."""
+        n = len(self)
+        q = check_search(queries, k, self.vectors.shape[1] if n else None)
+        out = empty_result(q.shape[0], k)
+        if n == 0 or k == 0 or q.shape[0] == 0:
+            return out
+        take = min(k, n)
+        rows = max(1, self.block_bytes // (4 * n))
+        for lo in range(0, q.shape[0], rows):
+            block = q[lo : lo + rows]
+            # Negated scores so that ascending order is best first.
+            neg = block @ self.vectors.T
+            np.negative(neg, out=neg)
+            out[lo : lo + block.shape[0], :take] = _smallest(neg, take)
+        return out
+
+
+def _smallest(neg: FloatArray, k: int) -> IdArray:
+    """Per row, the columns of the ``k`` smallest values, ascending, ties by column."""
+    n = neg.shape[1]
+    if k >= n:
+        return np.argsort(neg, axis=1, kind="stable").astype(np.int64, copy=False)
+    part = np.argpartition(neg, k - 1, axis=1)[:, :k]
+    vals = np.take_along_axis(neg, part, axis=1)
+    order = np.lexsort((part, vals), axis=1)
+    top = np.take_along_axis(part, order, axis=1).astype(np.int64, copy=False)
+    # argpartition picks arbitrarily among values tied at the k-th place; a row
+    # with more than k values <= its k-th value has such a tie, and is redone
+    # with a stable sort so that the lower row index wins.
+    kth = np.take_along_axis(vals, order[:, -1:], axis=1)
+    for r in np.flatnonzero(np.count_nonzero(neg <= kth, axis=1) > k):
+        top[r] = np.argsort(neg[r], kind="stable")[:k]
+    return top
+
+
+class ExactStore:
+    """Brute-force cosine search (vectors are normalized, so cosine = dot)."""
+
+    name = "exact"
+
+    def __init__(self, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> None:
+        self.block_bytes = block_bytes
+
+    def index(self, key: str, vectors: FloatArray) -> ExactIndex:
+        """Keep ``vectors`` in memory (no copy when already contiguous float32)."""
+        return ExactIndex(vectors, block_bytes=self.block_bytes)
+
+    def __repr__(self) -> str:
+        return "ExactStore()"
+
+
+def exact_from_spec(rest: str) -> ExactStore:
+    """Factory for the spec ``exact``."""
+    if rest:
+        raise ValueError("the exact store takes no arguments")
+    return ExactStore()

@@ -1,0 +1,72 @@
+"""Plain-text tables of results, in the layout of the report's tables."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .results import EvalResult
+
+REPORT_COLUMNS = ("recall", "precision", "precision_omega", "iou")
+HEADERS = {
+    "recall": "Recall",
+    "precision": "Precision",
+    "precision_omega": "PrecisionΩ",
+    "iou": "IoU",
+    "f1": "F1",
+}
+
+
+def split_spec(spec: str) -> tuple[str, str, str]:
+    """``recursive:200:0`` -> (``recursive``, ``200``, ``0``); missing parts blank."""
+    name, *args = spec.split(":")
+    return name, args[0] if args else "", args[1] if len(args) > 1 else ""
+
+
+def mean_std(result: EvalResult, metric: str) -> str:
+    """``mean ± std`` in percent, or ``-`` when the metric is undefined."""
+    stats = result.metrics[metric]
+    if stats.n == 0:
+        return "-"
+    return f"{100 * stats.mean:.1f} ± {100 * stats.std:.1f}"
+
+
+def format_rows(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell; text left-aligned, the rest right."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  ".join(out).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), rule, *(line(r) for r in rows)])
+
+
+def results_table(results: Sequence[EvalResult]) -> str:
+    """One row per result: chunking, size, overlap, k, metrics, mean chunk size."""
+    headers = [
+        "Chunking",
+        "Size",
+        "Overlap",
+        "k",
+        *(HEADERS[m] for m in REPORT_COLUMNS),
+    ]
+    headers.append("Chunk size")
+    rows = []
+    for r in results:
+        name, size, overlap = split_spec(str(r.config.get("chunker", r.label)))
+        unit = "tok" if r.config.get("unit") == "token" else "chr"
+        rows.append(
+            [
+                name,
+                size,
+                overlap,
+                str(r.config.get("k", "")),
+                *(mean_std(r, m) for m in REPORT_COLUMNS),
+                f"{r.chunks['mean_units']:.0f} {unit}",
+            ]
+        )
+    return format_rows(headers, rows)

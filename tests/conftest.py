@@ -1,0 +1,3 @@
+"""Shared test configuration: pytester for the plugin tests (nothing heavy here)."""
+
+pytest_plugins = "pytester"

@@ -1,0 +1,729 @@
+"""The pytest plugin end to end with pytester: fixtures, marker, options, failure
+text, summary, JUnit properties and registration hooks.
+
+Inner runs use the fast deterministic ``hashing`` embedder and the ``exact`` store on
+a three-document corpus, in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+DOCS = {
+    "pets.md": """\
+        # Pets
+
+        Dogs bark at the mailman every morning. They were domesticated from wolves
+        thousands of years ago.
+
+        Cats sleep most of the day. They hunt at dawn and dusk, and they purr when
+        they are content.
+
+        Parrots can imitate human speech. Some parrots live for eighty years in
+        captivity.
+        """,
+    "space.md": """\
+        # Space
+
+        The Moon orbits the Earth every twenty-seven days. Its gravity causes the
+        tides of the oceans.
+
+        Mars has two small moons, Phobos and Deimos. Its red colour comes from iron
+        oxide dust.
+
+        Jupiter is the largest planet of the solar system. Its great red spot is a
+        storm older than three centuries.
+        """,
+    "finance.md": """\
+        # Annual report
+
+        Operating margin was 21.4% in 2023. Revenue grew by nine percent, mostly in
+        the services segment.
+
+        The auditor is Example LLP. The audit found no material weakness in internal
+        controls.
+
+        The board proposes a dividend of two euros per share, payable in May.
+        """,
+}
+
+QUERIES = [
+    ("q-bark", "Who do dogs bark at?", "pets.md", "Dogs bark at the mailman"),
+    ("q-parrot", "How long do parrots live?", "pets.md", "Some parrots live for"),
+    ("q-mars", "What are the moons of Mars?", "space.md", "Mars has two small moons"),
+    ("q-tides", "What causes the tides?", "space.md", "Its gravity causes the"),
+    ("q-margin", "What was the operating margin?", "finance.md", "Operating margin"),
+    ("q-audit", "Who audits the accounts?", "finance.md", "The auditor is Example"),
+]
+
+# Inner runs skip hypothesis' plugin: re-importing hypothesis in every in-process run
+# costs seconds (pytester drops modules an inner run imported).
+FAST = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+
+INI = """\
+[pytest]
+filterwarnings = error
+chunkeval_corpus = docs
+chunkeval_queries = queries.jsonl
+chunkeval_embedder = hashing
+chunkeval_store = exact
+chunkeval_chunkers = recursive:30:0 recursive:60:0
+"""
+
+
+# Registers the fast test embedder through the plugin's hook when the package does
+# not provide ``hashing`` itself.
+CONFTEST = """\
+from pytest_chunkeval.hashing import hashing_from_spec
+
+
+def pytest_chunkeval_register_embedders(registry):
+    if "hashing" not in registry:
+        registry.register("hashing", hashing_from_spec, "hashing[:DIM]")
+"""
+
+
+def _sentence(text: str, start: str) -> str:
+    """The whole sentence of ``text`` that begins with ``start``."""
+    flat = " ".join(text.split())
+    begin = flat.index(start)
+    return flat[begin : flat.index(".", begin) + 1]
+
+
+def write_project(root: Path, ini: str = INI, queries: str = "queries.jsonl") -> None:
+    """A tiny corpus, its query set and a pytest.ini under ``root``."""
+    docs = root / "docs"
+    docs.mkdir(exist_ok=True)
+    for name, text in DOCS.items():
+        (docs / name).write_text(textwrap.dedent(text))
+    lines = [json.dumps({"chunkeval_queries": 1})]
+    for qid, question, doc, start in QUERIES:
+        excerpt = _sentence(textwrap.dedent(DOCS[doc]), start)
+        record = {
+            "id": qid,
+            "question": question,
+            "doc_id": doc,
+            "excerpts": [{"text": excerpt}],  # located (whitespace-insensitively)
+        }
+        lines.append(json.dumps(record))
+    (root / queries).write_text("\n".join(lines) + "\n")
+    (root / "pytest.ini").write_text(ini)
+    (root / "conftest.py").write_text(CONFTEST)
+
+
+def mentions(output: str) -> list[str]:
+    """Lines naming chunkeval, except pytest's header listing the plugins."""
+    return [
+        line
+        for line in output.splitlines()
+        if "chunkeval" in line and not line.startswith("plugins:")
+    ]
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest(*FAST, *args)
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
+    write_project(pytester.path)
+    return pytester.path
+
+
+# ------------------------------------------------------------------- fixtures
+
+
+def test_session_fixtures(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makepyfile(
+        """
+        def test_fixtures(
+            chunkeval_corpus, chunkeval_queries, chunkeval_embedder, chunkeval_store
+        ):
+            assert chunkeval_corpus.ids == ("finance.md", "pets.md", "space.md")
+            assert [q.id for q in chunkeval_queries][:2] == ["q-bark", "q-parrot"]
+            assert chunkeval_embedder.identity.startswith("hashing")
+            assert chunkeval_store.name == "exact"
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    # Fixtures used, nothing evaluated: no summary section.
+    assert mentions(result.stdout.str()) == []
+
+
+def test_chunker_fixture_is_parametrized_by_spec(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    pytester.makepyfile(
+        test_ids="""
+        def test_chunker(chunkeval_chunker, request):
+            assert chunkeval_chunker.name == request.node.callspec.id
+            assert len(chunkeval_chunker.chunk_spans("Some text. More text.")) >= 1
+        """
+    )
+    result = run(pytester, "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "test_ids.py::test_chunker[[]recursive:30:0[]] PASSED*",
+            "test_ids.py::test_chunker[[]recursive:60:0[]] PASSED*",
+        ]
+    )
+    # The flag replaces the ini list; commas separate specs.
+    result = run(pytester, "-v", "--chunkeval-chunkers=recursive:45:5")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["test_ids.py::test_chunker[[]recursive:45:5[]] *"])
+
+
+def test_user_parametrization_of_the_chunker_wins(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.parametrize("chunkeval_chunker", ["recursive:20:0"], indirect=True)
+        def test_chunker(chunkeval_chunker):
+            assert chunkeval_chunker.name == "recursive:20:0"
+        """
+    )
+    run(pytester).assert_outcomes(passed=1)
+
+
+def test_no_chunkers_configured_is_a_collection_error(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    (project / "pytest.ini").write_text(INI.replace("chunkeval_chunkers", "#"))
+    pytester.makepyfile("def test_x(chunkeval_chunker): pass")
+    result = run(pytester)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*test_x uses chunkeval_chunker but no chunker is configured*"]
+    )
+
+
+def test_evaluate_with_the_current_chunker_and_summary(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    pytester.makepyfile(
+        test_eval="""
+        def test_eval(chunkeval, chunkeval_chunker):
+            result = chunkeval.evaluate()  # this test's chunker
+            assert result is chunkeval.evaluate(chunkeval_chunker)
+            assert result.config["chunker"] == chunkeval_chunker.name
+            assert result.config["k"] == 5 and result.config["store"] == "exact"
+            assert len(result.queries) == 6
+            assert 0.0 <= result.mean("recall") <= 1.0
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*- chunkeval -*",
+            "test*chunker*k*recall*precision*IoU*F1*P_omega*chunk*time",
+            "test_eval.py::test_eval[[]recursive:30:0[]]*recursive:30:0*5*tok*s",
+            "test_eval.py::test_eval[[]recursive:60:0[]]*recursive:60:0*5*tok*s",
+            "metric means in %; chunk: mean chunk size",
+            "2 configurations evaluated, 2 results reused",
+        ]
+    )
+    # The summary comes before pytest's final line.
+    out = result.stdout.str()
+    assert out.index("- chunkeval -") < out.index("2 passed")
+
+
+def test_twenty_tests_on_one_configuration_evaluate_once(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    tests = "\n".join(
+        f"def test_{i}(chunkeval):\n"
+        f"    assert chunkeval.evaluate('recursive:30:0').mean('recall') >= 0\n"
+        for i in range(20)
+    )
+    pytester.makepyfile(test_many=tests)
+    result = run(pytester)
+    result.assert_outcomes(passed=20)
+    result.stdout.fnmatch_lines(
+        [
+            "test_many.py::test_0 (+19)*recursive:30:0*",
+            "1 configuration evaluated, 19 results reused",
+        ]
+    )
+
+
+def test_quiet_shortens_the_summary(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makepyfile("def test_a(chunkeval): chunkeval.evaluate('recursive:30:0')")
+    result = run(pytester, "-q")
+    result.stdout.fnmatch_lines(
+        [
+            "*- chunkeval -*",
+            "test  *recall  precision  iou",
+            "test_quiet_shortens_the_summary.py::test_a  *",
+            "1 configuration evaluated, 0 results reused",
+        ]
+    )
+    assert "chunk size" not in result.stdout.str()
+    result = run(pytester, "-qq")
+    lines = result.stdout.str().splitlines()
+    start = next(i for i, line in enumerate(lines) if "- chunkeval -" in line)
+    assert lines[start + 1] == "1 configuration evaluated, 0 results reused"
+
+
+def test_score_a_whole_retriever(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makepyfile(
+        """
+        from pytest_chunkeval import assert_recall_at_least
+
+        def test_retriever(chunkeval):
+            excerpts = {q.text: [e.text for e in q.excerpts] for q in chunkeval.queries}
+            retrieve = excerpts.__getitem__
+            result = chunkeval.score(retrieve, label="perfect")
+            assert result.label == "perfect"
+            assert_recall_at_least(result, 1.0)
+            assert result.queries[0].precision_omega is None
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*::test_retriever*perfect*-*100.0*100.0*100.0*-*"])
+
+
+def test_chunker_objects_and_bad_specs(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        def paragraphs(text):
+            return [p for p in text.split("\\n\\n") if p.strip()]
+
+        @pytest.mark.parametrize("chunkeval_chunker", [paragraphs], indirect=True)
+        def test_function(chunkeval, chunkeval_chunker):
+            assert chunkeval_chunker.name == "paragraphs"
+            assert chunkeval.evaluate().config["chunker"] == "paragraphs"
+            assert chunkeval.evaluate(paragraphs) is chunkeval.evaluate(paragraphs)
+
+        @pytest.mark.parametrize("n", range(3))
+        def test_bad_spec(chunkeval, n):
+            chunkeval.evaluate("recursive:x")
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=3)
+    result.stdout.fnmatch_lines(
+        ["*bad chunker spec 'recursive:x'*expected recursive:SIZE[[]:OVERLAP[]]*"]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert "registry.py" not in result.stdout.str()
+
+
+def test_evaluate_without_a_chunker_fails_clearly(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    pytester.makepyfile("def test_a(chunkeval): chunkeval.evaluate()")
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*test_a: chunkeval.evaluate() needs a chunker: pass a spec such as*"]
+    )
+
+
+def test_missing_queries_file_shows_the_generate_command(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    (project / "pytest.ini").write_text(
+        INI.replace("queries.jsonl", "tests/missing.jsonl")
+    )
+    pytester.makepyfile(
+        """
+        def test_queries(chunkeval_queries):
+            pass
+
+        def test_evaluate(chunkeval):
+            chunkeval.evaluate("recursive:30:0")
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(errors=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*query set tests/missing.jsonl (from chunkeval_queries*) does not exist*",
+            "*Generate it from the corpus with:",
+            "    chunkeval generate --corpus docs --out tests/missing.jsonl",
+        ]
+    )
+    assert result.stdout.str().count("chunkeval generate --corpus docs") == 2
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_no_corpus_configured(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile("def test_a(chunkeval): chunkeval.evaluate('recursive:30:0')")
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*no corpus configured for chunkeval: set*"])
+
+
+def test_paths_resolve_against_rootdir(
+    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sub = project / "tests"
+    sub.mkdir()
+    (sub / "test_sub.py").write_text(
+        "def test_a(chunkeval_corpus):\n    assert len(chunkeval_corpus) == 3\n"
+    )
+    monkeypatch.chdir(sub)
+    run(pytester, "test_sub.py").assert_outcomes(passed=1)
+
+
+# --------------------------------------------------------------------- marker
+
+
+def test_marker_overrides_settings(pytester: pytest.Pytester, project: Path) -> None:
+    other = project / "other"
+    other.mkdir()
+    (other / "one.md").write_text("Owls hunt at night. Owls can rotate their heads.")
+    (other / "q.jsonl").write_text(
+        '{"chunkeval_queries": 1}\n'
+        '{"id": "o", "question": "When do owls hunt?", "doc_id": "one.md", '
+        '"excerpts": [{"text": "Owls hunt at night."}]}\n'
+    )
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.chunkeval(k=1, unit="char", embedder="hashing:64")
+        def test_k_unit(chunkeval):
+            result = chunkeval.evaluate("recursive:30:0")
+            assert result.config["k"] == 1 and result.config["unit"] == "char"
+            assert result.config["embedder"] == "hashing:64"
+            assert all(len(q.retrieved) == 1 for q in result.queries)
+
+        @pytest.mark.chunkeval(corpus="other", queries="other/q.jsonl")
+        def test_corpus(chunkeval):
+            assert chunkeval.corpus.ids == ("one.md",)
+            assert chunkeval.evaluate("recursive:30:0").queries[0].id == "o"
+
+        @pytest.mark.chunkeval(k="min")
+        class TestClass:
+            @pytest.mark.chunkeval(store="exact")
+            def test_class_marker(self, chunkeval):
+                assert chunkeval.evaluate("recursive:30:0").config["k"] == "min"
+
+        @pytest.mark.chunkeval(benchmark="general")
+        def test_benchmark(chunkeval):
+            assert chunkeval.corpus.name == "general"
+            assert len(chunkeval.queries) == 472
+
+        def test_evaluate_k(chunkeval):
+            assert chunkeval.evaluate("recursive:30:0", k=2).config["k"] == 2
+        """
+    )
+    run(pytester).assert_outcomes(passed=5)
+
+
+def test_marker_thresholds(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makepyfile(
+        test_thresholds="""
+        import pytest
+
+        @pytest.mark.chunkeval(min_recall=0.0, min_iou=0.0, min_precision_omega=0.0)
+        def test_pass(chunkeval, chunkeval_chunker):
+            chunkeval.evaluate(chunkeval_chunker)
+
+        @pytest.mark.chunkeval(min_recall=1.0, k=1)
+        def test_fail(chunkeval):
+            chunkeval.evaluate("recursive:30:0")
+            chunkeval.evaluate("recursive:60:0")
+
+        @pytest.mark.chunkeval(min_recall=0.5)
+        def test_no_result():
+            pass
+
+        @pytest.mark.chunkeval(min_recall=1.0)
+        def test_own_failure_wins(chunkeval):
+            chunkeval.evaluate("recursive:30:0")
+            assert False, "the test's own message"
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=2, failed=3)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*test_fail: @pytest.mark.chunkeval(min_recall=1) not met",
+            "recall mean 0.* is below the required 1.000 "
+            "(recursive:30:0 k=1 token hashing exact; 6 queries)",
+            "* worst quer* by recall (below 1):",
+            "  1. q-* recall 0.*",
+            "     missed (*% retrieved): *.md[[]*:*[]] '*'",
+            "     retrieved #1 (instead): *.md[[]*:*[]] '*'",
+        ]
+    )
+    # Every result the test produced is checked: both chunkers fail here.
+    assert "(recursive:60:0 k=1 token hashing exact; 6 queries)" in out
+    result.stdout.fnmatch_lines(
+        ["*test_no_result: @pytest.mark.chunkeval(min_recall=0.5) states thresholds*"]
+    )
+    result.stdout.fnmatch_lines(["*AssertionError: the test's own message*"])
+    assert "test_own_failure_wins: @pytest.mark.chunkeval" not in out
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        (
+            "min_recal=0.5",
+            "*test_a: @pytest.mark.chunkeval got an unknown keyword 'min_recal' "
+            "(did you mean 'min_recall'?)*",
+        ),
+        (
+            "min_recall=80",
+            "*test_a: @pytest.mark.chunkeval(min_recall=80): min_recall must be "
+            "between 0 and 1 (a fraction: 0.8 means 80%), got 80",
+        ),
+        ("k=0", "*test_a: @pytest.mark.chunkeval(k=0): k k must be a positive*"),
+    ],
+)
+def test_marker_errors_name_the_test(
+    pytester: pytest.Pytester, project: Path, marker: str, message: str
+) -> None:
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        @pytest.mark.chunkeval({marker})
+        def test_a(chunkeval):
+            chunkeval.evaluate("recursive:30:0")
+
+        def test_b():
+            pass
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(errors=1, passed=1)
+    result.stdout.fnmatch_lines(["*ERROR at setup of test_a*", message])
+
+
+def test_marker_is_registered(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "--markers")
+    result.stdout.fnmatch_lines(["@pytest.mark.chunkeval(corpus=, queries=, *"])
+
+
+# ---------------------------------------------------------- failure messages
+
+
+def test_assertion_helper_failure_text(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    pytester.makepyfile(
+        """
+        from pytest_chunkeval import assert_iou_at_least, share_at_least
+
+        def test_iou(chunkeval):
+            result = chunkeval.evaluate("recursive:60:0", k=1)
+            assert_iou_at_least(result, 0.9, statistic=share_at_least(0.5))
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            ">       assert_iou_at_least(result, 0.9, statistic=share_at_least(0.5))",
+            "E       AssertionError: iou share of queries with iou >= 0.5 0.* is below "
+            "the required 0.900 (recursive:60:0 k=1 token hashing exact; 6 queries)",
+            "E       * worst quer* by iou (below 0.5):",
+            "E         1. q-* iou 0.* '*'",
+        ]
+    )
+    assert "assertions.py" not in result.stdout.str()
+
+
+# ------------------------------------------------------------------- options
+
+
+def test_help_lists_flags_and_ini_keys(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "--help")
+    result.stdout.fnmatch_lines(
+        [
+            "chunkeval (retrieval quality of chunking):",
+            "  --chunkeval-corpus=PATH",
+            "*--chunkeval-queries=FILE*",
+            "*--chunkeval-benchmark=NAME*",
+            "*--chunkeval-embedder=SPEC*",
+            "*--chunkeval-store=SPEC*",
+            "*--chunkeval-k=K*",
+            "*--chunkeval-unit=UNIT*",
+            "*--chunkeval-tokenizer=SPEC*",
+            "*--chunkeval-cache-dir=DIR*",
+            "*--chunkeval-chunkers=SPECS*",
+        ]
+    )
+    for key in ("corpus (args)", "k (string)", "chunkers (args)", "cache_dir (string)"):
+        result.stdout.fnmatch_lines([f"*chunkeval_{key}*"])
+
+
+@pytest.mark.parametrize(
+    ("args", "ini", "message"),
+    [
+        (
+            ["--chunkeval-k=0"],
+            "",
+            "*argument --chunkeval-k: k must be a positive integer*",
+        ),
+        (
+            [],
+            "chunkeval_unit = words\n",
+            "ERROR: chunkeval: chunkeval_unit: unit must be 'token'*",
+        ),
+        (
+            ["--chunkeval-embedder=nope"],
+            "",
+            "ERROR: chunkeval: chunkeval_embedder: unknown embedder 'nope'; "
+            "valid forms: *sentence-transformers:NAME_OR_PATH*",
+        ),
+        (
+            ["--chunkeval-chunkers=recursive:30:0,nope:3"],
+            "",
+            "ERROR: chunkeval: chunkeval_chunkers: unknown chunker 'nope:3'*",
+        ),
+        (
+            ["--chunkeval-store=exact:x"],
+            "",
+            "ERROR: chunkeval: chunkeval_store: *exact*",
+        ),
+        (
+            ["--chunkeval-benchmark=nope"],
+            "",
+            "ERROR: chunkeval: chunkeval_benchmark: unknown benchmark 'nope'; "
+            "available: general*",
+        ),
+    ],
+)
+def test_invalid_settings_are_usage_errors(
+    pytester: pytest.Pytester, args: list[str], ini: str, message: str
+) -> None:
+    pytester.makeini("[pytest]\n" + ini)
+    pytester.makepyfile("def test_a(): pass")
+    result = run(pytester, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_cache_dir_setting(
+    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile("def test_a(chunkeval): chunkeval.evaluate('recursive:30:0')")
+    run(pytester).assert_outcomes(passed=1)
+    assert any((project / ".chunkeval" / "cache").iterdir())
+    run(pytester, "--chunkeval-cache-dir=elsewhere").assert_outcomes(passed=1)
+    assert any((project / "elsewhere").iterdir())
+    monkeypatch.setenv("CHUNKEVAL_CACHE_DIR", str(project / "from-env"))
+    run(pytester).assert_outcomes(passed=1)
+    assert any((project / "from-env").iterdir())
+
+
+# ---------------------------------------------------------- plugin presence
+
+
+def test_suite_not_using_the_plugin_prints_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_a(): pass")
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    assert mentions(result.stdout.str() + result.stderr.str()) == []
+
+
+def test_disabling_the_plugin(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_a(chunkeval): pass")
+    result = run(pytester, "-p", "no:chunkeval")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*fixture 'chunkeval' not found*"])
+    help_text = run(pytester, "-p", "no:chunkeval", "--help").stdout.str()
+    assert "--chunkeval-k" not in help_text
+
+
+# ----------------------------------------------------------- junit, hooks
+
+
+def test_junit_xml_properties(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makepyfile(
+        """
+        def test_a(chunkeval):
+            chunkeval.evaluate("recursive:30:0")
+
+        def test_b():
+            pass
+        """
+    )
+    run(pytester, "--junitxml=report.xml").assert_outcomes(passed=2)
+    tree = ET.parse(project / "report.xml")
+    cases = {c.get("name"): c for c in tree.iter("testcase")}
+    props = {p.get("name"): p.get("value") for p in cases["test_a"].iter("property")}
+    assert props["chunkeval.config"] == "recursive:30:0 k=5 token hashing exact"
+    for metric in ("recall", "precision", "iou", "f1", "precision_omega"):
+        assert 0.0 <= float(props[f"chunkeval.{metric}"]) <= 1.0
+    assert list(cases["test_b"].iter("property")) == []
+
+
+def test_registration_hooks(pytester: pytest.Pytester, project: Path) -> None:
+    (project / "pytest.ini").write_text(
+        INI.replace("chunkeval_embedder = hashing", "chunkeval_embedder = tinyhash")
+        .replace("chunkeval_store = exact", "chunkeval_store = mystore")
+        .replace("recursive:30:0 recursive:60:0", "lines recursive:30:0")
+    )
+    pytester.makeconftest(
+        """
+        import pytest
+
+        from pytest_chunkeval.chunkers import as_chunker
+        from pytest_chunkeval.hashing import HashingEmbedder
+        from pytest_chunkeval.stores import ExactStore
+
+        CALLS = []
+
+        @pytest.fixture
+        def hook_calls():
+            return CALLS
+
+        def by_lines(text):
+            return [line for line in text.splitlines() if line.strip()]
+
+        def pytest_chunkeval_register_chunkers(registry):
+            CALLS.append("chunkers")
+            registry.register("lines", lambda rest: as_chunker(by_lines, "lines"))
+
+        def pytest_chunkeval_register_embedders(registry):
+            CALLS.append("embedders")
+            registry.register("tinyhash", lambda rest: HashingEmbedder(32), "tinyhash")
+
+        def pytest_chunkeval_register_stores(registry):
+            CALLS.append("stores")
+            registry.register("mystore", lambda rest: ExactStore(), "mystore")
+        """
+    )
+    pytester.makepyfile(
+        test_hooks="""
+        def test_custom(chunkeval, chunkeval_chunker, hook_calls):
+            result = chunkeval.evaluate(chunkeval_chunker)
+            assert result.config["embedder"] == "tinyhash"
+            # Called once each, at start-up (a setting names them).
+            assert hook_calls == ["chunkers", "embedders", "stores"]
+        """
+    )
+    result = run(pytester, "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["test_hooks.py::test_custom[[]lines[]] PASSED*"])
+    # Names a hook registered show up in the forms an error lists.
+    result = run(pytester, "--chunkeval-chunkers=nope")
+    result.stderr.fnmatch_lines(["*unknown chunker 'nope'; valid forms: *lines*"])

@@ -1,0 +1,332 @@
+"""The plugin's pure parts: option table, settings, marker parsing, run configs,
+xdist merging and the summary text (no pytester, no engine)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from pytest_chunkeval.session import (
+    ChunkevalError,
+    ChunkevalSession,
+    MarkerError,
+    RunConfig,
+    SummaryRow,
+    check_thresholds,
+    generate_command,
+    parse_marker,
+)
+from pytest_chunkeval.settings import (
+    OPTIONS,
+    Settings,
+    SettingsError,
+    parse_chunker_list,
+    parse_k,
+    parse_spec,
+    parse_unit,
+    resolve_settings,
+)
+from pytest_chunkeval.summary import render_summary
+
+ROOT = Path("/project")
+
+
+def test_option_table_is_complete_and_prefixed() -> None:
+    names = [o.name for o in OPTIONS]
+    assert names == [
+        "corpus",
+        "queries",
+        "benchmark",
+        "embedder",
+        "store",
+        "k",
+        "unit",
+        "tokenizer",
+        "cache_dir",
+        "chunkers",
+    ]
+    for option in OPTIONS:
+        assert option.ini == f"chunkeval_{option.name}"
+        assert option.flag.startswith("--chunkeval-")
+        assert "_" not in option.flag
+        assert option.help.endswith(".")
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"), [("5", 5), (" 10 ", 10), ("min", "min"), (3, 3)]
+)
+def test_parse_k(raw: str, expected: object) -> None:
+    assert parse_k(raw) == expected
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "five", "", "1.5", "MIN"])
+def test_parse_k_rejects(raw: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=r"positive integer.*or 'min'"):
+        parse_k(raw)
+
+
+def test_defaults_agree_with_the_engine() -> None:
+    from pytest_chunkeval import cache, embedders, evaluate, settings
+
+    assert settings.CACHE_DIR_ENV == cache.CACHE_DIR_ENV
+    assert settings.DEFAULT_EMBEDDER == embedders.DEFAULT_EMBEDDER
+    assert settings.DEFAULT_STORE == evaluate.DEFAULT_STORE
+    assert settings.DEFAULT_K == evaluate.DEFAULT_K
+
+
+def test_parse_unit_and_spec() -> None:
+    assert parse_unit("char") == "char"
+    with pytest.raises(argparse.ArgumentTypeError, match=r"'token'.*'char'"):
+        parse_unit("tokens")
+    assert parse_spec("sentence-transformers:all-MiniLM-L6-v2?device=cpu") == (
+        "sentence-transformers:all-MiniLM-L6-v2?device=cpu"
+    )
+    assert parse_spec("chroma+http://localhost:8000") == "chroma+http://localhost:8000"
+    with pytest.raises(argparse.ArgumentTypeError, match="NAME or NAME:ARGS"):
+        parse_spec("two words", "chunker")
+
+
+def test_parse_chunker_list() -> None:
+    assert parse_chunker_list("recursive:200:0, fixed:400:0 recursive:200:0") == (
+        "recursive:200:0",
+        "fixed:400:0",
+    )
+    assert parse_chunker_list(["a:1", "b"]) == ("a:1", "b")
+
+
+def test_resolve_defaults() -> None:
+    settings = resolve_settings(ROOT, {}, {}, environ={})
+    assert settings == Settings(
+        rootdir=str(ROOT), cache_dir=str(ROOT / ".chunkeval" / "cache")
+    )
+    assert not settings.configured
+
+
+def test_resolve_ini_then_flags() -> None:
+    ini = {
+        "chunkeval_corpus": ["docs", "more/*.md"],
+        "chunkeval_queries": "q.jsonl",
+        "chunkeval_k": "10",
+        "chunkeval_chunkers": ["recursive:200:0", "fixed:400:0"],
+        "chunkeval_cache_dir": "cache",
+    }
+    settings = resolve_settings(ROOT, ini, {}, environ={})
+    assert settings.corpus == ("docs", "more/*.md")
+    assert settings.k == 10
+    assert settings.chunkers == ("recursive:200:0", "fixed:400:0")
+    assert settings.cache_dir == str(ROOT / "cache")
+    assert settings.configured
+    flags = {
+        "chunkeval_k": "min",
+        "chunkeval_chunkers": [("a:1",), ("b:2", "a:1")],
+        "chunkeval_cache_dir": "/abs/cache",
+    }
+    settings = resolve_settings(ROOT, ini, flags, environ={})
+    assert settings.k == "min"
+    assert settings.chunkers == ("a:1", "b:2")
+    assert settings.cache_dir == "/abs/cache"
+
+
+def test_cache_dir_environment_beats_ini_not_flag() -> None:
+    env = {"CHUNKEVAL_CACHE_DIR": "/env/cache"}
+    ini = {"chunkeval_cache_dir": "cache"}
+    assert resolve_settings(ROOT, ini, {}, environ=env).cache_dir == "/env/cache"
+    flags = {"chunkeval_cache_dir": "flag"}
+    assert resolve_settings(ROOT, ini, flags, environ=env).cache_dir == str(
+        ROOT / "flag"
+    )
+
+
+def test_bad_ini_value_names_the_key() -> None:
+    with pytest.raises(SettingsError, match=r"^chunkeval_k: k must be a positive"):
+        resolve_settings(ROOT, {"chunkeval_k": "0"}, {}, environ={})
+    with pytest.raises(SettingsError, match=r"^chunkeval_unit: unit must be"):
+        resolve_settings(ROOT, {"chunkeval_unit": "word"}, {}, environ={})
+
+
+def test_benchmark_and_corpus() -> None:
+    both = {"chunkeval_benchmark": "general", "chunkeval_corpus": ["docs"]}
+    with pytest.raises(SettingsError, match="are exclusive"):
+        resolve_settings(ROOT, both, {}, environ={})
+    # A flag replaces the other one from the ini file.
+    flagged = resolve_settings(
+        ROOT, {"chunkeval_benchmark": "general"}, {"chunkeval_corpus": ["d"]}, {}
+    )
+    assert (flagged.benchmark, flagged.corpus) == (None, ("d",))
+
+
+# ------------------------------------------------------------------ marker
+
+
+def test_marker_merges_closest_last() -> None:
+    marks = [
+        ((), {"k": 3, "min_recall": 0.5}),  # the function's (closest)
+        ((), {"k": 10, "unit": "char", "min_iou": 0.1}),  # the class's
+    ]
+    options = parse_marker(marks, "t.py::test")
+    assert dict(options.overrides) == {"k": 3, "unit": "char"}
+    assert dict(options.thresholds) == {"iou": 0.1, "recall": 0.5}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"min_recal": 0.5},
+            "unknown keyword 'min_recal' (did you mean 'min_recall'?)",
+        ),
+        ({"k": 0}, "k must be a positive integer"),
+        ({"k": True}, "must be a positive integer or 'min', got True"),
+        ({"min_recall": 80}, "0.8 means 80%"),
+        ({"min_iou": "high"}, "must be a number between 0 and 1, got str 'high'"),
+        ({"embedder": 3}, "must be a spec string naming the embedder, got int 3"),
+        ({"unit": "word"}, "unit must be 'token'"),
+        ({"corpus": []}, "must be a path, a glob or a list of them"),
+        ({"corpus": "d", "benchmark": "general"}, "are exclusive"),
+    ],
+)
+def test_marker_errors_name_the_test(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(MarkerError) as info:
+        parse_marker([((), kwargs)], "tests/test_x.py::test_y")
+    assert str(info.value).startswith("tests/test_x.py::test_y: @pytest.mark.chunkeval")
+    assert message in str(info.value)
+
+
+def test_marker_positional_arguments_are_errors() -> None:
+    with pytest.raises(MarkerError, match="keyword arguments only"):
+        parse_marker([(("general",), {})], "t::x")
+
+
+def test_run_config_applies_marker() -> None:
+    settings = resolve_settings(
+        ROOT,
+        {"chunkeval_benchmark": "general", "chunkeval_embedder": "hashing"},
+        {},
+        environ={},
+    )
+    base = RunConfig.from_settings(settings)
+    assert (base.benchmark, base.k, base.unit) == ("general", 5, "token")
+    marker = parse_marker([((), {"corpus": "docs", "queries": "q.jsonl", "k": 2})], "t")
+    run = RunConfig.from_settings(settings, marker)
+    assert (run.benchmark, run.corpus, run.queries, run.k) == (
+        None,
+        ("docs",),
+        "q.jsonl",
+        2,
+    )
+    assert run.embedder == "hashing"
+    assert run.key != base.key
+    assert run.origins["corpus"] == "@pytest.mark.chunkeval(corpus=...)"
+    assert RunConfig.from_settings(settings).key == base.key
+
+
+def test_generate_command_quotes_paths() -> None:
+    assert generate_command(["docs/**/*.md", "my notes"], "q.jsonl") == (
+        "chunkeval generate --corpus 'docs/**/*.md' --corpus 'my notes' --out q.jsonl"
+    )
+
+
+def test_missing_dataset_messages(tmp_path: Path) -> None:
+    session = ChunkevalSession(Settings(rootdir=str(tmp_path)))
+    with pytest.raises(ChunkevalError, match="no corpus configured"):
+        session.corpus(session.default_run)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("Some text.")
+    settings = Settings(rootdir=str(tmp_path), corpus=("docs",), queries="q.jsonl")
+    session = ChunkevalSession(settings)
+    with pytest.raises(ChunkevalError) as info:
+        session.queries(session.default_run)
+    assert "chunkeval generate --corpus docs --out q.jsonl" in str(info.value)
+    assert str(tmp_path / "q.jsonl") in str(info.value)
+
+
+def test_thresholds_without_results() -> None:
+    text = check_thresholds("t.py::test", {"recall": 0.5}, [])
+    assert text is not None
+    assert "@pytest.mark.chunkeval(min_recall=0.5) states thresholds" in text
+
+
+# ----------------------------------------------------------- merge, summary
+
+
+def _row(key: str, nodeids: list[str], recall: float, k: object = 5) -> SummaryRow:
+    metrics = {
+        m: {"mean": recall, "std": 0.0, "n": 3}
+        for m in ("recall", "precision", "iou", "f1")
+    }
+    metrics["precision_omega"] = {"mean": None, "std": None, "n": 0}
+    return SummaryRow(
+        key,
+        {
+            "label": "c",
+            "config": {"chunker": f"chunker-{key}", "k": k, "unit": "token"},
+            "metrics": metrics,
+            "chunks": {"count": 4, "mean_units": 212.4, "mean_chars": 900.0},
+            "timings": {"chunk": 0.5, "embed": 0.25},
+        },
+        nodeids,
+    )
+
+
+def test_merge_worker_payloads() -> None:
+    controller = ChunkevalSession(Settings(rootdir="/r"))
+    a = {
+        "evaluations": 1,
+        "reused": 2,
+        "rows": [_row("x", ["t::a", "t::b"], 0.5).to_json()],
+    }
+    b = {
+        "evaluations": 2,
+        "reused": 0,
+        "rows": [
+            _row("x", ["t::c"], 0.5).to_json(),
+            _row("y", ["t::d"], 0.7).to_json(),
+        ],
+    }
+    controller.merge_payload(a)
+    controller.merge_payload(b)
+    assert (controller.evaluations, controller.reused) == (3, 2)
+    rows = controller.summary_rows()
+    assert [r.key for r in rows] == ["x", "y"]
+    assert rows[0].nodeids == ["t::a", "t::b", "t::c"]
+
+
+def test_render_summary_full_quiet_and_empty() -> None:
+    rows = [_row("x", ["t.py::test_a", "t.py::test_b"], 0.8123), _row("y", ["t::c"], 1)]
+    full = render_summary(rows, verbosity=0, evaluations=2, reused=1)
+    assert full[0].split() == [
+        "test",
+        "chunker",
+        "k",
+        "recall",
+        "precision",
+        "IoU",
+        "F1",
+        "P_omega",
+        "chunk",
+        "time",
+    ]
+    assert full[1].split() == [
+        "t.py::test_a",
+        "(+1)",
+        "chunker-x",
+        "5",
+        "81.2",
+        "81.2",
+        "81.2",
+        "81.2",
+        "-",
+        "212",
+        "tok",
+        "0.75s",
+    ]
+    assert full[-1] == "2 configurations evaluated, 1 result reused"
+    quiet = render_summary(rows, verbosity=-1, evaluations=2, reused=1)
+    assert quiet[0].split() == ["test", "recall", "precision", "iou"]
+    assert quiet[2].split() == ["t::c", "100.0", "100.0", "100.0"]
+    assert render_summary(rows, verbosity=-2, evaluations=1, reused=0) == [
+        "1 configuration evaluated, 0 results reused"
+    ]
+    assert render_summary([], verbosity=0) == []
