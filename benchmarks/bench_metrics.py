@@ -73,7 +73,8 @@ def python_loop(units, excerpts, retrieved, chunks, n):
             *(
                 a.tolist()
                 for a in (excerpts.query, excerpts.doc, excerpts.start, excerpts.end)
-            )
+            ),
+            strict=True,
         )
     )
     ret = list(
@@ -86,7 +87,8 @@ def python_loop(units, excerpts, retrieved, chunks, n):
                     retrieved.start,
                     retrieved.end,
                 )
-            )
+            ),
+            strict=True,
         )
     )
     ex_of: dict[int, list] = {}
@@ -103,7 +105,7 @@ def python_loop(units, excerpts, retrieved, chunks, n):
         tr = sum(len(r) for r in rs)
         tp = len(te & tr_set)
         omega = set()
-        for d, a, b in zip(chunk_doc, chunk_start, chunk_end):
+        for d, a, b in zip(chunk_doc, chunk_start, chunk_end, strict=True):
             if d in {dd for dd, _, _ in ex_of[q]}:
                 c = toks(d, a, b)
                 if c & te:

@@ -1,4 +1,4 @@
-"""The ``chunkeval`` command: ``eval``, ``cache``.
+"""The ``chunkeval`` command: ``eval``, ``cache``, ``generate``, ``filter``.
 
 Errors go to stderr with exit code 2; heavy modules load only for the subcommand run.
 """
@@ -153,7 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extra_commands() -> list[Callable[[Any], None]]:
     """Subcommands defined in their own modules (generate, filter, report)."""
-    return []
+    from . import cli_generate
+
+    return [cli_generate.register]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

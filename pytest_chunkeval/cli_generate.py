@@ -212,10 +212,18 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return EXIT_INCOMPLETE
     if args.no_filter:
         return 0
+    from .embedders import EmbedderUnavailable
     from .queries import read_queries
 
     _say(f"filtering {out} -> {filtered_out}")
-    return _run_filters(read_queries(out), args, filtered_out, dry_run=False)
+    try:
+        return _run_filters(read_queries(out), args, filtered_out, dry_run=False)
+    except EmbedderUnavailable as exc:
+        raise CommandError(
+            f"{out} is complete, but the filters cannot run: {exc}. Give another "
+            "--embedder (e.g. openai:text-embedding-3-large) or install the missing "
+            f"package, then run: chunkeval filter {out} --out {filtered_out}"
+        ) from None
 
 
 def cmd_filter(args: argparse.Namespace) -> int:
@@ -225,17 +233,22 @@ def cmd_filter(args: argparse.Namespace) -> int:
     from .queries import QuerySet, read_queries
 
     source = Path(args.queries)
-    if args.corpus:
-        queries = QuerySet.load(source, Corpus.from_paths(args.corpus))
-    else:
-        queries = read_queries(source)
-    out = (
-        Path(args.out)
-        if args.out
-        else source.with_name(f"{source.stem}.filtered{source.suffix}")
-    )
+    if args.out:
+        out = Path(args.out)
+    else:  # a reference .csv is filtered into JSONL
+        suffix = source.suffix if source.suffix.lower() == ".json" else ".jsonl"
+        out = source.with_name(f"{source.stem}.filtered{suffix}")
     if out.suffix.lower() not in (".jsonl", ".json"):
         raise CommandError(f"--out {out}: use a .jsonl or .json file name")
+    if args.corpus:
+        queries = QuerySet.load(source, Corpus.from_paths(args.corpus))
+    elif source.suffix.lower() == ".csv":
+        raise CommandError(
+            f"{source}: a reference CSV names documents by stem; give --corpus to "
+            "read it"
+        )
+    else:
+        queries = read_queries(source)
     return _run_filters(queries, args, out, dry_run=args.dry_run)
 
 

@@ -59,6 +59,7 @@ from urllib.parse import parse_qsl
 import numpy as np
 import numpy.typing as npt
 
+from .hashing import hashing_from_spec
 from .registry import Registry
 
 FloatArray = npt.NDArray[np.float32]
@@ -699,6 +700,8 @@ EMBEDDERS.register(
     _openai_from_spec,
     "openai:MODEL[?dimensions=N&batch_size=N&max_retries=N&timeout=SECONDS]",
 )
+# A model-free bag-of-words embedder for fast tests and smoke runs (hashing.py).
+EMBEDDERS.register("hashing", hashing_from_spec, "hashing[:DIM]")
 
 
 @functools.lru_cache(maxsize=32)

@@ -224,8 +224,7 @@ def histogram(
     above: bool = True,
 ) -> list[str]:
     """Text histogram of ``values`` in ``step`` bins; ``<`` marks the bins holding
-    values on the removed side of ``threshold`` (``above``: values above it are
-    removed; otherwise values below it)."""
+    values past ``threshold`` (above it if ``above``, else below it)."""
     arr = np.asarray(values, dtype=np.float64)
     arr = arr[np.isfinite(arr)]
     if arr.size == 0:
@@ -233,7 +232,12 @@ def histogram(
     lo = min(lo, math.floor(float(arr.min()) / step) * step)
     # Rounded (and no -0.0) so a bin edge equal to a threshold compares as equal.
     edges = np.round(np.arange(lo, hi + step / 2, step), 6) + 0.0
-    counts, _ = np.histogram(np.clip(arr, lo, hi), bins=edges)
+    clipped = np.clip(arr, lo, hi)
+    counts, _ = np.histogram(clipped, bins=edges)
+    past = np.zeros_like(counts)
+    if threshold is not None:
+        beyond = arr > threshold if above else arr < threshold
+        past, _ = np.histogram(clipped[beyond], bins=edges)
     top = max(int(counts.max()), 1)
     first = int(np.flatnonzero(counts)[0])
     last = int(np.flatnonzero(counts)[-1])
@@ -241,8 +245,7 @@ def histogram(
     for k in range(first, last + 1):
         a, b = float(edges[k]), float(edges[k + 1])
         bar = "#" * math.ceil(width * int(counts[k]) / top) if counts[k] else ""
-        removed = threshold is not None and (b > threshold if above else a < threshold)
-        mark = " <" if removed and counts[k] else ""
+        mark = " <" if past[k] else ""
         lines.append(f"  {a:5.2f}..{b:5.2f} {int(counts[k]):6d} {bar}{mark}".rstrip())
     return lines
 
@@ -265,12 +268,12 @@ def format_report(result: FilterResult, *, show: int = 10) -> str:
         f"{_fmt(t.duplicate)}, excerpt {_fmt(t.excerpt)} ({t.source})",
         "",
         "question vs nearest other question (cosine; above the duplicate threshold "
-        "is removed, '<' marks such bins):",
+        "is removed; '<' marks bins with such values):",
         f"  {_percentiles(result.nearest)}",
         *histogram(result.nearest, t.duplicate, above=True),
         "",
         "question vs its least similar excerpt (cosine; below the excerpt threshold "
-        "is removed, '<' marks such bins):",
+        "is removed; '<' marks bins with such values):",
         f"  {_percentiles(result.excerpt_min)}",
         *histogram(result.excerpt_min, t.excerpt, above=False),
         "",

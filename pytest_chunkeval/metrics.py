@@ -108,7 +108,7 @@ class ChunkIndex:
         return rows, self.chunk_id[positions]
 
     def omega(self, units: UnitMap, excerpts: QuerySpans) -> tuple[IntArray, IntArray]:
-        """Distinct ``(query, chunk)`` pairs: chunks overlapping an excerpt of a query."""
+        """Distinct ``(query, chunk)`` pairs: chunks overlapping a query's excerpts."""
         lo, hi = units.to_units(excerpts.doc, excerpts.start, excerpts.end)
         rows, chunks = self.overlapping(lo, hi)
         key = np.unique(excerpts.query[rows] * max(self.size, 1) + chunks)

@@ -281,12 +281,24 @@ class RunConfig:
         )
 
 
-def generate_command(corpus: Sequence[str], out: str) -> str:
-    """The ``chunkeval generate`` command that writes a query set for ``corpus``."""
-    args = ["chunkeval", "generate"]
-    for path in corpus:
-        args += ["--corpus", path]
-    args += ["--out", out]
+GENERATE_EXAMPLE = ("--n", "200", "--model", "gpt-4o-mini")
+"""Required ``chunkeval generate`` arguments, with example values."""
+
+
+def generate_command(corpus: Sequence[str], queries: str) -> str:
+    """The ``chunkeval generate`` command whose filtered output is ``queries``.
+
+    ``generate`` appends to a raw log (``--out``) and writes the filtered set, the
+    file tests read, to ``--filtered-out``; the raw log goes next to it.
+    """
+    path = Path(queries)
+    if path.name.endswith(".filtered.jsonl"):
+        raw = path.name[: -len(".filtered.jsonl")] + ".jsonl"
+    else:
+        raw = path.stem + ".raw.jsonl"
+    raw_path = str(path.with_name(raw))
+    args = ["chunkeval", "generate", "--corpus", *corpus]
+    args += ["--out", raw_path, "--filtered-out", queries, *GENERATE_EXAMPLE]
     return shlex.join(args)
 
 
@@ -527,8 +539,9 @@ class ChunkevalSession:
                 f"no query set configured for the corpus {list(run.corpus)}: set "
                 "chunkeval_queries (or --chunkeval-queries, or the marker's "
                 "queries=). To create one:\n\n    "
-                + generate_command(run.corpus, "chunkeval_queries.jsonl")
-                + f"\n\n(run in {run.rootdir})"
+                + generate_command(run.corpus, "queries.filtered.jsonl")
+                + f"\n\n(run in {run.rootdir}; choose --n and --model, see "
+                "`chunkeval generate --help`)"
             )
         path = run.path(run.queries)
         where = run.origins.get("queries", "chunkeval_queries")
@@ -538,7 +551,8 @@ class ChunkevalSession:
                 f"query set {run.queries} (from {where}) does not exist: {path}\n"
                 "Generate it from the corpus with:\n\n    "
                 + generate_command(corpus_args, run.queries)
-                + f"\n\n(run in {run.rootdir})"
+                + f"\n\n(run in {run.rootdir}; choose --n and --model, see "
+                "`chunkeval generate --help`)"
             )
         from .queries import QuerySet, QuerySetError
 

@@ -20,7 +20,7 @@ METRIC_COLUMNS = (
     ("F1", "f1"),
     ("P_omega", "precision_omega"),
 )
-SHORT_METRICS = ("recall", "precision", "iou")
+SHORT_COLUMNS = METRIC_COLUMNS[:3]
 UNIT_ABBREVIATIONS = {"token": "tok", "char": "ch"}
 MAX_TEST_WIDTH = 70
 
@@ -121,9 +121,9 @@ def render_summary(
         lines += _table(header, body, 2)
         lines.append("metric means in %; chunk: mean chunk size")
     elif verbosity == -1:
-        header = ["test", *SHORT_METRICS]
+        header = ["test", *(h for h, _ in SHORT_COLUMNS)]
         body = [
-            [_test_cell(r), *(_percent(_mean(r.result, m)) for m in SHORT_METRICS)]
+            [_test_cell(r), *(_percent(_mean(r.result, m)) for _, m in SHORT_COLUMNS)]
             for r in rows
         ]
         lines += _table(header, body, 1)

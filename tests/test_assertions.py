@@ -263,7 +263,7 @@ def test_traceback_is_hidden(pytester: pytest.Pytester) -> None:
             assert_recall_at_least(result, 0.9)
         """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["E * AssertionError: recall mean 0.625 is below*"])
     # Only the test's own frame is shown, not the helpers'.

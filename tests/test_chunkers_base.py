@@ -214,3 +214,26 @@ def test_validate_chunks_names_chunker_doc_and_index(
 def test_validate_chunks_rejects_bad_shape() -> None:
     with pytest.raises(ChunkerError, match=r"expected an \(n, 2\) array"):
         validate_chunks("abc", np.array([1, 2, 3]), chunker="c", doc_id="d")
+
+
+def test_decoded_token_windows_with_cut_characters() -> None:
+    base = pytest.importorskip("langchain_text_splitters.base")
+    from pytest_chunkeval.tokenizers import get_tokenizer
+
+    encoding = get_tokenizer().encoding  # type: ignore[attr-defined]
+    tokenizer = base.Tokenizer(
+        chunk_overlap=0,
+        tokens_per_chunk=3,
+        decode=encoding.decode,
+        encode=encoding.encode_ordinary,
+    )
+    text = "Party 🎉🎉 time 𠜎 ok " * 4
+    pieces = base.split_text_on_tokens(text=text, tokenizer=tokenizer)
+    assert any("\ufffd" in p for p in pieces)
+    spans = spans_of(as_chunker(lambda t: pieces), text)
+    # windows holding only halves of characters have no text to locate: dropped
+    kept = [p for p in pieces if p.replace("\ufffd", " ").strip()]
+    assert len(kept) < len(pieces)
+    assert len(spans) == len(kept)
+    for (s, e), piece in zip(spans, kept, strict=True):
+        assert piece.strip("\ufffd").strip() in text[s:e]

@@ -106,7 +106,8 @@ EDGE_TEXTS = {
 
 @pytest.mark.parametrize("name", sorted(EDGE_TEXTS))
 @pytest.mark.parametrize(
-    ("size", "overlap"), [(1, 0), (3, 1), (10, 0), (25, 10), (50, 0), (200, 100)]
+    ("size", "overlap"),
+    [(1, 0), (3, 1), (5, 5), (10, 0), (25, 10), (50, 0), (200, 100)],
 )
 def test_parity_on_edge_cases(name: str, size: int, overlap: int) -> None:
     assert_parity(EDGE_TEXTS[name], size, overlap)
@@ -266,3 +267,36 @@ def test_pieces_holding_the_delimiter_are_still_counted_right() -> None:
     expected = [len(ENCODING.encode_ordinary(p)) for p in pieces]
     # the text given does not contain the delimiter, but the pieces do
     assert piece_counter(get_tokenizer(), "abc")(pieces) == expected
+
+
+class WordTokenizer:
+    """A tokenizer that is not tiktoken: runs of non-space, and runs of space."""
+
+    name = "words"
+
+    def count(self, text: str) -> int:
+        import re
+
+        return len(re.findall(r"\S+|\s+", text))
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return [self.count(t) for t in texts]
+
+    def token_bounds(self, text: str) -> Any:  # pragma: no cover - unused here
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(3, 0), (8, 4), (40, 10)])
+def test_parity_with_another_tokenizer(size: int, overlap: int) -> None:
+    tokenizer = WordTokenizer()
+    text = EDGE_TEXTS["mixed_unicode"] + EDGE_TEXTS["giant_word_in_text"] * 2
+    splitter = text_splitters.RecursiveCharacterTextSplitter(
+        chunk_size=size,
+        chunk_overlap=overlap,
+        separators=list(DEFAULT_SEPARATORS),
+        keep_separator=True,
+        length_function=tokenizer.count,
+    )
+    chunker = RecursiveTokenChunker(size, overlap, encoding=tokenizer)
+    assert chunker.name == f"recursive:{size}:{overlap}+words"
+    assert chunker.chunk_texts(text) == splitter.split_text(text)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -383,6 +385,45 @@ def test_good_answers_make_a_loadable_query_set(
     assert "temperature" not in chats[0]
     asked = [q.text for q in qs]
     assert any(any(a in c["messages"][1]["content"] for a in asked) for c in chats)
+
+
+def test_json_mode_and_temperature_are_sent_when_asked(
+    server: OpenAIServer, client: Any, one_doc: Corpus, tmp_path: Path
+) -> None:
+    server.chat_handler = good_handler
+    generate_queries(
+        one_doc,
+        tmp_path / "q.jsonl",
+        **SMALL,
+        n=1,
+        client=client,
+        json_mode=True,
+        temperature=0.3,
+    )
+    body = server.requests_to("chat")[0].json
+    assert body["response_format"] == {"type": "json_object"}
+    assert body["temperature"] == 0.3
+    assert read_queries(tmp_path / "q.jsonl").metadata["temperature"] == 0.3
+
+
+def test_progress_bar_shows_accepted_and_attempted(
+    server: OpenAIServer,
+    client: Any,
+    one_doc: Corpus,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server.enqueue_chat("{not json")
+    server.chat_handler = good_handler
+    generate_queries(
+        one_doc, tmp_path / "q.jsonl", **SMALL, n=2, client=client, progress=True
+    )
+    err = capsys.readouterr().err
+    assert "accepted" in err
+    assert "2/2" in err
+    assert "attempted 3, rejected 1" in err
+    generate_queries(one_doc, tmp_path / "p.jsonl", **SMALL, n=1, client=client)
+    assert capsys.readouterr().err == ""  # not a terminal: no bar
 
 
 def test_scripted_failures_are_counted_and_skipped(
@@ -826,3 +867,43 @@ def test_cli_errors(
     with pytest.raises(SystemExit):
         chunkeval([*base, "--out", out, "--approximate", "1.5"])
     assert "similarity in (0, 1]" in capsys.readouterr().err
+
+
+def test_importing_the_generation_modules_loads_no_heavy_dependency() -> None:
+    code = (
+        "import sys\n"
+        "import pytest_chunkeval.generate, pytest_chunkeval.filters\n"
+        "import pytest_chunkeval.cli_generate, pytest_chunkeval.prompts\n"
+        "heavy = {'openai', 'torch', 'sentence_transformers', 'pytest', 'tqdm'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_cli_says_how_to_filter_when_the_embedder_is_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+    corpus_dir: Path,
+    tmp_path: Path,
+    chunkeval: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A keyless local chat server; the OpenAI embedder then has no key.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = tmp_path / "q.jsonl"
+    with OpenAIServer() as local:
+        local.chat_handler = good_handler
+        code = chunkeval(
+            [
+                *("generate", "--corpus", str(corpus_dir), "--out", str(out)),
+                *("--n", "1", "--model", "llama3", "--base-url", local.base_url),
+                *("--embedder", "openai:text-embedding-3-large"),
+            ]
+        )
+    err = capsys.readouterr().err
+    assert code == cli.EXIT_USAGE
+    assert f"{out} is complete, but the filters cannot run" in err
+    assert f"chunkeval filter {out} --out" in err
+    assert len(read_queries(out)) == 1

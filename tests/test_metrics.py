@@ -32,6 +32,10 @@ def unit_set(span: Span, texts: dict[str, str], unit: str) -> set[tuple[str, int
     return {(doc, i) for i, (s, e) in enumerate(bounds.tolist()) if s < b and e > a}
 
 
+def coverage(excerpt: set[tuple[str, int]], retrieved: set[tuple[str, int]]) -> float:
+    return len(excerpt & retrieved) / len(excerpt) if excerpt else 0.0
+
+
 def brute_force(
     texts: dict[str, str],
     unit: str,
@@ -68,7 +72,8 @@ def brute_force(
                 "first": first,
                 "omega": len(omega),
                 "coverage": [
-                    len(unit_set(e, texts, unit) & tr_set) / len(unit_set(e, texts, unit))
+                    len(unit_set(e, texts, unit) & tr_set)
+                    / len(unit_set(e, texts, unit))
                     if unit_set(e, texts, unit)
                     else 0.0
                     for e in exs
@@ -160,7 +165,11 @@ TEXT = {"doc": "0123456789abcdefghij"}
 
 def test_touching_chunk_does_not_overlap():
     got = run_core(
-        TEXT, "char", [[("doc", 5, 10)]], [[("doc", 0, 5)]], [("doc", 0, 5), ("doc", 5, 10)]
+        TEXT,
+        "char",
+        [[("doc", 5, 10)]],
+        [[("doc", 0, 5)]],
+        [("doc", 0, 5), ("doc", 5, 10)],
     )
     assert got.recall[0] == 0.0
     assert got.precision[0] == 0.0
@@ -171,7 +180,11 @@ def test_touching_chunk_does_not_overlap():
 
 def test_repeated_chunk_counts_twice_in_precision():
     got = run_core(
-        TEXT, "char", [[("doc", 0, 5)]], [[("doc", 0, 5), ("doc", 0, 5)]], [("doc", 0, 5)]
+        TEXT,
+        "char",
+        [[("doc", 0, 5)]],
+        [[("doc", 0, 5), ("doc", 0, 5)]],
+        [("doc", 0, 5)],
     )
     assert got.recall[0] == 1.0
     assert got.precision[0] == 0.5
@@ -192,7 +205,9 @@ def test_excerpt_spanning_chunks_and_empty_retrieval():
 def test_token_unit_counts_tokens_not_characters():
     texts = {"doc": "hello world, hello moon"}
     bounds = get_tokenizer().token_bounds(texts["doc"])
-    got = run_core(texts, "token", [[("doc", 0, 5)]], [[("doc", 0, 11)]], [("doc", 0, 23)])
+    got = run_core(
+        texts, "token", [[("doc", 0, 5)]], [[("doc", 0, 11)]], [("doc", 0, 23)]
+    )
     # "hello" is one token, "hello world" two
     assert got.excerpt_units[0] == 1
     assert got.retrieved_units[0] == 2

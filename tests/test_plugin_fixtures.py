@@ -264,7 +264,7 @@ def test_quiet_shortens_the_summary(pytester: pytest.Pytester, project: Path) ->
     result.stdout.fnmatch_lines(
         [
             "*- chunkeval -*",
-            "test  *recall  precision  iou",
+            "test  *recall  precision  IoU",
             "test_quiet_shortens_the_summary.py::test_a  *",
             "1 configuration evaluated, 0 results reused",
         ]
@@ -357,7 +357,9 @@ def test_missing_queries_file_shows_the_generate_command(
         [
             "*query set tests/missing.jsonl (from chunkeval_queries*) does not exist*",
             "*Generate it from the corpus with:",
-            "    chunkeval generate --corpus docs --out tests/missing.jsonl",
+            "    chunkeval generate --corpus docs --out tests/missing.raw.jsonl "
+            "--filtered-out tests/missing.jsonl --n 200 --model gpt-4o-mini",
+            "(run in *; choose --n and --model, see `chunkeval generate --help`)",
         ]
     )
     assert result.stdout.str().count("chunkeval generate --corpus docs") == 2

@@ -223,9 +223,31 @@ def test_run_config_applies_marker() -> None:
 
 
 def test_generate_command_quotes_paths() -> None:
-    assert generate_command(["docs/**/*.md", "my notes"], "q.jsonl") == (
-        "chunkeval generate --corpus 'docs/**/*.md' --corpus 'my notes' --out q.jsonl"
+    # --corpus takes several paths; the tests read the filtered output.
+    assert generate_command(["docs/**/*.md", "my notes"], "tests/q.jsonl") == (
+        "chunkeval generate --corpus 'docs/**/*.md' 'my notes' "
+        "--out tests/q.raw.jsonl --filtered-out tests/q.jsonl "
+        "--n 200 --model gpt-4o-mini"
     )
+    assert generate_command(["docs"], "queries.filtered.jsonl") == (
+        "chunkeval generate --corpus docs --out queries.jsonl "
+        "--filtered-out queries.filtered.jsonl --n 200 --model gpt-4o-mini"
+    )
+
+
+def test_generate_command_matches_the_cli() -> None:
+    import argparse
+    import shlex
+
+    from pytest_chunkeval import cli_generate
+
+    parser = argparse.ArgumentParser(prog="chunkeval")
+    cli_generate.register(parser.add_subparsers(dest="command"))
+    argv = shlex.split(generate_command(["docs", "more docs"], "tests/q.jsonl"))
+    args = parser.parse_args(argv[1:])
+    assert args.command == "generate"
+    assert args.corpus == ["docs", "more docs"]
+    assert (args.out, args.filtered_out) == ("tests/q.raw.jsonl", "tests/q.jsonl")
 
 
 def test_missing_dataset_messages(tmp_path: Path) -> None:
@@ -238,7 +260,10 @@ def test_missing_dataset_messages(tmp_path: Path) -> None:
     session = ChunkevalSession(settings)
     with pytest.raises(ChunkevalError) as info:
         session.queries(session.default_run)
-    assert "chunkeval generate --corpus docs --out q.jsonl" in str(info.value)
+    assert (
+        "chunkeval generate --corpus docs --out q.raw.jsonl --filtered-out q.jsonl"
+        in str(info.value)
+    )
     assert str(tmp_path / "q.jsonl") in str(info.value)
 
 
@@ -324,7 +349,7 @@ def test_render_summary_full_quiet_and_empty() -> None:
     ]
     assert full[-1] == "2 configurations evaluated, 1 result reused"
     quiet = render_summary(rows, verbosity=-1, evaluations=2, reused=1)
-    assert quiet[0].split() == ["test", "recall", "precision", "iou"]
+    assert quiet[0].split() == ["test", "recall", "precision", "IoU"]
     assert quiet[2].split() == ["t::c", "100.0", "100.0", "100.0"]
     assert render_summary(rows, verbosity=-2, evaluations=1, reused=0) == [
         "1 configuration evaluated, 0 results reused"

@@ -13,6 +13,7 @@ use :meth:`JoinedCounter.count_joined`.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,9 +52,7 @@ class JoinedCounter:
                     self.delimiter, self._delimiter_id = special, rank
                     break
         if not self.delimiter:  # any one character absent from the text will do
-            self.delimiter = next(
-                c for c in map(chr, range(0xE000, 0xF900)) if c not in text
-            )
+            self.delimiter = _absent_character(text)
 
     def _count_each(self, pieces: Sequence[str]) -> list[int]:
         if isinstance(self._tokenizer, TiktokenTokenizer):
@@ -95,6 +94,19 @@ class JoinedCounter:
             return self._count_each(pieces)
         result: list[int] = counts.tolist()
         return result
+
+
+def _absent_character(text: str) -> str:
+    """A private-use character that ``text`` does not contain."""
+    private_use = itertools.chain(
+        range(0xE000, 0xF900), range(0xF0000, 0xFFFFE), range(0x100000, 0x10FFFE)
+    )
+    for code in private_use:
+        if chr(code) not in text:
+            return chr(code)
+    raise ValueError(
+        "the text contains every private-use character"
+    )  # pragma: no cover
 
 
 def piece_counter(tokenizer: Tokenizer, text: str) -> Counter:

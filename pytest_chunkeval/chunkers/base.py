@@ -150,7 +150,8 @@ def pieces_to_spans(text: str, pieces: Sequence[Any], *, chunker: str) -> IntArr
     Texts are located in order: each at or after the previous piece's start + 1, so
     overlapping pieces and repeated paragraphs resolve by position, never to the
     first occurrence in the document. Exact match first, then the stripped piece,
-    then a whitespace-insensitive match. Empty pieces are dropped. Span-like items
+    then a whitespace-insensitive match, then without the U+FFFD that a decoded token
+    window has where it cut a character. Blank pieces are dropped. Span-like items
     (``(start, end)``, ``.start/.end``, ``.start_index/.end_index``) are taken as is
     and sorted into document order.
     """
@@ -170,9 +171,15 @@ def pieces_to_spans(text: str, pieces: Sequence[Any], *, chunker: str) -> IntArr
                 "expected a str, a (start, end) pair, or an object with .start/.end "
                 "or .text"
             )
-        if not piece_text.strip():
-            continue  # nothing to retrieve in an empty or blank piece
+        if not piece_text.replace("\ufffd", " ").strip():
+            # nothing to locate or retrieve: blank, or only the halves of characters
+            # that a decoded token window cut
+            continue
         found = locate(text, piece_text, search_from)
+        if found is None and "\ufffd" in piece_text:
+            # a decoded token window cut inside a character ends in U+FFFD
+            trimmed = piece_text.strip("\ufffd")
+            found = locate(text, trimmed, search_from)
         if found is None:
             raise ChunkerError(
                 f"chunker {chunker!r}: piece #{i} {preview(piece_text)} was not found "

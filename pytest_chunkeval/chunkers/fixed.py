@@ -18,9 +18,8 @@ from ..tokenizers import (
     DEFAULT_ENCODING,
     TiktokenTokenizer,
     Tokenizer,
-    _token_byte_lengths,
-    bounds_from_byte_lengths,
     get_tokenizer,
+    token_byte_lengths,
 )
 from .base import spec_name
 
@@ -34,29 +33,6 @@ def window_starts(n_tokens: int, size: int, overlap: int) -> IntArray:
     # LangChain stops after the first window that reaches the last token.
     last = int(np.argmax(starts + size >= n_tokens))
     return starts[: last + 1]
-
-
-def _tiktoken_ids(tokenizer: TiktokenTokenizer, text: str) -> IntArray | None:
-    """Token ids as ``encode_ordinary`` gives them, without a Python list."""
-    try:
-        # with no special token allowed and none disallowed, this encodes exactly
-        # like encode_ordinary
-        ids = tokenizer.encoding.encode_to_numpy(
-            text, allowed_special=frozenset(), disallowed_special=()
-        )
-    except UnicodeEncodeError:  # lone surrogates: tiktoken's own path fixes them
-        return None
-    return np.asarray(ids, dtype=np.int64)
-
-
-def token_spans(tokenizer: Tokenizer, text: str) -> IntArray:
-    """``(n, 2)`` character range of every token of ``text``."""
-    if isinstance(tokenizer, TiktokenTokenizer):
-        ids = _tiktoken_ids(tokenizer, text)
-        if ids is not None:
-            lengths = _token_byte_lengths(tokenizer.encoding)[ids]
-            return bounds_from_byte_lengths(text, lengths)
-    return tokenizer.token_bounds(text)
 
 
 def _char_offsets(text: str, byte_starts: IntArray, byte_ends: IntArray) -> IntArray:
@@ -113,15 +89,11 @@ class FixedTokenChunker:
         starts = window_starts(n_tokens, self.chunk_size, self.chunk_overlap)
         return starts, np.minimum(starts + self.chunk_size, n_tokens) - 1
 
-    def _tiktoken_spans(
-        self, tokenizer: TiktokenTokenizer, text: str
-    ) -> IntArray | None:
+    def _tiktoken_spans(self, tokenizer: TiktokenTokenizer, text: str) -> IntArray:
         """Window spans from token byte lengths: only the windows' edges need
         character offsets."""
-        ids = _tiktoken_ids(tokenizer, text)
-        if ids is None:
-            return None
-        lengths = _token_byte_lengths(tokenizer.encoding)[ids]
+        ids = tokenizer.encode_array(text)
+        lengths = token_byte_lengths(tokenizer.encoding)[ids]
         byte_ends = np.cumsum(lengths)
         starts, lasts = self._windows(ids.shape[0])
         first_bytes = byte_ends[starts] - lengths[starts]
@@ -129,10 +101,9 @@ class FixedTokenChunker:
 
     def chunk_spans(self, text: str) -> IntArray:
         """Character ``[start, end)`` of each token window."""
-        spans = None
         if isinstance(self.tokenizer, TiktokenTokenizer):
             spans = self._tiktoken_spans(self.tokenizer, text)
-        if spans is None:  # any tokenizer: windows over its token spans
+        else:  # any tokenizer: windows over its token spans
             tokens = self.tokenizer.token_bounds(text)
             starts, lasts = self._windows(tokens.shape[0])
             spans = np.stack([tokens[starts, 0], tokens[lasts, 1]], axis=1)

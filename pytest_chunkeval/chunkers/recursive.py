@@ -96,10 +96,11 @@ def piece_lower_bound(text: str) -> int:
     return sum(classes.count(start) for start in _PIECE_STARTS)
 
 
-def _at_least_pieces(piece: str, n: int) -> bool:
-    """True if ``piece`` provably has at least ``n`` tokens."""
-    # Prose has a new piece every 4-6 characters: a prefix of 8n should hold n.
-    return piece_lower_bound(piece[: 8 * n]) >= n
+def _proven_too_long(text: str, start: int, end: int, size: int) -> bool:
+    """True if ``text[start:end]`` surely has ``size`` tokens or more."""
+    # Prose has a new pre-tokenizer piece every 4-6 characters: a prefix of
+    # 8 * size characters should hold the proof.
+    return piece_lower_bound(text[start : min(end, start + 8 * size)]) >= size
 
 
 class RecursiveTokenChunker:
@@ -194,8 +195,8 @@ class RecursiveTokenChunker:
                 if len(bounds) < 2:
                     continue
                 for k, part in enumerate(parts):
-                    if len(part) >= proof_length and _at_least_pieces(
-                        text[bounds[k] : bounds[k + 1]], size
+                    if len(part) >= proof_length and _proven_too_long(
+                        text, bounds[k], bounds[k + 1], size
                     ):
                         proven.append(n_pieces + k)
                         parts[k] = ""  # its count is not needed: do not encode it

@@ -16,7 +16,6 @@ import numpy as np
 from ..spans import IntArray, as_bounds
 from ..tokenizers import DEFAULT_ENCODING, Tokenizer, get_tokenizer
 from .base import spec_name
-from .fixed import token_spans
 
 # Ends of sentences and paragraph breaks. The look-behind makes a run of ".!?" a
 # single candidate, so a long run of dots costs linear time, not quadratic.
@@ -65,7 +64,7 @@ class SentenceChunker:
         sentences = sentence_spans(text)
         if sentences.shape[0] == 0:
             return np.zeros((0, 2), dtype=np.int64)
-        tokens = token_spans(self.tokenizer, text)
+        tokens = self.tokenizer.token_bounds(text)
         tok_starts = np.ascontiguousarray(tokens[:, 0])
         tok_ends = np.ascontiguousarray(tokens[:, 1])
         # tokens lo[i]..hi[i]-1 are those that intersect sentence i

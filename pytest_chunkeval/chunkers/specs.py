@@ -1,7 +1,9 @@
 """Spec strings for the built-in chunkers, and :func:`get_chunker`.
 
 ``fixed:SIZE[:OVERLAP]``, ``recursive:SIZE[:OVERLAP]`` and ``sentence:SIZE``, sizes
-in ``cl100k_base`` tokens, OVERLAP 0 when left out. Plugins and ``conftest.py`` files
+in ``cl100k_base`` tokens, OVERLAP 0 when left out; the semantic chunkers
+(``cluster:MAX``, ``kamradt``, ``kamradt-modified:SIZE``, ``llm:MODEL``) come from
+``semantic_specs.py``. Plugins and ``conftest.py`` files
 add more names to :data:`CHUNKERS` (see ``hookspecs.py``).
 """
 
@@ -13,6 +15,7 @@ from ..registry import Registry
 from .base import Chunker, as_chunker
 from .fixed import FixedTokenChunker
 from .recursive import RecursiveTokenChunker
+from .semantic_specs import register_semantic
 from .sentence import SentenceChunker
 
 CHUNKERS: Registry[Chunker] = Registry("chunker")
@@ -57,6 +60,7 @@ def _sentence(rest: str) -> Chunker:
 CHUNKERS.register("fixed", _fixed, "fixed:SIZE[:OVERLAP]")
 CHUNKERS.register("recursive", _recursive, "recursive:SIZE[:OVERLAP]")
 CHUNKERS.register("sentence", _sentence, "sentence:SIZE")
+register_semantic(CHUNKERS)
 
 
 def get_chunker(spec: str | Chunker | Any) -> Chunker:

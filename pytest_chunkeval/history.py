@@ -1,0 +1,242 @@
+"""The history file: one JSON line per evaluated configuration per run.
+
+Each record (``chunkeval_history`` schema 1)::
+
+    {"chunkeval_history": 1, "timestamp": "2025-05-01T12:00:00+00:00",
+     "git": {"commit": "3f2a…", "branch": "main", "dirty": false},
+     "test": "tests/test_rag.py::test_chunker[recursive:200:0]",
+     "label": "recursive:200:0", "configuration": "recursive:200:0 k=5 token …",
+     "config": {...}, "corpus_hash": "…", "queries_hash": "…", "n": 472,
+     "metrics": {"recall": {"mean": 0.8123, "std": 0.3011}, …},
+     "groups": {"chatlogs.md": {"recall": 0.79, …}, …},
+     "chunks": {"count": 2386, "mean_units": 137.35}}
+
+Appending is safe when several processes (xdist workers, parallel CI jobs) append
+at once: the file is opened with ``O_APPEND`` and each call writes its whole block
+of lines with one ``os.write`` under an exclusive ``flock`` where available, so lines
+never interleave. (An atomic rename would be wrong here: two writers would each
+replace the file and one run's records would be lost.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import subprocess
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .results import EvalResult
+
+HISTORY_SCHEMA = 1
+VERSION_KEY = "chunkeval_history"
+GIT_TIMEOUT_SECONDS = 3.0
+# CI systems check out a detached HEAD; their variables still name the branch.
+BRANCH_ENV = ("GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME")
+_DECIMALS = 6
+
+
+class HistoryError(ValueError):
+    """A history file cannot be read; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class GitInfo:
+    """Where the code under test came from; fields are ``None`` outside git."""
+
+    commit: str | None = None
+    branch: str | None = None
+    dirty: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commit": self.commit, "branch": self.branch, "dirty": self.dirty}
+
+
+def git_info(
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    timeout: float = GIT_TIMEOUT_SECONDS,
+    environ: Mapping[str, str] | None = None,
+) -> GitInfo:
+    """Commit, branch and dirty flag of the work tree at ``cwd``, from one
+    ``git status --porcelain=v2 --branch`` call. Without git, outside a
+    repository, or when git hangs: the fields it could not learn are ``None``.
+    Tracked changes make a tree dirty; untracked files do not."""
+    env = os.environ if environ is None else environ
+    try:
+        proc = subprocess.run(
+            ["git", "status", "--porcelain=v2", "--branch", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env={**env, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return GitInfo(branch=_env_branch(env))
+    if proc.returncode != 0:
+        return GitInfo(branch=_env_branch(env))
+    commit = branch = None
+    dirty = False
+    for line in proc.stdout.splitlines():
+        if line.startswith("# branch.oid "):
+            value = line.removeprefix("# branch.oid ").strip()
+            commit = None if value == "(initial)" else value
+        elif line.startswith("# branch.head "):
+            value = line.removeprefix("# branch.head ").strip()
+            branch = None if value == "(detached)" else value
+        elif line and not line.startswith("#"):
+            dirty = True
+    return GitInfo(commit, branch or _env_branch(env), dirty)
+
+
+def _env_branch(env: Mapping[str, str]) -> str | None:
+    for name in BRANCH_ENV:
+        if env.get(name):
+            return env[name]
+    return None
+
+
+def _round(value: float | None) -> float | None:
+    if value is None or math.isnan(value):
+        return None
+    return round(float(value), _DECIMALS)
+
+
+def history_record(
+    result: EvalResult,
+    *,
+    test: str | None = None,
+    git: GitInfo | None = None,
+    timestamp: datetime | None = None,
+) -> dict[str, Any]:
+    """The history record of one result (see the module docstring)."""
+    when = timestamp or datetime.now(timezone.utc)
+    return {
+        VERSION_KEY: HISTORY_SCHEMA,
+        "timestamp": when.isoformat(timespec="seconds"),
+        "git": (git or GitInfo()).to_json(),
+        "test": test,
+        "label": result.label,
+        "configuration": result.describe(),
+        "config": dict(result.config),
+        "corpus_hash": result.corpus_hash,
+        "queries_hash": result.queries_hash,
+        "n": max((s.n for s in result.metrics.values()), default=0),
+        "metrics": {
+            m: {"mean": _round(s.mean), "std": _round(s.std)}
+            for m, s in result.metrics.items()
+        },
+        "groups": {
+            g: {m: _round(s.mean) for m, s in stats.items()}
+            for g, stats in result.groups.items()
+        },
+        "chunks": {
+            k: _round(float(v)) for k, v in result.chunks.items() if k != "mean_chars"
+        },
+    }
+
+
+@contextlib.contextmanager
+def _locked(fd: int) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # Windows: O_APPEND alone keeps one write together
+        yield
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def append_lines(path: str | os.PathLike[str], text: str) -> None:
+    """Append ``text`` (whole lines) to ``path`` in one locked ``O_APPEND`` write,
+    so concurrent appenders never interleave. Creates the file and its folder."""
+    if not text:
+        return
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode("utf-8")
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        with _locked(fd):
+            view = memoryview(data)
+            while view:  # a regular file takes it all at once; loop for safety
+                written = os.write(fd, view)
+                view = view[written:]
+    finally:
+        os.close(fd)
+
+
+def append_history(
+    path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]
+) -> int:
+    """Append records (one JSON line each, sorted keys); returns how many."""
+    lines = [
+        json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        for r in records
+    ]
+    append_lines(path, "".join(line + "\n" for line in lines))
+    return len(lines)
+
+
+def read_history(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """All records of a history file, in file order.
+
+    Blank lines are skipped, and so is a last line cut short by a crash (no final
+    newline, invalid JSON). Any other bad line is a :class:`HistoryError` naming
+    the file and line.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise HistoryError(f"history file {path} does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise HistoryError(f"history file {path} is not UTF-8 ({exc.reason})") from None
+    lines = text.split("\n")
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number == len(lines):  # torn final line: the writer was killed
+                continue
+            raise HistoryError(
+                f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})"
+            ) from None
+        if not isinstance(record, dict) or record.get(VERSION_KEY) != HISTORY_SCHEMA:
+            found = record.get(VERSION_KEY) if isinstance(record, dict) else None
+            raise HistoryError(
+                f"{path}:{number}: not a chunkeval history record of schema "
+                f"{HISTORY_SCHEMA} (found {VERSION_KEY}={found!r})"
+            )
+        records.append(record)
+    return records
+
+
+def commits(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Commit keys in order of first appearance (``working tree`` when unknown)."""
+    seen: dict[str, None] = {}
+    for r in records:
+        seen.setdefault(commit_key(r), None)
+    return list(seen)
+
+
+def commit_key(record: Mapping[str, Any]) -> str:
+    """A short label of the record's commit: ``3f2a9c1``, ``3f2a9c1+`` when dirty."""
+    git = record.get("git") or {}
+    commit = git.get("commit")
+    label = str(commit)[:7] if commit else "no-git"
+    return label + ("+" if git.get("dirty") else "")

@@ -1,0 +1,471 @@
+"""Baseline files: paths, format, errors, and a session store's whole lifecycle."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.fake_results import make_result, spread
+
+from pytest_chunkeval.baseline import (
+    BASELINE_SCHEMA,
+    Baseline,
+    BaselineCorrupt,
+    BaselineLayout,
+    BaselineMismatch,
+    BaselineMissing,
+    BaselineRegression,
+    BaselineStore,
+    NodeRef,
+    baseline_path,
+    sanitize_name,
+)
+from pytest_chunkeval.gate import GateSettings
+
+NODE = "tests/test_rag.py::test_chunker[recursive:200:0]"
+
+# ------------------------------------------------------------------ paths
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("test_chunker[recursive:200:0]", "test_chunker[recursive_200_0]"),
+        ("TestA::test_b[x]", "TestA.test_b[x]"),
+        ("test_x[a/b\\c]", "test_x[a_b_c]"),
+        ('test_x[<">|?*]', "test_x[______]"),
+        ("test_x[k=5-0.5]", "test_x[k=5-0.5]"),
+        ("test_x[héllo wörld]", "test_x[héllo_wörld]"),
+        ("CON", "_CON"),
+        ("...", "_"),
+    ],
+)
+def test_sanitize_name_is_readable_and_portable(name: str, expected: str) -> None:
+    assert sanitize_name(name) == expected
+
+
+def test_sanitize_long_names_stay_unique_and_short() -> None:
+    a = sanitize_name("test_x[" + "a" * 300 + "1]")
+    b = sanitize_name("test_x[" + "a" * 300 + "2]")
+    assert a != b
+    assert len(a.encode()) <= 150
+    assert a.startswith("test_x[aaa")
+
+
+def test_default_path_is_next_to_the_test_module(tmp_path: Path) -> None:
+    test_file = tmp_path / "tests" / "test_rag.py"
+    path = baseline_path(test_file, NODE)
+    assert path == (
+        tmp_path
+        / "tests"
+        / "__chunkeval__"
+        / "test_rag"
+        / "test_chunker[recursive_200_0].json"
+    )
+    assert baseline_path(test_file, "test_chunker[recursive:200:0]") == path
+    named = baseline_path(test_file, NODE, name="finance")
+    assert named.name == "test_chunker[recursive_200_0].finance.json"
+
+
+def test_directory_override_keeps_same_named_modules_apart(tmp_path: Path) -> None:
+    a = baseline_path(
+        tmp_path / "tests" / "a" / "test_x.py",
+        "test_y",
+        directory="baselines",
+        rootdir=tmp_path,
+    )
+    b = baseline_path(
+        tmp_path / "tests" / "b" / "test_x.py",
+        "test_y",
+        directory="baselines",
+        rootdir=tmp_path,
+    )
+    assert a == tmp_path / "baselines" / "tests" / "a" / "test_x" / "test_y.json"
+    assert a != b
+    layout = BaselineLayout(Path("baselines"), tmp_path)
+    assert layout.test_file_of(a.parent) == tmp_path / "tests" / "a" / "test_x.py"
+
+
+def test_node_ref_from_a_node_id(tmp_path: Path) -> None:
+    ref = NodeRef.from_nodeid(NODE, tmp_path)
+    assert ref.path == tmp_path / "tests" / "test_rag.py"
+    assert ref.name == "test_chunker[recursive:200:0]"
+
+
+# ------------------------------------------------------------------ format
+
+
+def test_file_layout_is_sorted_rounded_and_one_query_per_line() -> None:
+    result = make_result([1 / 3, 1.0, 0.0], precision_omega=[None, 0.5, 0.5])
+    text = Baseline.from_result(result, NODE).to_text()
+    data = json.loads(text)
+    assert data["chunkeval_baseline"] == BASELINE_SCHEMA
+    assert data["test"] == "test_chunker[recursive:200:0]"
+    assert "queries" not in data["config"]  # a path: not part of the identity
+    assert data["config"]["chunker"] == "recursive:200:0"
+    assert list(data) == sorted(data)
+    lines = text.splitlines()
+    query_lines = [line for line in lines if line.startswith('  "q00')]
+    assert len(query_lines) == 3
+    assert query_lines[0] == (
+        '  "q000": {"f1": 0.0645, "iou": 0.0333, "precision": 0.0333, '
+        '"precision_omega": null, "recall": 0.3333},'
+    )
+    assert data["metrics"]["recall"]["mean"] == round((1 / 3 + 1) / 3, 6)
+    assert "-0.0" not in text
+    assert set(data["groups"]) == {"a.md", "b.md"}
+    assert Baseline.from_json(data, "x").to_text() == text
+
+
+def test_identical_results_give_identical_files() -> None:
+    values = spread(50)
+    a = Baseline.from_result(make_result(values), NODE).to_text()
+    b = Baseline.from_result(make_result(list(values)), NODE).to_text()
+    assert a == b
+
+
+def test_duplicate_query_ids_cannot_be_paired() -> None:
+    with pytest.raises(ValueError, match="not unique"):
+        Baseline.from_result(make_result([1.0, 0.0], ids=["q", "q"]), NODE)
+
+
+def test_bundled_benchmark_baseline_is_under_100_kb(tmp_path: Path) -> None:
+    from pytest_chunkeval.benchmarks import load_benchmark
+    from pytest_chunkeval.evaluate import evaluate
+    from pytest_chunkeval.hashing import HashingEmbedder
+
+    corpus, queries = load_benchmark("general")
+    result = evaluate(
+        "recursive:200:0",
+        corpus,
+        queries,
+        embedder=HashingEmbedder(),
+        store="exact",
+        cache=tmp_path / "cache",
+        progress=False,
+    )
+    text = Baseline.from_result(result, NODE).to_text()
+    assert len(result.queries) == 472
+    assert len(text.encode("utf-8")) < 100_000
+    assert len(text.splitlines()) < 472 + 60  # one line per query plus the header
+
+
+# ------------------------------------------------------------------ errors
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "b.json"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"chunkeval_baseline": 1,\n "test": ', "invalid JSON at line 2"),
+        ('{"chunkeval_baseline": 2}', "schema version 2"),
+        ('{"recall": 0.5}', "no 'chunkeval_baseline' version key"),
+        ("[1, 2]", "expected a JSON object"),
+    ],
+)
+def test_unreadable_files_are_errors_naming_the_file(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(BaselineCorrupt, match=message) as info:
+        Baseline.load(path)
+    assert str(path) in str(info.value)
+
+
+def test_malformed_values_are_corrupt(tmp_path: Path) -> None:
+    data = Baseline.from_result(make_result([1.0, 0.0]), NODE).to_json()
+    data["queries"]["q000"]["recall"] = "high"
+    with pytest.raises(BaselineCorrupt, match="malformed"):
+        Baseline.load(_write(tmp_path, json.dumps(data)))
+    del data["queries"]
+    with pytest.raises(BaselineCorrupt, match="'queries' is missing"):
+        Baseline.load(_write(tmp_path, json.dumps(data)))
+
+
+def test_non_utf8_file_is_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "b.json"
+    path.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(BaselineCorrupt, match="not UTF-8"):
+        Baseline.load(path)
+
+
+# ------------------------------------------------------------------ store
+
+
+@pytest.fixture
+def test_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tests" / "test_rag.py"
+    path.parent.mkdir()
+    path.write_text("def test_chunker(): pass\n")
+    return path
+
+
+def _ref(test_file: Path, nodeid: str = NODE) -> NodeRef:
+    return NodeRef(nodeid, test_file)
+
+
+def _store(tmp_path: Path, update: bool = False, **kw: object) -> BaselineStore:
+    return BaselineStore(
+        update=update,
+        layout=BaselineLayout(rootdir=tmp_path),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_lifecycle_create_pass_regress_improve_update_pass(
+    tmp_path: Path, test_file: Path
+) -> None:
+    ref = _ref(test_file)
+    values = spread(200)
+    original = make_result(values)
+
+    with pytest.raises(BaselineMissing) as missing:
+        _store(tmp_path).check(original, ref)
+    assert "pytest --chunkeval-update 'tests/test_rag.py::test_chunker" in str(
+        missing.value
+    )
+    path = missing.value.path
+    assert path is not None
+    assert not path.exists()  # never created without update mode
+
+    created = _store(tmp_path, update=True).check(original, ref)
+    assert created.status == "created"
+    assert path.is_file()
+    again = _store(tmp_path, update=True).check(original, ref)
+    assert again.status == "unchanged"
+
+    assert _store(tmp_path).check(original, ref).status == "passed"
+
+    worse = make_result([max(v - 0.5, 0) for v in values])
+    with pytest.raises(BaselineRegression) as regression:
+        _store(tmp_path).check(worse, ref)
+    text = str(regression.value)
+    assert "recall got worse: mean delta" in text
+    assert "queries whose recall got worse the most" in text
+    assert text.endswith(
+        "pytest --chunkeval-update 'tests/test_rag.py::test_chunker[recursive:200:0]'"
+    )
+
+    better = make_result([min(v + 0.25, 1) for v in values])
+    store = _store(tmp_path)
+    improved = store.check(better, ref)
+    assert improved.status == "improved"
+    assert "recall improved" in improved.message
+    assert "--chunkeval-update" in improved.message
+    assert any("recall improved" in line for line in store.summary_lines())
+
+    before_text = path.read_text()
+    updated = _store(tmp_path, update=True).check(better, ref)
+    assert updated.status == "updated"
+    assert "recall" in updated.message
+    assert "->" in updated.message
+    assert path.read_text() != before_text
+    assert _store(tmp_path).check(better, ref).status == "passed"
+
+
+def test_configuration_drift_says_what_changed(tmp_path: Path, test_file: Path) -> None:
+    ref = _ref(test_file)
+    values = spread(30)
+    _store(tmp_path, update=True).check(make_result(values), ref)
+    drifted = make_result(
+        values,
+        config={"chunker": "recursive:250:0", "queries": "/elsewhere/q.jsonl"},
+        corpus_hash="d" * 64,
+    )
+    with pytest.raises(BaselineMismatch) as info:
+        _store(tmp_path).check(drifted, ref)
+    text = str(info.value)
+    assert "chunker: recursive:200:0 -> recursive:250:0" in text
+    assert "corpus hash changed (document set or text edited)" in text
+    assert "queries:" not in text  # the query file's path is not drift
+    assert "not a metric regression" in text
+    assert "got worse" not in text
+    assert text.endswith(f"pytest --chunkeval-update '{NODE}'")
+
+
+def test_query_set_drift_lists_added_and_removed_ids(
+    tmp_path: Path, test_file: Path
+) -> None:
+    ref = _ref(test_file)
+    _store(tmp_path, update=True).check(make_result([1.0, 0.5, 0.0]), ref)
+    changed = make_result(
+        [1.0, 0.5, 0.0], ids=["q000", "q001", "new"], queries_hash="z" * 64
+    )
+    with pytest.raises(BaselineMismatch, match=r"1 added \(new\); 1 removed \(q002\)"):
+        _store(tmp_path).check(changed, ref)
+    edited = make_result([1.0, 0.5, 0.0], queries_hash="z" * 64)
+    with pytest.raises(BaselineMismatch, match="questions or excerpts edited"):
+        _store(tmp_path).check(edited, ref)
+
+
+def test_k_change_is_drift_not_a_regression(tmp_path: Path, test_file: Path) -> None:
+    ref = _ref(test_file)
+    _store(tmp_path, update=True).check(make_result([1.0, 0.5]), ref)
+    with pytest.raises(BaselineMismatch, match="k: 5 -> 3"):
+        _store(tmp_path).check(make_result([0.0, 0.0], config={"k": 3}), ref)
+
+
+def test_corrupt_file_is_never_overwritten_without_update(
+    tmp_path: Path, test_file: Path
+) -> None:
+    ref = _ref(test_file)
+    path = BaselineLayout(rootdir=tmp_path).path(test_file, NODE)
+    path.parent.mkdir(parents=True)
+    path.write_text("{ not json")
+    with pytest.raises(BaselineCorrupt) as info:
+        _store(tmp_path).check(make_result([1.0]), ref)
+    assert "tests/__chunkeval__/test_rag/test_chunker[recursive_200_0].json" in str(
+        info.value
+    )
+    assert "left untouched" in str(info.value)
+    assert path.read_text() == "{ not json"
+    outcome = _store(tmp_path, update=True).check(make_result([1.0]), ref)
+    assert outcome.status == "updated"
+    assert "unreadable" in outcome.message
+    assert json.loads(path.read_text())["test"] == "test_chunker[recursive:200:0]"
+
+
+def test_a_file_of_another_test_is_refused(tmp_path: Path, test_file: Path) -> None:
+    ref = _ref(test_file)
+    _store(tmp_path, update=True).check(make_result([1.0]), ref)
+    path = BaselineLayout(rootdir=tmp_path).path(test_file, NODE)
+    other = _ref(test_file, "tests/test_rag.py::test_chunker[recursive_200_0]")
+    assert BaselineLayout(rootdir=tmp_path).path(test_file, other.nodeid) == path
+    with pytest.raises(BaselineMismatch, match="belongs to test"):
+        _store(tmp_path).check(make_result([1.0]), other)
+
+
+def test_call_overrides_the_session_tolerance(tmp_path: Path, test_file: Path) -> None:
+    ref = _ref(test_file)
+    _store(tmp_path, update=True).check(make_result([0.8] * 50), ref)
+    worse = make_result([0.79] * 50)
+    with pytest.raises(BaselineRegression):
+        _store(tmp_path).check(worse, ref)
+    outcome = _store(tmp_path).check(
+        worse, ref, tolerance="recall:-2%, precision:off, iou:off"
+    )
+    assert outcome.status == "passed"
+    strict = _store(tmp_path, gate=GateSettings(mode="mean"))
+    with pytest.raises(BaselineRegression, match="mode 'mean'"):
+        strict.check(worse, ref)
+
+
+def test_several_baselines_in_one_test_are_numbered(
+    tmp_path: Path, test_file: Path
+) -> None:
+    ref = _ref(test_file)
+    store = _store(tmp_path, update=True)
+    first = store.check(make_result([1.0]), ref)
+    second = store.check(make_result([0.5]), ref)
+    named = store.check(make_result([0.5]), ref, name="finance")
+    assert first.path.endswith("test_chunker[recursive_200_0].json")
+    assert second.path.endswith("test_chunker[recursive_200_0].2.json")
+    assert named.path.endswith("test_chunker[recursive_200_0].finance.json")
+    store.begin(NODE)  # a rerun of the test starts again at the first file
+    assert store.check(make_result([1.0]), ref).status == "unchanged"
+
+
+# ------------------------------------------------------------------ unused
+
+
+def _make_suite(tmp_path: Path) -> tuple[BaselineLayout, dict[str, Path]]:
+    tests = tmp_path / "tests"
+    tests.mkdir(exist_ok=True)
+    for module in ("test_a", "test_b"):
+        (tests / f"{module}.py").write_text("")
+    layout = BaselineLayout(rootdir=tmp_path)
+    files = {
+        "a_used": layout.path(tests / "test_a.py", "test_one"),
+        "a_param_gone": layout.path(tests / "test_a.py", "test_one[old]"),
+        "a_failed": layout.path(tests / "test_a.py", "test_two"),
+        "a_named_failed": layout.path(tests / "test_a.py", "test_two", "x"),
+        "a_passed_unused": layout.path(tests / "test_a.py", "test_three"),
+        "b_not_collected": layout.path(tests / "test_b.py", "test_one"),
+        "gone_module": layout.path(tests / "test_gone.py", "test_one"),
+    }
+    for path in files.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    return layout, files
+
+
+def test_unused_baselines(tmp_path: Path) -> None:
+    layout, files = _make_suite(tmp_path)
+    store = BaselineStore(layout=layout)
+    store.touched.add(files["a_used"])
+    collected = [
+        NodeRef.from_nodeid(f"tests/test_a.py::{name}", tmp_path)
+        for name in ("test_one", "test_two", "test_three")
+    ]
+    passed = ["tests/test_a.py::test_one", "tests/test_a.py::test_three"]
+    unused = store.unused(collected, passed)
+    assert sorted(unused) == sorted(
+        [files["a_param_gone"], files["a_passed_unused"], files["gone_module"]]
+    )
+    lines = store.summary_lines(unused)
+    assert lines[1].startswith("3 unused baseline(s)")
+    assert "tests/__chunkeval__/test_gone/test_one.json" in "\n".join(lines)
+
+
+def test_unused_is_computed_from_worker_payloads(tmp_path: Path) -> None:
+    layout, files = _make_suite(tmp_path)
+    worker = BaselineStore(layout=layout)
+    worker.touched.add(files["a_used"])
+    controller = BaselineStore(layout=layout)
+    controller.merge_payload(json.loads(json.dumps(worker.worker_payload())))
+    collected = [NodeRef.from_nodeid("tests/test_a.py::test_one", tmp_path)]
+    unused = controller.unused(collected, ["tests/test_a.py::test_one"])
+    assert files["a_used"] not in unused
+    assert files["a_param_gone"] in unused
+
+
+def test_remove_deletes_files_and_empty_directories(tmp_path: Path) -> None:
+    layout, files = _make_suite(tmp_path)
+    store = BaselineStore(layout=layout, update=True)
+    removed = store.remove([files["gone_module"], tmp_path / "absent.json"])
+    assert removed == [files["gone_module"]]
+    assert not files["gone_module"].parent.exists()
+    assert files["a_used"].exists()
+    assert "removed 1 unused baseline(s):" in store.summary_lines()
+
+
+def test_outcomes_survive_the_worker_payload(tmp_path: Path, test_file: Path) -> None:
+    worker = _store(tmp_path, update=True)
+    worker.check(make_result([1.0]), _ref(test_file))
+    controller = _store(tmp_path)
+    controller.merge_payload(worker.worker_payload())
+    assert [o.status for o in controller.outcomes] == ["created"]
+    assert controller.summary_lines()[0] == "baselines: 1 created"
+    assert not controller.failed()
+    with pytest.raises(BaselineMissing):
+        controller.check(make_result([1.0]), _ref(test_file, "t.py::test_new"))
+    assert controller.failed()
+
+
+def test_nan_means_round_trip() -> None:
+    result = make_result([1.0], precision_omega=[None])
+    baseline = Baseline.from_result(result, NODE)
+    loaded = Baseline.from_json(json.loads(baseline.to_text()), "x")
+    assert math.isnan(loaded.metrics["precision_omega"].mean)
+    assert loaded.queries["q000"]["precision_omega"] is None
+
+
+def test_core_modules_do_not_import_pytest() -> None:
+    code = (
+        "import sys\n"
+        "import pytest_chunkeval.baseline, pytest_chunkeval.gate\n"
+        "import pytest_chunkeval.history, pytest_chunkeval.reports\n"
+        "import pytest_chunkeval.cli_report\n"
+        "assert 'pytest' not in sys.modules, 'pytest imported'\n"
+        "assert '_pytest' not in sys.modules, '_pytest imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
