@@ -190,7 +190,7 @@ def power(runner: Runner, sigma: float, reps: int, fractions: Sequence[float]) -
         f"power (noise sigma={sigma} on both sides too; {reps} runs per row; "
         "'caught' = the default gate fails):"
     )
-    print(f"  {'real drop':<34} {'recall drop':>12} {'caught':>16}")
+    print(f"  {'real drop':<44} {'recall drop':>12} {'caught':>16}")
     rows: list[tuple[str, Any]] = [(f"k 5 -> {k}", k) for k in (4, 3)]
     rows += [
         (f"relevant chunks removed, {100 * f:g}% of queries", f) for f in fractions
@@ -207,12 +207,12 @@ def power(runner: Runner, sigma: float, reps: int, fractions: Sequence[float]) -
             report = compare(Baseline.from_result(before, "bench"), after, settings)
             caught += not report.passed
             drops.append(before.mean("recall") - after.mean("recall"))
-        print(f"  {label:<34} {100 * np.mean(drops):9.2f} pt {_rate(caught, reps):>16}")
+        print(f"  {label:<44} {100 * np.mean(drops):9.2f} pt {_rate(caught, reps):>16}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--pairs", type=int, default=200)
+    parser.add_argument("--pairs", type=int, default=300)
     parser.add_argument("--reps", type=int, default=40)
     parser.add_argument("--quick", action="store_true", help="20 pairs, 10 reps")
     args = parser.parse_args()

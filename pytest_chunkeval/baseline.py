@@ -31,7 +31,7 @@ Keys are sorted at every level and each inner object sits on one line: a query
 whose numbers moved is one changed line in review. Per-query values keep 4
 decimals (0.01 points: far below any tolerance worth setting, and coarse enough
 that float noise of another BLAS does not churn the file); means and stds keep 6.
-The bundled benchmark's 472 queries make a file of about 65 KB.
+The bundled benchmark's 472 queries make a file of about 55 KB.
 
 Problems are :class:`BaselineError` (an ``AssertionError``: the test calling the
 check fails) whose message names the file and ends with the command that fixes it.
@@ -61,9 +61,9 @@ from .gate import (
     format_failure,
     format_improvement,
 )
-from .metrics import METRICS, MetricStats
 
 if TYPE_CHECKING:
+    from .metrics import MetricStats
     from .results import EvalResult
 
 BASELINE_SCHEMA = 1
@@ -255,6 +255,22 @@ def _abs(path: Path) -> Path:
     return Path(os.path.abspath(path))
 
 
+def baselines_exist(
+    nodeids: Iterable[str],
+    rootdir: str | os.PathLike[str],
+    directory: str | os.PathLike[str] | None = None,
+) -> bool:
+    """True when baseline files exist where the test files of ``nodeids`` keep
+    theirs: a session in which no test checked a baseline must still look for
+    unused ones then (one directory scan per baseline root)."""
+    layout = BaselineLayout(
+        None if directory is None else Path(directory), Path(rootdir)
+    )
+    files = {n.partition("::")[0] for n in nodeids}
+    roots = {layout.scan_root(Path(rootdir, f)) for f in files}
+    return any(layout.files_under(root) for root in roots)
+
+
 def baseline_path(
     test_file: str | os.PathLike[str],
     test: str,
@@ -300,6 +316,8 @@ class Baseline:
     @classmethod
     def from_result(cls, result: EvalResult, test: str) -> Baseline:
         """What to store for ``result``, rounded as written."""
+        from .metrics import METRICS, MetricStats
+
         ids = [q.id for q in result.queries]
         if len(set(ids)) != len(ids):
             dup = sorted({i for i in ids if ids.count(i) > 1})
@@ -362,6 +380,8 @@ class Baseline:
     @classmethod
     def from_json(cls, data: Any, where: str) -> Baseline:
         """Validate and load; :class:`BaselineCorrupt` says what is wrong."""
+        from .metrics import MetricStats
+
         if not isinstance(data, dict):
             raise _corrupt(
                 where, f"expected a JSON object, found {type(data).__name__}"
@@ -572,6 +592,8 @@ class BaselineStore:
         self.touched: set[Path] = set()
         self.outcomes: list[CheckOutcome] = []
         self.removed: list[Path] = []
+        self.collected: set[str] = set()
+        self.passed: set[str] = set()
         self._counts: dict[str, int] = {}
 
     # -- one test ---------------------------------------------------------------
@@ -712,17 +734,34 @@ class BaselineStore:
 
     # -- session end ------------------------------------------------------------
 
-    def unused(self, collected: Iterable[NodeRef], passed: Iterable[str]) -> list[Path]:
+    def note_collected(self, nodeids: Iterable[str]) -> None:
+        """Record collected tests (deselected ones included) for :meth:`unused`."""
+        self.collected.update(nodeids)
+
+    def note_passed(self, nodeid: str) -> None:
+        """Record a test that passed, for :meth:`unused`."""
+        self.passed.add(nodeid)
+
+    def unused(
+        self,
+        collected: Iterable[NodeRef] | None = None,
+        passed: Iterable[str] | None = None,
+    ) -> list[Path]:
         """Baseline files no test used, among the modules this session collected.
 
         ``collected``: every collected test, deselected ones included; ``passed``:
-        node ids of the tests that passed. Files of a test that did not pass (failed,
-        skipped, deselected, not reached) are never reported: the test may still use
-        them. Files of a test module that no longer exists are reported; modules not
+        node ids of the tests that passed (default: what :meth:`note_collected` and
+        :meth:`note_passed` recorded, merged from workers; node ids resolve against
+        the layout's rootdir). Files of a test that did not pass (failed, skipped,
+        deselected, not reached) are never reported: the test may still use them.
+        Files of a test module that no longer exists are reported; modules not
         collected in this session (``pytest tests/test_a.py``) are left alone.
         """
+        if collected is None:
+            root = self.layout.rootdir or Path.cwd()
+            collected = [NodeRef.from_nodeid(n, root) for n in sorted(self.collected)]
         collected = list(collected)
-        passed_ids = set(passed)
+        passed_ids = set(self.passed if passed is None else passed)
         modules: dict[Path, list[NodeRef]] = {}
         for ref in collected:
             modules.setdefault(_abs(ref.path), []).append(ref)
@@ -763,11 +802,15 @@ class BaselineStore:
         return {
             "touched": sorted(str(p) for p in self.touched),
             "outcomes": [o.to_json() for o in self.outcomes],
+            "collected": sorted(self.collected),
+            "passed": sorted(self.passed),
         }
 
     def merge_payload(self, payload: Mapping[str, Any]) -> None:
         """Add a worker's bookkeeping to this (controller) store."""
         self.touched.update(Path(p) for p in payload.get("touched", []))
+        self.collected.update(payload.get("collected", []))
+        self.passed.update(payload.get("passed", []))
         self.outcomes += [
             CheckOutcome.from_json(o) for o in payload.get("outcomes", [])
         ]

@@ -95,18 +95,30 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_cache(args: argparse.Namespace) -> int:
     from .cache import EmbeddingCache, default_cache_dir
+    from .search_cache import SearchCache
 
     cache = EmbeddingCache(args.cache_dir or default_cache_dir())
+    searches = SearchCache(cache.directory)
     if args.action == "clear":
         removed = cache.clear(args.identity)
-        print(f"removed {removed} cache entries from {cache.directory}")
+        # retrieval results depend on the vectors: they go with them
+        dropped = searches.clear()
+        print(
+            f"removed {removed} cache entries and {dropped} stored search results "
+            f"from {cache.directory}"
+        )
         return 0
     info = cache.info()
     print(f"embedding cache at {cache.directory}")
     if not info:
         print("  (empty)")
+    print(f"  stored search results: {len(searches.entries())}")
     for identity, entry in sorted(info.items()):
-        print(f"  {identity}: {entry}")
+        corrupt = f", {entry['corrupt']} corrupt set aside" if entry["corrupt"] else ""
+        print(
+            f"  {identity}: {entry['entries']} vectors (dim {entry['dimension']}), "
+            f"{entry['bytes'] / 1e6:.1f} MB in {entry['files']} file(s){corrupt}"
+        )
     return 0
 
 
@@ -153,9 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extra_commands() -> list[Callable[[Any], None]]:
     """Subcommands defined in their own modules (generate, filter, report)."""
-    from . import cli_generate
+    from . import cli_generate, cli_report
 
-    return [cli_generate.register]
+    return [cli_generate.register, cli_report.register]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -60,6 +60,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .hashing import hashing_from_spec
+from .openai_api import LazyClient
 from .registry import Registry
 
 FloatArray = npt.NDArray[np.float32]
@@ -367,10 +368,15 @@ class OpenAIEmbedder:
         self.max_batch = max_batch
         self.max_request_tokens = max_request_tokens
         self.max_input_tokens = max_input_tokens
-        self._base_url = base_url
-        self._api_key = api_key
-        self._client = client
-        self._client_for: str | None = None
+        self._connection = LazyClient(
+            who=f"openai:{model}",
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=max_retries,
+            timeout=timeout,
+            error=EmbedderUnavailable,
+            client=client,
+        )
         self._dimension: int | None = dimensions or OPENAI_KNOWN_DIMENSIONS.get(model)
         self.identity = identity or (
             f"openai:{model}" + (f":d{self._dimension}" if self._dimension else "")
@@ -379,42 +385,7 @@ class OpenAIEmbedder:
     @property
     def base_url(self) -> str:
         """The API root requests go to (``OPENAI_BASE_URL`` when not given)."""
-        return (
-            self._base_url
-            or os.environ.get("OPENAI_BASE_URL")
-            or "https://api.openai.com/v1"
-        )
-
-    def _get_client(self) -> Any:
-        if self._client is not None and self._client_for is None:
-            return self._client  # given by the caller
-        api_key = self._api_key or os.environ.get("OPENAI_API_KEY")
-        if not api_key:
-            raise EmbedderUnavailable(
-                f"openai:{self.model} needs an API key: set the OPENAI_API_KEY "
-                "environment variable (and OPENAI_BASE_URL for an OpenAI-compatible "
-                "server)"
-            )
-        # Rebuilt when the key or URL in the environment changes; only a digest of
-        # the key is kept here.
-        settings = hashlib.sha256(f"{api_key}\0{self.base_url}".encode()).hexdigest()
-        if self._client is not None and self._client_for == settings:
-            return self._client
-        try:
-            import openai
-        except ImportError as exc:
-            raise EmbedderUnavailable(
-                "openai: embedders need the openai package: "
-                "pip install 'pytest-chunkeval[openai]'"
-            ) from exc
-        self._client = openai.OpenAI(
-            api_key=api_key,
-            base_url=self.base_url,
-            max_retries=self.max_retries,
-            timeout=self.timeout,
-        )
-        self._client_for = settings
-        return self._client
+        return self._connection.base_url
 
     def plan_batches(self, token_counts: Sequence[int]) -> list[list[int]]:
         """Split input indices into requests under the input and token limits."""
@@ -461,7 +432,7 @@ class OpenAIEmbedder:
         return l2_normalize(out)
 
     def _request(self, inputs: list[str]) -> FloatArray:
-        client = self._get_client()
+        client = self._connection.get()
         import openai
 
         kwargs: dict[str, Any] = {"model": self.model, "input": inputs}

@@ -25,20 +25,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
-
-from .metrics import METRICS
-from .table import format_rows
-
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from .baseline import Baseline
     from .results import EvalResult
 
-FloatArray = npt.NDArray[np.float64]
+    FloatArray = npt.NDArray[np.float64]
 
-HIGHER_IS_BETTER: dict[str, bool] = dict.fromkeys(METRICS, True)
-"""Direction of each metric the gate knows."""
+# Only the standard library at import time: the plugin parses tolerances at start-up
+# and must not pay for numpy there. numpy is imported where the gate computes.
+
+HIGHER_IS_BETTER: dict[str, bool] = {
+    "recall": True,
+    "precision": True,
+    "iou": True,
+    "f1": True,
+    "precision_omega": True,
+}
+"""Direction of each metric the gate knows (every one of ``metrics.METRICS``)."""
 
 # F1 is a monotone function of IoU query by query, and precision_omega measures the
 # chunking alone: gating them by default would add metrics (and so widen the
@@ -273,6 +279,24 @@ class GateSettings:
     seed: int = DEFAULT_SEED
     worst: int = DEFAULT_WORST
 
+    @classmethod
+    def from_options(
+        cls,
+        tolerance: str | None = None,
+        mode: str | None = None,
+        confidence: str | float | None = None,
+    ) -> GateSettings:
+        """Session settings from ini/flag strings (None: the default). A configured
+        tolerance replaces the default one: only the metrics it names are gated.
+        Raises ArgumentTypeError for bad values (a usage error at startup)."""
+        base = cls()
+        tolerances = (
+            base.tolerances if tolerance is None else parse_tolerances(tolerance)
+        )
+        return replace(base, tolerances=tolerances).override(
+            mode=mode, confidence=confidence
+        )
+
     def gated(self) -> list[tuple[str, Tolerance]]:
         """(metric, tolerance) pairs that are gated, in canonical metric order."""
         return [
@@ -305,7 +329,7 @@ class GateSettings:
 
 
 def bootstrap_intervals(
-    values: npt.ArrayLike,
+    values: npt.ArrayLike | Sequence[Sequence[float]],
     level: float,
     *,
     samples: int = DEFAULT_SAMPLES,
@@ -317,6 +341,8 @@ def bootstrap_intervals(
     paired with each other. NaN cells are left out of their column's mean. The
     resamples are drawn as one index matrix per block (no Python loop over them).
     """
+    import numpy as np
+
     data = np.asarray(values, dtype=np.float64)
     if data.ndim == 1:
         data = data[:, None]
@@ -426,14 +452,12 @@ def per_metric_level(confidence: float, metrics: int) -> float:
     return 1.0 - (1.0 - confidence) / max(metrics, 1)
 
 
-def _round(values: FloatArray, decimals: int) -> FloatArray:
-    return np.round(values, decimals)
-
-
 def compare(
     baseline: Baseline, current: EvalResult, settings: GateSettings | None = None
 ) -> GateReport:
     """Compare ``current`` against ``baseline`` on every gated metric."""
+    import numpy as np
+
     settings = settings or GateSettings()
     gated = [
         (m, tol)
@@ -458,7 +482,7 @@ def compare(
     after = np.array(
         [[q.metric(m) for m, _ in gated] for q in records], dtype=np.float64
     ).reshape(len(records), len(gated))
-    after = _round(after, QUERY_DECIMALS)
+    after = np.round(after, QUERY_DECIMALS)
     before = np.array(
         [[_nan(baseline.queries.get(i, {}).get(m)) for m, _ in gated] for i in ids],
         dtype=np.float64,
@@ -536,6 +560,8 @@ def _nan(value: float | None) -> float:
 
 
 def _group_means(column: FloatArray, groups: Sequence[str]) -> dict[str, float]:
+    import numpy as np
+
     out: dict[str, float] = {}
     labels = np.asarray(groups, dtype=object)
     for g in sorted(set(groups)):
@@ -584,6 +610,8 @@ def method_line(report: GateReport) -> str:
 
 def report_table(report: GateReport) -> str:
     """One row per gated metric, in points (percent); deltas signed."""
+    from .table import format_rows
+
     ci_head = f"{100 * report.settings.confidence:g}% CI"
     headers = ["metric", "baseline", "now", "delta", ci_head, "tolerance", "verdict"]
     rows = [

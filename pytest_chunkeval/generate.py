@@ -40,6 +40,7 @@ from typing import Any
 
 from .corpus import Corpus
 from .locate import find_normalized, preview
+from .openai_api import openai_client as _openai_client
 from .prompts import PROMPT_VERSION, build_messages
 from .queries import (
     Excerpt,
@@ -503,31 +504,14 @@ def openai_client(
     max_retries: int = DEFAULT_MAX_RETRIES,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> Any:
-    """An ``openai.OpenAI`` client for chat completions.
-
-    The key comes from ``api_key`` or ``OPENAI_API_KEY`` and the URL from
-    ``base_url`` or ``OPENAI_BASE_URL``. A local server (Ollama, LM Studio, vLLM)
-    usually needs no key: with a base URL and no key a placeholder is sent. 429 and
-    5xx answers are retried by the client with exponential backoff (``max_retries``).
-    """
-    key = api_key or os.environ.get("OPENAI_API_KEY")
-    url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-    if not key:
-        if url is None:
-            raise GenerationError(
-                "no API key: set the OPENAI_API_KEY environment variable (for a "
-                "local OpenAI-compatible server without keys, give --base-url)"
-            )
-        key = "no-key"  # the client insists on one; keyless servers ignore it
-    try:
-        import openai
-    except ImportError as exc:
-        raise GenerationError(
-            "query generation needs the openai package: "
-            "pip install 'pytest-chunkeval[openai]'"
-        ) from exc
-    return openai.OpenAI(
-        api_key=key, base_url=url, max_retries=max_retries, timeout=timeout
+    """An ``openai.OpenAI`` client for chat completions (see :mod:`.openai_api`)."""
+    return _openai_client(
+        who="query generation",
+        api_key=api_key,
+        base_url=base_url,
+        max_retries=max_retries,
+        timeout=timeout,
+        error=GenerationError,
     )
 
 

@@ -11,6 +11,11 @@ Fixtures: ``chunkeval`` (the evaluator), ``chunkeval_chunker`` (parametrized ove
 ``chunkeval_chunkers``), ``chunkeval_corpus``, ``chunkeval_queries``,
 ``chunkeval_embedder``, ``chunkeval_store``. Marker: ``@pytest.mark.chunkeval(...)``.
 Hookspecs: :mod:`~pytest_chunkeval.hookspecs`.
+
+Baselines (docs/baselines.md): each process notes which tests it collected and
+which passed; at the end, xdist workers send that with their results and baseline
+checks, and the controller (or the only process) finds unused baselines, appends
+the history and writes the reports, once.
 """
 
 from __future__ import annotations
@@ -41,6 +46,10 @@ SETTINGS_KEY = pytest.StashKey[Settings]()
 SESSION_KEY: pytest.StashKey[ChunkevalSession] = pytest.StashKey()
 MARKER_KEY: pytest.StashKey[MarkerOptions] = pytest.StashKey()
 EVALUATOR_KEY: pytest.StashKey[Evaluator] = pytest.StashKey()
+COLLECTED_KEY = pytest.StashKey[list[str]]()
+"""Node ids collected in this process, deselected ones included."""
+PASSED_KEY = pytest.StashKey[dict[str, bool]]()
+"""Node id -> every phase so far passed (tests run in this process)."""
 WORKER_OUTPUT_KEY = "chunkeval"
 
 
@@ -65,6 +74,26 @@ def _session(config: pytest.Config) -> ChunkevalSession:
     return session
 
 
+def _session_at_end(config: pytest.Config) -> ChunkevalSession | None:
+    """The session, if the end of the run has work: results to report, options
+    asking for history or reports, or baseline files that may have gone unused.
+    A run that never touched the plugin has none and loads nothing."""
+    if SESSION_KEY in config.stash:
+        return _session(config)
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is None:
+        return None
+    if not settings.session_end_work:
+        collected = config.stash.get(COLLECTED_KEY, [])
+        if not collected:
+            return None
+        from .baseline import baselines_exist
+
+        if not baselines_exist(collected, settings.rootdir, settings.baseline_dir):
+            return None
+    return _session(config)
+
+
 def _or_fail(make: Callable[[], T]) -> T:
     __tracebackhide__ = True
     from .session import ChunkevalError
@@ -87,21 +116,14 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("chunkeval", "chunkeval (retrieval quality of chunking)")
     for option in OPTIONS:
-        group.addoption(
-            option.flag,
-            dest=option.dest,
-            metavar=option.metavar,
-            type=option.parse,
-            action="append" if option.multiple else "store",
-            default=None,
-            help=option.help_text + (" Repeatable." if option.multiple else ""),
-        )
-        parser.addini(
-            option.ini,
-            option.help_text,
-            type=option.ini_type,
-            default=[] if option.ini_type == "args" else "",
-        )
+        group.addoption(option.flag, **option.argparse_kwargs())
+        if option.ini is not None:
+            parser.addini(
+                option.ini,
+                option.help_text,
+                type=option.ini_type,
+                default=option.ini_default,
+            )
 
 
 def _register(config: pytest.Config, kind: str, registry: Registry[Any]) -> None:
@@ -113,7 +135,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         config.stash[SETTINGS_KEY] = resolve_settings(
             config.rootpath,
-            {o.ini: config.getini(o.ini) for o in OPTIONS},
+            {o.ini: config.getini(o.ini) for o in OPTIONS if o.ini is not None},
             {o.dest: config.getoption(o.dest) for o in OPTIONS},
         )
         if config.stash[SETTINGS_KEY].configured:
@@ -241,24 +263,49 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         evaluator = item.stash.get(EVALUATOR_KEY, None)
         _record_properties(item, evaluator.results if evaluator else [])
     marker = item.stash.get(MARKER_KEY, None)
-    if marker is not None and marker.thresholds:
-        from .session import check_thresholds
+    if marker is not None and (marker.thresholds or marker.baseline):
+        from .session import after_test
 
-        results = evaluator.results if evaluator is not None else []
-        message = check_thresholds(item.nodeid, marker.thresholds, results)
+        message = after_test(item.nodeid, marker, evaluator)
         if message is not None:
             _fail(message)
     return outcome
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    # tryfirst: before -k/-m/--lf deselect, whose tests keep their baselines.
+    config.stash[COLLECTED_KEY] = [item.nodeid for item in items]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item,
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    passed = item.config.stash.setdefault(PASSED_KEY, {})
+    passed[item.nodeid] = passed.get(item.nodeid, True) and report.passed
+    return report
 
 
 # ---------------------------------------------------------------------- reports
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    workeroutput = getattr(session.config, "workeroutput", None)
-    if workeroutput is not None and SESSION_KEY in session.config.stash:
-        payload = _session(session.config).worker_payload()
-        workeroutput[WORKER_OUTPUT_KEY] = json.dumps(payload)
+    config = session.config
+    chunkeval = _session_at_end(config)
+    if chunkeval is None:
+        return
+    collected = config.stash.get(COLLECTED_KEY, [])
+    passed = config.stash.get(PASSED_KEY, {})
+    chunkeval.note_tests(collected, [n for n, ok in passed.items() if ok])
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller finishes
+        workeroutput[WORKER_OUTPUT_KEY] = json.dumps(chunkeval.worker_payload())
+    elif chunkeval.finish().failed and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -274,7 +321,7 @@ def pytest_terminal_summary(
 ) -> None:
     if SESSION_KEY not in config.stash:
         return
-    from .summary import render_summary
+    from .summary import render_end, render_summary
 
     session = _session(config)
     lines = render_summary(
@@ -282,7 +329,7 @@ def pytest_terminal_summary(
         verbosity=int(config.getoption("verbose")),
         evaluations=session.evaluations,
         reused=session.reused,
-    )
+    ) + render_end(session.end)
     if lines:
         terminalreporter.write_sep("-", "chunkeval")
         for line in lines:

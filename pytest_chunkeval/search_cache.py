@@ -61,6 +61,17 @@ class SearchCache:
             return None
         return ids
 
+    def entries(self) -> list[Path]:
+        """Every stored result file."""
+        return sorted(self.directory.glob("*/*.npy"))
+
+    def clear(self) -> int:
+        """Remove every stored result; returns how many there were."""
+        files = self.entries()
+        for path in files:
+            path.unlink(missing_ok=True)
+        return len(files)
+
     def put(self, key: str, ids: IdArray) -> None:
         with atomic_writer(self._path(key), "wb") as fh:
             np.save(fh, np.ascontiguousarray(ids, dtype=np.int64), allow_pickle=False)

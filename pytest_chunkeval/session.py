@@ -35,12 +35,14 @@ from .settings import (
 )
 
 if TYPE_CHECKING:
+    from .baseline import BaselineStore, CheckOutcome
     from .cache import EmbeddingCache
     from .chunkers import Chunker
     from .corpus import Corpus
     from .embedders import Embedder
     from .queries import QuerySet
     from .registry import Registry
+    from .reports import ReportEntry
     from .results import EvalResult
     from .stores import Store
 
@@ -127,6 +129,12 @@ def _marker_fraction(value: object) -> float:
     return float(value)
 
 
+def _marker_bool(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise argparse.ArgumentTypeError(f"must be True or False, got {value!r}")
+    return value
+
+
 def _marker_benchmark(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise argparse.ArgumentTypeError(
@@ -145,6 +153,7 @@ MARKER_KEYWORDS: dict[str, Callable[[object], Any]] = {
     "store": _marker_str("store"),
     "tokenizer": _marker_str("tokenizer"),
     **dict.fromkeys(THRESHOLDS, _marker_fraction),
+    "baseline": _marker_bool,
 }
 """Every keyword ``@pytest.mark.chunkeval`` accepts, with its validator."""
 
@@ -156,6 +165,8 @@ class MarkerOptions:
     overrides: Mapping[str, Any] = field(default_factory=dict)
     thresholds: Mapping[str, float] = field(default_factory=dict)
     """metric -> minimum mean."""
+    baseline: bool = False
+    """Compare every result the test produced with its baseline, after the test."""
 
 
 def parse_marker(
@@ -193,7 +204,8 @@ def parse_marker(
                 merged.pop("benchmark" if key == "corpus" else "corpus", None)
             merged[key] = parsed
     thresholds = {THRESHOLDS[k]: merged.pop(k) for k in list(merged) if k in THRESHOLDS}
-    return MarkerOptions(merged, thresholds)
+    baseline = bool(merged.pop("baseline", False))
+    return MarkerOptions(merged, thresholds, baseline)
 
 
 # ------------------------------------------------------------------ run config
@@ -375,6 +387,9 @@ class ChunkevalSession:
         self._caches: dict[str, EmbeddingCache] = {}
         self._keep_alive: list[object] = []
         self._default_run: RunConfig | None = None
+        self._baselines: BaselineStore | None = None
+        self.end: SessionEnd | None = None
+        """What :meth:`finish` did (controller or single process)."""
 
     # -- registries -------------------------------------------------------------
 
@@ -706,16 +721,21 @@ class ChunkevalSession:
 
     def worker_payload(self) -> dict[str, Any]:
         """What a worker sends to the controller (JSON-serializable)."""
-        return {
+        payload: dict[str, Any] = {
             "evaluations": self.evaluations,
             "reused": self.reused,
             "rows": [row.to_json() for row in self.rows.values()],
         }
+        if self._baselines is not None:
+            payload["baselines"] = self._baselines.worker_payload()
+        return payload
 
     def merge_payload(self, payload: Mapping[str, Any]) -> None:
         """Add a worker's results to this (controller) session."""
         self.evaluations += int(payload.get("evaluations", 0))
         self.reused += int(payload.get("reused", 0))
+        if "baselines" in payload:
+            self.baselines.merge_payload(payload["baselines"])
         for data in payload.get("rows", []):
             row = SummaryRow.from_json(data)
             mine = self.rows.get(row.key)
@@ -727,6 +747,166 @@ class ChunkevalSession:
     def summary_rows(self) -> list[SummaryRow]:
         """Rows in the order tests ran (merged rows: by test id)."""
         return list(self.rows.values())
+
+    # -- baselines ----------------------------------------------------------------
+
+    @property
+    def baselines(self) -> BaselineStore:
+        """The session's baseline store (created on first use)."""
+        if self._baselines is None:
+            from .baseline import BaselineLayout, BaselineStore
+            from .gate import GateSettings
+
+            s = self.settings
+            self._baselines = BaselineStore(
+                update=s.update,
+                layout=BaselineLayout(
+                    Path(s.baseline_dir) if s.baseline_dir else None, Path(s.rootdir)
+                ),
+                gate=GateSettings.from_options(
+                    s.tolerance, s.gate_mode, s.gate_confidence
+                ),
+            )
+        return self._baselines
+
+    def note_tests(self, collected: Sequence[str], passed: Sequence[str]) -> None:
+        """The node ids this process collected (deselected ones included) and
+        those whose every phase passed: what decides which baselines are unused."""
+        self.baselines.note_collected(collected)
+        for nodeid in passed:
+            self.baselines.note_passed(nodeid)
+
+    # -- session end --------------------------------------------------------------
+
+    def finish(self, environ: Mapping[str, str] | None = None) -> SessionEnd:
+        """Once, on the controller (or the only process), after every worker's
+        payload is merged: find unused baselines (deleted in update mode), append
+        the history and write the reports."""
+        store = self.baselines
+        unused = store.unused()
+        if self.settings.update:
+            store.remove(unused)
+            unused = []
+        end = SessionEnd(unused=unused, fail_unused=self.settings.fail_unused)
+        self._write_outputs(end, os.environ if environ is None else environ)
+        end.baselines = store.summary_lines(unused)
+        self.end = end
+        return end
+
+    def _write_outputs(self, end: SessionEnd, environ: Mapping[str, str]) -> None:
+        s = self.settings
+        rows = self.summary_rows()
+        if s.history:
+            _attempt(end, f"append to the history file {s.history}", self._history)
+        if not (s.json or s.md or s.html):
+            return
+        from .reports import ReportEntry
+
+        entries = [ReportEntry(r.result, tuple(r.nodeids)) for r in rows]
+        if s.json:
+            path = s.json
+            _attempt(end, f"write the JSON report {path}", lambda: _json(path, entries))
+        if s.md:
+            path = s.md
+            _attempt(
+                end,
+                f"write the Markdown report {path}",
+                lambda: _markdown(path, entries, environ),
+            )
+        if s.html:
+            path = s.html
+            _attempt(
+                end,
+                f"write the HTML report {path}",
+                lambda: _html(path, entries, s.history),
+            )
+
+    def _history(self) -> list[str]:
+        from datetime import datetime, timezone
+
+        from .history import append_history, git_info, history_record
+        from .results import EvalResult
+
+        assert self.settings.history is not None
+        git = git_info(self.settings.rootdir)
+        now = datetime.now(timezone.utc)  # one timestamp: the records of one run
+        records = [
+            history_record(
+                EvalResult.from_json(row.result),
+                test=row.nodeids[0] if row.nodeids else None,
+                git=git,
+                timestamp=now,
+            )
+            for row in self.summary_rows()
+        ]
+        if not records:
+            return []
+        count = append_history(self.settings.history, records)
+        return [f"history: {count} record(s) appended to {self.settings.history}"]
+
+
+@dataclass
+class SessionEnd:
+    """What the end of the session did, for the terminal summary."""
+
+    unused: list[Path] = field(default_factory=list)
+    """Baseline files no test used (empty in update mode: they were deleted)."""
+    fail_unused: bool = False
+    """Unused baselines fail the run (``chunkeval_fail_unused``)."""
+    baselines: list[str] = field(default_factory=list)
+    """The baseline store's summary lines."""
+    written: list[str] = field(default_factory=list)
+    """One line per history append / report written."""
+    errors: list[str] = field(default_factory=list)
+    """Outputs that could not be written."""
+
+    @property
+    def failed(self) -> bool:
+        """True when the run must fail although every test passed."""
+        return bool(self.errors) or (self.fail_unused and bool(self.unused))
+
+
+def _attempt(end: SessionEnd, what: str, write: Callable[[], list[str]]) -> None:
+    """Run one output writer; a failure is reported, not raised: the tests ran
+    and their results must still be shown."""
+    from .history import HistoryError
+
+    try:
+        end.written += write()
+    except (OSError, HistoryError, ValueError) as exc:
+        end.errors.append(f"could not {what}: {exc}")
+
+
+def _json(path: str, entries: Sequence[ReportEntry]) -> list[str]:
+    from ._io import atomic_write_text
+    from .reports import json_report
+
+    atomic_write_text(path, json_report(entries))
+    return [f"JSON report: {path}"]
+
+
+def _markdown(
+    path: str, entries: Sequence[ReportEntry], environ: Mapping[str, str]
+) -> list[str]:
+    from ._io import atomic_write_text
+    from .reports import GITHUB_SUMMARY_ENV, append_github_summary, markdown_report
+
+    text = markdown_report(entries)
+    atomic_write_text(path, text)
+    lines = [f"Markdown report: {path}"]
+    if append_github_summary(text, environ) is not None:
+        lines.append(f"Markdown report appended to ${GITHUB_SUMMARY_ENV}")
+    return lines
+
+
+def _html(path: str, entries: Sequence[ReportEntry], history: str | None) -> list[str]:
+    from ._io import atomic_write_text
+    from .history import read_history
+    from .reports import html_report
+
+    records = read_history(history) if history and Path(history).exists() else []
+    atomic_write_text(path, html_report(entries, records))
+    return [f"HTML report: {path}"]
 
 
 def _embedder(spec: str) -> object:
@@ -779,6 +959,8 @@ class Evaluator:
         self.default_chunker = default_chunker
         self.results: list[EvalResult] = []
         self._fail = fail
+        self._checked: list[EvalResult] = []
+        self._begun = False
 
     def __repr__(self) -> str:
         return f"<chunkeval evaluator for {self.nodeid}>"
@@ -849,11 +1031,124 @@ class Evaluator:
         self.results.append(result)
         return result
 
+    def check_baseline(
+        self,
+        result: EvalResult,
+        *,
+        name: str | None = None,
+        tolerance: str | Mapping[str, Any] | None = None,
+        mode: str | None = None,
+        confidence: str | float | None = None,
+    ) -> CheckOutcome:
+        """Compare ``result`` with this test's baseline file (``--chunkeval-update``
+        writes it instead). ``name`` tells apart several baselines of one test
+        (default: ``<test>.json``, then ``<test>.2.json``...); ``tolerance``
+        (``"recall:-2%"`` or ``{"recall": "-2%", "iou": -0.002}``), ``mode``
+        (``paired``/``mean``) and ``confidence`` override the session's for this
+        check. Raises an ``AssertionError`` (a ``BaselineError``) whose text says
+        what changed and the command that records the new numbers."""
+        __tracebackhide__ = True
+        from .baseline import BaselineError
+
+        failure: BaselineError | None = None
+        try:
+            outcome = self._check(result, name, tolerance, mode, confidence)
+        except BaselineError as exc:
+            failure = exc
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(f"check_baseline: {exc}") from None
+        if failure is not None:
+            # Raised here, without the store's frames: the report shows the test's
+            # line and the explanation.
+            raise failure.with_traceback(None) from None
+        return outcome
+
+    def _check(
+        self,
+        result: EvalResult,
+        name: str | None = None,
+        tolerance: str | Mapping[str, Any] | None = None,
+        mode: str | None = None,
+        confidence: str | float | None = None,
+    ) -> CheckOutcome:
+        from .baseline import NodeRef
+        from .results import EvalResult
+
+        if not isinstance(result, EvalResult):
+            raise TypeError(
+                f"check_baseline takes the EvalResult of chunkeval.evaluate() or "
+                f"chunkeval.score(), got {type(result).__name__}"
+            )
+        store = self.session.baselines
+        if not self._begun:
+            store.begin(self.nodeid)  # numbering of unnamed baselines restarts
+            self._begun = True
+        test = (
+            NodeRef(self.nodeid, self.path)
+            if self.path is not None
+            else NodeRef.from_nodeid(self.nodeid, self.config.rootdir)
+        )
+        self._checked.append(result)
+        return store.check(
+            result,
+            test,
+            name=name,
+            tolerance=tolerance,
+            mode=mode,
+            confidence=confidence,
+        )
+
+    def check_marker_baselines(self) -> str | None:
+        """``@pytest.mark.chunkeval(baseline=True)``: every result the test
+        produced and did not check itself, compared after the test; the failures
+        as one text (None: all passed)."""
+        from .baseline import BaselineError
+
+        if not self.results:
+            return (
+                f"{self.nodeid}: @pytest.mark.chunkeval(baseline=True) compares the "
+                "test's results with their baselines, but the test produced no "
+                "chunkeval result: request the chunkeval fixture and call "
+                "chunkeval.evaluate(...) or chunkeval.score(...)"
+            )
+        failures = []
+        pending: list[EvalResult] = []
+        for result in self.results:  # each result once, in the order produced
+            if not any(result is r for r in [*self._checked, *pending]):
+                pending.append(result)
+        for result in pending:
+            try:
+                self._check(result)
+            except BaselineError as exc:
+                failures.append(str(exc))
+        return "\n\n".join(failures) or None
+
     def threshold_failures(self) -> str | None:
         """The marker's thresholds checked on every result, as one failure text."""
         if not self.marker.thresholds:
             return None
         return check_thresholds(self.nodeid, self.marker.thresholds, self.results)
+
+
+def after_test(
+    nodeid: str, marker: MarkerOptions, evaluator: Evaluator | None
+) -> str | None:
+    """The marker's checks once the test body passed: thresholds, then baselines
+    (``baseline=True``); the failure text, or None."""
+    results = evaluator.results if evaluator is not None else []
+    if marker.thresholds:
+        message = check_thresholds(nodeid, marker.thresholds, results)
+        if message is not None:
+            return message
+    if not marker.baseline:
+        return None
+    if evaluator is None:
+        return (
+            f"{nodeid}: @pytest.mark.chunkeval(baseline=True) needs the chunkeval "
+            "fixture: request it and call chunkeval.evaluate(...) or "
+            "chunkeval.score(...)"
+        )
+    return evaluator.check_marker_baselines()
 
 
 def check_thresholds(

@@ -20,7 +20,7 @@ import argparse
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -125,6 +125,47 @@ def parse_name(value: str) -> str:
     return text
 
 
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+def parse_bool(value: str | bool) -> bool:
+    """An ini switch: ``true``/``false`` (also ``1``/``0``, ``yes``/``no``)."""
+    if isinstance(value, bool):
+        return value
+    text = value.strip().lower()
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+
+
+# The gate's parsers live in gate.py (stdlib only); imported when a value is given,
+# so that importing the plugin does not import the gate.
+
+
+def parse_tolerance(value: str) -> str:
+    """Per-metric tolerances such as ``recall:-1%, iou:-0.002`` (checked, kept as
+    text: the gate parses it again where it is used)."""
+    from .gate import parse_tolerances
+
+    parse_tolerances(value)
+    return value.strip()
+
+
+def parse_gate_mode(value: str) -> str:
+    """``paired`` or ``mean``."""
+    from .gate import parse_gate_mode as parse
+
+    return parse(value)
+
+
+def parse_confidence(value: str) -> float:
+    """``95%``, ``95`` or ``0.95`` -> 0.95."""
+    from .gate import parse_confidence as parse
+
+    return parse(value)
+
+
 def _spec_parser(kind: str) -> Callable[[str], str]:
     def parse(value: str) -> str:
         return parse_spec(value, kind)
@@ -137,25 +178,32 @@ def _spec_parser(kind: str) -> Callable[[str], str]:
 # ------------------------------------------------------------------------- table
 
 
+IniType = Literal["string", "args", "bool"]
+
+
 @dataclass(frozen=True)
 class Option:
     """One setting: ini key ``chunkeval_<name>``, flag ``--chunkeval-<name>``."""
 
     name: str
     help: str
-    parse: Callable[[str], Any]
+    parse: Callable[[str], Any] = str
     """Parses one command-line value (and one ini value, or each ini list item)."""
-    ini_type: Literal["string", "args"] = "string"
-    """``args``: a list (TOML list, or whitespace-separated in ini files)."""
+    ini_type: IniType | None = "string"
+    """``args``: a list (TOML list, or whitespace-separated in ini files); ``bool``:
+    ``true``/``false``; ``None``: a command-line flag only, no ini key."""
     metavar: str = "VALUE"
     multiple: bool = False
     """The flag may be repeated; the values are concatenated."""
+    switch: bool = False
+    """The flag takes no value (``--chunkeval-update``); its ini key is a bool."""
     default_text: str = ""
     """The default as shown in ``--help`` and the docs."""
 
     @property
-    def ini(self) -> str:
-        return f"chunkeval_{self.name}"
+    def ini(self) -> str | None:
+        """The ini key, or None for a command-line-only flag."""
+        return None if self.ini_type is None else f"chunkeval_{self.name}"
 
     @property
     def flag(self) -> str:
@@ -169,6 +217,31 @@ class Option:
     def help_text(self) -> str:
         default = f" Default: {self.default_text}." if self.default_text else ""
         return f"{self.help}{default}"
+
+    def argparse_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of ``addoption`` for the flag (unset flags are None)."""
+        # argparse %-formats help texts ("recall:-1%" would break --help).
+        text = self.help_text.replace("%", "%%")
+        if self.switch:
+            return {
+                "dest": self.dest,
+                "action": "store_true",
+                "default": None,
+                "help": text,
+            }
+        return {
+            "dest": self.dest,
+            "metavar": self.metavar,
+            "type": self.parse,
+            "action": "append" if self.multiple else "store",
+            "default": None,
+            "help": text + (" Repeatable." if self.multiple else ""),
+        }
+
+    @property
+    def ini_default(self) -> object:
+        """What pytest returns for the ini key when it is not set."""
+        return {"args": [], "bool": False}.get(self.ini_type or "", "")
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -247,6 +320,83 @@ OPTIONS: tuple[Option, ...] = (
         metavar="SPECS",
         multiple=True,
     ),
+    # -- baselines and the gate (docs/baselines.md)
+    Option(
+        "update",
+        "Write new and changed baselines, and delete baselines no test used.",
+        ini_type=None,
+        switch=True,
+    ),
+    Option(
+        "baseline_dir",
+        "Directory for baseline files, relative to rootdir (one subdirectory per "
+        "test file).",
+        parse_path,
+        metavar="DIR",
+        default_text="__chunkeval__ next to each test file",
+    ),
+    Option(
+        "tolerance",
+        "Drop each metric may show against its baseline, absolute or relative: "
+        "'recall:-1%, iou:-0.002, f1:off' ('pp': percentage points, '*': every "
+        "metric). Replaces the default: only the metrics named are gated.",
+        parse_tolerance,
+        metavar="TOLERANCES",
+        default_text="recall, precision and iou gated with zero tolerance",
+    ),
+    Option(
+        "gate_mode",
+        "How a run is compared with its baseline: 'paired' (bootstrap confidence "
+        "interval of the per-query deltas) or 'mean' (means only).",
+        parse_gate_mode,
+        metavar="MODE",
+        default_text="paired",
+    ),
+    Option(
+        "gate_confidence",
+        "Confidence of the paired gate's verdicts, e.g. 95% or 0.99.",
+        parse_confidence,
+        metavar="LEVEL",
+        default_text="95%",
+    ),
+    Option(
+        "fail_unused",
+        "Fail the run when baseline files exist that no test used (they are "
+        "listed either way).",
+        ini_type="bool",
+        switch=True,
+    ),
+    # -- history and reports
+    Option(
+        "history",
+        "Append one JSON line per evaluated configuration (with git commit, "
+        "branch and metric means) to this history file, relative to rootdir.",
+        parse_path,
+        metavar="FILE",
+    ),
+    Option(
+        "json",
+        "Write every result of the session to this JSON file, relative to rootdir.",
+        parse_path,
+        ini_type=None,
+        metavar="PATH",
+    ),
+    Option(
+        "md",
+        "Write a Markdown table of the session's results to this file, relative to "
+        "rootdir (also appended to $GITHUB_STEP_SUMMARY when that is set).",
+        parse_path,
+        ini_type=None,
+        metavar="PATH",
+    ),
+    Option(
+        "html",
+        "Write a self-contained HTML report (table and plots; with the history "
+        "file, metrics over commits) to this file, relative to rootdir.",
+        parse_path,
+        ini_type=None,
+        metavar="PATH",
+    ),
 )
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
@@ -254,8 +404,9 @@ OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
 MARKER_HELP = (
     "chunkeval(corpus=, queries=, benchmark=, k=, unit=, embedder=, store=, "
     "tokenizer=, min_recall=, min_precision=, min_iou=, min_f1=, "
-    "min_precision_omega=): evaluation settings for this test, and thresholds "
-    "checked on every result it produces"
+    "min_precision_omega=, baseline=): evaluation settings for this test, "
+    "thresholds checked on every result it produces, and baseline=True to compare "
+    "every result with its baseline file"
 )
 """The marker's one-line description (``pytest --markers``); its keywords are
 validated by ``session.parse_marker``."""
@@ -282,15 +433,50 @@ class Settings:
     tokenizer: str | None = None
     cache_dir: str = ""
     chunkers: tuple[str, ...] = field(default=())
+    update: bool = False
+    baseline_dir: str | None = None
+    tolerance: str | None = None
+    gate_mode: str | None = None
+    gate_confidence: float | None = None
+    fail_unused: bool = False
+    # Output files, as absolute paths (resolved against rootdir).
+    history: str | None = None
+    json: str | None = None
+    md: str | None = None
+    html: str | None = None
 
     @property
     def configured(self) -> bool:
         """True when anything names a component or a dataset (worth validating)."""
-        return any(
-            getattr(self, f.name)
-            for f in fields(self)
-            if f.name not in ("rootdir", "cache_dir")
+        return any(getattr(self, name) for name in _COMPONENT_FIELDS)
+
+    @property
+    def session_end_work(self) -> bool:
+        """True when the end of the session has something to do even if no test
+        used the plugin: update or police baselines, write history or reports."""
+        return bool(
+            self.update
+            or self.fail_unused
+            or self.history
+            or self.json
+            or self.md
+            or self.html
         )
+
+
+_COMPONENT_FIELDS = (
+    "corpus",
+    "queries",
+    "benchmark",
+    "embedder",
+    "store",
+    "k",
+    "unit",
+    "tokenizer",
+    "chunkers",
+)
+# Output files: resolved against rootdir when the settings are read.
+_OUTPUT_PATHS = ("history", "json", "md", "html")
 
 
 class SettingsError(ValueError):
@@ -298,6 +484,8 @@ class SettingsError(ValueError):
 
 
 def _parse_ini(option: Option, raw: object) -> Any:
+    if option.ini_type == "bool":
+        return parse_bool(raw if isinstance(raw, bool) else str(raw))
     if option.ini_type == "args":
         items = list(raw) if isinstance(raw, (list, tuple)) else str(raw).split()
         if option.name == "chunkers":
@@ -339,6 +527,8 @@ def resolve_settings(
             values[option.name] = _flag_value(option, flag)
             from_flag.add(option.name)
             continue
+        if option.ini is None:
+            continue
         raw = ini.get(option.ini)
         where = option.ini
         if option.name == "cache_dir" and environ.get(CACHE_DIR_ENV):
@@ -355,6 +545,9 @@ def resolve_settings(
     cache_dir = (
         root / Path(cache).expanduser() if cache else root / ".chunkeval" / "cache"
     )
+    for name in _OUTPUT_PATHS:
+        if values.get(name):
+            values[name] = str(root / Path(values[name]).expanduser())
     return Settings(rootdir=str(root), cache_dir=str(cache_dir), **values)
 
 

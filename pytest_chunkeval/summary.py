@@ -1,4 +1,5 @@
-"""The terminal summary: one row per evaluated configuration.
+"""The terminal summary: one row per evaluated configuration, then what the end
+of the session did (baselines, history, reports).
 
 Pure text: ``plugin.py`` writes these lines under ``write_sep("-", "chunkeval")``.
 Rows come from ``EvalResult.to_json(details=False)`` (what xdist workers send).
@@ -10,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .session import SummaryRow
+from .session import SessionEnd, SummaryRow
 
 # (header, metric) in table order; means are printed in percent.
 METRIC_COLUMNS = (
@@ -128,4 +129,23 @@ def render_summary(
         ]
         lines += _table(header, body, 1)
     lines.append(footer(evaluations, reused))
+    return lines
+
+
+FAIL_UNUSED_HINT = (
+    "unused baselines fail this run (chunkeval_fail_unused / "
+    "--chunkeval-fail-unused): delete them, or run pytest --chunkeval-update"
+)
+
+
+def render_end(end: SessionEnd | None) -> list[str]:
+    """Baseline counts, improvements and unused files, then the outputs written
+    and any that could not be."""
+    if end is None:
+        return []
+    lines = list(end.baselines)
+    if end.fail_unused and end.unused:
+        lines.append(FAIL_UNUSED_HINT)
+    lines += end.written
+    lines += [f"ERROR: {e}" for e in end.errors]
     return lines

@@ -420,12 +420,14 @@ def test_unused_is_computed_from_worker_payloads(tmp_path: Path) -> None:
     layout, files = _make_suite(tmp_path)
     worker = BaselineStore(layout=layout)
     worker.touched.add(files["a_used"])
+    worker.note_collected(["tests/test_a.py::test_one", "tests/test_a.py::test_two"])
+    worker.note_passed("tests/test_a.py::test_one")
     controller = BaselineStore(layout=layout)
     controller.merge_payload(json.loads(json.dumps(worker.worker_payload())))
-    collected = [NodeRef.from_nodeid("tests/test_a.py::test_one", tmp_path)]
-    unused = controller.unused(collected, ["tests/test_a.py::test_one"])
-    assert files["a_used"] not in unused
-    assert files["a_param_gone"] in unused
+    unused = controller.unused()
+    assert sorted(unused) == sorted(
+        [files["a_param_gone"], files["a_passed_unused"], files["gone_module"]]
+    )
 
 
 def test_remove_deletes_files_and_empty_directories(tmp_path: Path) -> None:

@@ -194,12 +194,21 @@ def test_key_and_url_from_the_environment(server, monkeypatch):
     assert KEY not in chunker.name
 
 
-def test_a_missing_key_is_a_clear_error(server, monkeypatch):
+def test_a_missing_key_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    chunker = LLMSemanticChunker("test-model", base_url=server.base_url)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    chunker = LLMSemanticChunker("test-model")
     with pytest.raises(RuntimeError, match="OPENAI_API_KEY"):
         chunker.chunk_spans(DOC)
-    assert server.requests == []
+
+
+def test_a_keyless_local_server_needs_no_key(server, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server.api_key = None
+    server.enqueue_chat("split_after: 1")
+    chunker = LLMSemanticChunker("test-model", base_url=server.base_url)
+    chunker.chunk_spans(DOC)
+    assert server.requests[0].headers["authorization"] == "Bearer no-key"
 
 
 def test_parse_split_after():

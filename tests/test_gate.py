@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -112,6 +114,19 @@ def test_override_merges_tolerances_per_metric() -> None:
         "iou": Tolerance(),
     }
     assert settings.override(mode="mean", confidence="90%").mode == "mean"
+
+
+def test_configured_tolerance_replaces_the_default() -> None:
+    assert [m for m, _ in GateSettings.from_options().gated()] == [
+        "recall",
+        "precision",
+        "iou",
+    ]
+    settings = GateSettings.from_options("recall:-1%, iou:-0.002", "mean", "90%")
+    assert [m for m, _ in settings.gated()] == ["recall", "iou"]
+    assert (settings.mode, settings.confidence) == ("mean", 0.9)
+    with pytest.raises(argparse.ArgumentTypeError):
+        GateSettings.from_options("recall:+1")
 
 
 def test_relative_tolerance_scales_with_the_baseline_mean() -> None:
@@ -303,3 +318,23 @@ def test_improvement_text_has_the_update_hint() -> None:
     )
     assert "recall improved" in text
     assert text.endswith("Record the new baseline with: pytest --chunkeval-update t")
+
+
+def test_the_gate_knows_the_direction_of_every_metric() -> None:
+    from pytest_chunkeval.metrics import METRICS
+
+    assert tuple(gate.HIGHER_IS_BETTER) == METRICS
+
+
+def test_parsing_options_needs_no_numpy() -> None:
+    """The plugin validates tolerances at start-up: that must stay cheap."""
+    code = (
+        "import sys\n"
+        "import pytest_chunkeval.baseline, pytest_chunkeval.gate\n"
+        "import pytest_chunkeval.history\n"
+        "from pytest_chunkeval.gate import GateSettings\n"
+        "GateSettings.from_options('recall:-1%', 'paired', '95%')\n"
+        "heavy = [m for m in ('numpy', 'tiktoken') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

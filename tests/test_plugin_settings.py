@@ -46,12 +46,30 @@ def test_option_table_is_complete_and_prefixed() -> None:
         "tokenizer",
         "cache_dir",
         "chunkers",
+        "update",
+        "baseline_dir",
+        "tolerance",
+        "gate_mode",
+        "gate_confidence",
+        "fail_unused",
+        "history",
+        "json",
+        "md",
+        "html",
     ]
     for option in OPTIONS:
-        assert option.ini == f"chunkeval_{option.name}"
+        assert option.ini in (f"chunkeval_{option.name}", None)
         assert option.flag.startswith("--chunkeval-")
         assert "_" not in option.flag
         assert option.help.endswith(".")
+    # Command-line only: a run's outputs and the update switch.
+    assert [o.name for o in OPTIONS if o.ini is None] == [
+        "update",
+        "json",
+        "md",
+        "html",
+    ]
+    assert [o.name for o in OPTIONS if o.switch] == ["update", "fail_unused"]
 
 
 @pytest.mark.parametrize(
@@ -146,6 +164,47 @@ def test_bad_ini_value_names_the_key() -> None:
         resolve_settings(ROOT, {"chunkeval_unit": "word"}, {}, environ={})
 
 
+def test_resolve_baseline_history_and_report_options() -> None:
+    ini = {
+        "chunkeval_tolerance": "recall:-1%, iou:-0.002",
+        "chunkeval_gate_mode": "mean",
+        "chunkeval_gate_confidence": "99%",
+        "chunkeval_fail_unused": True,  # pytest's bool ini type
+        "chunkeval_baseline_dir": "snapshots",
+        "chunkeval_history": "results/history.jsonl",
+    }
+    flags = {"chunkeval_update": True, "chunkeval_json": "out/r.json"}
+    settings = resolve_settings(ROOT, ini, flags, environ={})
+    assert settings.tolerance == "recall:-1%, iou:-0.002"
+    assert (settings.gate_mode, settings.gate_confidence) == ("mean", 0.99)
+    assert settings.update
+    assert settings.fail_unused
+    assert settings.baseline_dir == "snapshots"  # the layout resolves it
+    assert settings.history == str(ROOT / "results" / "history.jsonl")
+    assert settings.json == str(ROOT / "out" / "r.json")
+    assert settings.md is None
+    assert settings.session_end_work
+    assert not settings.configured  # nothing to validate: no engine import
+    quiet = resolve_settings(ROOT, {"chunkeval_fail_unused": "false"}, {}, {})
+    assert not quiet.fail_unused
+    assert not quiet.session_end_work
+
+
+@pytest.mark.parametrize(
+    ("ini", "message"),
+    [
+        ({"chunkeval_tolerance": "recall:+1%"}, r"^chunkeval_tolerance: "),
+        ({"chunkeval_tolerance": "recal:-1%"}, r"^chunkeval_tolerance: .*recall"),
+        ({"chunkeval_gate_mode": "median"}, r"^chunkeval_gate_mode: bad gate mode"),
+        ({"chunkeval_gate_confidence": "1"}, r"^chunkeval_gate_confidence: "),
+        ({"chunkeval_fail_unused": "maybe"}, r"^chunkeval_fail_unused: expected true"),
+    ],
+)
+def test_bad_baseline_settings_name_the_key(ini: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError, match=message):
+        resolve_settings(ROOT, ini, {}, environ={})
+
+
 def test_benchmark_and_corpus() -> None:
     both = {"chunkeval_benchmark": "general", "chunkeval_corpus": ["docs"]}
     with pytest.raises(SettingsError, match="are exclusive"):
@@ -168,6 +227,10 @@ def test_marker_merges_closest_last() -> None:
     options = parse_marker(marks, "t.py::test")
     assert dict(options.overrides) == {"k": 3, "unit": "char"}
     assert dict(options.thresholds) == {"iou": 0.1, "recall": 0.5}
+    assert not options.baseline
+    marked = parse_marker([((), {"baseline": True}), ((), {"k": 3})], "t.py::test")
+    assert marked.baseline
+    assert dict(marked.overrides) == {"k": 3}  # not a run setting
 
 
 @pytest.mark.parametrize(
@@ -185,6 +248,7 @@ def test_marker_merges_closest_last() -> None:
         ({"unit": "word"}, "unit must be 'token'"),
         ({"corpus": []}, "must be a path, a glob or a list of them"),
         ({"corpus": "d", "benchmark": "general"}, "are exclusive"),
+        ({"baseline": 1}, "baseline must be True or False, got 1"),
     ],
 )
 def test_marker_errors_name_the_test(kwargs: dict[str, object], message: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_plugin_fixtures import FAST, write_project
+from support.plugin_project import FAST, write_project
 
 TESTS = """
 import pytest

@@ -24,9 +24,9 @@ says so, naming the window. HTTP errors are not answers: the ``openai`` client
 retries 429 and 5xx itself, and a request that still fails raises
 :class:`LLMRequestError`.
 
-The client is built as :class:`~pytest_chunkeval.embedders.OpenAIEmbedder` builds
-its own (``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` honoured, any OpenAI-compatible
-server; the key is only read at the first request and never logged or named).
+The client comes from :mod:`pytest_chunkeval.openai_api` (``OPENAI_API_KEY`` /
+``OPENAI_BASE_URL`` honoured, any OpenAI-compatible server; the key is only read at
+the first request and never logged or named).
 Chunks are spans from their first piece's start to their last piece's end.
 """
 
@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from ..embedders import OpenAIEmbedder
 from ..locate import preview
+from ..openai_api import LazyClient
 from ..spans import IntArray
 from ..tokenizers import DEFAULT_ENCODING, Tokenizer, get_tokenizer
 from ._counting import piece_counter
@@ -165,11 +165,9 @@ class LLMSemanticChunker:
         self.splitter = RecursiveTokenChunker(
             self.piece_tokens, 0, encoding=self.tokenizer
         )
-        # Reuses the embedder's client construction (key and URL from the arguments
-        # or the environment, read at the first request); the "embedder" itself is
-        # never asked for embeddings.
-        self._connection = OpenAIEmbedder(
-            self.model,
+        # Key and URL from the arguments or the environment, read at first request.
+        self._connection = LazyClient(
+            who=f"llm:{self.model}",
             api_key=api_key,
             base_url=base_url,
             max_retries=max_retries,
@@ -306,7 +304,7 @@ class LLMSemanticChunker:
         """The model's answer, or None when the response is unreadable or truncated.
 
         HTTP and connection failures raise :class:`LLMRequestError`."""
-        client = self._connection._get_client()
+        client = self._connection.get()
         import openai
 
         try:

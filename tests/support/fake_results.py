@@ -56,7 +56,7 @@ def make_result(
             precision=float(precision[i]),
             iou=float(iou[i]),
             f1=2 * float(iou[i]) / (1 + float(iou[i])),
-            precision_omega=None if omega[i] is None else float(omega[i]),
+            precision_omega=_opt(omega[i]),
             excerpt_units=10,
             retrieved_units=20,
             first_relevant_rank=1 if recall[i] > 0 else 0,
@@ -85,6 +85,10 @@ def make_result(
         chunks={"count": 100, "mean_units": 180.0, "mean_chars": 800.0},
         timings={"chunk": 0.1, "embed": 0.2},
     )
+
+
+def _opt(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def spread(n: int, seed: int = 0) -> list[float]:

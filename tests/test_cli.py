@@ -1,0 +1,125 @@
+"""The ``chunkeval eval`` and ``chunkeval cache`` commands."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_chunkeval.cli import main
+from pytest_chunkeval.corpus import Corpus
+from pytest_chunkeval.queries import Excerpt, Query, QuerySet
+
+DOCS = {
+    "a.md": "Cats sleep all day. Dogs bark at night.\n\nFish swim in schools.",
+    "b.md": "Mars is red. The Moon has craters.\n\nJupiter is huge.",
+}
+
+
+@pytest.fixture
+def project(tmp_path):
+    for name, text in DOCS.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    corpus = Corpus.from_mapping(DOCS)
+
+    def query(qid, question, doc, sentence):
+        start = DOCS[doc].index(sentence)
+        return Query(
+            qid, question, (Excerpt(sentence, doc, start, start + len(sentence)),), doc
+        )
+
+    QuerySet(
+        [
+            query("q1", "Do dogs bark?", "a.md", "Dogs bark at night."),
+            query("q2", "What does the Moon have?", "b.md", "The Moon has craters."),
+        ]
+    ).validated(corpus).save(tmp_path / "queries.jsonl")
+    return tmp_path
+
+
+def run(project, *extra):
+    return main(
+        [
+            "eval",
+            "--corpus",
+            str(project / "a.md"),
+            str(project / "b.md"),
+            "--queries",
+            str(project / "queries.jsonl"),
+            "--embedder",
+            "hashing",
+            "--store",
+            "exact",
+            "--cache-dir",
+            str(project / "cache"),
+            *extra,
+        ]
+    )
+
+
+def test_eval_prints_one_row_per_chunker_and_k(project, capsys):
+    out_json = project / "out.json"
+    code = run(
+        project,
+        "--chunker",
+        "recursive:10:0",
+        "--chunker",
+        "fixed:8:0",
+        "--k",
+        "1",
+        "--k",
+        "min",
+        "--json",
+        str(out_json),
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    lines = [
+        line for line in out.splitlines() if line.startswith(("recursive", "fixed"))
+    ]
+    assert len(lines) == 4
+    assert "Recall" in out
+    assert "PrecisionΩ" in out
+    assert "2 documents, 2 queries" in out
+    results = json.loads(out_json.read_text())
+    assert [r["config"]["k"] for r in results] == [1, "min", 1, "min"]
+    assert results[0]["queries"][0]["id"] == "q1"
+
+
+def test_second_run_hits_the_cache(project, capsys):
+    run(project, "--chunker", "recursive:10:0")
+    capsys.readouterr()
+    run(project, "--chunker", "recursive:10:0")
+    assert "0 misses" in capsys.readouterr().out
+
+
+def test_bad_chunker_spec_is_a_usage_error(project, capsys):
+    assert run(project, "--chunker", "recursiv:10") == 2
+    err = capsys.readouterr().err
+    assert "unknown chunker 'recursiv:10'" in err
+    assert "recursive:SIZE[:OVERLAP]" in err
+
+
+def test_missing_data_arguments(capsys):
+    assert main(["eval"]) == 2
+    assert "--benchmark NAME, or --corpus" in capsys.readouterr().err
+
+
+def test_bad_k_is_rejected_by_argparse(project, capsys):
+    with pytest.raises(SystemExit) as exc:
+        run(project, "--k", "0")
+    assert exc.value.code == 2
+    assert "positive integer or 'min'" in capsys.readouterr().err
+
+
+def test_cache_info_and_clear(project, capsys):
+    run(project, "--chunker", "recursive:10:0")
+    capsys.readouterr()
+    assert main(["cache", "info", "--cache-dir", str(project / "cache")]) == 0
+    out = capsys.readouterr().out
+    assert "hashing:256@1" in out
+    assert "stored search results: 1" in out
+    assert main(["cache", "clear", "--cache-dir", str(project / "cache")]) == 0
+    assert "and 1 stored search results" in capsys.readouterr().out
+    main(["cache", "info", "--cache-dir", str(project / "cache")])
+    assert "(empty)" in capsys.readouterr().out

@@ -1,0 +1,188 @@
+"""The HTML report in a real headless browser (Debian's chromium): it loads without
+console errors, its script runs, and the plots are drawn (a screenshot test).
+
+Skipped, with the reason shown, where no chromium is installed
+(``apt-get install chromium``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from support.fake_results import make_result
+
+from pytest_chunkeval.history import GitInfo, history_record
+from pytest_chunkeval.reports import ReportEntry, html_report
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome")
+BROWSER = next((b for b in map(shutil.which, BROWSERS) if b), None)
+pytestmark = pytest.mark.skipif(
+    BROWSER is None,
+    reason="no chromium on PATH (apt-get install chromium): HTML report not rendered",
+)
+WIDTH, HEIGHT = 1200, 2600
+
+
+def _page(tmp_path: Path) -> Path:
+    entries = []
+    for i, chunker in enumerate(("recursive:200:0", "fixed:400:0", "cluster:200")):
+        values = [min(1.0, 0.2 + 0.2 * i + 0.1 * (q % 4)) for q in range(20)]
+        result = make_result(values, config={"chunker": chunker})
+        entries.append(ReportEntry.of(result, [f"tests/test_rag.py::test[{chunker}]"]))
+    history = []
+    t0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    for c in range(6):
+        for chunker, base in (("recursive:200:0", 0.4), ("fixed:400:0", 0.6)):
+            result = make_result(
+                [base + 0.03 * c, base, base - 0.05 * (c % 2)],
+                config={"chunker": chunker},
+            )
+            history.append(
+                history_record(
+                    result,
+                    git=GitInfo(f"{c:x}" * 40, "main", False),
+                    timestamp=t0 + timedelta(days=c),
+                )
+            )
+    path = tmp_path / "report.html"
+    path.write_text(html_report(entries, history, title="browser test"))
+    return path
+
+
+def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    assert BROWSER is not None
+    profile = tmp_path / "profile"
+    command = [
+        BROWSER,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        *args,
+    ]
+    env = {**os.environ, "HOME": str(tmp_path)}
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+
+
+def _read_png(path: Path) -> npt.NDArray[np.uint8]:
+    """Decode an 8-bit RGB/RGBA non-interlaced PNG (what chromium writes)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+        if kind == b"IHDR":
+            width, height, depth, color, _, _, interlace = struct.unpack(
+                ">IIBBBBB", body
+            )
+            assert depth == 8
+            assert color in (2, 6)
+            assert interlace == 0
+        elif kind == b"IDAT":
+            idat += body
+    bpp = 3 if color == 2 else 4
+    stride = width * bpp
+    raw = zlib.decompress(idat)
+    out = np.zeros((height, stride), dtype=np.uint8)
+    prev = np.zeros(stride, dtype=np.int32)
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = np.frombuffer(raw, np.uint8, stride, y * (stride + 1) + 1).astype(
+            np.int32
+        )
+        if kind == 0:
+            row = line
+        elif kind == 2:
+            row = (line + prev) & 255
+        elif kind == 1:  # Sub: a running sum per channel
+            pixels = line.reshape(width, bpp)
+            row = (np.cumsum(pixels, axis=0) & 255).reshape(-1)
+        else:  # Average / Paeth depend on the left pixel: decode byte by byte
+            cur = [0] * stride
+            above = prev.tolist()
+            scan = line.tolist()
+            for i in range(stride):
+                a = cur[i - bpp] if i >= bpp else 0
+                b = above[i]
+                if kind == 3:
+                    cur[i] = (scan[i] + ((a + b) >> 1)) & 255
+                else:
+                    c = above[i - bpp] if i >= bpp else 0
+                    p = a + b - c
+                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                    pred = a if pa <= pb and pa <= pc else b if pb <= pc else c
+                    cur[i] = (scan[i] + pred) & 255
+            row = np.array(cur, dtype=np.int32)
+        out[y] = row
+        prev = row
+    return out.reshape(height, width, bpp)[:, :, :3]
+
+
+def test_page_loads_without_errors_and_its_script_runs(tmp_path: Path) -> None:
+    page = _page(tmp_path)
+    proc = _chromium(
+        tmp_path,
+        "--enable-logging=stderr",
+        "--v=0",
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        page.as_uri(),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    console = [
+        line
+        for line in proc.stderr.splitlines()
+        if "CONSOLE" in line or "Uncaught" in line
+    ]
+    assert not console, "\n".join(console)
+    dom = proc.stdout
+    # The script adds this element last; it counts plots whose marks have a size.
+    assert 'id="chunkeval-status"' in dom, dom[-2000:]
+    match = re.search(r'data-plots="(\d+)" data-drawn="(\d+)"', dom)
+    assert match is not None
+    assert match.group(1) == match.group(2)
+    assert int(match.group(1)) == 2 + 2 + 5  # bars, scatters, history
+
+
+def test_screenshot_shows_the_plots(tmp_path: Path) -> None:
+    page = _page(tmp_path)
+    shot = tmp_path / "shot.png"
+    proc = _chromium(
+        tmp_path,
+        f"--screenshot={shot}",
+        f"--window-size={WIDTH},{HEIGHT}",
+        "--virtual-time-budget=5000",
+        page.as_uri(),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    image = _read_png(shot).astype(np.int32)
+    assert image.shape[:2] == (HEIGHT, WIDTH)
+    # Plot marks are saturated colours; text, grid lines and background are grey.
+    saturation = image.max(axis=2) - image.min(axis=2)
+    coloured = saturation > 80
+    assert coloured.sum() > 20_000
+    rows = np.flatnonzero(coloured.sum(axis=1) > 20)
+    # Bars, scatters and history lines spread colour down most of the page.
+    bands = {int(y) // 200 for y in rows}
+    assert len(bands) >= 6, sorted(bands)
+    assert (image > 250).all(axis=2).mean() > 0.5  # and the page is not a blank error
