@@ -10,6 +10,17 @@ from pathlib import Path
 from typing import IO, Any
 
 
+def _file_mode() -> int:
+    # mkstemp creates 0600 files; ordinary files follow the umask (read once, at
+    # import, when no other thread can be changing it).
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+_FILE_MODE = _file_mode()
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     """Open a temp file beside ``path``; on success rename it over ``path``.
@@ -22,6 +33,7 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
         prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
     )
     try:
+        os.chmod(tmp, _FILE_MODE)
         encoding = None if "b" in mode else "utf-8"
         with os.fdopen(fd, mode, encoding=encoding) as fh:
             yield fh

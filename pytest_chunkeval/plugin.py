@@ -284,6 +284,7 @@ def pytest_collection_modifyitems(
 def pytest_runtest_makereport(
     item: pytest.Item,
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    # Only tests whose every phase passed may lose their unused baselines.
     report = yield
     passed = item.config.stash.setdefault(PASSED_KEY, {})
     passed[item.nodeid] = passed.get(item.nodeid, True) and report.passed

@@ -409,7 +409,8 @@ def _legend(colors: Mapping[str, str]) -> str:
 
 def _top(values: Iterable[float | None]) -> float:
     finite = [v for v in values if v is not None]
-    return _nice_ceiling(100 * max(finite, default=0.0) * 1.05 or 1.0)
+    # metrics live in [0, 100] %: headroom above the top bar, never past 100
+    return min(100.0, _nice_ceiling(100 * max(finite, default=0.0) * 1.05 or 1.0))
 
 
 def bars_svg(rows: Sequence[_Row], metric: str, colors: Mapping[str, str]) -> str:

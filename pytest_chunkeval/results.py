@@ -173,11 +173,10 @@ class EvalResult:
     def describe(self) -> str:
         """The configuration in one line: ``recursive:200:0 k=5 token all-MiniLM…``."""
         c = self.config
-        parts = [
-            str(c.get("chunker", self.label)),
-            f"k={c.get('k')}",
-            str(c.get("unit")),
-        ]
+        parts = [str(c.get("chunker", self.label))]
+        if c.get("k") is not None:  # a whole retriever (score()) has no k of ours
+            parts.append(f"k={c['k']}")
+        parts.append(str(c.get("unit")))
         parts += [str(c[key]) for key in ("embedder", "store") if c.get(key)]
         return " ".join(parts)
 

@@ -4,7 +4,9 @@
 store, memoizes results by full configuration (twenty tests asserting on one
 configuration evaluate it once), collects them for the terminal summary and merges
 what pytest-xdist workers send. :class:`Evaluator` is what the ``chunkeval`` fixture
-gives a test: the configuration after its marker, and ``evaluate`` / ``score``.
+gives a test: the configuration after its marker, ``evaluate`` / ``score`` and
+``check_baseline``. At the end, :meth:`ChunkevalSession.finish` (controller only)
+handles unused baselines, the history file and the reports.
 
 Engine modules (numpy, tokenizers, registries) are imported on first use only.
 """
@@ -795,14 +797,13 @@ class ChunkevalSession:
 
     def _write_outputs(self, end: SessionEnd, environ: Mapping[str, str]) -> None:
         s = self.settings
-        rows = self.summary_rows()
         if s.history:
             _attempt(end, f"append to the history file {s.history}", self._history)
         if not (s.json or s.md or s.html):
             return
         from .reports import ReportEntry
 
-        entries = [ReportEntry(r.result, tuple(r.nodeids)) for r in rows]
+        entries = [ReportEntry(r.result, tuple(r.nodeids)) for r in self.summary_rows()]
         if s.json:
             path = s.json
             _attempt(end, f"write the JSON report {path}", lambda: _json(path, entries))
@@ -869,11 +870,9 @@ class SessionEnd:
 def _attempt(end: SessionEnd, what: str, write: Callable[[], list[str]]) -> None:
     """Run one output writer; a failure is reported, not raised: the tests ran
     and their results must still be shown."""
-    from .history import HistoryError
-
     try:
         end.written += write()
-    except (OSError, HistoryError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: also history.HistoryError
         end.errors.append(f"could not {what}: {exc}")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from test_plugin_fixtures import FAST, INI, write_project
+from support.plugin_project import FAST, INI, write_project
 
 # Checked without importing: torch would load into this process for nothing.
 MISSING = [

@@ -27,6 +27,8 @@ def chroma_client(chroma_url: str | None = None) -> Any:
     import chromadb
     from chromadb.config import Settings
 
+    # Telemetry off, and the same settings pytest-chunkeval's in-process store
+    # uses: Chroma refuses a second in-process client with other settings.
     settings = Settings(anonymized_telemetry=False)
     if chroma_url is None:
         return chromadb.EphemeralClient(settings=settings)

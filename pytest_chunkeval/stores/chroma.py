@@ -437,10 +437,19 @@ def _settings(**values: Any) -> Any:
     the working directory (``CHROMA_SERVER_HOST``, ``CHROMA_CLIENT_AUTH_*``...);
     values given here win, so the spec string decides where we connect while
     auth settings from the environment still apply.
+
+    Telemetry is turned off through the environment (which ``Settings`` reads) rather
+    than an argument, so a user's own ``chromadb.EphemeralClient()`` opened later in
+    the same process gets equal settings and shares the in-process system instead
+    of failing with "already exists with different settings".
     """
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     from chromadb.config import Settings
 
-    return Settings(anonymized_telemetry=False, **values)
+    settings = Settings(**values)
+    if settings.anonymized_telemetry:  # the user's environment asked for it: not here
+        settings = Settings(anonymized_telemetry=False, **values)
+    return settings
 
 
 def _shared_client(make: Any) -> ClientAPI:
