@@ -84,7 +84,7 @@ def main() -> None:
         f"Command: `{command.strip()}`  ",
         f"Machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
         f"Python {platform.python_version()}, CPU only; {elapsed:.0f} s "
-        f"(embedding cache: {cache.stats}).",
+        f"({cache.stats}).",
     ]
     text = "\n".join(lines + footer) + "\n"
     if args.out:

@@ -32,7 +32,6 @@ import hashlib
 import os
 import re
 import struct
-import sys
 import threading
 import time
 import uuid
@@ -48,6 +47,7 @@ import numpy.typing as npt
 
 from ._io import atomic_write_text, atomic_writer
 from .embedders import Embedder, FloatArray, l2_normalize
+from .progress import progress_bar
 
 CACHE_DIR_ENV = "CHUNKEVAL_CACHE_DIR"
 DEFAULT_COMPACT_AFTER = 16
@@ -735,21 +735,11 @@ def _as_unit(vectors: Any, n: int, embedder: Embedder) -> FloatArray:
 
 
 def _progress_bar(total: int, identity: str, progress: bool | None) -> Any:
-    if progress is False:
-        return None
-    if progress is None:
-        stream = sys.stderr
-        if stream is None or not getattr(stream, "isatty", lambda: False)():
-            return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(
-        total=total,
+    return progress_bar(
+        total,
+        progress=progress,
         desc=f"embedding ({identity.split('@')[0]})",
         unit="text",
         delay=0.0 if progress else PROGRESS_DELAY_SECONDS,
         leave=False,
-        file=sys.stderr,
     )

@@ -29,7 +29,6 @@ import os
 import random
 import re
 import secrets
-import sys
 import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -41,6 +40,7 @@ from typing import Any
 from .corpus import Corpus
 from .locate import find_normalized, preview
 from .openai_api import openai_client as _openai_client
+from .progress import progress_bar
 from .prompts import PROMPT_VERSION, build_messages
 from .queries import (
     Excerpt,
@@ -925,22 +925,12 @@ def _fresh_seed() -> int:
 
 
 def _progress_bar(total: int, initial: int, progress: bool | None) -> Any:
-    if progress is False:
-        return None
-    if progress is None:
-        stream = sys.stderr
-        if stream is None or not getattr(stream, "isatty", lambda: False)():
-            return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(
-        total=total,
+    return progress_bar(
+        total,
+        progress=progress,
         initial=initial,
         desc="accepted",
         unit="q",
-        file=sys.stderr,
         dynamic_ncols=True,
     )
 

@@ -162,49 +162,6 @@ def token_byte_lengths(encoding: Any) -> IntArray:
     return lengths
 
 
-class HuggingFaceTokenizer:
-    """A Hugging Face fast tokenizer (``hf:<name or path>``), e.g. the embedder's."""
-
-    def __init__(self, name_or_path: str) -> None:
-        from .models import resolve_model_path
-
-        try:
-            from transformers import AutoTokenizer
-        except ImportError as exc:
-            raise TokenizerUnavailable(
-                "hf: tokenizers need transformers: "
-                "pip install 'pytest-chunkeval[embed]'"
-            ) from exc
-        self.name = f"hf:{name_or_path}"
-        self._tok = AutoTokenizer.from_pretrained(resolve_model_path(name_or_path))
-        if not getattr(self._tok, "is_fast", False):
-            raise TokenizerUnavailable(
-                f"{self.name}: needs a fast tokenizer (character offsets)"
-            )
-
-    def _offsets(self, text: str) -> IntArray:
-        enc = self._tok(
-            text,
-            add_special_tokens=False,
-            return_offsets_mapping=True,
-            return_attention_mask=False,
-            verbose=False,
-        )
-        return np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
-
-    def token_bounds(self, text: str) -> IntArray:
-        return monotone_cover(self._offsets(text), len(text))
-
-    def count(self, text: str) -> int:
-        return int(self._offsets(text).shape[0])
-
-    def count_batch(self, texts: Sequence[str]) -> list[int]:
-        return [self.count(t) for t in texts]
-
-    def __repr__(self) -> str:
-        return f"HuggingFaceTokenizer({self.name!r})"
-
-
 def monotone_cover(offsets: IntArray, length: int) -> IntArray:
     """Turn raw token offsets into ranges that are non-decreasing and cover the text.
 
@@ -242,6 +199,40 @@ class OffsetsTokenizer:
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
         return [self.count(t) for t in texts]
+
+
+class HuggingFaceTokenizer(OffsetsTokenizer):
+    """A Hugging Face fast tokenizer (``hf:<name or path>``), e.g. the embedder's."""
+
+    def __init__(self, name_or_path: str) -> None:
+        from .models import resolve_model_path
+
+        try:
+            from transformers import AutoTokenizer
+        except ImportError as exc:
+            raise TokenizerUnavailable(
+                "hf: tokenizers need transformers: "
+                "pip install 'pytest-chunkeval[embed]'"
+            ) from exc
+        self.name = f"hf:{name_or_path}"
+        self._tok = AutoTokenizer.from_pretrained(resolve_model_path(name_or_path))
+        if not getattr(self._tok, "is_fast", False):
+            raise TokenizerUnavailable(
+                f"{self.name}: needs a fast tokenizer (character offsets)"
+            )
+
+    def _offsets(self, text: str) -> IntArray:
+        enc = self._tok(
+            text,
+            add_special_tokens=False,
+            return_offsets_mapping=True,
+            return_attention_mask=False,
+            verbose=False,
+        )
+        return np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
+
+    def __repr__(self) -> str:
+        return f"HuggingFaceTokenizer({self.name!r})"
 
 
 @functools.lru_cache(maxsize=16)

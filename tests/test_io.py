@@ -13,9 +13,14 @@ from pytest_chunkeval._io import atomic_write_text, atomic_writer
 def test_failed_write_leaves_the_old_file_and_no_temp(tmp_path):
     target = tmp_path / "baseline.json"
     target.write_text("old", encoding="utf-8")
-    with pytest.raises(RuntimeError, match="boom"), atomic_writer(target) as fh:
-        fh.write("half of the new content")
-        raise RuntimeError("boom")
+
+    def interrupted_write() -> None:
+        with atomic_writer(target) as fh:
+            fh.write("half of the new content")
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        interrupted_write()
     assert target.read_text(encoding="utf-8") == "old"
     assert os.listdir(tmp_path) == ["baseline.json"]
 
