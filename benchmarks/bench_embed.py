@@ -18,7 +18,6 @@ Prints, measured side by side in one run:
 from __future__ import annotations
 
 import argparse
-import csv
 import subprocess
 import sys
 import tempfile
@@ -29,27 +28,24 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path("/work/shared/datasets/general")
 WINDOWS = [(200, 100), (250, 125), (300, 150), (400, 200)]
 
 
-def benchmark_texts(data: Path) -> tuple[list[str], list[str]]:
-    from pytest_chunkeval.tokenizers import get_tokenizer
+def benchmark_texts() -> tuple[list[str], list[str]]:
+    """Chunk texts of the bundled benchmark under every window setting, and its questions."""
+    from pytest_chunkeval.benchmarks import load_benchmark
+    from pytest_chunkeval.chunkers import FixedTokenChunker
 
-    tok = get_tokenizer()
-    chunks: list[str] = []
-    for path in sorted((data / "corpora").glob("*.md")):
-        text = path.read_text(encoding="utf-8")
-        bounds = tok.token_bounds(text)
-        for size, overlap in WINDOWS:
-            for first in range(0, len(bounds), size - overlap):
-                last = min(first + size, len(bounds)) - 1
-                chunks.append(text[bounds[first, 0] : bounds[last, 1]])
-                if last == len(bounds) - 1:
-                    break
-    with open(data / "questions_df.csv", newline="", encoding="utf-8") as fh:
-        queries = [row["question"] for row in csv.DictReader(fh)]
-    return chunks, queries
+    corpus, queries = load_benchmark("general")
+    chunks = [
+        doc.text[start:end]
+        for size, overlap in WINDOWS
+        for doc in corpus
+        for start, end in FixedTokenChunker(size, overlap)
+        .chunk_spans(doc.text)
+        .tolist()
+    ]
+    return chunks, [q.text for q in queries]
 
 
 def timed(label: str, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -121,7 +117,7 @@ def main() -> None:
     from pytest_chunkeval.cache import EmbeddingCache
     from pytest_chunkeval.embedders import SentenceTransformerEmbedder
 
-    chunks, queries = benchmark_texts(DATA)
+    chunks, queries = benchmark_texts()
     texts = chunks + queries
     if args.limit:
         texts = texts[: args.limit]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from pytest_chunkeval.benchmarks import load_benchmark
 from pytest_chunkeval.cache import EmbeddingCache
 from pytest_chunkeval.chunkers import Chunker, RecursiveTokenChunker, validate_chunks
 from pytest_chunkeval.chunkers.cluster import ClusterSemanticChunker
@@ -23,8 +23,6 @@ from pytest_chunkeval.chunkers.sentence import sentence_spans
 from pytest_chunkeval.hashing import HashingEmbedder
 from pytest_chunkeval.registry import Registry, UnknownSpec
 from pytest_chunkeval.tokenizers import get_tokenizer
-
-CORPORA = Path("/work/shared/datasets/general/corpora")
 
 
 class CountingEmbedder:
@@ -208,8 +206,8 @@ def test_kamradt_names_and_arguments(cache):
 
 
 def excerpt(name: str, chars: int) -> str:
-    text = (CORPORA / name).read_text(encoding="utf-8")
-    return text[:chars]
+    corpus, _ = load_benchmark("general")
+    return corpus[name].text[:chars]
 
 
 @pytest.mark.parametrize("max_tokens", [60, 150])
