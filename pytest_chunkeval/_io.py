@@ -1,13 +1,23 @@
-"""Atomic file writes: a reader never sees a half-written file."""
+"""File writing the product relies on.
+
+- Atomic writes (temp file + rename): a reader never sees a half-written file.
+- JSON Lines appends that survive a writer killed mid-line (:func:`append_jsonl`),
+  and the matching tolerant reader (:func:`iter_jsonl_lines`): a final line cut
+  short is ignored when reading and cut away by the next append, a complete final
+  line that merely lacks its newline is kept, any other bad line is an error that
+  names ``file:line``.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 
 def _file_mode() -> int:
@@ -56,3 +66,232 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically."""
     with atomic_writer(path, "wb") as fh:
         fh.write(data)
+
+
+# -- JSON Lines: appending and reading --------------------------------------------
+
+
+class JsonLineError(ValueError):
+    """A line of a JSON Lines text is not valid JSON; the message names
+    ``source:line``. Callers re-raise it as their own error class."""
+
+    def __init__(self, source: str, lineno: int, error: json.JSONDecodeError) -> None:
+        self.source = source
+        self.lineno = lineno
+        self.reason = f"{error.msg} at column {error.colno}"
+        super().__init__(f"{source}:{lineno}: not valid JSON ({self.reason})")
+
+
+class TornLine(NamedTuple):
+    """A final line without a newline that is not valid JSON: a write cut short."""
+
+    lineno: int
+    text: str
+    reason: str
+
+
+def iter_jsonl_lines(
+    text: str,
+    source: str,
+    *,
+    on_torn: Callable[[TornLine], None] | None = None,
+) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed value)`` of each non-blank line of JSON Lines
+    ``text``, in order; ``source`` (a file name) prefixes errors.
+
+    The final line, after the last newline, may be complete JSON (yielded) or a
+    fragment of an interrupted write: that one is not yielded but passed to
+    ``on_torn`` (to warn with the caller's own class, or to raise). Any other
+    line that is not valid JSON raises :class:`JsonLineError` naming
+    ``source:line``. Lazy: a caller checking a header line reports its problem
+    before those of later lines.
+    """
+    lines = text.split("\n")
+    # After the split the last item is what follows the final newline: "" for a
+    # complete file, else a line whose write may have been cut short.
+    last = len(lines)
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            error = JsonLineError(source, lineno, exc)
+            if lineno != last:
+                raise error from None
+            if on_torn is not None:
+                on_torn(TornLine(lineno, line, error.reason))
+            return
+        yield lineno, value
+
+
+def decode_jsonl(data: bytes) -> str:
+    """``data`` as UTF-8, except that a character cut in two at the very end (a
+    write interrupted inside a multi-byte character) is dropped: it can only be
+    part of a torn last line, which the reader ignores anyway.
+
+    Raises :class:`UnicodeDecodeError` for any other invalid byte.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data" or exc.end != len(data):
+            raise
+        return data[: exc.start].decode("utf-8")
+
+
+@dataclass(frozen=True)
+class TailRepair:
+    """How :func:`append_jsonl` fixed a final line that had no newline."""
+
+    path: Path
+    offset: int
+    """Byte offset where that line starts."""
+    fragment: bytes
+    """The line's bytes."""
+    cut: bool
+    """True: not valid JSON (a torn write), so it was removed. False: complete
+    JSON, so it was kept and a newline was written after it."""
+
+
+@contextlib.contextmanager
+def exclusive_lock(fd: int) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``fd`` where the platform has one."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: O_APPEND alone keeps one write together
+        yield
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _open_append(path: Path, *, create: bool) -> Iterator[int]:
+    """A locked ``O_APPEND`` descriptor of ``path`` that can also read its tail."""
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    # O_BINARY: Windows would otherwise write "\r\n" for every "\n".
+    flags = os.O_RDWR | os.O_APPEND | getattr(os, "O_BINARY", 0)
+    # The mode is masked by the umask, like any ordinary file.
+    fd = os.open(path, flags | (os.O_CREAT if create else 0), 0o666)
+    try:
+        with exclusive_lock(fd):
+            yield fd
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:  # a regular file takes it all at once; loop for safety
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _last_line(fd: int, size: int, block: int = 1 << 16) -> tuple[int, bytes]:
+    """Offset and bytes of what follows the last newline of the open file."""
+    if size == 0:
+        return 0, b""
+    os.lseek(fd, size - 1, os.SEEK_SET)
+    if os.read(fd, 1) == b"\n":  # the usual case: a complete file
+        return size, b""
+    pos = size
+    while pos > 0:
+        step = min(block, pos)
+        pos -= step
+        os.lseek(fd, pos, os.SEEK_SET)
+        i = _read_exactly(fd, step).rfind(b"\n")
+        if i >= 0:
+            pos += i + 1
+            break
+    os.lseek(fd, pos, os.SEEK_SET)
+    return pos, _read_exactly(fd, size - pos)
+
+
+def _read_exactly(fd: int, n: int) -> bytes:
+    parts: list[bytes] = []
+    while n > 0:
+        chunk = os.read(fd, n)
+        if not chunk:
+            break
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return True
+
+
+def append_text(path: str | os.PathLike[str], text: str) -> None:
+    """Append ``text`` to ``path`` in one locked ``O_APPEND`` write, starting on a
+    new line if the file does not end with one. Creates the file and its folder.
+
+    Concurrent appenders (xdist workers, parallel CI jobs) never interleave; an
+    atomic rename would be wrong here, as one writer's lines would be lost.
+    """
+    if not text:
+        return
+    data = text.encode("utf-8")
+    with _open_append(Path(path), create=True) as fd:
+        size = os.fstat(fd).st_size
+        if size and _last_line(fd, size)[0] != size:
+            data = b"\n" + data
+        _write_all(fd, data)
+        os.fsync(fd)
+
+
+def append_jsonl(
+    path: str | os.PathLike[str],
+    lines: Iterable[str] | str,
+    *,
+    create: bool = True,
+    on_repair: Callable[[TailRepair], None] | None = None,
+) -> TailRepair | None:
+    """Append JSON lines to ``path`` in one locked ``O_APPEND`` write, then fsync.
+
+    ``lines`` is one line or several, each without an inner newline (a trailing
+    one is optional). If the file's last line has no newline it is repaired
+    first: kept, with a newline added, when it is valid JSON; cut away when it is
+    not (the trace of a writer killed mid-line), so it never ends up mid-file.
+    ``on_repair`` sees the repair under the lock before the file changes and may
+    raise to leave the file untouched (to warn with the caller's own class, or to
+    refuse). Returns the repair, or ``None``. With ``create=False`` a missing file
+    raises :class:`FileNotFoundError`.
+    """
+    items = [lines] if isinstance(lines, str) else list(lines)
+    body = []
+    for line in items:
+        line = line.removesuffix("\n")
+        if "\n" in line:
+            raise ValueError(f"{os.fspath(path)}: a JSON line cannot hold a newline")
+        body.append(line + "\n")
+    if not body:
+        return None
+    data = "".join(body).encode("utf-8")
+    target = Path(path)
+    repair = None
+    with _open_append(target, create=create) as fd:
+        size = os.fstat(fd).st_size
+        if size:
+            offset, tail = _last_line(fd, size)
+            if offset != size:
+                cut = bool(tail.strip()) and not _is_json(tail)
+                repair = TailRepair(target, offset, tail, cut)
+                if on_repair is not None:
+                    on_repair(repair)
+                if cut:
+                    os.ftruncate(fd, offset)
+                else:
+                    data = b"\n" + data
+        _write_all(fd, data)
+        os.fsync(fd)
+    return repair

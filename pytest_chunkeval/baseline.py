@@ -255,6 +255,10 @@ def _abs(path: Path) -> Path:
     return Path(os.path.abspath(path))
 
 
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
 def baselines_exist(
     nodeids: Iterable[str],
     rootdir: str | os.PathLike[str],
@@ -594,6 +598,7 @@ class BaselineStore:
         self.removed: list[Path] = []
         self.collected: set[str] = set()
         self.passed: set[str] = set()
+        self.partial: set[str] = set()
         self._counts: dict[str, int] = {}
 
     # -- one test ---------------------------------------------------------------
@@ -742,10 +747,17 @@ class BaselineStore:
         """Record a test that passed, for :meth:`unused`."""
         self.passed.add(nodeid)
 
+    def note_partial(self, test_files: Iterable[str | os.PathLike[str]]) -> None:
+        """Record test files the command line selected by node id
+        (``pytest 't.py::test_x[a]'``): only some of their tests were collected, so
+        :meth:`unused` leaves their baselines alone."""
+        self.partial.update(os.fspath(f) for f in test_files)
+
     def unused(
         self,
         collected: Iterable[NodeRef] | None = None,
         passed: Iterable[str] | None = None,
+        partial: Iterable[str | os.PathLike[str]] | None = None,
     ) -> list[Path]:
         """Baseline files no test used, among the modules this session collected.
 
@@ -755,13 +767,21 @@ class BaselineStore:
         the layout's rootdir). Files of a test that did not pass (failed, skipped,
         deselected, not reached) are never reported: the test may still use them.
         Files of a test module that no longer exists are reported; modules not
-        collected in this session (``pytest tests/test_a.py``) are left alone.
+        collected in this session (``pytest tests/test_a.py``) are left alone, and
+        so are those collected in part: ``partial`` (default: what
+        :meth:`note_partial` recorded) lists test files selected by node id, whose
+        other tests' files have no owner in this session but are not unused.
         """
         if collected is None:
             root = self.layout.rootdir or Path.cwd()
             collected = [NodeRef.from_nodeid(n, root) for n in sorted(self.collected)]
         collected = list(collected)
         passed_ids = set(self.passed if passed is None else passed)
+        # Real paths: the command line's paths (relative to the invocation
+        # directory) and node ids (relative to rootdir) may differ by a symlink.
+        partial_files = {
+            _real(Path(f)) for f in (self.partial if partial is None else partial)
+        }
         modules: dict[Path, list[NodeRef]] = {}
         for ref in collected:
             modules.setdefault(_abs(ref.path), []).append(ref)
@@ -772,6 +792,8 @@ class BaselineStore:
                 if _abs(file) in self.touched:
                     continue
                 test_file = _abs(self.layout.test_file_of(file.parent))
+                if partial_files and _real(test_file) in partial_files:
+                    continue  # only some of its tests were collected
                 tests = modules.get(test_file)
                 if tests is None:
                     if not test_file.exists():
@@ -804,6 +826,7 @@ class BaselineStore:
             "outcomes": [o.to_json() for o in self.outcomes],
             "collected": sorted(self.collected),
             "passed": sorted(self.passed),
+            "partial": sorted(self.partial),
         }
 
     def merge_payload(self, payload: Mapping[str, Any]) -> None:
@@ -811,6 +834,7 @@ class BaselineStore:
         self.touched.update(Path(p) for p in payload.get("touched", []))
         self.collected.update(payload.get("collected", []))
         self.passed.update(payload.get("passed", []))
+        self.partial.update(payload.get("partial", []))
         self.outcomes += [
             CheckOutcome.from_json(o) for o in payload.get("outcomes", [])
         ]

@@ -16,7 +16,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from .corpus import TEXT_SUFFIXES, Corpus, CorpusError, Document, read_text
-from .queries import QuerySet, parse_json, parse_jsonl, parse_reference_csv
+from .queries import QuerySet
 from .registry import UnknownSpec
 
 _QUERY_FILES = ("queries.jsonl", "queries.json", "questions_df.csv")
@@ -86,12 +86,8 @@ def _load(name: str) -> tuple[Corpus, QuerySet]:
     assert qfile is not None  # benchmark_names() checked it
     source = f"{name}/{qfile.name}"
     text = qfile.read_bytes().decode("utf-8")
-    if qfile.name.endswith(".csv"):
-        queries = parse_reference_csv(text, corpus, source=source)
-    else:
-        parse = parse_jsonl if qfile.name.endswith(".jsonl") else parse_json
-        metadata, items = parse(text, source)
-        queries = QuerySet(items, metadata, source=source).validated(corpus)
+    suffix = Path(qfile.name).suffix
+    queries = QuerySet.from_text(text, suffix, corpus, source=source)
     metadata = {
         **queries.metadata,
         "benchmark": name,

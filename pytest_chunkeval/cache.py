@@ -46,10 +46,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ._io import atomic_write_text, atomic_writer
+from .defaults import CACHE_DIR_ENV
 from .embedders import Embedder, FloatArray, l2_normalize
 from .progress import progress_bar
 
-CACHE_DIR_ENV = "CHUNKEVAL_CACHE_DIR"
 DEFAULT_COMPACT_AFTER = 16
 DEFAULT_BATCH_SIZE = 1024
 # Computed vectors are written at least this often, so an interrupted long run

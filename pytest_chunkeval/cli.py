@@ -21,7 +21,7 @@ class CommandError(Exception):
 
 
 def _k_value(text: str) -> int | str:
-    from .evaluate import check_k
+    from .defaults import check_k
 
     try:
         return check_k(text)
@@ -123,8 +123,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .embedders import DEFAULT_EMBEDDER
-    from .evaluate import DEFAULT_STORE
+    from .defaults import DEFAULT_EMBEDDER, DEFAULT_STORE, DEFAULT_UNIT, UNITS
 
     parser = argparse.ArgumentParser(
         prog="chunkeval",
@@ -145,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--k", action="append", type=_k_value, metavar="N|min", help="repeatable"
     )
-    ev.add_argument("--unit", choices=("token", "char"), default="token")
+    ev.add_argument("--unit", choices=UNITS, default=DEFAULT_UNIT)
     ev.add_argument("--tokenizer", default=None, metavar="NAME")
     ev.add_argument("--cache-dir", type=Path, default=None)
     ev.add_argument("--json", type=Path, metavar="OUT", help="write all results")

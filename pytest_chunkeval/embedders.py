@@ -59,13 +59,14 @@ from urllib.parse import parse_qsl
 import numpy as np
 import numpy.typing as npt
 
+from .defaults import DEFAULT_EMBEDDER as DEFAULT_EMBEDDER
 from .hashing import hashing_from_spec
 from .openai_api import LazyClient
 from .registry import Registry
 
 FloatArray = npt.NDArray[np.float32]
 
-DEFAULT_EMBEDDER = "sentence-transformers:all-MiniLM-L6-v2"
+
 DEFAULT_ST_BATCH_SIZE = 64
 
 # https://platform.openai.com/docs/api-reference/embeddings/create

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,7 +19,10 @@ import numpy.typing as npt
 from .cache import EmbeddingCache, default_cache_dir
 from .chunkers import Chunker, ChunkerError, get_chunker, validate_chunks
 from .corpus import Corpus
-from .embedders import DEFAULT_EMBEDDER, Embedder, get_embedder
+from .defaults import DEFAULT_EMBEDDER, K, check_k, check_unit
+from .defaults import DEFAULT_K as DEFAULT_K
+from .defaults import DEFAULT_STORE as DEFAULT_STORE
+from .embedders import Embedder, get_embedder
 from .locate import locate, preview
 from .metrics import ChunkIndex, QueryScores, QuerySpans, score_queries, summarize
 from .queries import Query, QuerySet
@@ -27,26 +30,11 @@ from .results import EvalResult, QueryRecord, SpanTuple
 from .search_cache import SearchCache
 from .stores import Store, get_store
 from .tokenizers import Tokenizer, get_tokenizer
-from .units import UnitMap, check_unit
-
-K = int | Literal["min"]
-DEFAULT_STORE = "chroma"
-DEFAULT_K: K = 5
+from .units import UnitMap
 
 
 class EvaluationError(ValueError):
     """The inputs of an evaluation do not fit together; the message says where."""
-
-
-def check_k(k: object) -> K:
-    """``k`` if it is a positive int or ``"min"``, else a ``ValueError``."""
-    if k == "min":
-        return "min"
-    if isinstance(k, str) and k.isdigit():
-        k = int(k)
-    if isinstance(k, int) and not isinstance(k, bool) and k > 0:
-        return k
-    raise ValueError(f"k must be a positive integer or 'min', got {k!r}")
 
 
 @contextmanager
@@ -118,7 +106,6 @@ class Chunking:
 
 def _search(
     store: Store,
-    spec: object,
     key: str,
     chunk_vectors: npt.NDArray[np.float32],
     query_vectors: npt.NDArray[np.float32],
@@ -126,12 +113,15 @@ def _search(
     cache: SearchCache,
     timings: dict[str, float],
 ) -> npt.NDArray[np.int64]:
-    """Top-``k`` chunk rows per query; results of a store named by a spec string are
-    cached on disk, so an unchanged re-run needs neither the store nor its import."""
+    """Top-``k`` chunk rows per query. Results are cached on disk under the store's
+    name (its spec string), the collection key and the query vectors, so an unchanged
+    re-run needs neither the store nor its import; a store without a name is always
+    searched."""
     if k == 0:
         return np.zeros((len(query_vectors), 0), np.int64)
+    name = getattr(store, "name", None)
     cache_key = (
-        SearchCache.key(spec, key, query_vectors, k) if isinstance(spec, str) else None
+        SearchCache.key(name, key, query_vectors, k) if isinstance(name, str) else None
     )
     if cache_key is not None:
         cached = cache.get(cache_key, len(query_vectors), k)
@@ -184,6 +174,9 @@ def evaluate(
     store_obj = get_store(store)
     tok = get_tokenizer(tokenizer) if unit == "token" else None
     emb_cache = _resolve_cache(cache)
+    adopt_cache = getattr(chunker_obj, "adopt_cache", None)
+    if callable(adopt_cache):  # a chunker that embeds uses this evaluation's cache
+        adopt_cache(emb_cache)
     timings = dict.fromkeys(("chunk", "embed", "index", "search", "score"), 0.0)
 
     with _timed(timings, "chunk"):
@@ -214,7 +207,6 @@ def evaluate(
     k_max = int(per_query_k.max()) if len(queries) else 0
     hits = _search(
         store_obj,
-        store,
         key,
         chunk_vectors,
         query_vectors,

@@ -479,10 +479,12 @@ def compare(
                     if lst
                 )
             )
+    # Python's round, as baseline files are written (np.round differs on exact
+    # binary halves such as 0.42125), so an unchanged run has zero deltas.
     after = np.array(
-        [[q.metric(m) for m, _ in gated] for q in records], dtype=np.float64
+        [[round(q.metric(m), QUERY_DECIMALS) for m, _ in gated] for q in records],
+        dtype=np.float64,
     ).reshape(len(records), len(gated))
-    after = np.round(after, QUERY_DECIMALS)
     before = np.array(
         [[_nan(baseline.queries.get(i, {}).get(m)) for m, _ in gated] for i in ids],
         dtype=np.float64,

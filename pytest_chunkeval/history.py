@@ -15,21 +15,31 @@ Appending is safe when several processes (xdist workers, parallel CI jobs) appen
 at once: the file is opened with ``O_APPEND`` and each call writes its whole block
 of lines with one ``os.write`` under an exclusive ``flock`` where available, so lines
 never interleave. (An atomic rename would be wrong here: two writers would each
-replace the file and one run's records would be lost.)
+replace the file and one run's records would be lost.) A last line cut short by a
+killed writer is skipped when reading and cut away by the next append
+(:func:`pytest_chunkeval._io.append_jsonl`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ._io import (
+    JsonLineError,
+    append_jsonl,
+    append_text,
+    decode_jsonl,
+    iter_jsonl_lines,
+)
 
 if TYPE_CHECKING:
     from .results import EvalResult
@@ -44,6 +54,10 @@ _DECIMALS = 6
 
 class HistoryError(ValueError):
     """A history file cannot be read; the message names the file and line."""
+
+
+class HistoryWarning(UserWarning):
+    """An incomplete last line (a killed writer's) was cut from a history file."""
 
 
 @dataclass(frozen=True)
@@ -144,48 +158,39 @@ def history_record(
     }
 
 
-@contextlib.contextmanager
-def _locked(fd: int) -> Iterator[None]:
-    try:
-        import fcntl
-    except ImportError:  # Windows: O_APPEND alone keeps one write together
-        yield
-        return
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    try:
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
-
 def append_lines(path: str | os.PathLike[str], text: str) -> None:
     """Append ``text`` (whole lines) to ``path`` in one locked ``O_APPEND`` write,
-    so concurrent appenders never interleave. Creates the file and its folder."""
-    if not text:
-        return
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    data = text.encode("utf-8")
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        with _locked(fd):
-            view = memoryview(data)
-            while view:  # a regular file takes it all at once; loop for safety
-                written = os.write(fd, view)
-                view = view[written:]
-    finally:
-        os.close(fd)
+    so concurrent appenders never interleave. Creates the file and its folder.
+    Starts on a new line if the file does not end with one."""
+    append_text(path, text)
 
 
 def append_history(
-    path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]]
+    path: str | os.PathLike[str],
+    records: Iterable[Mapping[str, Any]],
+    *,
+    note: Callable[[str], None] | None = None,
 ) -> int:
-    """Append records (one JSON line each, sorted keys); returns how many."""
+    """Append records (one JSON line each, sorted keys); returns how many.
+
+    A last line cut short by a killed writer is cut away first, so it never ends
+    up mid-file where every later :func:`read_history` would reject it. That is
+    reported to ``note`` when given, else as a :class:`HistoryWarning`.
+    """
     lines = [
         json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         for r in records
     ]
-    append_lines(path, "".join(line + "\n" for line in lines))
+    repair = append_jsonl(path, lines)
+    if repair is not None and repair.cut:
+        message = (
+            f"{os.fspath(path)}: cut an incomplete last line "
+            f"({len(repair.fragment)} bytes; an interrupted write?) before appending"
+        )
+        if note is not None:
+            note(message)
+        else:  # after the write: should warnings be errors, the records are kept
+            warnings.warn(message, HistoryWarning, stacklevel=2)
     return len(lines)
 
 
@@ -193,36 +198,35 @@ def read_history(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """All records of a history file, in file order.
 
     Blank lines are skipped, and so is a last line cut short by a crash (no final
-    newline, invalid JSON). Any other bad line is a :class:`HistoryError` naming
-    the file and line.
+    newline, invalid JSON); a complete last line without its newline is kept.
+    Any other bad line is a :class:`HistoryError` naming the file and line.
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = decode_jsonl(path.read_bytes())
     except FileNotFoundError:
         raise HistoryError(f"history file {path} does not exist") from None
+    except OSError as exc:
+        raise HistoryError(f"cannot read history file {path}: {exc}") from None
     except UnicodeDecodeError as exc:
         raise HistoryError(f"history file {path} is not UTF-8 ({exc.reason})") from None
-    lines = text.split("\n")
-    records = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if number == len(lines):  # torn final line: the writer was killed
-                continue
-            raise HistoryError(
-                f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})"
-            ) from None
-        if not isinstance(record, dict) or record.get(VERSION_KEY) != HISTORY_SCHEMA:
-            found = record.get(VERSION_KEY) if isinstance(record, dict) else None
-            raise HistoryError(
-                f"{path}:{number}: not a chunkeval history record of schema "
-                f"{HISTORY_SCHEMA} (found {VERSION_KEY}={found!r})"
-            )
-        records.append(record)
+    records: list[dict[str, Any]] = []
+    try:
+        # The torn final line of a killed writer is skipped silently: the next
+        # append cuts it away, with a warning.
+        for number, record in iter_jsonl_lines(text, os.fspath(path)):
+            if (
+                not isinstance(record, dict)
+                or record.get(VERSION_KEY) != HISTORY_SCHEMA
+            ):
+                found = record.get(VERSION_KEY) if isinstance(record, dict) else None
+                raise HistoryError(
+                    f"{path}:{number}: not a chunkeval history record of schema "
+                    f"{HISTORY_SCHEMA} (found {VERSION_KEY}={found!r})"
+                )
+            records.append(record)
+    except JsonLineError as exc:
+        raise HistoryError(str(exc)) from None
     return records
 
 

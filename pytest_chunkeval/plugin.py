@@ -12,17 +12,20 @@ Fixtures: ``chunkeval`` (the evaluator), ``chunkeval_chunker`` (parametrized ove
 ``chunkeval_embedder``, ``chunkeval_store``. Marker: ``@pytest.mark.chunkeval(...)``.
 Hookspecs: :mod:`~pytest_chunkeval.hookspecs`.
 
-Baselines (docs/baselines.md): each process notes which tests it collected and
-which passed; at the end, xdist workers send that with their results and baseline
-checks, and the controller (or the only process) finds unused baselines, appends
-the history and writes the reports, once.
+Baselines (docs/baselines.md): each process notes which tests it collected, which
+passed and which test files the command line selected by node id; at the end, xdist
+workers send that with their results and baseline checks, and the controller (or
+the only process) finds unused baselines, appends the history and writes the
+reports, once.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable, Generator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import pytest
@@ -280,6 +283,33 @@ def pytest_collection_modifyitems(
     config.stash[COLLECTED_KEY] = [item.nodeid for item in items]
 
 
+def _selected_by_nodeid(config: pytest.Config) -> list[str]:
+    """Test files the command line named with a node id (``t.py::test_x[a]``,
+    what a baseline failure's update command prints): only some of their tests
+    were collected, so the other tests' baselines are not unused."""
+    files = []
+    for arg in config.args:
+        target, sep, _ = str(arg).partition("::")
+        if not sep:
+            continue
+        path = config.invocation_params.dir / target
+        if not path.exists() and config.option.pyargs:
+            path = _module_file(target) or path
+        files.append(os.path.abspath(path))
+    return files
+
+
+def _module_file(name: str) -> Path | None:
+    """``--pyargs pkg.test_mod::test_x``: the module's file, if it can be found."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    return Path(spec.origin) if spec is not None and spec.origin else None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item,
@@ -301,7 +331,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     collected = config.stash.get(COLLECTED_KEY, [])
     passed = config.stash.get(PASSED_KEY, {})
-    chunkeval.note_tests(collected, [n for n, ok in passed.items() if ok])
+    chunkeval.note_tests(
+        collected,
+        [n for n, ok in passed.items() if ok],
+        _selected_by_nodeid(config),
+    )
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: the controller finishes
         workeroutput[WORKER_OUTPUT_KEY] = json.dumps(chunkeval.worker_payload())

@@ -4,9 +4,10 @@ Formats (documented in ``docs/formats.md``):
 
 - JSONL (primary): a header line ``{"chunkeval_queries": 1, "metadata": {...}}``,
   then one query object per line. A generator appends lines as it goes
-  (:func:`write_header`, :func:`append_query`), so an incomplete final line (no
-  newline: a crash mid-write) is ignored with a :class:`QuerySetWarning`; any other
-  malformed line is an error naming the file and line.
+  (:func:`write_header`, :func:`append_query`), so a final line without a newline
+  is kept if it is valid JSON, else (a crash mid-write) ignored with a
+  :class:`QuerySetWarning` and cut by the next append; any other malformed line is
+  an error naming the file and line.
 - JSON: ``{"chunkeval_queries": 1, "metadata": {...}, "queries": [...]}``.
 - CSV: the reference implementation's ``questions_df.csv`` (read only).
 
@@ -25,9 +26,17 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any, TypeGuard
+from typing import Any, TypeGuard
 
-from ._io import atomic_writer
+from ._io import (
+    JsonLineError,
+    TailRepair,
+    TornLine,
+    append_jsonl,
+    atomic_writer,
+    decode_jsonl,
+    iter_jsonl_lines,
+)
 from .corpus import Corpus, CorpusError
 from .locate import find_normalized, locate, preview
 from .spans import Span
@@ -178,9 +187,23 @@ class QuerySet:
     def load(cls, path: str | os.PathLike[str], corpus: Corpus) -> QuerySet:
         """Read ``.jsonl``, ``.json`` or reference ``.csv`` and validate it against
         ``corpus`` (see :meth:`validated`)."""
-        if Path(path).suffix.lower() == ".csv":
-            return cls.from_reference_csv(path, corpus)
-        return read_queries(path).validated(corpus)
+        source = os.fspath(path)
+        suffix = _query_format(Path(path).suffix, source)
+        text = _read_file_text(path, torn_tail_ok=suffix == ".jsonl")
+        return cls.from_text(text, suffix, corpus, source=source)
+
+    @classmethod
+    def from_text(
+        cls, text: str, suffix: str, corpus: Corpus, *, source: str
+    ) -> QuerySet:
+        """Parse ``text`` in the format its file ``suffix`` names (``.jsonl``,
+        ``.json`` or reference ``.csv``) and validate it against ``corpus``, as
+        :meth:`load` does for a file; ``source`` names it in messages."""
+        suffix = _query_format(suffix, source)
+        text = text.removeprefix("\ufeff")
+        if suffix == ".csv":
+            return parse_reference_csv(text, corpus, source=source)
+        return _parse_text(text, suffix, source).validated(corpus)
 
     @classmethod
     def from_reference_csv(
@@ -427,9 +450,12 @@ def _check_header(obj: Any, where: str) -> dict[str, Any]:
     return metadata
 
 
-def _read_file_text(path: str | os.PathLike[str]) -> str:
+def _read_file_text(path: str | os.PathLike[str], *, torn_tail_ok: bool = False) -> str:
+    """The file's text without a BOM. ``torn_tail_ok`` (JSONL): a character cut
+    in two at the very end, by an interrupted append, is dropped, not an error."""
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        data = Path(path).read_bytes()
+        text = decode_jsonl(data) if torn_tail_ok else data.decode("utf-8")
     except OSError as exc:
         raise QuerySetError(f"cannot read query set {os.fspath(path)}: {exc}") from exc
     except UnicodeDecodeError as exc:
@@ -440,20 +466,19 @@ def _read_file_text(path: str | os.PathLike[str]) -> str:
     return text.removeprefix("\ufeff")
 
 
-def read_queries(path: str | os.PathLike[str]) -> QuerySet:
-    """Read a ``.jsonl`` or ``.json`` query set WITHOUT checking it against a corpus.
-
-    Excerpts given without ``start``/``end`` have ``start == end == -1`` until
-    :meth:`QuerySet.validated` locates them. Use :meth:`QuerySet.load` to evaluate.
-    """
-    source = os.fspath(path)
-    suffix = Path(path).suffix.lower()
-    if suffix not in (".jsonl", ".json"):
+def _query_format(suffix: str, source: str) -> str:
+    """The lower-cased ``suffix`` if it names a query-set format, else an error."""
+    fmt = suffix.lower()
+    if fmt not in (".jsonl", ".json", ".csv"):
         raise QuerySetError(
-            f"{source}: unknown query-set format {suffix or '(no suffix)'!r}; "
+            f"{source}: unknown query-set format {fmt or '(no suffix)'!r}; "
             "expected .jsonl, .json or the reference .csv"
         )
-    text = _read_file_text(path)
+    return fmt
+
+
+def _parse_text(text: str, suffix: str, source: str) -> QuerySet:
+    """A ``.jsonl`` or ``.json`` query set from its text, not yet validated."""
     if suffix == ".jsonl":
         metadata, queries = parse_jsonl(text, source)
     else:
@@ -461,39 +486,53 @@ def read_queries(path: str | os.PathLike[str]) -> QuerySet:
     return QuerySet(queries, metadata, source=source)
 
 
+def read_queries(path: str | os.PathLike[str]) -> QuerySet:
+    """Read a ``.jsonl`` or ``.json`` query set WITHOUT checking it against a corpus.
+
+    Excerpts given without ``start``/``end`` have ``start == end == -1`` until
+    :meth:`QuerySet.validated` locates them. Use :meth:`QuerySet.load` to evaluate.
+    """
+    source = os.fspath(path)
+    suffix = _query_format(Path(path).suffix, source)
+    if suffix == ".csv":  # it needs a corpus to resolve its document names
+        raise QuerySetError(
+            f"{source}: a reference .csv needs a corpus; use QuerySet.load(path, "
+            "corpus)"
+        )
+    text = _read_file_text(path, torn_tail_ok=suffix == ".jsonl")
+    return _parse_text(text, suffix, source)
+
+
 def parse_jsonl(text: str, source: str) -> tuple[dict[str, Any], list[Query]]:
     """Header metadata and queries of JSONL ``text`` (``source`` names it in errors).
 
-    Blank lines are skipped. A final line without a newline that is not valid JSON
-    is the trace of an interrupted append: it is dropped with a
-    :class:`QuerySetWarning`. Every other malformed line is an error.
+    Blank lines are skipped. A final line without a newline is kept when it is
+    valid JSON; when it is not, it is the trace of an interrupted append and is
+    dropped with a :class:`QuerySetWarning` (unless it is the header). Every
+    other malformed line is an error naming ``source:line``.
     """
-    lines = text.split("\n")
-    # After split, the last element is what follows the final newline: "" for a
-    # complete file, otherwise a line whose write may have been cut short.
-    last = len(lines) - 1
+    torn: list[TornLine] = []
     metadata: dict[str, Any] | None = None
     queries: list[Query] = []
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"{source}:{lineno}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if lineno - 1 == last and metadata is not None:
-                warnings.warn(
-                    f"{where}: ignoring an incomplete last line (no final newline; "
-                    f"an interrupted write?): {preview(line)}",
-                    QuerySetWarning,
-                    stacklevel=3,
-                )
-                break
-            raise QuerySetError(f"{where}: not valid JSON ({exc.msg})") from None
-        if metadata is None:
-            metadata = _check_header(obj, where)
-        else:
-            queries.append(_query_from_json(obj, where))
+    try:
+        for lineno, obj in iter_jsonl_lines(text, source, on_torn=torn.append):
+            where = f"{source}:{lineno}"
+            if metadata is None:
+                metadata = _check_header(obj, where)
+            else:
+                queries.append(_query_from_json(obj, where))
+    except JsonLineError as exc:
+        raise QuerySetError(str(exc)) from None
+    if torn:
+        where = f"{source}:{torn[0].lineno}"
+        if metadata is None:  # the header itself is cut: nothing to build on
+            raise QuerySetError(f"{where}: not valid JSON ({torn[0].reason})")
+        warnings.warn(
+            f"{where}: ignoring an incomplete last line (no final newline; "
+            f"an interrupted write?): {preview(torn[0].text)}",
+            QuerySetWarning,
+            stacklevel=4,  # parse_jsonl <- _parse_text <- read_queries <- caller
+        )
     if metadata is None:
         raise QuerySetError(f"{source}: empty query set (no header line)")
     return metadata, queries
@@ -601,50 +640,34 @@ def write_header(
 def append_query(path: str | os.PathLike[str], query: Query) -> None:
     """Append one query line to a JSONL query set and flush it to disk.
 
-    The file must exist (see :func:`write_header`). An incomplete last line left by
-    an interrupted earlier append is cut off first (with a :class:`QuerySetWarning`)
-    so it cannot corrupt the line written now.
+    The file must exist (see :func:`write_header`). A last line left without its
+    newline is repaired first (:func:`pytest_chunkeval._io.append_jsonl`): kept
+    when it is a complete query, cut off with a :class:`QuerySetWarning` when an
+    interrupted earlier append left only part of one, so it cannot corrupt the
+    line written now.
     """
-    data = _query_line(query).encode("utf-8")
     try:
-        fh = open(path, "r+b")  # noqa: SIM115  # closed below; r+ needs the file
+        if os.stat(path).st_size == 0:
+            raise QuerySetError(f"{os.fspath(path)} is empty; it needs a header line")
+        append_jsonl(path, _query_line(query), create=False, on_repair=_on_repair)
     except FileNotFoundError:
         raise QuerySetError(
             f"{os.fspath(path)} does not exist; create it with write_header() first"
         ) from None
-    with fh:
-        size = fh.seek(0, os.SEEK_END)
-        if size == 0:
-            raise QuerySetError(f"{os.fspath(path)} is empty; it needs a header line")
-        fh.seek(size - 1)
-        if fh.read(1) != b"\n":
-            keep = _end_of_last_line(fh, size)
-            if keep == 0:
-                raise QuerySetError(
-                    f"{os.fspath(path)}: the header line is incomplete; recreate "
-                    "the file with write_header()"
-                )
-            warnings.warn(
-                f"{os.fspath(path)}: cutting an incomplete last line "
-                f"({size - keep} bytes) before appending",
-                QuerySetWarning,
-                stacklevel=2,
-            )
-            fh.truncate(keep)
-        fh.seek(0, os.SEEK_END)
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
 
 
-def _end_of_last_line(fh: IO[bytes], size: int, block: int = 1 << 16) -> int:
-    """Offset just after the last newline of an open binary file (0 if none)."""
-    pos = size
-    while pos > 0:
-        step = min(block, pos)
-        pos -= step
-        fh.seek(pos)
-        i = fh.read(step).rfind(b"\n")
-        if i >= 0:
-            return pos + i + 1
-    return 0
+def _on_repair(repair: TailRepair) -> None:
+    """Called under the lock before ``append_jsonl`` changes the file."""
+    if not repair.cut:
+        return  # a complete line that lacked its newline: kept
+    if repair.offset == 0:
+        raise QuerySetError(
+            f"{repair.path}: the header line is incomplete; recreate the file with "
+            "write_header()"
+        )
+    warnings.warn(
+        f"{repair.path}: cutting an incomplete last line ({len(repair.fragment)} "
+        "bytes) before appending",
+        QuerySetWarning,
+        stacklevel=4,  # _on_repair <- append_jsonl <- append_query <- caller
+    )

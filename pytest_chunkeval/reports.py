@@ -76,7 +76,7 @@ class _Row:
     def from_entry(cls, entry: ReportEntry) -> _Row:
         result = EvalResult.from_json(dict(entry.result))
         return cls(
-            label=result.describe(),
+            label=series_label(result.describe(), result.config),
             chunker=str(result.config.get("chunker", result.label)),
             k=str(result.config.get("k", "")),
             unit=str(result.config.get("unit", "")),
@@ -96,7 +96,9 @@ class _Row:
         config = record.get("config") or {}
         metrics = record.get("metrics") or {}
         return cls(
-            label=str(record.get("configuration") or record.get("label", "?")),
+            label=series_label(
+                str(record.get("configuration") or record.get("label", "?")), config
+            ),
             chunker=str(config.get("chunker", record.get("label", "?"))),
             k=str(config.get("k", "")),
             unit=str(config.get("unit", "")),
@@ -108,6 +110,13 @@ class _Row:
             n=int(record.get("n") or 0),
             extra={"commit": commit_key(record)},
         )
+
+
+def series_label(configuration: str, config: Mapping[str, Any]) -> str:
+    """One series per configuration AND dataset: the same chunker measured on two
+    corpora must not become one line of the history plots."""
+    corpus = config.get("corpus")
+    return f"{configuration} on {corpus}" if corpus else configuration
 
 
 def _num(value: Any) -> float | None:
@@ -254,7 +263,11 @@ def _latest_two(
     by_label: dict[str, dict[str, _Row]] = {}
     for record in records:
         row = _Row.from_record(record)
-        by_label.setdefault(row.label, {})[row.extra["commit"]] = row
+        per_commit = by_label.setdefault(row.label, {})
+        # re-inserted so the order is that of each commit's LAST record (A, B, A:
+        # the latest is A)
+        per_commit.pop(row.extra["commit"], None)
+        per_commit[row.extra["commit"]] = row
     latest, previous = {}, {}
     for label, per_commit in by_label.items():
         rows = list(per_commit.values())

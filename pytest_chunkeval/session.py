@@ -18,6 +18,7 @@ import dataclasses
 import difflib
 import os
 import shlex
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,7 +201,8 @@ def parse_marker(
                 parsed = MARKER_KEYWORDS[key](value)
             except argparse.ArgumentTypeError as exc:
                 raise MarkerError(
-                    f"{test}: @pytest.mark.chunkeval({key}={value!r}): {key} {exc}"
+                    f"{test}: @pytest.mark.chunkeval({key}={value!r}): "
+                    + _naming(key, str(exc))
                 ) from None
             if key in ("corpus", "benchmark"):
                 merged.pop("benchmark" if key == "corpus" else "corpus", None)
@@ -208,6 +210,13 @@ def parse_marker(
     thresholds = {THRESHOLDS[k]: merged.pop(k) for k in list(merged) if k in THRESHOLDS}
     baseline = bool(merged.pop("baseline", False))
     return MarkerOptions(merged, thresholds, baseline)
+
+
+def _naming(key: str, message: str) -> str:
+    """``message`` starting with ``key`` once: the validators shared with the
+    settings (``k must be…``, ``embedder spec must…``) name it already, the
+    marker's own (``must be a path…``) do not."""
+    return message if message.startswith(f"{key} ") else f"{key} {message}"
 
 
 # ------------------------------------------------------------------ run config
@@ -656,17 +665,25 @@ class ChunkevalSession:
         nodeid: str,
         label: str | None = None,
     ) -> EvalResult:
-        """The result of a whole retriever (memoized by dataset and object)."""
+        """The result of a whole retriever (memoized by dataset and object).
+
+        Its summary row is named by ``label`` (else a module-level function's
+        qualified name): results under one label share a row, across xdist
+        workers too, so give different retrievers different labels."""
         from .evaluate import score
 
+        # Memoized by identity (kept alive: its id is never reused), but its summary
+        # row is named by the label or the function's name, so that workers
+        # scoring one retriever share a row.
         self._keep_alive.append(retriever)
-        key = (
+        data = (
             "score",
             run.dataset_key,
             run.unit,
             run.tokenizer if run.unit == "token" else None,
-            id(retriever),
         )
+        key = (*data, ("object", id(retriever)))
+        row = (*data, _retriever_key(retriever, label))
 
         def compute() -> EvalResult:
             name = getattr(retriever, "__qualname__", type(retriever).__qualname__)
@@ -679,7 +696,7 @@ class ChunkevalSession:
                 label=label or name,
             )
 
-        return self._memoized(key, compute, nodeid, label)
+        return self._memoized(key, compute, nodeid, label, row=row)
 
     def _memoized(
         self,
@@ -687,7 +704,12 @@ class ChunkevalSession:
         compute: Callable[[], EvalResult],
         nodeid: str,
         label: str | None,
+        *,
+        row: tuple[object, ...] | None = None,
     ) -> EvalResult:
+        """``key`` identifies the result in this process; ``row`` (default:
+        ``key``) its summary row, whose last part is ``("object", id)`` when only
+        this process can tell what it is."""
         if key in self._errors:  # the same broken configuration fails fast
             raise ChunkevalError(self._errors[key])
         result = self._memo.get(key)
@@ -706,13 +728,19 @@ class ChunkevalSession:
             self.reused += 1
         if label is not None and label != result.label:
             result = dataclasses.replace(result, label=label)
-        self._record(repr(key), nodeid, result, reused)
+        self._record(key if row is None else row, nodeid, result, reused)
         return result
 
-    def _record(self, key: str, nodeid: str, result: EvalResult, reused: bool) -> None:
+    def _record(
+        self, row_key: tuple[object, ...], nodeid: str, result: EvalResult, reused: bool
+    ) -> None:
         self.results.append(RecordedResult(nodeid, result, reused))
-        if self.worker_id:
-            key = f"{key}@{self.worker_id}" if "'object'" in key else key
+        key = repr(row_key)
+        last = row_key[-1]
+        if self.worker_id and isinstance(last, tuple) and last[:1] == ("object",):
+            # An id names an object in this process only: equal ids on two workers
+            # are different objects, so their rows must not merge.
+            key = f"{key}@{self.worker_id}"
         row = self.rows.get(key)
         if row is None:
             row = self.rows[key] = SummaryRow(key, result.to_json(details=False))
@@ -771,12 +799,19 @@ class ChunkevalSession:
             )
         return self._baselines
 
-    def note_tests(self, collected: Sequence[str], passed: Sequence[str]) -> None:
-        """The node ids this process collected (deselected ones included) and
-        those whose every phase passed: what decides which baselines are unused."""
+    def note_tests(
+        self,
+        collected: Sequence[str],
+        passed: Sequence[str],
+        partial: Sequence[str] = (),
+    ) -> None:
+        """The node ids this process collected (deselected ones included), those
+        whose every phase passed, and the test files selected by node id (collected
+        in part): what decides which baselines are unused."""
         self.baselines.note_collected(collected)
         for nodeid in passed:
             self.baselines.note_passed(nodeid)
+        self.baselines.note_partial(partial)
 
     # -- session end --------------------------------------------------------------
 
@@ -908,6 +943,20 @@ def _html(path: str, entries: Sequence[ReportEntry], history: str | None) -> lis
     return [f"HTML report: {path}"]
 
 
+def _retriever_key(retriever: object, label: str | None) -> tuple[str, object]:
+    """What names a retriever's summary row in every process: its label, else the
+    qualified name of a module-level function or class. Anything else (instances,
+    mappings, lambdas, closures, bound methods) is only itself, as a chunker
+    object is for ``evaluate``: ``("object", id)``."""
+    if label:
+        return ("label", label)
+    if isinstance(retriever, (types.FunctionType, type)):
+        name = f"{retriever.__module__}.{retriever.__qualname__}"
+        if "<" not in name:  # not <lambda> nor <locals>: one object per module
+            return ("name", name)
+    return ("object", id(retriever))
+
+
 def _embedder(spec: str) -> object:
     from .embedders import get_embedder
 
@@ -1020,7 +1069,9 @@ class Evaluator:
     def score(self, retriever: object, *, label: str | None = None) -> EvalResult:
         """Score a whole retriever: a callable ``question -> results`` (texts,
         ``(doc_id, start, end)`` spans or LangChain documents), an object with
-        ``.retrieve``/``.invoke``, or a mapping query id -> results."""
+        ``.retrieve``/``.invoke``, or a mapping query id -> results. ``label``
+        names it in the summary and reports; results under one label share a
+        summary row (across xdist workers too)."""
         __tracebackhide__ = True
         result = self._or_fail(
             lambda: self.session.score(

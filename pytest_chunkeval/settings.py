@@ -24,43 +24,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-K = int | Literal["min"]
-
-# The engine's defaults, repeated here so that reading settings imports no numpy
-# (tests check they agree with cache.py, embedders.py and evaluate.py).
-CACHE_DIR_ENV = "CHUNKEVAL_CACHE_DIR"
-DEFAULT_EMBEDDER = "sentence-transformers:all-MiniLM-L6-v2"
-DEFAULT_STORE = "chroma"
-DEFAULT_K = 5
-DEFAULT_UNIT = "token"
-UNITS = ("token", "char")
-
+from .defaults import CACHE_DIR_ENV, check_k, check_unit
+from .defaults import DEFAULT_EMBEDDER as DEFAULT_EMBEDDER
+from .defaults import DEFAULT_K as DEFAULT_K
+from .defaults import DEFAULT_STORE as DEFAULT_STORE
+from .defaults import DEFAULT_UNIT as DEFAULT_UNIT
+from .defaults import K as K
 
 # ------------------------------------------------------------------------ parsers
 
 
 def parse_k(value: str | int) -> K:
     """``5`` -> 5, ``"min"`` -> "min"; anything else is an error."""
-    text = str(value).strip()
-    if text == "min":
-        return "min"
-    if text.isdigit() and int(text) > 0:
-        return int(text)
-    raise argparse.ArgumentTypeError(
-        f"k must be a positive integer (chunks retrieved per query) or 'min' (as many "
-        f"as the chunks overlapping each query's excerpts), got {str(value)!r}"
-    )
+    try:
+        return check_k(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse_unit(value: str) -> str:
     """``token`` or ``char``."""
-    text = value.strip()
-    if text not in UNITS:
-        raise argparse.ArgumentTypeError(
-            f"unit must be 'token' (tokens of the tokenizer, the default) or 'char' "
-            f"(characters, as the reference implementation), got {value!r}"
-        )
-    return text
+    try:
+        return check_unit(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 _SPEC = re.compile(r"[A-Za-z][\w.+-]*(:\S*)?")

@@ -8,22 +8,12 @@ each document is tokenized once and its token offsets serve every conversion.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
 
+from .defaults import Unit, check_unit
 from .spans import IntArray
 from .tokenizers import Tokenizer, get_tokenizer
-
-Unit = Literal["token", "char"]
-UNITS: tuple[Unit, ...] = ("token", "char")
-
-
-def check_unit(unit: str) -> Unit:
-    """``unit`` if it is a known unit, else a ``ValueError`` listing the known ones."""
-    if unit not in UNITS:
-        raise ValueError(f"unknown unit {unit!r}; expected one of: {', '.join(UNITS)}")
-    return unit
 
 
 class UnitMap:

@@ -430,6 +430,37 @@ def test_unused_is_computed_from_worker_payloads(tmp_path: Path) -> None:
     )
 
 
+def test_modules_selected_by_node_id_keep_every_file(tmp_path: Path) -> None:
+    # `pytest --chunkeval-update 'tests/test_a.py::test_one'` collects one test:
+    # the module's other files have no owner in the session, yet are not unused.
+    layout, files = _make_suite(tmp_path)
+    store = BaselineStore(layout=layout)
+    store.touched.add(files["a_used"])
+    collected = [NodeRef.from_nodeid("tests/test_a.py::test_one", tmp_path)]
+    passed = ["tests/test_a.py::test_one"]
+    partial = [tmp_path / "tests" / "test_a.py"]
+    assert store.unused(collected, passed, partial) == [files["gone_module"]]
+    # A symlinked path to the module (command line vs rootdir) is the same module.
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "tests")
+    assert store.unused(collected, passed, [link / "test_a.py"]) == [
+        files["gone_module"]
+    ]
+    # Selecting another module by node id does not protect this one.
+    other = store.unused(collected, passed, [tmp_path / "tests" / "test_b.py"])
+    assert files["a_param_gone"] in other
+
+    # Through the worker payload, as under xdist.
+    worker = BaselineStore(layout=layout)
+    worker.touched.add(files["a_used"])
+    worker.note_collected(["tests/test_a.py::test_one"])
+    worker.note_passed("tests/test_a.py::test_one")
+    worker.note_partial([str(tmp_path / "tests" / "test_a.py")])
+    controller = BaselineStore(layout=layout)
+    controller.merge_payload(json.loads(json.dumps(worker.worker_payload())))
+    assert controller.unused() == [files["gone_module"]]
+
+
 def test_remove_deletes_files_and_empty_directories(tmp_path: Path) -> None:
     layout, files = _make_suite(tmp_path)
     store = BaselineStore(layout=layout, update=True)

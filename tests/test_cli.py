@@ -109,7 +109,7 @@ def test_bad_k_is_rejected_by_argparse(project, capsys):
     with pytest.raises(SystemExit) as exc:
         run(project, "--k", "0")
     assert exc.value.code == 2
-    assert "positive integer or 'min'" in capsys.readouterr().err
+    assert "k must be a positive integer" in capsys.readouterr().err
 
 
 def test_cache_info_and_clear(project, capsys):

@@ -9,7 +9,8 @@ import pytest
 
 from pytest_chunkeval.cache import EmbeddingCache
 from pytest_chunkeval.corpus import Corpus
-from pytest_chunkeval.evaluate import EvaluationError, check_k, evaluate, score
+from pytest_chunkeval.defaults import check_k
+from pytest_chunkeval.evaluate import EvaluationError, evaluate, score
 from pytest_chunkeval.hashing import HashingEmbedder
 from pytest_chunkeval.queries import Excerpt, Query, QuerySet
 from pytest_chunkeval.results import EvalResult
@@ -201,7 +202,7 @@ def test_score_missing_query_is_named(data):
 
 @pytest.mark.parametrize("bad", [0, -1, "max", 2.5, True])
 def test_bad_k(bad):
-    with pytest.raises(ValueError, match="positive integer or 'min'"):
+    with pytest.raises(ValueError, match="k must be a positive integer"):
         check_k(bad)
 
 
@@ -211,3 +212,16 @@ def test_token_and_char_units_agree_on_perfect_retrieval(data):
     for unit in ("token", "char"):
         result = score(perfect, corpus, queries, unit=unit)
         np.testing.assert_allclose(result.values("iou"), 1.0)
+
+
+def test_semantic_chunker_from_a_spec_embeds_through_the_evaluation_cache(data):
+    corpus, queries, cache = data
+    evaluate(
+        "cluster:60:20@hashing:64",
+        corpus,
+        queries,
+        embedder=HashingEmbedder(),
+        store="exact",
+        cache=cache,
+    )
+    assert "hashing:64@1" in cache.info()  # the chunker's pieces, in this cache

@@ -205,6 +205,13 @@ def test_identical_results_pass_without_an_improvement() -> None:
     assert all(c.low == 0 and c.high == 0 and c.changed == 0 for c in report.checks)
 
 
+def test_values_on_binary_halves_round_like_the_baseline_file() -> None:
+    # np.round(0.42125, 4) == 0.4212 but round(0.42125, 4) == 0.4213
+    values = [0.42125, 0.10005, 0.5] * 10
+    report = compare(_baseline(values), make_result(values))
+    assert all(c.changed == 0 for c in report.checks)
+
+
 def test_a_clear_drop_regresses_with_the_worst_queries_first() -> None:
     before = spread(200)
     after = [max(v - 0.25, 0.0) for v in before]

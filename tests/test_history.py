@@ -17,6 +17,7 @@ from support.fake_results import make_result
 from pytest_chunkeval.history import (
     GitInfo,
     HistoryError,
+    HistoryWarning,
     append_history,
     commit_key,
     commits,
@@ -104,6 +105,39 @@ def test_torn_last_line_is_skipped_but_a_bad_middle_line_is_an_error(
     append_history(path, [_record()])
     with pytest.raises(HistoryError, match=rf"{path}:2: not valid JSON"):
         read_history(path)
+
+
+def test_next_append_repairs_a_torn_last_line(tmp_path: Path) -> None:
+    # A run killed mid-append leaves a torn line; the next run's append must not
+    # bury it mid-file, where every later read would fail.
+    path = tmp_path / "history.jsonl"
+    append_history(path, [_record()])
+    whole = path.read_bytes()
+    with path.open("ab") as fh:
+        fh.write('{"chunkeval_history":1,"label":"café'.encode()[:-1])
+    assert len(read_history(path)) == 1  # a cut character too: still readable
+    with pytest.warns(HistoryWarning, match=rf"{path}: cut an incomplete last line"):
+        assert append_history(path, [_record(), _record()]) == 2
+    assert read_history(path) == [_record()] * 3
+    assert path.read_bytes() == whole * 3
+    # Told to a callback instead of warned, when one is given.
+    with path.open("a") as fh:
+        fh.write('{"chunkeval_h')
+    notes: list[str] = []
+    append_history(path, [_record()], note=notes.append)
+    assert len(notes) == 1
+    assert "incomplete last line (13 bytes" in notes[0]
+    assert len(read_history(path)) == 4
+
+
+def test_complete_last_line_without_newline_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "history.jsonl"
+    append_history(path, [_record()])
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))  # e.g. edited by hand
+    assert len(read_history(path)) == 1
+    append_history(path, [_record()])  # no warning (warnings are errors here)
+    assert len(read_history(path)) == 2
+    assert len(path.read_text().splitlines()) == 2
 
 
 def test_foreign_lines_and_missing_files_are_errors(tmp_path: Path) -> None:

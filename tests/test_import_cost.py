@@ -57,6 +57,7 @@ def test_importing_the_plugin_loads_only_light_modules() -> None:
     ours = [m for m in new if m.startswith("pytest_chunkeval")]
     assert sorted(ours) == [
         "pytest_chunkeval",
+        "pytest_chunkeval.defaults",
         "pytest_chunkeval.hookspecs",
         "pytest_chunkeval.plugin",
         "pytest_chunkeval.settings",

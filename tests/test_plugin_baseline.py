@@ -344,6 +344,65 @@ def test_unused_baselines(pytester: pytest.Pytester, project: Path) -> None:
     assert run(pytester).ret == 0
 
 
+def test_update_by_node_id_keeps_the_siblings(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    pytester.makepyfile(
+        test_rag="""
+        import pytest
+
+        def test_a(chunkeval):
+            chunkeval.check_baseline(chunkeval.evaluate("paragraphs"))
+
+        @pytest.mark.parametrize("spec", ["recursive:30:0", "recursive:60:0"])
+        def test_c(chunkeval, spec):
+            chunkeval.check_baseline(chunkeval.evaluate(spec))
+        """
+    )
+    run(pytester, "--chunkeval-update").assert_outcomes(passed=3)
+    folder = project / "__chunkeval__" / "test_rag"
+    stale = folder / "test_gone.json"  # a test that no longer exists
+    stale.write_text((folder / "test_a.json").read_text())
+    target = folder / "test_c[recursive_60_0].json"
+    target.unlink()
+    siblings = sorted(p.name for p in folder.iterdir())
+    assert siblings == ["test_a.json", "test_c[recursive_30_0].json", "test_gone.json"]
+
+    # The failure prints the command that updates that one test; running it
+    # collects only that test, and the module's other files are not "unused".
+    missing = run(pytester, "test_rag.py::test_c[recursive:60:0]")
+    missing.assert_outcomes(failed=1)
+    command = "pytest --chunkeval-update 'test_rag.py::test_c[recursive:60:0]'"
+    assert f"E         {command}\n" in missing.stdout.str()
+    one = run(pytester, "--chunkeval-update", "test_rag.py::test_c[recursive:60:0]")
+    one.assert_outcomes(passed=1)
+    summary = _section(one)
+    assert "baselines: 1 created" in summary
+    assert "removed" not in summary
+    assert "unused" not in summary
+    assert target.is_file()
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*siblings, target.name])
+
+    # Nor do they fail a node-id run under --chunkeval-fail-unused.
+    strict = run(pytester, "--chunkeval-fail-unused", "test_rag.py::test_a")
+    strict.assert_outcomes(passed=1)
+    assert strict.ret == 0
+    assert "unused" not in _section(strict)
+
+    # The whole module collected: the truly unused file goes, the others stay.
+    whole = run(pytester, "--chunkeval-update", "test_rag.py")
+    whole.assert_outcomes(passed=3)
+    assert "removed 1 unused baseline(s):\n  __chunkeval__/test_rag/test_gone.json" in (
+        _section(whole)
+    )
+    assert not stale.exists()
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "test_a.json",
+        "test_c[recursive_30_0].json",
+        "test_c[recursive_60_0].json",
+    ]
+
+
 def test_baseline_dir_setting(pytester: pytest.Pytester, project: Path) -> None:
     pytester.makepyfile(test_rag=TEST_RAG)
     result = run(pytester, "--chunkeval-update", "--chunkeval-baseline-dir=snapshots")

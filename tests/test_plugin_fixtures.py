@@ -7,6 +7,7 @@ a three-document corpus, in-process.
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -178,6 +179,73 @@ def test_score_a_whole_retriever(pytester: pytest.Pytester, project: Path) -> No
     result = run(pytester)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*::test_retriever*perfect*-*100.0*100.0*100.0*-*"])
+
+
+def retrieve_first_sentence(question: str) -> list[str]:
+    """A module-level retriever: its qualified name is the same on every worker."""
+    return ["Dogs bark at the mailman every morning."]
+
+
+class Retriever:
+    def retrieve(self, question: str) -> list[str]:
+        return ["Mars has two small moons, Phobos and Deimos."]
+
+
+def test_score_rows_under_xdist(tmp_path: Path) -> None:
+    # Two sessions stand for two xdist workers; the controller merges what they
+    # send. A score row is named by the label, else a module-level function's
+    # name: those merge across workers. Anything else is only itself (an id
+    # means nothing in another process), as a chunker object is for evaluate.
+    from pytest_chunkeval.session import ChunkevalSession
+    from pytest_chunkeval.settings import Settings
+
+    write_project(tmp_path)
+    settings = Settings(
+        rootdir=str(tmp_path), corpus=("docs",), queries="queries.jsonl", unit="char"
+    )
+    shared = Retriever()  # one object in both "workers": equal ids, two processes
+    controller = ChunkevalSession(settings)
+    for worker in ("gw0", "gw1"):
+        session = ChunkevalSession(settings, worker_id=worker)
+        run = session.default_run
+        test = f"t.py::test_{worker}"
+        session.score(run, Retriever(), nodeid=test, label="object")
+        session.score(run, Retriever().retrieve, nodeid=test, label="mars")
+        session.score(run, retrieve_first_sentence, nodeid=test)
+        session.score(run, shared, nodeid=test)
+        session.score(run, lambda q: ["The Moon orbits the Earth"], nodeid=test)
+        controller.merge_payload(json.loads(json.dumps(session.worker_payload())))
+
+    rows = controller.summary_rows()
+    both = ["t.py::test_gw0", "t.py::test_gw1"]
+    by_label: dict[str, list[list[str]]] = {}
+    for row in rows:
+        by_label.setdefault(row.result["label"], []).append(row.nodeids)
+    assert by_label == {
+        "object": [both],
+        "mars": [both],
+        "retrieve_first_sentence": [both],
+        "Retriever": [["t.py::test_gw0"], ["t.py::test_gw1"]],
+        "test_score_rows_under_xdist.<locals>.<lambda>": [
+            ["t.py::test_gw0"],
+            ["t.py::test_gw1"],
+        ],
+    }
+    assert controller.evaluations == 10
+
+    # In one process the same holds, without worker suffixes; the same object
+    # scored again is reused, and stays one row.
+    single = ChunkevalSession(settings)
+    run = single.default_run
+    first = single.score(run, shared, nodeid="t.py::test_a")
+    assert single.score(run, shared, nodeid="t.py::test_b") is first
+    single.score(run, Retriever(), nodeid="t.py::test_c")
+    assert (single.evaluations, single.reused) == (2, 1)
+    assert [r.nodeids for r in single.summary_rows()] == [
+        ["t.py::test_a", "t.py::test_b"],
+        ["t.py::test_c"],
+    ]
+    assert not any("@" in key for key in single.rows)
 
 
 def test_chunker_objects_and_bad_specs(
@@ -380,7 +448,12 @@ def test_marker_thresholds(pytester: pytest.Pytester, project: Path) -> None:
             "*test_a: @pytest.mark.chunkeval(min_recall=80): min_recall must be "
             "between 0 and 1 (a fraction: 0.8 means 80%), got 80",
         ),
-        ("k=0", "*test_a: @pytest.mark.chunkeval(k=0): k k must be a positive*"),
+        ("k=0", "*test_a: @pytest.mark.chunkeval(k=0): k must be a positive*"),
+        (
+            "embedder='no spec'",
+            "*test_a: @pytest.mark.chunkeval(embedder='no spec'): embedder spec must "
+            "look like NAME or NAME:ARGS*",
+        ),
     ],
 )
 def test_marker_errors_name_the_test(
@@ -401,6 +474,8 @@ def test_marker_errors_name_the_test(
     result = run(pytester)
     result.assert_outcomes(errors=1, passed=1)
     result.stdout.fnmatch_lines(["*ERROR at setup of test_a*", message])
+    assert " k k " not in result.stdout.str()
+    assert "embedder embedder" not in result.stdout.str()
 
 
 def test_marker_is_registered(pytester: pytest.Pytester) -> None:

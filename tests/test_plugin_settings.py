@@ -258,6 +258,42 @@ def test_marker_errors_name_the_test(kwargs: dict[str, object], message: str) ->
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"k": 0},
+            "@pytest.mark.chunkeval(k=0): k must be a positive integer (chunks "
+            "retrieved per query) or 'min' (as many as the chunks overlapping each "
+            "query's excerpts), got 0",
+        ),
+        (
+            {"embedder": "no spec"},
+            "@pytest.mark.chunkeval(embedder='no spec'): embedder spec must look like "
+            "NAME or NAME:ARGS (e.g. sentence-transformers:all-MiniLM-L6-v2), got "
+            "'no spec'",
+        ),
+        (
+            {"embedder": 3},
+            "@pytest.mark.chunkeval(embedder=3): embedder must be a spec string "
+            "naming the embedder, got int 3",
+        ),
+        (
+            {"unit": "word"},
+            "@pytest.mark.chunkeval(unit='word'): unit must be 'token' (tokens of the "
+            "tokenizer, the default) or 'char' (characters, as the reference "
+            "implementation), got 'word'",
+        ),
+    ],
+)
+def test_marker_errors_name_the_key_once(
+    kwargs: dict[str, object], message: str
+) -> None:
+    with pytest.raises(MarkerError) as info:
+        parse_marker([((), kwargs)], "t.py::test_y")
+    assert str(info.value) == f"t.py::test_y: {message}"
+
+
 def test_marker_positional_arguments_are_errors() -> None:
     with pytest.raises(MarkerError, match="keyword arguments only"):
         parse_marker([(("general",), {})], "t::x")

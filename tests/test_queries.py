@@ -141,6 +141,27 @@ def test_save_rejects_unknown_suffix(tmp_path: Path, qset: QuerySet) -> None:
     assert not (tmp_path / "q.yaml").exists()
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".JSON"])
+def test_from_text_parses_like_load(
+    tmp_path: Path, qset: QuerySet, corpus: Corpus, suffix: str
+) -> None:
+    path = tmp_path / f"q{suffix.lower()}"
+    qset.save(path)
+    text = "\ufeff" + path.read_text(encoding="utf-8")
+    back = QuerySet.from_text(text, suffix, corpus, source="bundled/q")
+    assert back == QuerySet.load(path, corpus)
+    assert back.source == "bundled/q"
+    with pytest.raises(QuerySetError, match=r"bundled/q: unknown query-set format"):
+        QuerySet.from_text(text, ".yaml", corpus, source="bundled/q")
+
+
+def test_read_queries_points_a_csv_to_load(tmp_path: Path) -> None:
+    path = tmp_path / "questions_df.csv"
+    path.write_text("question,references,corpus_id\n", encoding="utf-8")
+    with pytest.raises(QuerySetError, match=r"needs a corpus; use QuerySet\.load"):
+        read_queries(path)
+
+
 def test_load_rejects_unknown_suffix(tmp_path: Path, corpus: Corpus) -> None:
     path = tmp_path / "q.txt"
     path.write_text("{}", encoding="utf-8")
@@ -330,6 +351,46 @@ def test_append_after_a_crash_cuts_the_partial_line(
     with pytest.warns(QuerySetWarning, match="cutting an incomplete last line"):
         append_query(path, qset[1])
     assert read_queries(path).ids == ("q1", "q2")
+
+
+def test_append_keeps_a_complete_last_line_without_newline(
+    tmp_path: Path, qset: QuerySet
+) -> None:
+    # parse_jsonl accepts such a line and a resumed generator counts it: the
+    # append must not delete it.
+    path = tmp_path / "q.jsonl"
+    write_header(path)
+    append_query(path, qset[0])
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    assert read_queries(path).ids == ("q1",)
+    append_query(path, qset[1])  # no warning (warnings are errors here)
+    assert read_queries(path).ids == ("q1", "q2")
+    assert len(lines(path)) == 3
+
+
+def test_append_after_a_crash_inside_a_character(
+    tmp_path: Path, qset: QuerySet, corpus: Corpus
+) -> None:
+    path = tmp_path / "q.jsonl"
+    write_header(path)
+    append_query(path, qset[0])
+    with path.open("ab") as fh:  # the non-ASCII question, cut inside "é"
+        fh.write(json.dumps({"question": "café"}, ensure_ascii=False).encode()[:-3])
+    with pytest.warns(QuerySetWarning, match=r"q\.jsonl:3: ignoring an incomplete"):
+        assert read_queries(path).ids == ("q1",)
+    with pytest.warns(QuerySetWarning, match="cutting an incomplete last line"):
+        append_query(path, qset[1])
+    assert QuerySet.load(path, corpus).queries == qset.queries
+
+
+def test_append_refuses_to_cut_a_torn_header(tmp_path: Path, qset: QuerySet) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_bytes(b'{"chunkeval_queries": 1, "meta')
+    with pytest.raises(QuerySetError, match="header line is incomplete"):
+        append_query(path, qset[0])
+    assert path.read_bytes() == b'{"chunkeval_queries": 1, "meta'
+    with pytest.raises(QuerySetError, match=r"q\.jsonl:1: not valid JSON"):
+        read_queries(path)
 
 
 def test_append_needs_a_header(tmp_path: Path, qset: QuerySet) -> None:

@@ -113,6 +113,27 @@ def test_history_markdown_shows_change_since_previous_commit() -> None:
     assert "| 2222222+ | 53.3 (+5.0) |" in row
 
 
+def _record(recall: float, commit: str, corpus: str = "general") -> dict[str, object]:
+    result = make_result(
+        [recall] * 3, config={"chunker": "recursive:200:0", "corpus": corpus}
+    )
+    return history_record(result, git=GitInfo(commit * 40, "main", False), timestamp=T0)
+
+
+def test_history_markdown_latest_is_the_last_recorded_commit() -> None:
+    # commits A, B, then A again (a revert): A's last record is the latest row
+    text = history_markdown([_record(0.5, "a"), _record(0.9, "b"), _record(0.6, "a")])
+    row = next(line for line in text.splitlines() if "recursive:200:0" in line)
+    assert "60.0 (-30.0)" in row
+
+
+def test_history_keeps_datasets_apart() -> None:
+    text = history_markdown([_record(0.5, "a", "docs"), _record(0.9, "b", "general")])
+    rows = [line for line in text.splitlines() if "recursive:200:0" in line]
+    assert len(rows) == 2
+    assert any("on docs" in r and "50.0 |" in r for r in rows)
+
+
 def _svgs(page: str) -> list[str]:
     return re.findall(r"<svg class=\"plot plot-(\w+)\"", page)
 

@@ -52,7 +52,7 @@ from ..spans import IntArray, as_bounds
 from ..tokenizers import DEFAULT_ENCODING, Tokenizer
 from .base import spec_name
 from .recursive import RecursiveTokenChunker
-from .semantic import resolve_embedding
+from .semantic import EmbeddingChunker
 
 FloatArray64 = npt.NDArray[np.float64]
 
@@ -197,7 +197,7 @@ def cluster_segments(vectors: Any, max_group: int) -> IntArray:
     return optimal_groups(group_rewards(band, mean_pair_similarity(vecs), max_group))
 
 
-class ClusterSemanticChunker:
+class ClusterSemanticChunker(EmbeddingChunker):
     """Pieces of at most ``min_tokens`` tokens, grouped by the DP into chunks of at
     most ``max_tokens // min_tokens`` pieces (about ``max_tokens`` tokens).
 
@@ -225,7 +225,7 @@ class ClusterSemanticChunker:
         self.min_tokens = int(min_tokens)
         self.max_group = self.max_tokens // self.min_tokens
         self.splitter = RecursiveTokenChunker(self.min_tokens, 0, encoding=encoding)
-        self.embedder, self.cache, suffix = resolve_embedding(embedder, cache)
+        suffix = self._set_embedding(embedder, cache)
         args = str(self.max_tokens)
         if self.min_tokens != DEFAULT_MIN_TOKENS:
             args += f":{self.min_tokens}"

@@ -102,11 +102,32 @@ def join_units(units: IntArray, cut_after: Any) -> IntArray:
     return np.stack([units[firsts, 0], units[lasts, 1]], axis=1).astype(np.int64)
 
 
-class _WindowEmbedding:
-    """Shared by both Kamradt chunkers: embed sentence windows, return distances."""
+class EmbeddingChunker:
+    """Base of the chunkers that embed. They embed through ``cache``; one built
+    without an explicit cache adopts the cache of the evaluation that runs it (the
+    plugin's ``chunkeval_cache_dir``), so its vectors land where the others do."""
 
     embedder: Embedder
     cache: EmbeddingCache
+    _cache_given: bool = False
+
+    def _set_embedding(
+        self, embedder: Any, cache: EmbeddingCache | str | Path | None
+    ) -> str:
+        """Resolve and keep the embedder and cache; return the name suffix."""
+        self.embedder, self.cache, suffix = resolve_embedding(embedder, cache)
+        self._cache_given = cache is not None
+        return suffix
+
+    def adopt_cache(self, cache: EmbeddingCache) -> None:
+        """Embed through ``cache`` from now on, unless a cache was given explicitly."""
+        if not self._cache_given:
+            self.cache = cache
+
+
+class _WindowEmbedding(EmbeddingChunker):
+    """Shared by both Kamradt chunkers: embed sentence windows, return distances."""
+
     buffer: int
 
     def distances(self, text: str, units: IntArray) -> npt.NDArray[np.float64]:
@@ -137,7 +158,7 @@ class KamradtSemanticChunker(_WindowEmbedding):
             raise ValueError(f"percentile must be in [0, 100], got {percentile}")
         self.percentile = float(percentile)
         self.buffer = _check_buffer(buffer)
-        self.embedder, self.cache, suffix = resolve_embedding(embedder, cache)
+        suffix = self._set_embedding(embedder, cache)
         name = "kamradt"
         if self.percentile != DEFAULT_PERCENTILE:
             name += f":{self.percentile:g}"
@@ -181,7 +202,7 @@ class KamradtModifiedChunker(_WindowEmbedding):
         self._splitter = RecursiveTokenChunker(
             self.max_tokens, 0, encoding=self.tokenizer
         )
-        self.embedder, self.cache, suffix = resolve_embedding(embedder, cache)
+        suffix = self._set_embedding(embedder, cache)
         name = spec_name("kamradt-modified", str(self.max_tokens), self.tokenizer)
         if self.buffer != DEFAULT_BUFFER:
             name += f"+buffer{self.buffer}"

@@ -1,0 +1,47 @@
+"""Defaults and value checks shared by the engine, the plugin and the CLI.
+
+Standard library only: the plugin reads its settings at every pytest start-up and
+must not import numpy for that.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+K = int | Literal["min"]
+Unit = Literal["token", "char"]
+
+CACHE_DIR_ENV = "CHUNKEVAL_CACHE_DIR"
+DEFAULT_EMBEDDER = "sentence-transformers:all-MiniLM-L6-v2"
+DEFAULT_STORE = "chroma"
+DEFAULT_K: K = 5
+DEFAULT_UNIT: Unit = "token"
+UNITS: tuple[Unit, ...] = ("token", "char")
+
+
+def check_k(value: object) -> K:
+    """A positive number of chunks per query, or ``"min"``; else ``ValueError``."""
+    text = str(value).strip()
+    if text == "min":
+        return "min"
+    if not isinstance(value, bool) and text.isdigit() and int(text) > 0:
+        if isinstance(value, float) and not value.is_integer():
+            raise ValueError(f"k must be a whole number, got {value!r}")
+        return int(text)
+    raise ValueError(
+        "k must be a positive integer (chunks retrieved per query) or 'min' (as many "
+        f"as the chunks overlapping each query's excerpts), got {value!r}"
+    )
+
+
+def check_unit(value: object) -> Unit:
+    """``"token"`` or ``"char"``; else ``ValueError``."""
+    text = str(value).strip()
+    if text == "token":
+        return "token"
+    if text == "char":
+        return "char"
+    raise ValueError(
+        "unit must be 'token' (tokens of the tokenizer, the default) or 'char' "
+        f"(characters, as the reference implementation), got {value!r}"
+    )
