@@ -715,11 +715,9 @@ class ChunkevalSession:
         result = self._memo.get(key)
         reused = result is not None
         if result is None:
-            from .registry import UnknownSpec
-
             try:
                 result = compute()
-            except (ChunkevalError, UnknownSpec) as exc:
+            except _user_errors() as exc:
                 self._errors[key] = str(exc)
                 raise ChunkevalError(str(exc)) from None
             self._memo[key] = result
@@ -877,8 +875,37 @@ class ChunkevalSession:
         ]
         if not records:
             return []
-        count = append_history(self.settings.history, records)
-        return [f"history: {count} record(s) appended to {self.settings.history}"]
+        # a repaired torn line is reported in the summary, not as a warning (which
+        # a filterwarnings=error configuration would turn into a crash here)
+        notes: list[str] = []
+        count = append_history(self.settings.history, records, note=notes.append)
+        return [
+            *notes,
+            f"history: {count} record(s) appended to {self.settings.history}",
+        ]
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors that mean the configuration or the data is wrong: the test fails with
+    their message (no traceback into the engine), and the same configuration fails
+    fast afterwards."""
+    from .chunkers import ChunkerError
+    from .embedders import EmbedderUnavailable, EmbeddingRequestError
+    from .evaluate import EvaluationError
+    from .registry import UnknownSpec
+    from .stores import StoreError
+    from .tokenizers import TokenizerUnavailable
+
+    return (
+        ChunkevalError,
+        UnknownSpec,
+        ChunkerError,
+        EvaluationError,
+        EmbedderUnavailable,
+        EmbeddingRequestError,
+        StoreError,
+        TokenizerUnavailable,
+    )
 
 
 @dataclass

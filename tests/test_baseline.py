@@ -502,3 +502,19 @@ def test_core_modules_do_not_import_pytest() -> None:
         "assert '_pytest' not in sys.modules, '_pytest imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_an_unresolved_model_identity_is_not_drift() -> None:
+    from support.fake_results import CONFIG, make_result
+
+    from pytest_chunkeval.baseline import Baseline, changes
+
+    st = "sentence-transformers:all-MiniLM-L6-v2"
+    made = {**CONFIG, "embedder_identity": f"{st}@2eb320e241974489:d384"}
+    baseline = Baseline.from_result(make_result([0.5], config=made), "test_x")
+    cold_ci = make_result([0.5], config={**CONFIG, "embedder_identity": f"{st}@main"})
+    assert changes(baseline, cold_ci) == []
+    other = {**CONFIG, "embedder_identity": f"{st}@ffffffffffffffff:d384"}
+    assert changes(baseline, make_result([0.5], config=other)) == [
+        f"embedder_identity: {st}@2eb320e241974489:d384 -> {st}@ffffffffffffffff:d384"
+    ]

@@ -181,6 +181,21 @@ def test_score_a_whole_retriever(pytester: pytest.Pytester, project: Path) -> No
     result.stdout.fnmatch_lines(["*::test_retriever*perfect*-*100.0*100.0*100.0*-*"])
 
 
+def test_retriever_results_not_in_the_corpus_fail_cleanly(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    pytester.makepyfile(
+        """
+        def test_retriever(chunkeval):
+            chunkeval.score(lambda question: ["Penguins cannot fly."])
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*result #1: retrieved text 'Penguins cannot fly.'*"])
+    result.stdout.no_fnmatch_line("*evaluate.py*")  # no traceback into the engine
+
+
 def retrieve_first_sentence(question: str) -> list[str]:
     """A module-level retriever: its qualified name is the same on every worker."""
     return ["Dogs bark at the mailman every morning."]
