@@ -23,7 +23,7 @@ from pytest_chunkeval.benchmarks import load_benchmark
 from pytest_chunkeval.cache import EmbeddingCache
 from pytest_chunkeval.chunkers import get_chunker
 from pytest_chunkeval.embedders import get_embedder
-from pytest_chunkeval.evaluate import Chunking, evaluate
+from pytest_chunkeval.engine import Chunking, evaluate
 
 CHUNKER = "recursive:200:0"
 CLI = str(Path(sys.executable).with_name("chunkeval"))

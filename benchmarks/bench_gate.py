@@ -32,7 +32,7 @@ from pytest_chunkeval.cache import EmbeddingCache
 from pytest_chunkeval.chunkers import get_chunker
 from pytest_chunkeval.corpus import Corpus
 from pytest_chunkeval.embedders import Embedder, l2_normalize
-from pytest_chunkeval.evaluate import evaluate, score
+from pytest_chunkeval.engine import evaluate, score
 from pytest_chunkeval.gate import GateSettings, bootstrap_intervals, compare
 from pytest_chunkeval.hashing import HashingEmbedder
 from pytest_chunkeval.queries import QuerySet

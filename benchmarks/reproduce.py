@@ -19,7 +19,7 @@ from pathlib import Path
 from pytest_chunkeval._io import atomic_write_text
 from pytest_chunkeval.benchmarks import load_benchmark
 from pytest_chunkeval.cache import EmbeddingCache, default_cache_dir
-from pytest_chunkeval.evaluate import evaluate
+from pytest_chunkeval.engine import evaluate
 from pytest_chunkeval.table import mean_std, split_spec
 
 DEFAULT_CHUNKERS = [

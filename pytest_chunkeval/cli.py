@@ -54,7 +54,7 @@ def _load_data(args: argparse.Namespace) -> tuple[Any, Any]:
 def cmd_eval(args: argparse.Namespace) -> int:
     from ._io import atomic_write_text
     from .cache import EmbeddingCache, default_cache_dir
-    from .evaluate import evaluate
+    from .engine import evaluate
     from .table import results_table
 
     corpus, queries = _load_data(args)

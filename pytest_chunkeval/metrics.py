@@ -6,7 +6,7 @@ numpy: sorting, ``searchsorted`` and prefix sums, never a per-query scan of all 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -247,10 +247,3 @@ def summarize(
             mask = labels == g
             by_group[g] = {m: describe(scores.metric(m)[mask]) for m in METRICS}
     return overall, by_group
-
-
-def stats_to_dict(
-    stats: Mapping[str, MetricStats],
-) -> dict[str, dict[str, float | int]]:
-    """JSON-ready form of a ``{metric: MetricStats}`` mapping."""
-    return {m: s.to_dict() for m, s in stats.items()}

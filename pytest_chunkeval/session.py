@@ -633,7 +633,7 @@ class ChunkevalSession:
         label: str | None = None,
     ) -> EvalResult:
         """The result of ``chunker`` under ``run`` (memoized by configuration)."""
-        from .evaluate import evaluate
+        from .engine import evaluate
 
         if k is not None:
             run = dataclasses.replace(run, k=k)
@@ -670,7 +670,7 @@ class ChunkevalSession:
         Its summary row is named by ``label`` (else a module-level function's
         qualified name): results under one label share a row, across xdist
         workers too, so give different retrievers different labels."""
-        from .evaluate import score
+        from .engine import score
 
         # Memoized by identity (kept alive: its id is never reused), but its summary
         # row is named by the label or the function's name, so that workers
@@ -891,7 +891,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     fast afterwards."""
     from .chunkers import ChunkerError
     from .embedders import EmbedderUnavailable, EmbeddingRequestError
-    from .evaluate import EvaluationError
+    from .engine import EvaluationError
     from .registry import UnknownSpec
     from .stores import StoreError
     from .tokenizers import TokenizerUnavailable
@@ -1199,12 +1199,6 @@ class Evaluator:
             except BaselineError as exc:
                 failures.append(str(exc))
         return "\n\n".join(failures) or None
-
-    def threshold_failures(self) -> str | None:
-        """The marker's thresholds checked on every result, as one failure text."""
-        if not self.marker.thresholds:
-            return None
-        return check_thresholds(self.nodeid, self.marker.thresholds, self.results)
 
 
 def after_test(

@@ -135,7 +135,7 @@ def test_duplicate_query_ids_cannot_be_paired() -> None:
 
 def test_bundled_benchmark_baseline_is_under_100_kb(tmp_path: Path) -> None:
     from pytest_chunkeval.benchmarks import load_benchmark
-    from pytest_chunkeval.evaluate import evaluate
+    from pytest_chunkeval.engine import evaluate
     from pytest_chunkeval.hashing import HashingEmbedder
 
     corpus, queries = load_benchmark("general")

@@ -21,7 +21,7 @@ from support.chroma_server import ChromaServer, ChromaServerError, free_port
 
 from pytest_chunkeval.benchmarks import load_benchmark
 from pytest_chunkeval.cache import EmbeddingCache
-from pytest_chunkeval.evaluate import evaluate
+from pytest_chunkeval.engine import evaluate
 from pytest_chunkeval.results import EvalResult
 from pytest_chunkeval.stores import ChromaIndex, StoreError, get_store
 

@@ -37,7 +37,7 @@ def test_core_modules_do_not_import_pytest() -> None:
         "import sys\n"
         "import pytest_chunkeval.session, pytest_chunkeval.settings\n"
         "import pytest_chunkeval.summary, pytest_chunkeval.assertions\n"
-        "import pytest_chunkeval.hookspecs, pytest_chunkeval.evaluate\n"
+        "import pytest_chunkeval.hookspecs, pytest_chunkeval.engine\n"
         "print(sorted(m for m in sys.modules if 'pytest' in m.split('.')[0]))\n"
     )
     loaded = _python(code)

@@ -85,15 +85,6 @@ def test_parse_k_rejects(raw: str) -> None:
         parse_k(raw)
 
 
-def test_defaults_agree_with_the_engine() -> None:
-    from pytest_chunkeval import cache, embedders, evaluate, settings
-
-    assert settings.CACHE_DIR_ENV == cache.CACHE_DIR_ENV
-    assert settings.DEFAULT_EMBEDDER == embedders.DEFAULT_EMBEDDER
-    assert settings.DEFAULT_STORE == evaluate.DEFAULT_STORE
-    assert settings.DEFAULT_K == evaluate.DEFAULT_K
-
-
 def test_parse_unit_and_spec() -> None:
     assert parse_unit("char") == "char"
     with pytest.raises(argparse.ArgumentTypeError, match=r"'token'.*'char'"):

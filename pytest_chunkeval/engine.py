@@ -19,9 +19,14 @@ import numpy.typing as npt
 from .cache import EmbeddingCache, default_cache_dir
 from .chunkers import Chunker, ChunkerError, get_chunker, validate_chunks
 from .corpus import Corpus
-from .defaults import DEFAULT_EMBEDDER, K, check_k, check_unit
-from .defaults import DEFAULT_K as DEFAULT_K
-from .defaults import DEFAULT_STORE as DEFAULT_STORE
+from .defaults import (
+    DEFAULT_EMBEDDER,
+    DEFAULT_K,
+    DEFAULT_STORE,
+    K,
+    check_k,
+    check_unit,
+)
 from .embedders import Embedder, get_embedder
 from .locate import locate, preview
 from .metrics import ChunkIndex, QueryScores, QuerySpans, score_queries, summarize
@@ -47,16 +52,21 @@ def _timed(timings: dict[str, float], phase: str) -> Iterator[None]:
 
 
 _UNIT_MAPS: dict[tuple[str, str, str], UnitMap] = {}
+_UNIT_MAPS_KEPT = 8
 
 
 def unit_map(corpus: Corpus, unit: str, tokenizer: Tokenizer | None) -> UnitMap:
-    """The corpus' unit axis; each document is tokenized once per process."""
+    """The corpus' unit axis; each document is tokenized once per process (for the
+    few most recently used corpora)."""
     name = tokenizer.name if tokenizer is not None and unit == "token" else ""
     key = (corpus.content_hash, unit, name)
-    if key not in _UNIT_MAPS:
-        texts = [d.text for d in corpus]
-        _UNIT_MAPS[key] = UnitMap(corpus.ids, texts, unit, tokenizer)
-    return _UNIT_MAPS[key]
+    found = _UNIT_MAPS.pop(key, None)
+    if found is None:
+        found = UnitMap(corpus.ids, [d.text for d in corpus], unit, tokenizer)
+    _UNIT_MAPS[key] = found  # most recent last
+    while len(_UNIT_MAPS) > _UNIT_MAPS_KEPT:
+        del _UNIT_MAPS[next(iter(_UNIT_MAPS))]
+    return found
 
 
 class Chunking:

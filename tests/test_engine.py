@@ -10,7 +10,7 @@ import pytest
 from pytest_chunkeval.cache import EmbeddingCache
 from pytest_chunkeval.corpus import Corpus
 from pytest_chunkeval.defaults import check_k
-from pytest_chunkeval.evaluate import EvaluationError, evaluate, score
+from pytest_chunkeval.engine import EvaluationError, evaluate, score
 from pytest_chunkeval.hashing import HashingEmbedder
 from pytest_chunkeval.queries import Excerpt, Query, QuerySet
 from pytest_chunkeval.results import EvalResult
