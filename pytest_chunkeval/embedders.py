@@ -47,14 +47,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import math
 import os
 import re
 import threading
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import parse_qsl
 
 import numpy as np
 import numpy.typing as npt
@@ -62,7 +60,13 @@ import numpy.typing as npt
 from .defaults import DEFAULT_EMBEDDER as DEFAULT_EMBEDDER
 from .hashing import hashing_from_spec
 from .openai_api import LazyClient
-from .registry import Registry
+from .registry import (
+    Registry,
+    non_negative_int,
+    parse_options,
+    positive_float,
+    positive_int,
+)
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -599,61 +603,21 @@ def _langchain_identity(obj: Any) -> str:
 # ---------------------------------------------------------------------------- registry
 
 
-def _parse_options(
-    rest: str, allowed: dict[str, Callable[[str], Any]]
-) -> tuple[str, dict[str, Any]]:
-    """Split ``NAME?key=value&...`` and convert the values; unknown keys are errors."""
-    name, sep, query = rest.partition("?")
-    options: dict[str, Any] = {}
-    if sep:
-        for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=True):
-            if key not in allowed:
-                raise ValueError(
-                    f"unknown option {key!r}; valid: {', '.join(sorted(allowed))}"
-                )
-            try:
-                options[key] = allowed[key](value)
-            except ValueError as exc:
-                raise ValueError(f"option {key}={value!r}: {exc}") from exc
-    return name.strip(), options
-
-
-def _positive_int(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise ValueError("must be >= 1")
-    return number
-
-
-def _non_negative_int(value: str) -> int:
-    number = int(value)
-    if number < 0:
-        raise ValueError("must be >= 0")
-    return number
-
-
-def _positive_float(value: str) -> float:
-    number = float(value)
-    if not math.isfinite(number) or number <= 0:
-        raise ValueError("must be a positive number")
-    return number
-
-
 def _sentence_transformers_from_spec(rest: str) -> Embedder:
-    name, options = _parse_options(
-        rest, {"device": str, "batch_size": _positive_int, "revision": str}
+    name, options = parse_options(
+        rest, {"device": str, "batch_size": positive_int, "revision": str}
     )
     return SentenceTransformerEmbedder(name or "all-MiniLM-L6-v2", **options)
 
 
 def _openai_from_spec(rest: str) -> Embedder:
-    name, options = _parse_options(
+    name, options = parse_options(
         rest,
         {
-            "dimensions": _positive_int,
-            "batch_size": _positive_int,
-            "max_retries": _non_negative_int,
-            "timeout": _positive_float,
+            "dimensions": positive_int,
+            "batch_size": positive_int,
+            "max_retries": non_negative_int,
+            "timeout": positive_float,
         },
     )
     if "batch_size" in options:

@@ -7,8 +7,10 @@ needs pluggy: a registry is a plain mapping.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+from urllib.parse import parse_qsl
 
 T = TypeVar("T")
 
@@ -63,3 +65,47 @@ class Registry(Generic[T]):
             raise UnknownSpec(
                 f"bad {self.kind} spec {spec!r} ({exc}); expected {self._forms[name]}"
             ) from exc
+
+
+def parse_options(
+    rest: str, allowed: dict[str, Callable[[str], Any]]
+) -> tuple[str, dict[str, Any]]:
+    """Split a spec's ``NAME?key=value&...`` and convert each value with
+    ``allowed[key]``; an unknown key or a bad value is a ``ValueError``."""
+    name, sep, query = rest.partition("?")
+    options: dict[str, Any] = {}
+    if sep:
+        for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=True):
+            if key not in allowed:
+                raise ValueError(
+                    f"unknown option {key!r}; valid: {', '.join(sorted(allowed))}"
+                )
+            try:
+                options[key] = allowed[key](value)
+            except ValueError as exc:
+                raise ValueError(f"option {key}={value!r}: {exc}") from exc
+    return name.strip(), options
+
+
+def positive_int(value: str) -> int:
+    """An integer >= 1 (a spec argument)."""
+    number = int(value)
+    if number < 1:
+        raise ValueError("must be >= 1")
+    return number
+
+
+def non_negative_int(value: str) -> int:
+    """An integer >= 0 (a spec argument)."""
+    number = int(value)
+    if number < 0:
+        raise ValueError("must be >= 0")
+    return number
+
+
+def positive_float(value: str) -> float:
+    """A finite number > 0 (a spec argument)."""
+    number = float(value)
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError("must be a positive number")
+    return number

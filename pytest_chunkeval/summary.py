@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .session import SessionEnd, SummaryRow
+from .table import format_rows
 
 # (header, metric) in table order; means are printed in percent.
 METRIC_COLUMNS = (
@@ -60,17 +61,7 @@ def _time_cell(result: Mapping[str, Any]) -> str:
 def _table(
     header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int
 ) -> list[str]:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        # Text columns left-aligned, numbers right-aligned.
-        out = [
-            c.ljust(w) if i < text_columns else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ]
-        return "  ".join(out).rstrip()
-
-    return [line(header), *(line(r) for r in rows)]
+    return format_rows(header, rows, text_columns=text_columns, rule=False).split("\n")
 
 
 def footer(evaluations: int, reused: int) -> str:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from .results import EvalResult
+if TYPE_CHECKING:  # runtime import would load numpy for plain text formatting
+    from .results import EvalResult
 
 REPORT_COLUMNS = ("recall", "precision", "precision_omega", "iou")
 HEADERS = {
@@ -30,19 +32,28 @@ def mean_std(result: EvalResult, metric: str) -> str:
     return f"{100 * stats.mean:.1f} ± {100 * stats.std:.1f}"
 
 
-def format_rows(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Columns padded to their widest cell; text left-aligned, the rest right."""
+def format_rows(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    text_columns: int = 1,
+    rule: bool = True,
+) -> str:
+    """Columns padded to their widest cell: the first ``text_columns`` left-aligned,
+    the rest (numbers) right-aligned; ``rule`` underlines the header."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
         out = [
-            c.ljust(w) if i == 0 else c.rjust(w)
+            c.ljust(w) if i < text_columns else c.rjust(w)
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ]
         return "  ".join(out).rstrip()
 
-    rule = "  ".join("-" * w for w in widths)
-    return "\n".join([line(headers), rule, *(line(r) for r in rows)])
+    lines = [line(headers)]
+    if rule:
+        lines.append("  ".join("-" * w for w in widths))
+    return "\n".join([*lines, *(line(r) for r in rows)])
 
 
 def results_table(results: Sequence[EvalResult]) -> str:

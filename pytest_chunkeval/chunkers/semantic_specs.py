@@ -18,9 +18,8 @@ default is all-MiniLM-L6-v2. Vectors go through the default embedding cache
 from __future__ import annotations
 
 import math
-from urllib.parse import parse_qsl
 
-from ..registry import Registry
+from ..registry import Registry, parse_options, positive_int
 from .base import Chunker
 from .cluster import ClusterSemanticChunker
 from .llm import DEFAULT_MAX_ATTEMPTS, DEFAULT_WINDOW_TOKENS, LLMSemanticChunker
@@ -78,19 +77,11 @@ _LLM_OPTIONS = ("attempts", "window")
 
 
 def _llm(rest: str) -> Chunker:
-    model, sep, query = rest.partition("?")
-    if not model.strip():
+    model, options = parse_options(rest, dict.fromkeys(_LLM_OPTIONS, positive_int))
+    if not model:
         raise ValueError("MODEL is required")
-    options: dict[str, int] = {}
-    if sep:
-        for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=True):
-            if key not in _LLM_OPTIONS:
-                raise ValueError(
-                    f"unknown option {key!r}; valid: {', '.join(_LLM_OPTIONS)}"
-                )
-            options[key] = _int(value, key)
     return LLMSemanticChunker(
-        model.strip(),
+        model,
         window_tokens=options.get("window", DEFAULT_WINDOW_TOKENS),
         max_attempts=options.get("attempts", DEFAULT_MAX_ATTEMPTS),
     )
