@@ -19,9 +19,19 @@ HEADERS = {
 
 
 def split_spec(spec: str) -> tuple[str, str, str]:
-    """``recursive:200:0`` -> (``recursive``, ``200``, ``0``); missing parts blank."""
+    """``recursive:200:0`` -> (``recursive``, ``200``, ``0``); missing parts blank; a
+    non-numeric argument is a mode: ``kamradt-modified:300:mean`` ->
+    (``kamradt-modified (mean)``, ``300``, ``""``)."""
     name, *args = spec.split(":")
-    return name, args[0] if args else "", args[1] if len(args) > 1 else ""
+    numbers = [a for a in args if a.isdigit()]
+    modes = [a for a in args if not a.isdigit()]
+    if modes:
+        name += f" ({', '.join(modes)})"
+    return (
+        name,
+        numbers[0] if numbers else "",
+        numbers[1] if len(numbers) > 1 else "",
+    )
 
 
 def mean_std(result: EvalResult, metric: str) -> str:

@@ -1,4 +1,4 @@
-"""Kamradt's semantic chunker and the size-bounded KamradtModifiedChunker."""
+"""Kamradt's semantic chunker and KamradtModifiedChunker (max and mean targets)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pytest_chunkeval.cache import EmbeddingCache
 from pytest_chunkeval.chunkers import Chunker, RecursiveTokenChunker, validate_chunks
 from pytest_chunkeval.chunkers.cluster import ClusterSemanticChunker
 from pytest_chunkeval.chunkers.semantic import (
+    DEFAULT_PIECE_TOKENS,
     KamradtModifiedChunker,
     KamradtSemanticChunker,
     join_units,
@@ -272,6 +273,147 @@ def test_modified_names_and_arguments(cache):
         KamradtModifiedChunker(0, cache=cache)
 
 
+# ------------------------------------------------------------- modified: mean
+
+
+def reference_bisection_cuts(distances: np.ndarray, n_cuts: int) -> np.ndarray:
+    """The report code's threshold search: bisection on [0, 1] down to 1e-6."""
+    lower, upper = 0.0, 1.0
+    threshold = 0.5
+    while upper - lower > 1e-6:
+        threshold = (upper + lower) / 2.0
+        if np.sum(distances > threshold) > n_cuts:
+            lower = threshold
+        else:
+            upper = threshold
+    return np.flatnonzero(distances > threshold)
+
+
+def chunk_tokens(text: str, spans: np.ndarray) -> list[int]:
+    return get_tokenizer().count_batch([text[s:e] for s, e in spans.tolist()])
+
+
+@pytest.mark.parametrize("size", [100, 300])
+def test_modified_mean_targets_the_average_size(cache, size):
+    text = excerpt("state_of_the_union.md", 30_000)
+    chunker = KamradtModifiedChunker(
+        size, target="mean", embedder=HashingEmbedder(64), cache=cache
+    )
+    spans = chunker.chunk_spans(text)
+    validate_chunks(text, spans, chunker=chunker.name, doc_id="sotu")
+    units = chunker.units(text)
+    assert np.array_equal(
+        units, RecursiveTokenChunker(DEFAULT_PIECE_TOKENS, 0).chunk_spans(text)
+    )
+    total = sum(chunk_tokens(text, units))
+    n_cuts = total // size
+    assert n_cuts >= 15  # a real multi-chunk document, not a corner case
+    assert n_cuts - 1 <= spans.shape[0] - 1 <= n_cuts  # ties may only merge chunks
+    sizes = chunk_tokens(text, spans)
+    assert 0.8 * size <= np.mean(sizes) <= 1.2 * size
+    # Cut at the largest distances, as the reference's bisection does.
+    distances = chunker.distances(text, units)
+    cut_after = np.searchsorted(units[:, 1], spans[:-1, 1])
+    assert np.array_equal(units[cut_after, 1], spans[:-1, 1])
+    cut = np.zeros(distances.shape[0], dtype=bool)
+    cut[cut_after] = True
+    assert distances[cut].min() > distances[~cut].max()
+    # The reference's bisection stops on either side of the (n_cuts + 1)-th largest
+    # distance, so it makes n_cuts or n_cuts + 1 cuts: ours are its first n_cuts.
+    assert distances.max() <= 1.0  # inside the reference's search interval
+    reference = reference_bisection_cuts(distances, n_cuts)
+    assert set(cut_after.tolist()) <= set(reference.tolist())
+    assert reference.shape[0] - cut_after.shape[0] in (0, 1)
+
+
+def test_modified_mean_spans_cover_the_document_exactly(cache):
+    text = excerpt("chatlogs.md", 8_000)
+    chunker = KamradtModifiedChunker(
+        120, target="mean", embedder=HashingEmbedder(32), cache=cache
+    )
+    spans = chunker.chunk_spans(text)
+    assert spans.dtype == np.int64
+    assert spans.shape[0] > 2
+    # Only whitespace lies outside the chunks, and chunks follow one another.
+    assert not text[: spans[0, 0]].strip()
+    assert not text[spans[-1, 1] :].strip()
+    for end, start in zip(spans[:-1, 1].tolist(), spans[1:, 0].tolist(), strict=True):
+        assert end <= start
+        assert not text[end:start].strip()
+    units = chunker.units(text)
+    assert spans[0, 0] == units[0, 0]
+    assert spans[-1, 1] == units[-1, 1]
+
+
+def test_modified_mean_windows_span_three_pieces_each_side(cache):
+    text = excerpt("finance.md", 4_000)
+    chunker = KamradtModifiedChunker(
+        200, target="mean", embedder=HashingEmbedder(32), cache=cache
+    )
+    assert chunker.buffer == 3
+    units = chunker.units(text)
+    embedder = CountingEmbedder(32)
+    probe = KamradtModifiedChunker(200, target="mean", embedder=embedder, cache=cache)
+    probe.chunk_spans(text)
+    assert sum(embedder.calls) == units.shape[0]  # one window per piece
+    windows = window_texts(text, units, 3)
+    assert windows[5] == text[units[2, 0] : units[8, 1]]
+
+
+def test_modified_mean_keeps_a_short_document_whole_without_embedding(cache):
+    embedder = CountingEmbedder()
+    chunker = KamradtModifiedChunker(300, target="mean", embedder=embedder, cache=cache)
+    text = " ".join(random_sentences(2, 10))
+    assert chunker.chunk_spans(text).tolist() == [[0, len(text)]]
+    assert embedder.calls == []
+    assert chunker.chunk_spans("").shape == (0, 2)
+
+
+def test_modified_mean_and_max_differ_on_the_same_text(cache):
+    text = excerpt("state_of_the_union.md", 12_000)
+    embedder = HashingEmbedder(64)
+    bounded = KamradtModifiedChunker(150, embedder=embedder, cache=cache)
+    mean = KamradtModifiedChunker(150, target="mean", embedder=embedder, cache=cache)
+    assert bounded.target == "max"
+    assert max(chunk_tokens(text, bounded.chunk_spans(text))) <= 150
+    mean_spans = mean.chunk_spans(text)
+    # The average mode lets some chunks run over the size: it only targets the mean.
+    assert max(chunk_tokens(text, mean_spans)) > 150
+    assert mean_spans.shape[0] < bounded.chunk_spans(text).shape[0]
+
+
+def test_modified_mean_names_and_arguments(cache):
+    assert (
+        KamradtModifiedChunker(300, target="mean", cache=cache).name
+        == "kamradt-modified:300:mean"
+    )
+    assert KamradtModifiedChunker(300, target="max", cache=cache).name == (
+        "kamradt-modified:300"
+    )
+    named = KamradtModifiedChunker(
+        300,
+        target="mean",
+        embedder=HashingEmbedder(16),
+        cache=cache,
+        encoding=WordTokenizer(),
+    )
+    assert named.name == "kamradt-modified:300:mean+words@hashing:16@1"
+    # Each mode's own default buffer adds nothing; the other's is marked.
+    assert KamradtModifiedChunker(300, buffer=3, cache=cache).name == (
+        "kamradt-modified:300+buffer3"
+    )
+    assert KamradtModifiedChunker(300, target="mean", buffer=1, cache=cache).name == (
+        "kamradt-modified:300:mean+buffer1"
+    )
+    pieces = KamradtModifiedChunker(300, target="mean", piece_tokens=25, cache=cache)
+    assert pieces.name == "kamradt-modified:300:mean+pieces25"
+    assert KamradtModifiedChunker(300, cache=cache).buffer == 1
+    with pytest.raises(ValueError, match="target must be 'max' or 'mean'"):
+        KamradtModifiedChunker(300, target="avg", cache=cache)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="piece_tokens"):
+        KamradtModifiedChunker(300, target="mean", piece_tokens=0, cache=cache)
+
+
 # ------------------------------------------------------------------- specs
 
 
@@ -309,15 +451,39 @@ def test_spec_strings(registry, monkeypatch, tmp_path):
     assert set(registry.forms()) >= {
         "cluster:MAX_TOKENS[:MIN_TOKENS][@EMBEDDER]",
         "kamradt[:PERCENTILE[@EMBEDDER]]",
-        "kamradt-modified:MAX_TOKENS[@EMBEDDER]",
+        "kamradt-modified:SIZE[:max|mean][@EMBEDDER]",
     }
+
+
+def test_kamradt_modified_target_spec_strings(registry, monkeypatch, tmp_path):
+    monkeypatch.setenv("CHUNKEVAL_CACHE_DIR", str(tmp_path / "default-cache"))
+    mean = registry.create("kamradt-modified:300:mean")
+    assert isinstance(mean, KamradtModifiedChunker)
+    assert (mean.target, mean.max_tokens, mean.buffer) == ("mean", 300, 3)
+    assert mean.name == "kamradt-modified:300:mean"
+    assert registry.create(mean.name).name == mean.name  # the name is its spec
+    bounded = registry.create("kamradt-modified:300:max")
+    assert bounded.target == "max"
+    assert bounded.name == "kamradt-modified:300"
+    assert registry.create("kamradt-modified: 300 : mean ").name == mean.name
+    hashed = registry.create("kamradt-modified:300:mean@hashing:16")
+    assert hashed.name == "kamradt-modified:300:mean@hashing:16@1"
+    default = registry.create(
+        "kamradt-modified:300:mean@sentence-transformers:all-MiniLM-L6-v2"
+    )
+    assert default.name == "kamradt-modified:300:mean"
 
 
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("kamradt-modified", "MAX_TOKENS is required"),
-        ("kamradt-modified:big", "MAX_TOKENS must be an integer"),
+        ("kamradt-modified", "SIZE is required"),
+        ("kamradt-modified:big", "SIZE must be an integer"),
+        ("kamradt-modified:big:mean", "SIZE must be an integer"),
+        ("kamradt-modified::mean", "SIZE must be an integer"),
+        ("kamradt-modified:300:avg", "target after SIZE must be 'max' or 'mean'"),
+        ("kamradt-modified:300:mean:3", "target after SIZE must be 'max' or 'mean'"),
+        ("kamradt-modified:0:mean", "max_tokens must be >= 1"),
         ("kamradt:high", "PERCENTILE must be a number"),
         ("kamradt:120", "percentile must be in"),
         ("kamradt:95@nope:x", "unknown embedder"),

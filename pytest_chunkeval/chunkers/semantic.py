@@ -21,7 +21,29 @@ tokens. A sentence that alone exceeds ``max_tokens`` is first split into pieces 
 ``RecursiveTokenChunker(max_tokens, 0)`` and those pieces take part as sentences of
 their own, so the bound always holds (a single piece the recursive splitter cannot
 cut below the size, such as one enormous token, is the only exception). When the
-whole document fits, it is one chunk and nothing is embedded.
+whole document fits, it is one chunk and nothing is embedded. This is SPEC §6 as
+written and the default (``target="max"``, spec ``kamradt-modified:SIZE``).
+
+``KamradtModifiedChunker(size, target="mean")`` (spec ``kamradt-modified:SIZE:mean``)
+is the behaviour of the report's own code (chunking_evaluation's
+``KamradtModifiedChunker(avg_chunk_size=size)``), which aims at an *average* chunk
+size instead of a bound:
+
+1. the units are the pieces of ``RecursiveTokenChunker(piece_tokens, 0)`` (50
+   tokens, the reference's ``min_chunk_size``) over the whole document, not
+   sentences;
+2. each window spans ``buffer`` units on each side (3, as the reference);
+3. with ``total`` the sum of the pieces' token counts, the document is cut after the
+   ``total // size`` units whose window distances are the largest, so there are
+   ``total // size + 1`` chunks. The reference finds that threshold by bisection
+   on ``[0, 1]`` to 1e-6 and, depending on which side of the next distance the
+   bisection stops, makes one cut more or not (and cuts every distance above 1);
+   here the threshold is taken exactly from the sorted distances, and distances
+   tied at it are left uncut (never more cuts than asked). A document under
+   ``size`` tokens is one chunk and nothing is embedded.
+
+The reference joins pieces and windows with single spaces; here windows and chunks
+are the document's own text, as everywhere in this module.
 
 Chunks are spans from their first sentence's start to their last sentence's end:
 the whitespace between sentences of one chunk is kept as it is in the document.
@@ -31,7 +53,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -47,6 +69,11 @@ from .sentence import sentence_spans
 
 DEFAULT_PERCENTILE = 95.0
 DEFAULT_BUFFER = 1
+# The report code's settings for its average-size mode.
+MEAN_BUFFER = 3
+DEFAULT_PIECE_TOKENS = 50
+KamradtTarget = Literal["max", "mean"]
+TARGETS: tuple[KamradtTarget, ...] = ("max", "mean")
 
 
 def resolve_embedding(
@@ -182,41 +209,60 @@ class KamradtSemanticChunker(_WindowEmbedding):
 
 
 class KamradtModifiedChunker(_WindowEmbedding):
-    """Kamradt's chunker with the cut threshold found by binary search so that no
-    chunk exceeds ``max_tokens`` tokens (see the module docstring)."""
+    """Kamradt's chunker with the cut threshold found by search (see the module
+    docstring). ``target="max"`` (default, SPEC §6): no chunk exceeds ``max_tokens``
+    tokens. ``target="mean"`` (the report's code): ``max_tokens`` is the target
+    *average* size, over ``piece_tokens``-token pieces with windows of ``buffer``
+    (default 3) pieces on each side."""
 
     def __init__(
         self,
         max_tokens: int,
         *,
-        buffer: int = DEFAULT_BUFFER,
+        target: KamradtTarget = "max",
+        buffer: int | None = None,
+        piece_tokens: int = DEFAULT_PIECE_TOKENS,
         embedder: Any = None,
         cache: EmbeddingCache | str | Path | None = None,
         encoding: str | Tokenizer = DEFAULT_ENCODING,
     ) -> None:
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        if target not in TARGETS:
+            raise ValueError(f"target must be 'max' or 'mean', got {target!r}")
+        if piece_tokens < 1:
+            raise ValueError(f"piece_tokens must be >= 1, got {piece_tokens}")
         self.max_tokens = int(max_tokens)
-        self.buffer = _check_buffer(buffer)
+        self.target: KamradtTarget = target
+        default_buffer = MEAN_BUFFER if target == "mean" else DEFAULT_BUFFER
+        self.buffer = _check_buffer(default_buffer if buffer is None else buffer)
+        self.piece_tokens = int(piece_tokens)
         self.tokenizer = get_tokenizer(encoding)
-        self._splitter = RecursiveTokenChunker(
-            self.max_tokens, 0, encoding=self.tokenizer
-        )
+        # "max": cuts sentences too long to fit; "mean": makes all the units.
+        split_size = self.max_tokens if target == "max" else self.piece_tokens
+        self._splitter = RecursiveTokenChunker(split_size, 0, encoding=self.tokenizer)
         suffix = self._set_embedding(embedder, cache)
-        name = spec_name("kamradt-modified", str(self.max_tokens), self.tokenizer)
-        if self.buffer != DEFAULT_BUFFER:
+        args = str(self.max_tokens) + (":mean" if target == "mean" else "")
+        name = spec_name("kamradt-modified", args, self.tokenizer)
+        if self.buffer != default_buffer:
             name += f"+buffer{self.buffer}"
+        if target == "mean" and self.piece_tokens != DEFAULT_PIECE_TOKENS:
+            name += f"+pieces{self.piece_tokens}"
         self.name = name + suffix
 
     def __repr__(self) -> str:
         return (
-            f"KamradtModifiedChunker({self.max_tokens}, buffer={self.buffer}, "
-            f"embedder={self.embedder.identity!r})"
+            f"KamradtModifiedChunker({self.max_tokens}, target={self.target!r}, "
+            f"buffer={self.buffer}, embedder={self.embedder.identity!r})"
         )
 
     def units(self, text: str) -> IntArray:
-        """Sentences, with any sentence over ``max_tokens`` tokens replaced by its
-        ``RecursiveTokenChunker(max_tokens, 0)`` pieces."""
+        """The units grouped into chunks. ``"max"``: sentences, with any sentence
+        over ``max_tokens`` tokens replaced by its ``RecursiveTokenChunker(max_tokens,
+        0)`` pieces. ``"mean"``: the ``RecursiveTokenChunker(piece_tokens, 0)``
+        pieces of the document."""
+        if self.target == "mean":
+            return self._splitter.chunk_spans(text)
         sentences = sentence_spans(text)
         count = piece_counter(self.tokenizer, text)
         counts = count([text[s:e] for s, e in sentences.tolist()])
@@ -233,9 +279,28 @@ class KamradtModifiedChunker(_WindowEmbedding):
 
     def chunk_spans(self, text: str) -> IntArray:
         units = self.units(text)
-        n = units.shape[0]
-        if n <= 1:
+        if units.shape[0] <= 1:
             return units
+        if self.target == "mean":
+            return self._mean_chunks(text, units)
+        return self._max_chunks(text, units)
+
+    def _mean_chunks(self, text: str, units: IntArray) -> IntArray:
+        """Cut after the ``total_tokens // max_tokens`` largest window distances."""
+        count = piece_counter(self.tokenizer, text)
+        total = sum(count([text[s:e] for s, e in units.tolist()]))
+        n_cuts = total // self.max_tokens
+        if n_cuts == 0:  # under one chunk's worth: skip embedding altogether
+            return join_units(units, [])
+        distances = self.distances(text, units)
+        if n_cuts >= distances.shape[0]:
+            return join_units(units, np.arange(distances.shape[0]))
+        # Cut where distance > the (n_cuts + 1)-th largest: at most n_cuts cuts.
+        threshold = np.sort(distances)[::-1][n_cuts]
+        return join_units(units, np.flatnonzero(distances > threshold))
+
+    def _max_chunks(self, text: str, units: IntArray) -> IntArray:
+        """The fewest cuts, at the largest distances, with no chunk over the size."""
         count = piece_counter(self.tokenizer, text)
         known: dict[tuple[int, int], int] = {}
 
@@ -267,8 +332,12 @@ class KamradtModifiedChunker(_WindowEmbedding):
 
 
 __all__ = [
+    "DEFAULT_PIECE_TOKENS",
+    "MEAN_BUFFER",
+    "TARGETS",
     "KamradtModifiedChunker",
     "KamradtSemanticChunker",
+    "KamradtTarget",
     "consecutive_distances",
     "join_units",
     "resolve_embedding",

@@ -4,7 +4,9 @@
   ``cluster:200:40``, ``cluster:400@openai:text-embedding-3-large``
 - ``kamradt[:PERCENTILE[@EMBEDDER]]``, e.g. ``kamradt``, ``kamradt:90``,
   ``kamradt:95@openai:text-embedding-3-large``
-- ``kamradt-modified:MAX_TOKENS[@EMBEDDER]``, e.g. ``kamradt-modified:300``
+- ``kamradt-modified:SIZE[:max|mean][@EMBEDDER]``, e.g. ``kamradt-modified:300``
+  (no chunk over SIZE tokens, SPEC §6) or ``kamradt-modified:300:mean`` (chunks of
+  SIZE tokens on average, as the report's code)
 - ``llm:MODEL[?window=TOKENS&attempts=N]``, e.g. ``llm:gpt-4o``,
   ``llm:gpt-4o-mini?window=1200``
 
@@ -23,7 +25,7 @@ from ..registry import Registry, parse_options, positive_int
 from .base import Chunker
 from .cluster import ClusterSemanticChunker
 from .llm import DEFAULT_MAX_ATTEMPTS, DEFAULT_WINDOW_TOKENS, LLMSemanticChunker
-from .semantic import KamradtModifiedChunker, KamradtSemanticChunker
+from .semantic import TARGETS, KamradtModifiedChunker, KamradtSemanticChunker
 
 
 def _split_embedder(rest: str) -> tuple[str, str | None]:
@@ -69,8 +71,18 @@ def _kamradt(rest: str) -> Chunker:
 def _kamradt_modified(rest: str) -> Chunker:
     args, embedder = _split_embedder(rest)
     if not args:
-        raise ValueError("MAX_TOKENS is required")
-    return KamradtModifiedChunker(_int(args, "MAX_TOKENS"), embedder=embedder)
+        raise ValueError("SIZE is required")
+    size, _, target = (part.strip() for part in args.partition(":"))
+    target = target or "max"
+    if target not in TARGETS:
+        raise ValueError(
+            f"the target after SIZE must be 'max' or 'mean', got {target!r}"
+        )
+    return KamradtModifiedChunker(
+        _int(size, "SIZE"),
+        target="mean" if target == "mean" else "max",
+        embedder=embedder,
+    )
 
 
 _LLM_OPTIONS = ("attempts", "window")
@@ -92,6 +104,8 @@ def register_semantic(registry: Registry[Chunker]) -> None:
     registry.register("cluster", _cluster, "cluster:MAX_TOKENS[:MIN_TOKENS][@EMBEDDER]")
     registry.register("kamradt", _kamradt, "kamradt[:PERCENTILE[@EMBEDDER]]")
     registry.register(
-        "kamradt-modified", _kamradt_modified, "kamradt-modified:MAX_TOKENS[@EMBEDDER]"
+        "kamradt-modified",
+        _kamradt_modified,
+        "kamradt-modified:SIZE[:max|mean][@EMBEDDER]",
     )
     registry.register("llm", _llm, "llm:MODEL[?window=TOKENS&attempts=N]")

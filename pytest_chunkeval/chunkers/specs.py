@@ -2,9 +2,9 @@
 
 ``fixed:SIZE[:OVERLAP]``, ``recursive:SIZE[:OVERLAP]`` and ``sentence:SIZE``, sizes
 in ``cl100k_base`` tokens, OVERLAP 0 when left out; the semantic chunkers
-(``cluster:MAX``, ``kamradt``, ``kamradt-modified:SIZE``, ``llm:MODEL``) come from
-``semantic_specs.py``. Plugins and ``conftest.py`` files
-add more names to :data:`CHUNKERS` (see ``hookspecs.py``).
+(``cluster:MAX``, ``kamradt``, ``kamradt-modified:SIZE[:mean]``, ``llm:MODEL``)
+come from ``semantic_specs.py``. Plugins and ``conftest.py`` files add more names
+to :data:`CHUNKERS` (see ``hookspecs.py``).
 """
 
 from __future__ import annotations
