@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from support.openai_server import OpenAIServer
 
-from pytest_chunkeval import cli, cli_generate
 from pytest_chunkeval.cache import EmbeddingCache
 from pytest_chunkeval.corpus import Corpus
 from pytest_chunkeval.embedders import get_embedder
@@ -236,16 +235,10 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
         yield srv
 
 
-@pytest.fixture
-def chunkeval(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(cli, "_extra_commands", lambda: [cli_generate.register])
-    return cli.main
-
-
 def test_cli_filter_with_server_embeddings(
     server: OpenAIServer,
     tmp_path: Path,
-    chunkeval: Any,
+    chunkeval_cli: Any,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     (tmp_path / "docs").mkdir()
@@ -268,21 +261,21 @@ def test_cli_filter_with_server_embeddings(
         "--cache-dir",
         str(tmp_path / "cache"),
     ]
-    assert chunkeval([*base, "--dry-run"]) == 0
+    assert chunkeval_cli([*base, "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "near duplicates: removed 1 of 3" in out
     assert "q3 (1.000 with q1)" in out
     assert "dry run:" in out
     assert not (tmp_path / "queries.filtered.jsonl").exists()
 
-    assert chunkeval([*base, "--corpus", str(tmp_path / "docs")]) == 0
+    assert chunkeval_cli([*base, "--corpus", str(tmp_path / "docs")]) == 0
     assert "wrote 2 queries" in capsys.readouterr().out
     kept = read_queries(tmp_path / "queries.filtered.jsonl")
     assert [q.id for q in kept] == ["q1", "q2"]
     assert kept.metadata["filters"]["removed_duplicates"] == 1
 
     # In place, and the key is in no file.
-    assert chunkeval([*base, "--out", str(src)]) == 0
+    assert chunkeval_cli([*base, "--out", str(src)]) == 0
     assert len(read_queries(src)) == 2
     for path in tmp_path.rglob("*"):
         if path.is_file():
@@ -290,18 +283,18 @@ def test_cli_filter_with_server_embeddings(
 
 
 def test_cli_filter_errors(
-    tmp_path: Path, chunkeval: Any, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, chunkeval_cli: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     src = tmp_path / "q.jsonl"
     qset(("q1", "A?", (E1,))).save(src)
-    assert chunkeval(["filter", str(src), "--out", str(tmp_path / "x.csv")]) == 2
+    assert chunkeval_cli(["filter", str(src), "--out", str(tmp_path / "x.csv")]) == 2
     assert "use a .jsonl or .json" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        chunkeval(["filter", str(src), "--duplicate-threshold", "high"])
+        chunkeval_cli(["filter", str(src), "--duplicate-threshold", "high"])
     assert "'off' or 'default'" in capsys.readouterr().err
-    assert chunkeval(["filter", str(tmp_path / "missing.jsonl")]) == 2
+    assert chunkeval_cli(["filter", str(tmp_path / "missing.jsonl")]) == 2
     assert "missing.jsonl" in capsys.readouterr().err
-    assert chunkeval(["filter", str(tmp_path / "questions_df.csv")]) == 2
+    assert chunkeval_cli(["filter", str(tmp_path / "questions_df.csv")]) == 2
     assert "give --corpus" in capsys.readouterr().err
 
 

@@ -714,23 +714,17 @@ def test_generator_stats_are_live_when_interrupted(
 # --------------------------------------------------------------------------- CLI
 
 
-@pytest.fixture
-def chunkeval(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(cli, "_extra_commands", lambda: [cli_generate.register])
-    return cli.main
-
-
 def test_cli_generate_then_filter_and_the_key_is_never_written(
     server: OpenAIServer,
     corpus_dir: Path,
     tmp_path: Path,
-    chunkeval: Any,
+    chunkeval_cli: Any,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     server.chat_handler = good_handler
     out_dir = tmp_path / "out"
     out = out_dir / "queries.jsonl"
-    code = chunkeval(
+    code = chunkeval_cli(
         [
             "generate",
             "--corpus",
@@ -781,11 +775,11 @@ def test_cli_dry_run_calls_nothing(
     server: OpenAIServer,
     corpus_dir: Path,
     tmp_path: Path,
-    chunkeval: Any,
+    chunkeval_cli: Any,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     out = tmp_path / "q.jsonl"
-    code = chunkeval(
+    code = chunkeval_cli(
         [
             "generate",
             "--corpus",
@@ -814,11 +808,11 @@ def test_cli_incomplete_run_exits_1_and_reports_why(
     server: OpenAIServer,
     corpus_dir: Path,
     tmp_path: Path,
-    chunkeval: Any,
+    chunkeval_cli: Any,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     server.chat_handler = lambda request: "I cannot help with that."
-    code = chunkeval(
+    code = chunkeval_cli(
         [
             "generate",
             *("--corpus", str(corpus_dir), "--out", str(tmp_path / "q.jsonl")),
@@ -838,17 +832,17 @@ def test_cli_errors(
     server: OpenAIServer,
     corpus_dir: Path,
     tmp_path: Path,
-    chunkeval: Any,
+    chunkeval_cli: Any,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     base = ["generate", "--corpus", str(corpus_dir), "--model", MODEL, "--n", "1"]
-    assert chunkeval([*base, "--out", str(tmp_path / "q.json")]) == cli.EXIT_USAGE
+    assert chunkeval_cli([*base, "--out", str(tmp_path / "q.json")]) == cli.EXIT_USAGE
     assert "use a .jsonl name" in capsys.readouterr().err
     server.chat_handler = good_handler
     out = str(tmp_path / "q.jsonl")
-    assert chunkeval([*base, "--out", out, "--no-filter"]) == 0
+    assert chunkeval_cli([*base, "--out", out, "--no-filter"]) == 0
     capsys.readouterr()
-    code = chunkeval(
+    code = chunkeval_cli(
         [
             "generate",
             "--corpus",
@@ -865,7 +859,7 @@ def test_cli_errors(
     assert code == cli.EXIT_USAGE
     assert "cannot resume" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        chunkeval([*base, "--out", out, "--approximate", "1.5"])
+        chunkeval_cli([*base, "--out", out, "--approximate", "1.5"])
     assert "similarity in (0, 1]" in capsys.readouterr().err
 
 
@@ -887,7 +881,7 @@ def test_cli_says_how_to_filter_when_the_embedder_is_unavailable(
     monkeypatch: pytest.MonkeyPatch,
     corpus_dir: Path,
     tmp_path: Path,
-    chunkeval: Any,
+    chunkeval_cli: Any,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # A keyless local chat server; the OpenAI embedder then has no key.
@@ -895,7 +889,7 @@ def test_cli_says_how_to_filter_when_the_embedder_is_unavailable(
     out = tmp_path / "q.jsonl"
     with OpenAIServer() as local:
         local.chat_handler = good_handler
-        code = chunkeval(
+        code = chunkeval_cli(
             [
                 *("generate", "--corpus", str(corpus_dir), "--out", str(out)),
                 *("--n", "1", "--model", "llama3", "--base-url", local.base_url),

@@ -24,13 +24,9 @@ from pytest_chunkeval.queries import QuerySet
 
 KEY = "sk-resume-DO-NOT-LEAK-0303"
 N = 8
-# Runs the real command line; the lead wires cli_generate into cli._extra_commands,
-# and setting it here keeps the test independent of that.
+# The real command line, in a process of its own (so it can be killed).
 RUN_CHUNKEVAL = (
-    "import sys\n"
-    "from pytest_chunkeval import cli, cli_generate\n"
-    "cli._extra_commands = lambda: [cli_generate.register]\n"
-    "sys.exit(cli.main(sys.argv[1:]))\n"
+    "import sys\nfrom pytest_chunkeval.cli import main\nsys.exit(main(sys.argv[1:]))\n"
 )
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX-only")

@@ -11,7 +11,6 @@ import pytest
 from support.fake_results import make_result
 
 import pytest_chunkeval.cli
-from pytest_chunkeval.cli_report import register
 from pytest_chunkeval.history import GitInfo, append_history, history_record
 from pytest_chunkeval.reports import (
     ReportEntry,
@@ -179,12 +178,6 @@ def test_html_without_anything_says_so() -> None:
 # ------------------------------------------------------------------ CLI
 
 
-@pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pytest_chunkeval.cli, "_extra_commands", lambda: [register])
-
-
-@pytest.mark.usefixtures("cli")
 def test_cli_report_writes_html_and_markdown(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -210,7 +203,6 @@ def test_cli_report_writes_html_and_markdown(
     assert f"wrote {html_out}" in capsys.readouterr().out
 
 
-@pytest.mark.usefixtures("cli")
 def test_cli_report_with_session_results(tmp_path: Path) -> None:
     history = tmp_path / "history.jsonl"
     append_history(history, _history(2))
@@ -222,7 +214,6 @@ def test_cli_report_with_session_results(tmp_path: Path) -> None:
     assert "from this session" in out.read_text()
 
 
-@pytest.mark.usefixtures("cli")
 @pytest.mark.parametrize(
     ("content", "extra", "message"),
     [
