@@ -7,7 +7,6 @@ Wired into the ``chunkeval`` command by ``cli._extra_commands()`` through
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
@@ -139,13 +138,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from .cli import CommandError
     from .corpus import Corpus
     from .generate import (
-        OPENAI_DEFAULT_BASE_URL,
         GenerationSettings,
         QueryGenerator,
         dry_run_plan,
         format_summary,
         openai_client,
     )
+    from .openai_api import base_url_of
 
     out = Path(args.out)
     if out.suffix.lower() != ".jsonl":
@@ -176,7 +175,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.dry_run:
         _say(dry_run_plan(corpus, settings, price=args.price_per_1k))
         return 0
-    url = args.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL
+    url = base_url_of(args.base_url)
     client = openai_client(
         base_url=args.base_url, max_retries=args.max_retries, timeout=args.timeout
     )

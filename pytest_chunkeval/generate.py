@@ -39,6 +39,7 @@ from typing import Any
 
 from .corpus import Corpus
 from .locate import find_normalized, preview
+from .openai_api import DEFAULT_BASE_URL
 from .openai_api import openai_client as _openai_client
 from .progress import progress_bar
 from .prompts import PROMPT_VERSION, build_messages
@@ -60,7 +61,6 @@ ATTEMPTS_PER_QUERY = 5
 """Default attempt cap: this many attempts per query still missing."""
 MAX_CONSECUTIVE_API_ERRORS = 3
 """Give up after this many requests in a row failed even after the client's retries."""
-OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 # USD per 1M tokens (input, output), OpenAI list prices for standard requests
 # (checked 2025-08). Models are matched by the longest prefix, so dated snapshots
@@ -526,7 +526,7 @@ class ChatReply:
 
 
 def _client_url(client: Any) -> str:
-    return str(getattr(client, "base_url", "") or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+    return str(getattr(client, "base_url", "") or DEFAULT_BASE_URL).rstrip("/")
 
 
 def request_chat(
