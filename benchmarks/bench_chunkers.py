@@ -24,7 +24,7 @@ from pytest_chunkeval.chunkers import (
     FixedTokenChunker,
     RecursiveTokenChunker,
 )
-from pytest_chunkeval.tokenizers import get_tokenizer
+from pytest_chunkeval.tokenizers.base import get_tokenizer
 
 HERE = Path(__file__).resolve().parent
 

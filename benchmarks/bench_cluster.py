@@ -36,13 +36,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from test_chunkers_cluster import straightforward_segmentation
 
-from pytest_chunkeval.benchmarks import load_benchmark
-from pytest_chunkeval.cache import EmbeddingCache
 from pytest_chunkeval.chunkers.cluster import ClusterSemanticChunker, cluster_segments
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
-from pytest_chunkeval.embedders import DEFAULT_EMBEDDER, get_embedder
-from pytest_chunkeval.hashing import HashingEmbedder
-from pytest_chunkeval.tokenizers import get_tokenizer
+from pytest_chunkeval.data.benchmarks import load_benchmark
+from pytest_chunkeval.embedders.base import DEFAULT_EMBEDDER, get_embedder
+from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.tokenizers.base import get_tokenizer
 
 LIMITS = {200: 4, 250: 5, 400: 8}
 

@@ -33,8 +33,8 @@ WINDOWS = [(200, 100), (250, 125), (300, 150), (400, 200)]
 
 def benchmark_texts() -> tuple[list[str], list[str]]:
     """Chunk texts of the bundled benchmark under every window setting, and its questions."""
-    from pytest_chunkeval.benchmarks import load_benchmark
     from pytest_chunkeval.chunkers import FixedTokenChunker
+    from pytest_chunkeval.data.benchmarks import load_benchmark
 
     corpus, queries = load_benchmark("general")
     chunks = [
@@ -76,8 +76,8 @@ FRESH = textwrap.dedent(
     """
     import json, sys, time
     t0 = time.perf_counter()
-    from pytest_chunkeval import cache as cache_module
-    from pytest_chunkeval.embedders import get_embedder
+    from pytest_chunkeval.engine import cache as cache_module
+    from pytest_chunkeval.embedders.base import get_embedder
     t1 = time.perf_counter()
     texts = json.load(open(sys.argv[2]))
     emb = get_embedder()
@@ -113,9 +113,9 @@ def main() -> None:
     import json
     import platform
 
-    from pytest_chunkeval import cache as cache_module
-    from pytest_chunkeval.cache import EmbeddingCache
-    from pytest_chunkeval.embedders import SentenceTransformerEmbedder
+    from pytest_chunkeval.embedders.base import SentenceTransformerEmbedder
+    from pytest_chunkeval.engine import cache as cache_module
+    from pytest_chunkeval.engine.cache import EmbeddingCache
 
     chunks, queries = benchmark_texts()
     texts = chunks + queries

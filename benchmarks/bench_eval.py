@@ -19,11 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_chunkeval.benchmarks import load_benchmark
-from pytest_chunkeval.cache import EmbeddingCache
 from pytest_chunkeval.chunkers import get_chunker
-from pytest_chunkeval.embedders import get_embedder
-from pytest_chunkeval.engine import Chunking, evaluate
+from pytest_chunkeval.data.benchmarks import load_benchmark
+from pytest_chunkeval.embedders.base import get_embedder
+from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.engine.evaluate import Chunking, evaluate
 
 CHUNKER = "recursive:200:0"
 CLI = str(Path(sys.executable).with_name("chunkeval"))

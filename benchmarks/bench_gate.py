@@ -26,17 +26,17 @@ from typing import Any
 
 import numpy as np
 
-from pytest_chunkeval.baseline import Baseline
-from pytest_chunkeval.benchmarks import load_benchmark
-from pytest_chunkeval.cache import EmbeddingCache
 from pytest_chunkeval.chunkers import get_chunker
-from pytest_chunkeval.corpus import Corpus
-from pytest_chunkeval.embedders import Embedder, l2_normalize
-from pytest_chunkeval.engine import evaluate, score
-from pytest_chunkeval.gate import GateSettings, bootstrap_intervals, compare
-from pytest_chunkeval.hashing import HashingEmbedder
-from pytest_chunkeval.queries import QuerySet
-from pytest_chunkeval.results import EvalResult
+from pytest_chunkeval.data.benchmarks import load_benchmark
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.embedders.base import Embedder, l2_normalize
+from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.engine.evaluate import evaluate, score
+from pytest_chunkeval.engine.results import EvalResult
+from pytest_chunkeval.gate.baseline import Baseline
+from pytest_chunkeval.gate.compare import GateSettings, bootstrap_intervals, compare
 from pytest_chunkeval.stores import get_store
 
 CHUNKER = "recursive:200:0"

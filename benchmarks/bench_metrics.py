@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from pytest_chunkeval.metrics import ChunkIndex, QuerySpans, score_queries
-from pytest_chunkeval.units import UnitMap
+from pytest_chunkeval.core.metrics import ChunkIndex, QuerySpans, score_queries
+from pytest_chunkeval.core.units import UnitMap
 
 N_DOCS, CHUNKS_PER_DOC, CHUNK_TOKENS, CHARS_PER_TOKEN = 100, 1000, 50, 4
 N_QUERIES, K, PY_QUERIES = 10_000, 10, 40

@@ -16,11 +16,11 @@ import sys
 import time
 from pathlib import Path
 
-from pytest_chunkeval._io import atomic_write_text
-from pytest_chunkeval.benchmarks import load_benchmark
-from pytest_chunkeval.cache import EmbeddingCache, default_cache_dir
-from pytest_chunkeval.engine import evaluate
-from pytest_chunkeval.table import mean_std, split_spec
+from pytest_chunkeval.data.benchmarks import load_benchmark
+from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+from pytest_chunkeval.engine.evaluate import evaluate
+from pytest_chunkeval.reporting.table import mean_std, split_spec
+from pytest_chunkeval.util.files import atomic_write_text
 
 DEFAULT_CHUNKERS = [
     "recursive:250:125",

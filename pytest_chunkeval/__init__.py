@@ -12,7 +12,23 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .assertions import (
+    from pytest_chunkeval.chunkers import as_chunker, get_chunker
+    from pytest_chunkeval.chunkers.base import Chunker
+    from pytest_chunkeval.chunkers.cluster import ClusterSemanticChunker
+    from pytest_chunkeval.chunkers.fixed import FixedTokenChunker
+    from pytest_chunkeval.chunkers.llm import LLMSemanticChunker
+    from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
+    from pytest_chunkeval.chunkers.semantic import (
+        KamradtModifiedChunker,
+        KamradtSemanticChunker,
+    )
+    from pytest_chunkeval.chunkers.sentence import SentenceChunker
+    from pytest_chunkeval.data.benchmarks import load_benchmark
+    from pytest_chunkeval.data.corpus import Corpus, Document
+    from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
+    from pytest_chunkeval.engine.evaluate import evaluate, score
+    from pytest_chunkeval.engine.results import EvalResult
+    from pytest_chunkeval.gate.assertions import (
         Statistic,
         assert_f1_at_least,
         assert_iou_at_least,
@@ -23,43 +39,53 @@ if TYPE_CHECKING:
         percentile,
         share_at_least,
     )
-    from .benchmarks import load_benchmark
-    from .chunkers import as_chunker, get_chunker
-    from .corpus import Corpus, Document
-    from .engine import evaluate, score
-    from .queries import Excerpt, Query, QuerySet
-    from .results import EvalResult
 
 _LAZY = {
-    "evaluate": "engine",
-    "score": "engine",
-    "EvalResult": "results",
-    "Corpus": "corpus",
-    "Document": "corpus",
-    "Excerpt": "queries",
-    "Query": "queries",
-    "QuerySet": "queries",
-    "load_benchmark": "benchmarks",
+    "Chunker": "chunkers.base",
+    "FixedTokenChunker": "chunkers.fixed",
+    "RecursiveTokenChunker": "chunkers.recursive",
+    "SentenceChunker": "chunkers.sentence",
+    "KamradtSemanticChunker": "chunkers.semantic",
+    "KamradtModifiedChunker": "chunkers.semantic",
+    "ClusterSemanticChunker": "chunkers.cluster",
+    "LLMSemanticChunker": "chunkers.llm",
+    "evaluate": "engine.evaluate",
+    "score": "engine.evaluate",
+    "EvalResult": "engine.results",
+    "Corpus": "data.corpus",
+    "Document": "data.corpus",
+    "Excerpt": "data.queries",
+    "Query": "data.queries",
+    "QuerySet": "data.queries",
+    "load_benchmark": "data.benchmarks",
     "get_chunker": "chunkers",
     "as_chunker": "chunkers",
-    "Statistic": "assertions",
-    "assert_f1_at_least": "assertions",
-    "assert_iou_at_least": "assertions",
-    "assert_metric_at_least": "assertions",
-    "assert_precision_at_least": "assertions",
-    "assert_precision_omega_at_least": "assertions",
-    "assert_recall_at_least": "assertions",
-    "percentile": "assertions",
-    "share_at_least": "assertions",
+    "Statistic": "gate.assertions",
+    "assert_f1_at_least": "gate.assertions",
+    "assert_iou_at_least": "gate.assertions",
+    "assert_metric_at_least": "gate.assertions",
+    "assert_precision_at_least": "gate.assertions",
+    "assert_precision_omega_at_least": "gate.assertions",
+    "assert_recall_at_least": "gate.assertions",
+    "percentile": "gate.assertions",
+    "share_at_least": "gate.assertions",
 }
 
 __all__ = [
+    "Chunker",
+    "ClusterSemanticChunker",
     "Corpus",
     "Document",
     "EvalResult",
     "Excerpt",
+    "FixedTokenChunker",
+    "KamradtModifiedChunker",
+    "KamradtSemanticChunker",
+    "LLMSemanticChunker",
     "Query",
     "QuerySet",
+    "RecursiveTokenChunker",
+    "SentenceChunker",
     "Statistic",
     "as_chunker",
     "assert_f1_at_least",

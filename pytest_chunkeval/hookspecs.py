@@ -1,7 +1,7 @@
 """Hooks through which a ``conftest.py`` or an installed plugin adds chunkers,
 embedders and stores by name.
 
-Each hook receives a :class:`~pytest_chunkeval.registry.Registry`; call
+Each hook receives a :class:`~pytest_chunkeval.config.registry.Registry`; call
 ``registry.register(name, factory, form)``. ``factory`` receives everything after
 ``name:`` in a spec string (``""`` for a bare ``name``) and returns the object. The
 name is then accepted wherever a spec string is: ``chunkeval_chunkers``,
@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from .registry import Registry
+    from pytest_chunkeval.config.registry import Registry
 
 hookspec = pluggy.HookspecMarker("pytest")
 

@@ -1,9 +1,9 @@
 """pytest entry point of pytest-chunkeval: options, the marker, fixtures and hooks.
 
 The only module that imports pytest. Each hook hands off to
-:class:`~pytest_chunkeval.session.ChunkevalSession` (state of the run),
-:mod:`~pytest_chunkeval.settings` (the option table) or
-:mod:`~pytest_chunkeval.summary` (report text). Nothing heavy is imported until a
+:class:`~pytest_chunkeval.run.session.ChunkevalSession` (state of the run),
+:mod:`~pytest_chunkeval.config.options` (the option table) or
+:mod:`~pytest_chunkeval.run.summary` (report text). Nothing heavy is imported until a
 test uses a fixture, or a chunkeval setting is configured: a suite that never uses
 the plugin does not notice it.
 
@@ -30,18 +30,24 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import pytest
 
-from . import hookspecs
-from .settings import MARKER_HELP, OPTIONS, Settings, SettingsError, resolve_settings
+from pytest_chunkeval import hookspecs
+from pytest_chunkeval.config.options import (
+    MARKER_HELP,
+    OPTIONS,
+    Settings,
+    SettingsError,
+    resolve_settings,
+)
 
 if TYPE_CHECKING:
-    from .chunkers import Chunker
-    from .corpus import Corpus
-    from .embedders import Embedder
-    from .queries import QuerySet
-    from .registry import Registry
-    from .results import EvalResult
-    from .session import ChunkevalSession, Evaluator, MarkerOptions
-    from .stores import Store
+    from pytest_chunkeval.chunkers import Chunker
+    from pytest_chunkeval.config.registry import Registry
+    from pytest_chunkeval.data.corpus import Corpus
+    from pytest_chunkeval.data.queries import QuerySet
+    from pytest_chunkeval.embedders.base import Embedder
+    from pytest_chunkeval.engine.results import EvalResult
+    from pytest_chunkeval.run.session import ChunkevalSession, Evaluator, MarkerOptions
+    from pytest_chunkeval.stores import Store
 
 T = TypeVar("T")
 
@@ -66,7 +72,7 @@ def _session(config: pytest.Config) -> ChunkevalSession:
     imports the session module (nor anything it loads)."""
     session = config.stash.get(SESSION_KEY, None)
     if session is None:
-        from .session import ChunkevalSession
+        from pytest_chunkeval.run.session import ChunkevalSession
 
         session = ChunkevalSession(
             config.stash[SETTINGS_KEY],
@@ -90,7 +96,7 @@ def _session_at_end(config: pytest.Config) -> ChunkevalSession | None:
         collected = config.stash.get(COLLECTED_KEY, [])
         if not collected:
             return None
-        from .baseline import baselines_exist
+        from pytest_chunkeval.gate.baseline import baselines_exist
 
         if not baselines_exist(collected, settings.rootdir, settings.baseline_dir):
             return None
@@ -99,7 +105,7 @@ def _session_at_end(config: pytest.Config) -> ChunkevalSession | None:
 
 def _or_fail(make: Callable[[], T]) -> T:
     __tracebackhide__ = True
-    from .session import ChunkevalError
+    from pytest_chunkeval.run.session import ChunkevalError
 
     try:
         return make()
@@ -238,7 +244,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     marks = [(m.args, m.kwargs) for m in item.iter_markers("chunkeval")]
     if not marks:
         return
-    from .session import MarkerError, parse_marker
+    from pytest_chunkeval.run.session import MarkerError, parse_marker
 
     try:
         item.stash[MARKER_KEY] = parse_marker(marks, item.nodeid)
@@ -267,7 +273,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         _record_properties(item, evaluator.results if evaluator else [])
     marker = item.stash.get(MARKER_KEY, None)
     if marker is not None and (marker.thresholds or marker.baseline):
-        from .session import after_test
+        from pytest_chunkeval.run.session import after_test
 
         message = after_test(item.nodeid, marker, evaluator)
         if message is not None:
@@ -356,7 +362,7 @@ def pytest_terminal_summary(
 ) -> None:
     if SESSION_KEY not in config.stash:
         return
-    from .summary import render_end, render_summary
+    from pytest_chunkeval.run.summary import render_end, render_summary
 
     session = _session(config)
     lines = render_summary(

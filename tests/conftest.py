@@ -10,7 +10,7 @@ pytest_plugins = "pytester"
 @pytest.fixture
 def chunkeval_cli() -> Callable[[list[str]], int]:
     """The ``chunkeval`` command's entry point, called in-process."""
-    from pytest_chunkeval.cli import main
+    from pytest_chunkeval.cli.main import main
 
     return main
 

@@ -7,7 +7,10 @@ import json
 import pytest
 
 import pytest_chunkeval
-from pytest_chunkeval.assertions import (
+from pytest_chunkeval.core.metrics import METRICS, MetricStats
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.engine.results import EvalResult, QueryRecord
+from pytest_chunkeval.gate.assertions import (
     as_statistic,
     assert_f1_at_least,
     assert_iou_at_least,
@@ -20,9 +23,6 @@ from pytest_chunkeval.assertions import (
     share_at_least,
     worst_queries,
 )
-from pytest_chunkeval.corpus import Corpus
-from pytest_chunkeval.metrics import METRICS, MetricStats
-from pytest_chunkeval.results import EvalResult, QueryRecord
 
 DOCS = {
     "pets.md": "Dogs bark at the mailman. Cats sleep most of the day. "
@@ -255,7 +255,7 @@ def test_traceback_is_hidden(pytester: pytest.Pytester) -> None:
         """
         import json
         from pytest_chunkeval import assert_recall_at_least
-        from pytest_chunkeval.results import EvalResult
+        from pytest_chunkeval.engine.results import EvalResult
 
         def test_low():
             with open("result.json") as f:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support.fake_results import make_result, spread
 
-from pytest_chunkeval.baseline import (
+from pytest_chunkeval.gate.baseline import (
     BASELINE_SCHEMA,
     Baseline,
     BaselineCorrupt,
@@ -24,7 +24,7 @@ from pytest_chunkeval.baseline import (
     baseline_path,
     sanitize_name,
 )
-from pytest_chunkeval.gate import GateSettings
+from pytest_chunkeval.gate.compare import GateSettings
 
 NODE = "tests/test_rag.py::test_chunker[recursive:200:0]"
 
@@ -134,9 +134,9 @@ def test_duplicate_query_ids_cannot_be_paired() -> None:
 
 
 def test_bundled_benchmark_baseline_is_under_100_kb(tmp_path: Path) -> None:
-    from pytest_chunkeval.benchmarks import load_benchmark
-    from pytest_chunkeval.engine import evaluate
-    from pytest_chunkeval.hashing import HashingEmbedder
+    from pytest_chunkeval.data.benchmarks import load_benchmark
+    from pytest_chunkeval.embedders.hashing import HashingEmbedder
+    from pytest_chunkeval.engine.evaluate import evaluate
 
     corpus, queries = load_benchmark("general")
     result = evaluate(
@@ -495,9 +495,10 @@ def test_nan_means_round_trip() -> None:
 def test_core_modules_do_not_import_pytest() -> None:
     code = (
         "import sys\n"
-        "import pytest_chunkeval.baseline, pytest_chunkeval.gate\n"
-        "import pytest_chunkeval.history, pytest_chunkeval.reports\n"
-        "import pytest_chunkeval.cli_report\n"
+        "import pytest_chunkeval.gate.baseline, pytest_chunkeval.gate.compare\n"
+        "import pytest_chunkeval.reporting.history\n"
+        "import pytest_chunkeval.reporting.reports\n"
+        "import pytest_chunkeval.cli.report\n"
         "assert 'pytest' not in sys.modules, 'pytest imported'\n"
         "assert '_pytest' not in sys.modules, '_pytest imported'\n"
     )
@@ -507,7 +508,7 @@ def test_core_modules_do_not_import_pytest() -> None:
 def test_an_unresolved_model_identity_is_not_drift() -> None:
     from support.fake_results import CONFIG, make_result
 
-    from pytest_chunkeval.baseline import Baseline, changes
+    from pytest_chunkeval.gate.baseline import Baseline, changes
 
     st = "sentence-transformers:all-MiniLM-L6-v2"
     made = {**CONFIG, "embedder_identity": f"{st}@2eb320e241974489:d384"}

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_chunkeval import benchmarks
-from pytest_chunkeval.benchmarks import (
+from pytest_chunkeval.data import benchmarks
+from pytest_chunkeval.data.benchmarks import (
     UnknownBenchmark,
     benchmark_names,
     load_benchmark,
 )
-from pytest_chunkeval.corpus import Corpus
-from pytest_chunkeval.queries import QuerySet, stable_query_id
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import QuerySet, stable_query_id
 
 GENERAL = Path(str(resources.files("pytest_chunkeval").joinpath("data", "general")))
 DOCS = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")

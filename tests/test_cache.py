@@ -13,15 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_chunkeval import cache as cache_module
-from pytest_chunkeval.cache import (
+from pytest_chunkeval.embedders.base import DEFAULT_EMBEDDER, FloatArray, get_embedder
+from pytest_chunkeval.engine import cache as cache_module
+from pytest_chunkeval.engine.cache import (
     CacheStats,
     CacheWarning,
     EmbeddingCache,
     default_cache_dir,
     identity_dirname,
 )
-from pytest_chunkeval.embedders import DEFAULT_EMBEDDER, FloatArray, get_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -309,7 +309,7 @@ WORKER = textwrap.dedent(
     warnings.simplefilter("error")  # any CacheWarning (torn read) fails the worker
     sys.path.insert(0, {tests!r})
     from test_cache import CountingEmbedder, expected
-    from pytest_chunkeval.cache import EmbeddingCache
+    from pytest_chunkeval.engine.cache import EmbeddingCache
 
     worker = int(sys.argv[1])
     rng = np.random.default_rng(worker)
@@ -432,8 +432,8 @@ def test_fully_cached_run_never_imports_torch(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import sys
-        from pytest_chunkeval.cache import EmbeddingCache
-        from pytest_chunkeval.embedders import get_embedder
+        from pytest_chunkeval.engine.cache import EmbeddingCache
+        from pytest_chunkeval.embedders.base import get_embedder
         out = EmbeddingCache({str(tmp_path)!r}).embed(get_embedder(), {texts!r})
         assert out.shape == (2, 384) and out[0, 0] == 1.0 and out[1, 1] == 1.0, out
         heavy = [m for m in ("torch", "sentence_transformers", "transformers")

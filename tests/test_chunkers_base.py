@@ -16,7 +16,7 @@ from pytest_chunkeval.chunkers import (
     chunk_texts,
     validate_chunks,
 )
-from pytest_chunkeval.spans import Span
+from pytest_chunkeval.core.spans import Span
 
 
 def spans_of(chunker: Chunker, text: str) -> list[list[int]]:
@@ -218,7 +218,7 @@ def test_validate_chunks_rejects_bad_shape() -> None:
 
 def test_decoded_token_windows_with_cut_characters() -> None:
     base = pytest.importorskip("langchain_text_splitters.base")
-    from pytest_chunkeval.tokenizers import get_tokenizer
+    from pytest_chunkeval.tokenizers.base import get_tokenizer
 
     encoding = get_tokenizer().encoding  # type: ignore[attr-defined]
     tokenizer = base.Tokenizer(

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_chunkeval.cache import EmbeddingCache
 from pytest_chunkeval.chunkers import Chunker
 from pytest_chunkeval.chunkers import cluster as cluster_module
 from pytest_chunkeval.chunkers.cluster import (
@@ -23,8 +22,9 @@ from pytest_chunkeval.chunkers.cluster import (
     pair_similarity_band,
 )
 from pytest_chunkeval.chunkers.semantic_specs import register_semantic
-from pytest_chunkeval.hashing import HashingEmbedder
-from pytest_chunkeval.registry import Registry, UnknownSpec
+from pytest_chunkeval.config.registry import Registry, UnknownSpec
+from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.engine.cache import EmbeddingCache
 
 
 def straightforward_segmentation(

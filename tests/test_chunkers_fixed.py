@@ -7,7 +7,7 @@ import pytest
 
 from pytest_chunkeval.chunkers import FixedTokenChunker
 from pytest_chunkeval.chunkers.fixed import window_starts
-from pytest_chunkeval.tokenizers import get_tokenizer
+from pytest_chunkeval.tokenizers.base import get_tokenizer
 
 TOKENIZER = get_tokenizer()
 ENCODING = TOKENIZER.encoding  # type: ignore[attr-defined]

@@ -18,8 +18,8 @@ from pytest_chunkeval.chunkers.llm import (
 )
 from pytest_chunkeval.chunkers.semantic import join_units
 from pytest_chunkeval.chunkers.semantic_specs import register_semantic
-from pytest_chunkeval.registry import Registry, UnknownSpec
-from pytest_chunkeval.tokenizers import get_tokenizer
+from pytest_chunkeval.config.registry import Registry, UnknownSpec
+from pytest_chunkeval.tokenizers.base import get_tokenizer
 
 KEY = "sk-test-key-123"
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima"

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_chunkeval.chunkers import DEFAULT_SEPARATORS, RecursiveTokenChunker
-from pytest_chunkeval.tokenizers import get_tokenizer
+from pytest_chunkeval.tokenizers.base import get_tokenizer
 
 text_splitters = pytest.importorskip("langchain_text_splitters")
 

@@ -8,8 +8,6 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from pytest_chunkeval.benchmarks import load_benchmark
-from pytest_chunkeval.cache import EmbeddingCache
 from pytest_chunkeval.chunkers import Chunker, RecursiveTokenChunker, validate_chunks
 from pytest_chunkeval.chunkers.cluster import ClusterSemanticChunker
 from pytest_chunkeval.chunkers.semantic import (
@@ -21,9 +19,11 @@ from pytest_chunkeval.chunkers.semantic import (
 )
 from pytest_chunkeval.chunkers.semantic_specs import register_semantic
 from pytest_chunkeval.chunkers.sentence import sentence_spans
-from pytest_chunkeval.hashing import HashingEmbedder
-from pytest_chunkeval.registry import Registry, UnknownSpec
-from pytest_chunkeval.tokenizers import get_tokenizer
+from pytest_chunkeval.config.registry import Registry, UnknownSpec
+from pytest_chunkeval.data.benchmarks import load_benchmark
+from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.tokenizers.base import get_tokenizer
 
 
 class CountingEmbedder:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pytest_chunkeval.chunkers import SentenceChunker, sentence_spans
-from pytest_chunkeval.tokenizers import get_tokenizer
+from pytest_chunkeval.tokenizers.base import get_tokenizer
 
 TOKENIZER = get_tokenizer()
 

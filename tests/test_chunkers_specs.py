@@ -12,7 +12,7 @@ from pytest_chunkeval.chunkers import (
     get_chunker,
 )
 from pytest_chunkeval.chunkers.specs import parse_int_args
-from pytest_chunkeval.registry import UnknownSpec
+from pytest_chunkeval.config.registry import UnknownSpec
 
 
 @pytest.mark.parametrize(

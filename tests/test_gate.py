@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from support.fake_results import make_result, spread
 
-from pytest_chunkeval import gate
-from pytest_chunkeval.baseline import Baseline
-from pytest_chunkeval.gate import (
+from pytest_chunkeval.gate import compare as gate
+from pytest_chunkeval.gate.baseline import Baseline
+from pytest_chunkeval.gate.compare import (
     GateError,
     GateSettings,
     Tolerance,
@@ -328,7 +328,7 @@ def test_improvement_text_has_the_update_hint() -> None:
 
 
 def test_the_gate_knows_the_direction_of_every_metric() -> None:
-    from pytest_chunkeval.metrics import METRICS
+    from pytest_chunkeval.core.metrics import METRICS
 
     assert tuple(gate.HIGHER_IS_BETTER) == METRICS
 
@@ -337,9 +337,9 @@ def test_parsing_options_needs_no_numpy() -> None:
     """The plugin validates tolerances at start-up: that must stay cheap."""
     code = (
         "import sys\n"
-        "import pytest_chunkeval.baseline, pytest_chunkeval.gate\n"
-        "import pytest_chunkeval.history\n"
-        "from pytest_chunkeval.gate import GateSettings\n"
+        "import pytest_chunkeval.gate.baseline, pytest_chunkeval.gate.compare\n"
+        "import pytest_chunkeval.reporting.history\n"
+        "from pytest_chunkeval.gate.compare import GateSettings\n"
         "GateSettings.from_options('recall:-1%', 'paired', '95%')\n"
         "heavy = [m for m in ('numpy', 'tiktoken') if m in sys.modules]\n"
         "assert not heavy, heavy\n"

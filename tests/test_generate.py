@@ -16,9 +16,12 @@ import openai
 import pytest
 from support.openai_server import OpenAIServer, ScriptedResponse, chat_completion
 
-from pytest_chunkeval import cli, cli_generate, prompts
-from pytest_chunkeval.corpus import Corpus
-from pytest_chunkeval.generate import (
+from pytest_chunkeval.cli import generate as cli_generate
+from pytest_chunkeval.cli import main as cli
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import QuerySet, read_queries
+from pytest_chunkeval.generation import prompts
+from pytest_chunkeval.generation.generate import (
     COMPOUND,
     DUPLICATE,
     MALFORMED,
@@ -44,7 +47,6 @@ from pytest_chunkeval.generate import (
     price_for,
     validate_answer,
 )
-from pytest_chunkeval.queries import QuerySet, read_queries
 
 KEY = "sk-gen-DO-NOT-LEAK-7731"
 MODEL = "gpt-4o-mini"
@@ -866,8 +868,9 @@ def test_cli_errors(
 def test_importing_the_generation_modules_loads_no_heavy_dependency() -> None:
     code = (
         "import sys\n"
-        "import pytest_chunkeval.generate, pytest_chunkeval.filters\n"
-        "import pytest_chunkeval.cli_generate, pytest_chunkeval.prompts\n"
+        "import pytest_chunkeval.generation.generate\n"
+        "import pytest_chunkeval.generation.filters\n"
+        "import pytest_chunkeval.cli.generate, pytest_chunkeval.generation.prompts\n"
         "heavy = {'openai', 'torch', 'sentence_transformers', 'pytest', 'tqdm'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )

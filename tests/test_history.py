@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from support.fake_results import make_result
 
-from pytest_chunkeval.history import (
+from pytest_chunkeval.reporting.history import (
     GitInfo,
     HistoryError,
     HistoryWarning,

@@ -21,8 +21,8 @@ import numpy.typing as npt
 import pytest
 from support.fake_results import make_result
 
-from pytest_chunkeval.history import GitInfo, history_record
-from pytest_chunkeval.reports import ReportEntry, html_report
+from pytest_chunkeval.reporting.history import GitInfo, history_record
+from pytest_chunkeval.reporting.reports import ReportEntry, html_report
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome")
 BROWSER = next((b for b in map(shutil.which, BROWSERS) if b), None)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 HEAVY = ("torch", "chromadb", "sentence_transformers", "openai", "transformers")
 # Not heavy by itself, but a sign the engine was loaded.
-ENGINE = ("numpy", "tiktoken", "pytest_chunkeval.session")
+ENGINE = ("numpy", "tiktoken", "pytest_chunkeval.run.session")
 
 
 def _python(code: str, cwd: Path | None = None, **env: str) -> str:
@@ -35,9 +35,9 @@ def _top(modules: list[str]) -> set[str]:
 def test_core_modules_do_not_import_pytest() -> None:
     code = (
         "import sys\n"
-        "import pytest_chunkeval.session, pytest_chunkeval.settings\n"
-        "import pytest_chunkeval.summary, pytest_chunkeval.assertions\n"
-        "import pytest_chunkeval.hookspecs, pytest_chunkeval.engine\n"
+        "import pytest_chunkeval.run.session, pytest_chunkeval.config.options\n"
+        "import pytest_chunkeval.run.summary, pytest_chunkeval.gate.assertions\n"
+        "import pytest_chunkeval.hookspecs, pytest_chunkeval.engine.evaluate\n"
         "print(sorted(m for m in sys.modules if 'pytest' in m.split('.')[0]))\n"
     )
     loaded = _python(code)
@@ -57,10 +57,11 @@ def test_importing_the_plugin_loads_only_light_modules() -> None:
     ours = [m for m in new if m.startswith("pytest_chunkeval")]
     assert sorted(ours) == [
         "pytest_chunkeval",
-        "pytest_chunkeval.defaults",
+        "pytest_chunkeval.config",
+        "pytest_chunkeval.config.defaults",
+        "pytest_chunkeval.config.options",
         "pytest_chunkeval.hookspecs",
         "pytest_chunkeval.plugin",
-        "pytest_chunkeval.settings",
     ]
     assert not _top(new) & {*HEAVY, *ENGINE}
 

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from pytest_chunkeval._io import (
+from pytest_chunkeval.util.files import (
     JsonLineError,
     TailRepair,
     TornLine,

@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_chunkeval.metrics import (
+from pytest_chunkeval.core.metrics import (
     ChunkIndex,
     QuerySpans,
     describe,
     score_queries,
     summarize,
 )
-from pytest_chunkeval.tokenizers import get_tokenizer
-from pytest_chunkeval.units import UnitMap
+from pytest_chunkeval.core.units import UnitMap
+from pytest_chunkeval.tokenizers.base import get_tokenizer
 
 Span = tuple[str, int, int]
 

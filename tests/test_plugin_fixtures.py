@@ -211,8 +211,8 @@ def test_score_rows_under_xdist(tmp_path: Path) -> None:
     # send. A score row is named by the label, else a module-level function's
     # name: those merge across workers. Anything else is only itself (an id
     # means nothing in another process), as a chunker object is for evaluate.
-    from pytest_chunkeval.session import ChunkevalSession
-    from pytest_chunkeval.settings import Settings
+    from pytest_chunkeval.config.options import Settings
+    from pytest_chunkeval.run.session import ChunkevalSession
 
     write_project(tmp_path)
     settings = Settings(
@@ -664,7 +664,7 @@ def test_registration_hooks(pytester: pytest.Pytester, project: Path) -> None:
         import pytest
 
         from pytest_chunkeval.chunkers import as_chunker
-        from pytest_chunkeval.hashing import HashingEmbedder
+        from pytest_chunkeval.embedders.hashing import HashingEmbedder
         from pytest_chunkeval.stores import ExactStore
 
         CALLS = []

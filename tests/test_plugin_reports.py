@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from support.plugin_project import INI, run, write_project
 
-from pytest_chunkeval.cli import main as chunkeval_main
-from pytest_chunkeval.results import EvalResult
+from pytest_chunkeval.cli.main import main as chunkeval_main
+from pytest_chunkeval.engine.results import EvalResult
 
 TESTS = """
 def test_rag(chunkeval, chunkeval_chunker):

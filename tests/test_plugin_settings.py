@@ -8,17 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_chunkeval.session import (
-    ChunkevalError,
-    ChunkevalSession,
-    MarkerError,
-    RunConfig,
-    SummaryRow,
-    check_thresholds,
-    generate_command,
-    parse_marker,
-)
-from pytest_chunkeval.settings import (
+from pytest_chunkeval.config.options import (
     OPTIONS,
     Settings,
     SettingsError,
@@ -28,7 +18,17 @@ from pytest_chunkeval.settings import (
     parse_unit,
     resolve_settings,
 )
-from pytest_chunkeval.summary import render_summary
+from pytest_chunkeval.run.session import (
+    ChunkevalError,
+    ChunkevalSession,
+    MarkerError,
+    RunConfig,
+    SummaryRow,
+    check_thresholds,
+    generate_command,
+    parse_marker,
+)
+from pytest_chunkeval.run.summary import render_summary
 
 ROOT = Path("/project")
 
@@ -330,7 +330,7 @@ def test_generate_command_matches_the_cli() -> None:
     import argparse
     import shlex
 
-    from pytest_chunkeval import cli_generate
+    from pytest_chunkeval.cli import generate as cli_generate
 
     parser = argparse.ArgumentParser(prog="chunkeval")
     cli_generate.register(parser.add_subparsers(dest="command"))

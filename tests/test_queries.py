@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_chunkeval.corpus import Corpus
-from pytest_chunkeval.queries import (
+from pytest_chunkeval.core.spans import Span
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import (
     SCHEMA_VERSION,
     Excerpt,
     Query,
@@ -19,7 +20,6 @@ from pytest_chunkeval.queries import (
     stable_query_id,
     write_header,
 )
-from pytest_chunkeval.spans import Span
 
 CAT = "The cat sat on the mat."
 DOG = "Dogs bark at the mailman."

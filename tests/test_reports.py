@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from support.fake_results import make_result
 
-import pytest_chunkeval.cli
-from pytest_chunkeval.history import GitInfo, append_history, history_record
-from pytest_chunkeval.reports import (
+import pytest_chunkeval.cli.main
+from pytest_chunkeval.engine.results import EvalResult
+from pytest_chunkeval.reporting.history import GitInfo, append_history, history_record
+from pytest_chunkeval.reporting.reports import (
     ReportEntry,
     append_github_summary,
     history_markdown,
@@ -21,7 +22,6 @@ from pytest_chunkeval.reports import (
     markdown_report,
     read_json_report,
 )
-from pytest_chunkeval.results import EvalResult
 
 T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
 
@@ -184,7 +184,7 @@ def test_cli_report_writes_html_and_markdown(
     history = tmp_path / "history.jsonl"
     append_history(history, _history())
     html_out, md_out = tmp_path / "out" / "r.html", tmp_path / "r.md"
-    code = pytest_chunkeval.cli.main(
+    code = pytest_chunkeval.cli.main.main(
         [
             "report",
             str(history),
@@ -210,7 +210,7 @@ def test_cli_report_with_session_results(tmp_path: Path) -> None:
     results.write_text(json_report(_entries()))
     out = tmp_path / "r.html"
     argv = ["report", str(history), "--results", str(results), "--html", str(out)]
-    assert pytest_chunkeval.cli.main(argv) == 0
+    assert pytest_chunkeval.cli.main.main(argv) == 0
     assert "from this session" in out.read_text()
 
 
@@ -238,7 +238,7 @@ def test_cli_report_errors(
         str(history),
         *(str(tmp_path / e) if "." in e else e for e in extra),
     ]
-    assert pytest_chunkeval.cli.main(argv) == 2
+    assert pytest_chunkeval.cli.main.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("chunkeval report: error: ")
     assert message in err

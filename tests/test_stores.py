@@ -14,7 +14,7 @@ import numpy.typing as npt
 import pytest
 from support.agreement import clustered_vectors, index_in_subprocess
 
-from pytest_chunkeval.registry import UnknownSpec
+from pytest_chunkeval.config.registry import UnknownSpec
 from pytest_chunkeval.stores import (
     STORES,
     ChromaIndex,

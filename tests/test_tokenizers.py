@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_chunkeval import tokenizers
-from pytest_chunkeval.tokenizers import (
+from pytest_chunkeval.tokenizers import base as tokenizers
+from pytest_chunkeval.tokenizers.base import (
     OffsetsTokenizer,
     TiktokenTokenizer,
     TokenizerUnavailable,

@@ -103,7 +103,7 @@ def render_options() -> str:
     """One row per setting the plugin registers with pytest: its ini key and/or
     flag, with value form, default and help from ``settings.OPTIONS``."""
     from pytest_chunkeval import plugin
-    from pytest_chunkeval.settings import OPTIONS
+    from pytest_chunkeval.config.options import OPTIONS
 
     recorder = _Recorder()
     plugin.pytest_addoption(recorder)  # type: ignore[arg-type]
@@ -219,8 +219,8 @@ _MARKER_VALUES = {
 
 
 def render_marker() -> str:
-    from pytest_chunkeval.session import MARKER_KEYWORDS, THRESHOLDS
-    from pytest_chunkeval.settings import OPTIONS_BY_NAME
+    from pytest_chunkeval.config.options import OPTIONS_BY_NAME
+    from pytest_chunkeval.run.session import MARKER_KEYWORDS, THRESHOLDS
 
     rows = ["| keyword | value | meaning |", "|---|---|---|"]
     for key, validator in MARKER_KEYWORDS.items():
@@ -245,7 +245,7 @@ def render_marker() -> str:
                     key,
                 )
         rows.append(f"| `{key}=` | {value} | {_cell(meaning)} |")
-    from pytest_chunkeval.settings import MARKER_HELP
+    from pytest_chunkeval.config.options import MARKER_HELP
 
     rows.append(f"\n`pytest --markers` shows: `@pytest.mark.{_cell(MARKER_HELP)}`")
     return "\n".join(rows)
@@ -255,7 +255,7 @@ def render_marker() -> str:
 
 
 def render_cli() -> str:
-    from pytest_chunkeval.cli import build_parser
+    from pytest_chunkeval.cli.main import build_parser
 
     parser = build_parser()
     parts: list[str] = []
@@ -300,7 +300,7 @@ def render_hookspecs() -> str:
 
 def render_forms(kind: str) -> str:
     from pytest_chunkeval.chunkers import CHUNKERS
-    from pytest_chunkeval.embedders import EMBEDDERS
+    from pytest_chunkeval.embedders.base import EMBEDDERS
     from pytest_chunkeval.stores import STORES
 
     registries: dict[str, Any] = {

@@ -7,7 +7,7 @@ Built-ins by spec string (:data:`CHUNKERS`): ``fixed:SIZE[:OVERLAP]``,
 
 from __future__ import annotations
 
-from .base import (
+from pytest_chunkeval.chunkers.base import (
     Chunker,
     ChunkerError,
     FunctionChunker,
@@ -16,10 +16,13 @@ from .base import (
     pieces_to_spans,
     validate_chunks,
 )
-from .fixed import FixedTokenChunker
-from .recursive import DEFAULT_SEPARATORS, RecursiveTokenChunker
-from .sentence import SentenceChunker, sentence_spans
-from .specs import CHUNKERS, get_chunker
+from pytest_chunkeval.chunkers.fixed import FixedTokenChunker
+from pytest_chunkeval.chunkers.recursive import (
+    DEFAULT_SEPARATORS,
+    RecursiveTokenChunker,
+)
+from pytest_chunkeval.chunkers.sentence import SentenceChunker, sentence_spans
+from pytest_chunkeval.chunkers.specs import CHUNKERS, get_chunker
 
 __all__ = [
     "CHUNKERS",

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ..spans import IntArray
-from ..tokenizers import TiktokenTokenizer, Tokenizer
+from pytest_chunkeval.core.spans import IntArray
+from pytest_chunkeval.tokenizers.base import TiktokenTokenizer, Tokenizer
 
 Counter = Callable[[Sequence[str]], list[int]]
 

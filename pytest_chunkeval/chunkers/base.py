@@ -15,9 +15,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..locate import locate, preview
-from ..spans import IntArray, as_bounds
-from ..tokenizers import DEFAULT_ENCODING, Tokenizer
+from pytest_chunkeval.core.locate import locate, preview
+from pytest_chunkeval.core.spans import IntArray, as_bounds
+from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer
 
 
 class ChunkerError(ValueError):
@@ -232,7 +232,7 @@ def as_chunker(fn: Any, name: str | None = None) -> Chunker:
     Accepts a chunker (returned as is unless renamed), an object with
     ``chunk_spans`` (a name is taken from ``.name`` or its class), an object with
     ``split_text`` (LangChain splitters), or a callable ``str -> list`` of strings,
-    ``(start, end)`` pairs, :class:`~pytest_chunkeval.spans.Span` tuples or objects
+    ``(start, end)`` pairs, :class:`~pytest_chunkeval.core.spans.Span` tuples or objects
     with ``.start/.end`` (or ``.start_index/.end_index``, ``.text``). The name
     defaults to the function's ``__qualname__``; give one when two differently
     configured functions share it, since the name keys caches and test ids.

@@ -47,12 +47,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..cache import EmbeddingCache
-from ..spans import IntArray, as_bounds
-from ..tokenizers import DEFAULT_ENCODING, Tokenizer
-from .base import spec_name
-from .recursive import RecursiveTokenChunker
-from .semantic import EmbeddingChunker
+from pytest_chunkeval.chunkers.base import spec_name
+from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
+from pytest_chunkeval.chunkers.semantic import EmbeddingChunker
+from pytest_chunkeval.core.spans import IntArray, as_bounds
+from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer
 
 FloatArray64 = npt.NDArray[np.float64]
 
@@ -202,7 +202,7 @@ class ClusterSemanticChunker(EmbeddingChunker):
     most ``max_tokens // min_tokens`` pieces (about ``max_tokens`` tokens).
 
     ``embedder``: a spec string or object (see
-    :func:`~pytest_chunkeval.embedders.get_embedder`; default all-MiniLM-L6-v2);
+    :func:`~pytest_chunkeval.embedders.base.get_embedder`; default all-MiniLM-L6-v2);
     pieces are embedded through ``cache`` (default: the project's embedding cache).
     """
 

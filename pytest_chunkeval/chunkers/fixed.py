@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spans import IntArray
-from ..tokenizers import (
+from pytest_chunkeval.chunkers.base import spec_name
+from pytest_chunkeval.core.spans import IntArray
+from pytest_chunkeval.tokenizers.base import (
     DEFAULT_ENCODING,
     TiktokenTokenizer,
     Tokenizer,
     get_tokenizer,
     token_byte_lengths,
 )
-from .base import spec_name
 
 
 def window_starts(n_tokens: int, size: int, overlap: int) -> IntArray:

@@ -24,7 +24,7 @@ says so, naming the window. HTTP errors are not answers: the ``openai`` client
 retries 429 and 5xx itself, and a request that still fails raises
 :class:`LLMRequestError`.
 
-The client comes from :mod:`pytest_chunkeval.openai_api` (``OPENAI_API_KEY`` /
+The client comes from :mod:`pytest_chunkeval.llm.client` (``OPENAI_API_KEY`` /
 ``OPENAI_BASE_URL`` honoured, any OpenAI-compatible server; the key is only read at
 the first request and never logged or named).
 Chunks are spans from their first piece's start to their last piece's end.
@@ -39,13 +39,13 @@ from typing import Any
 
 import numpy as np
 
-from ..locate import preview
-from ..openai_api import LazyClient
-from ..spans import IntArray
-from ..tokenizers import DEFAULT_ENCODING, Tokenizer, get_tokenizer
-from ._counting import piece_counter
-from .recursive import RecursiveTokenChunker
-from .semantic import join_units
+from pytest_chunkeval.chunkers._counting import piece_counter
+from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
+from pytest_chunkeval.chunkers.semantic import join_units
+from pytest_chunkeval.core.locate import preview
+from pytest_chunkeval.core.spans import IntArray
+from pytest_chunkeval.llm.client import LazyClient
+from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
 
 DEFAULT_MODEL = "gpt-4o"
 DEFAULT_PIECE_TOKENS = 50

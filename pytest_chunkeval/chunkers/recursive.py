@@ -33,10 +33,15 @@ import itertools
 import logging
 from collections.abc import Sequence
 
-from ..spans import IntArray, as_bounds
-from ..tokenizers import DEFAULT_ENCODING, TiktokenTokenizer, Tokenizer, get_tokenizer
-from ._counting import JoinedCounter
-from .base import spec_name
+from pytest_chunkeval.chunkers._counting import JoinedCounter
+from pytest_chunkeval.chunkers.base import spec_name
+from pytest_chunkeval.core.spans import IntArray, as_bounds
+from pytest_chunkeval.tokenizers.base import (
+    DEFAULT_ENCODING,
+    TiktokenTokenizer,
+    Tokenizer,
+    get_tokenizer,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +112,7 @@ class RecursiveTokenChunker:
     """Recursive separator-based splitting with token-count sizes (LangChain parity).
 
     ``chunk_size`` and ``chunk_overlap`` are in tokens of ``encoding`` (a tiktoken
-    encoding name, or any :class:`~pytest_chunkeval.tokenizers.Tokenizer`).
+    encoding name, or any :class:`~pytest_chunkeval.tokenizers.base.Tokenizer`).
     """
 
     def __init__(

@@ -58,14 +58,14 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ..cache import EmbeddingCache, default_cache_dir
-from ..embedders import DEFAULT_EMBEDDER, Embedder, get_embedder
-from ..spans import IntArray, as_bounds
-from ..tokenizers import DEFAULT_ENCODING, Tokenizer, get_tokenizer
-from ._counting import piece_counter
-from .base import spec_name
-from .recursive import RecursiveTokenChunker
-from .sentence import sentence_spans
+from pytest_chunkeval.chunkers._counting import piece_counter
+from pytest_chunkeval.chunkers.base import spec_name
+from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
+from pytest_chunkeval.chunkers.sentence import sentence_spans
+from pytest_chunkeval.core.spans import IntArray, as_bounds
+from pytest_chunkeval.embedders.base import DEFAULT_EMBEDDER, Embedder, get_embedder
+from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
 
 DEFAULT_PERCENTILE = 95.0
 DEFAULT_BUFFER = 1
@@ -81,8 +81,8 @@ def resolve_embedding(
 ) -> tuple[Embedder, EmbeddingCache, str]:
     """The embedder, the cache, and the suffix a chunker's name gets for them.
 
-    ``embedder`` is anything :func:`~pytest_chunkeval.embedders.get_embedder` takes
-    (None: :data:`~pytest_chunkeval.embedders.DEFAULT_EMBEDDER`); the suffix is ``""``
+    ``embedder`` is anything :func:`~pytest_chunkeval.embedders.base.get_embedder` takes
+    (None: :data:`DEFAULT_EMBEDDER`); the suffix is ``""``
     for the default embedder, else ``"@" + identity``, so chunkers that embed with
     different models never share a name. ``cache`` defaults to the project's cache
     directory (``default_cache_dir()``).

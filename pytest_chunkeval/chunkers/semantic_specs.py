@@ -21,11 +21,19 @@ from __future__ import annotations
 
 import math
 
-from ..registry import Registry, parse_options, positive_int
-from .base import Chunker
-from .cluster import ClusterSemanticChunker
-from .llm import DEFAULT_MAX_ATTEMPTS, DEFAULT_WINDOW_TOKENS, LLMSemanticChunker
-from .semantic import TARGETS, KamradtModifiedChunker, KamradtSemanticChunker
+from pytest_chunkeval.chunkers.base import Chunker
+from pytest_chunkeval.chunkers.cluster import ClusterSemanticChunker
+from pytest_chunkeval.chunkers.llm import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_WINDOW_TOKENS,
+    LLMSemanticChunker,
+)
+from pytest_chunkeval.chunkers.semantic import (
+    TARGETS,
+    KamradtModifiedChunker,
+    KamradtSemanticChunker,
+)
+from pytest_chunkeval.config.registry import Registry, parse_options, positive_int
 
 
 def _split_embedder(rest: str) -> tuple[str, str | None]:

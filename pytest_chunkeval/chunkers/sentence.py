@@ -13,9 +13,9 @@ import re
 
 import numpy as np
 
-from ..spans import IntArray, as_bounds
-from ..tokenizers import DEFAULT_ENCODING, Tokenizer, get_tokenizer
-from .base import spec_name
+from pytest_chunkeval.chunkers.base import spec_name
+from pytest_chunkeval.core.spans import IntArray, as_bounds
+from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
 
 # Ends of sentences and paragraph breaks. The look-behind makes a run of ".!?" a
 # single candidate, so a long run of dots costs linear time, not quadratic.

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..registry import Registry
-from .base import Chunker, as_chunker
-from .fixed import FixedTokenChunker
-from .recursive import RecursiveTokenChunker
-from .semantic_specs import register_semantic
-from .sentence import SentenceChunker
+from pytest_chunkeval.chunkers.base import Chunker, as_chunker
+from pytest_chunkeval.chunkers.fixed import FixedTokenChunker
+from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
+from pytest_chunkeval.chunkers.semantic_specs import register_semantic
+from pytest_chunkeval.chunkers.sentence import SentenceChunker
+from pytest_chunkeval.config.registry import Registry
 
 CHUNKERS: Registry[Chunker] = Registry("chunker")
 

@@ -10,9 +10,15 @@ Spec strings (``get_store``):
 
 from __future__ import annotations
 
-from ..registry import Registry
-from ._base import FloatArray, IdArray, Store, StoreError, VectorIndex
-from .chroma import (
+from pytest_chunkeval.config.registry import Registry
+from pytest_chunkeval.stores._base import (
+    FloatArray,
+    IdArray,
+    Store,
+    StoreError,
+    VectorIndex,
+)
+from pytest_chunkeval.stores.chroma import (
     ChromaIndex,
     ChromaStore,
     chroma_from_spec,
@@ -20,7 +26,7 @@ from .chroma import (
     chroma_https_from_spec,
     collection_name,
 )
-from .exact import ExactIndex, ExactStore, exact_from_spec
+from pytest_chunkeval.stores.exact import ExactIndex, ExactStore, exact_from_spec
 
 __all__ = [
     "STORES",

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from ._base import (
+from pytest_chunkeval.stores._base import (
     FloatArray,
     IdArray,
     StoreError,

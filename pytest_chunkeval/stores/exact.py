@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import (
+from pytest_chunkeval.stores._base import (
     FloatArray,
     IdArray,
     as_vectors,

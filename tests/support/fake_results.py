@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from pytest_chunkeval.metrics import METRICS, describe
-from pytest_chunkeval.results import EvalResult, QueryRecord
+from pytest_chunkeval.core.metrics import METRICS, describe
+from pytest_chunkeval.engine.results import EvalResult, QueryRecord
 
 CONFIG: dict[str, Any] = {
     "chunker": "recursive:200:0",

@@ -78,7 +78,7 @@ chunkeval_chunkers = recursive:30:0 recursive:60:0
 # Registers the fast test embedder through the plugin's hook when the package does
 # not provide ``hashing`` itself.
 CONFTEST = """\
-from pytest_chunkeval.hashing import hashing_from_spec
+from pytest_chunkeval.embedders.hashing import hashing_from_spec
 
 
 def pytest_chunkeval_register_embedders(registry):

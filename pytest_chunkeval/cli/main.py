@@ -1,0 +1,194 @@
+"""The ``chunkeval`` command: ``eval``, ``cache``, ``generate``, ``filter``.
+
+Errors go to stderr with exit code 2; heavy modules load only for the subcommand run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+EXIT_USAGE = 2
+
+
+class CommandError(Exception):
+    """A failure the user can fix; printed without a traceback."""
+
+
+def _k_value(text: str) -> int | str:
+    from pytest_chunkeval.config.defaults import check_k
+
+    try:
+        return check_k(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_data_options(p: argparse.ArgumentParser) -> None:
+    src = p.add_argument_group("data (a bundled benchmark, or your corpus + queries)")
+    src.add_argument("--benchmark", help="bundled benchmark name, e.g. 'general'")
+    src.add_argument("--corpus", nargs="+", metavar="PATH", help="files, dirs, globs")
+    src.add_argument("--queries", metavar="FILE", help="query set (.jsonl/.json/.csv)")
+
+
+def _load_data(args: argparse.Namespace) -> tuple[Any, Any]:
+    from pytest_chunkeval.data.benchmarks import load_benchmark
+    from pytest_chunkeval.data.corpus import Corpus
+    from pytest_chunkeval.data.queries import QuerySet
+
+    if args.benchmark and (args.corpus or args.queries):
+        raise CommandError("give --benchmark, or --corpus with --queries, not both")
+    if args.benchmark:
+        return load_benchmark(args.benchmark)
+    if not (args.corpus and args.queries):
+        raise CommandError("give --benchmark NAME, or --corpus PATH... --queries FILE")
+    corpus = Corpus.from_paths(args.corpus)
+    return corpus, QuerySet.load(args.queries, corpus)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+    from pytest_chunkeval.engine.evaluate import evaluate
+    from pytest_chunkeval.reporting.table import results_table
+    from pytest_chunkeval.util.files import atomic_write_text
+
+    corpus, queries = _load_data(args)
+    cache = EmbeddingCache(args.cache_dir or default_cache_dir())
+    results = []
+    started = time.perf_counter()
+    for chunker in args.chunker or ["recursive:200:0"]:
+        for k in args.k or [5]:
+            results.append(
+                evaluate(
+                    chunker,
+                    corpus,
+                    queries,
+                    embedder=args.embedder,
+                    store=args.store,
+                    k=k,
+                    unit=args.unit,
+                    tokenizer=args.tokenizer,
+                    cache=cache,
+                    progress=True if args.progress else None,
+                )
+            )
+    print(
+        f"{corpus.name}: {len(corpus)} documents, {len(queries)} queries; "
+        f"embedder {args.embedder}, store {args.store}, unit {args.unit}"
+    )
+    print(results_table(results))
+    print(
+        f"{len(results)} evaluation(s) in {time.perf_counter() - started:.1f} s; "
+        f"{cache.stats}"
+    )
+    if args.json:
+        payload = [r.to_json() for r in results]
+        atomic_write_text(args.json, json.dumps(payload, indent=1) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+    from pytest_chunkeval.engine.search_cache import SearchCache
+
+    cache = EmbeddingCache(args.cache_dir or default_cache_dir())
+    searches = SearchCache(cache.directory)
+    if args.action == "clear":
+        removed = cache.clear(args.identity)
+        # retrieval results depend on the vectors: they go with them
+        dropped = searches.clear()
+        print(
+            f"removed {removed} cache entries and {dropped} stored search results "
+            f"from {cache.directory}"
+        )
+        return 0
+    info = cache.info()
+    print(f"embedding cache at {cache.directory}")
+    if not info:
+        print("  (empty)")
+    print(f"  stored search results: {len(searches.entries())}")
+    for identity, entry in sorted(info.items()):
+        corrupt = f", {entry['corrupt']} corrupt set aside" if entry["corrupt"] else ""
+        print(
+            f"  {identity}: {entry['entries']} vectors (dim {entry['dimension']}), "
+            f"{entry['bytes'] / 1e6:.1f} MB in {entry['files']} file(s){corrupt}"
+        )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from pytest_chunkeval.config.defaults import (
+        DEFAULT_EMBEDDER,
+        DEFAULT_STORE,
+        DEFAULT_UNIT,
+        UNITS,
+    )
+
+    parser = argparse.ArgumentParser(
+        prog="chunkeval",
+        description="Token-level retrieval evaluation of chunkers and retrievers.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    ev = sub.add_parser("eval", help="evaluate chunkers on a corpus and query set")
+    _add_data_options(ev)
+    ev.add_argument(
+        "--chunker",
+        action="append",
+        metavar="SPEC",
+        help="chunker spec, repeatable (default recursive:200:0)",
+    )
+    ev.add_argument("--embedder", default=DEFAULT_EMBEDDER, metavar="SPEC")
+    ev.add_argument("--store", default=DEFAULT_STORE, metavar="SPEC")
+    ev.add_argument(
+        "--k", action="append", type=_k_value, metavar="N|min", help="repeatable"
+    )
+    ev.add_argument("--unit", choices=UNITS, default=DEFAULT_UNIT)
+    ev.add_argument("--tokenizer", default=None, metavar="NAME")
+    ev.add_argument("--cache-dir", type=Path, default=None)
+    ev.add_argument("--json", type=Path, metavar="OUT", help="write all results")
+    ev.add_argument("--progress", action="store_true", help="always show progress")
+    ev.set_defaults(func=cmd_eval)
+
+    ca = sub.add_parser("cache", help="show or clear the embedding cache")
+    ca.add_argument("action", choices=("info", "clear"))
+    ca.add_argument("--cache-dir", type=Path, default=None)
+    ca.add_argument("--identity", default=None, help="clear one embedder only")
+    ca.set_defaults(func=cmd_cache)
+
+    for register in _extra_commands():
+        register(sub)
+    return parser
+
+
+def _extra_commands() -> list[Callable[[Any], None]]:
+    """Subcommands defined in their own modules (generate, filter, report)."""
+    from pytest_chunkeval.cli import generate as cli_generate
+    from pytest_chunkeval.cli import report as cli_report
+
+    return [cli_generate.register, cli_report.register]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result: int = args.func(args)
+        return result
+    except KeyboardInterrupt:
+        print("chunkeval: interrupted", file=sys.stderr)
+        return 130
+    except (CommandError, ValueError, KeyError, OSError, RuntimeError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"chunkeval {args.command}: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

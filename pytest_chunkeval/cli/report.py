@@ -1,0 +1,65 @@
+"""``chunkeval report HISTORY --html OUT [--md OUT]``: a report from a history file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``report`` subcommand to ``chunkeval``'s subparsers."""
+    p = subparsers.add_parser(
+        "report",
+        help="HTML / Markdown report from a history file (--chunkeval-history)",
+        description=(
+            "Write one self-contained HTML page (results table, per-corpus bars, "
+            "recall vs IoU / precision, each metric over commits) and/or a "
+            "Markdown table from a chunkeval history file."
+        ),
+    )
+    p.add_argument("history", type=Path, metavar="HISTORY", help="history .jsonl")
+    p.add_argument("--html", type=Path, metavar="OUT", help="write the HTML page")
+    p.add_argument("--md", type=Path, metavar="OUT", help="write a Markdown table")
+    p.add_argument(
+        "--results",
+        type=Path,
+        metavar="JSON",
+        help="also show a session's results (a --chunkeval-json file)",
+    )
+    p.add_argument("--title", default="chunkeval report", help="page title")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from pytest_chunkeval.cli.main import CommandError
+    from pytest_chunkeval.reporting.history import HistoryError, read_history
+    from pytest_chunkeval.reporting.reports import (
+        history_markdown,
+        html_report,
+        markdown_report,
+        read_json_report,
+    )
+    from pytest_chunkeval.util.files import atomic_write_text
+
+    if args.html is None and args.md is None:
+        raise CommandError("nothing to write: give --html OUT and/or --md OUT")
+    try:
+        records = read_history(args.history)
+    except HistoryError as exc:
+        raise CommandError(str(exc)) from None
+    entries = read_json_report(args.results) if args.results else []
+    if not records and not entries:
+        raise CommandError(f"history file {args.history} holds no records yet")
+    if args.html is not None:
+        atomic_write_text(args.html, html_report(entries, records, title=args.title))
+        print(f"wrote {args.html}")
+    if args.md is not None:
+        text = (
+            history_markdown(records, title=args.title)
+            if records
+            else markdown_report(entries, title=args.title)
+        )
+        atomic_write_text(args.md, text)
+        print(f"wrote {args.md}")
+    return 0

@@ -1,0 +1,561 @@
+"""Every setting of the pytest plugin in one table, and the pure functions that parse
+them.
+
+Each :class:`Option` is both an ini key (``chunkeval_k`` in
+``[tool.pytest.ini_options]``) and a command-line flag (``--chunkeval-k``) that
+overrides it. ``plugin.py`` registers the table with pytest; a docs generator can
+render it. Parsing raises :class:`argparse.ArgumentTypeError` with a message that says
+what is allowed, which pytest reports as a usage error at startup.
+
+Names such as ``recursive:200:0`` are only checked for form here; whether a chunker,
+embedder or store of that name exists is checked once the registries are loaded
+(``session.ChunkevalSession.validate``), because loading them costs numpy.
+
+This module imports neither pytest nor numpy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pytest_chunkeval.config.defaults import CACHE_DIR_ENV, check_k, check_unit
+from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER as DEFAULT_EMBEDDER
+from pytest_chunkeval.config.defaults import DEFAULT_K as DEFAULT_K
+from pytest_chunkeval.config.defaults import DEFAULT_STORE as DEFAULT_STORE
+from pytest_chunkeval.config.defaults import DEFAULT_UNIT as DEFAULT_UNIT
+from pytest_chunkeval.config.defaults import K as K
+
+# ------------------------------------------------------------------------ parsers
+
+
+def parse_k(value: str | int) -> K:
+    """``5`` -> 5, ``"min"`` -> "min"; anything else is an error."""
+    try:
+        return check_k(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def parse_unit(value: str) -> str:
+    """``token`` or ``char``."""
+    try:
+        return check_unit(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+_SPEC = re.compile(r"[A-Za-z][\w.+-]*(:\S*)?")
+
+
+def parse_spec(value: str, kind: str = "component") -> str:
+    """A spec string ``NAME`` or ``NAME:ARGS`` (existence is checked later)."""
+    text = value.strip()
+    if not _SPEC.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"{kind} spec must look like NAME or NAME:ARGS (e.g. "
+            f"{_SPEC_EXAMPLES.get(kind, 'recursive:200:0')}), got {value!r}"
+        )
+    return text
+
+
+_SPEC_EXAMPLES = {
+    "chunker": "recursive:200:0",
+    "embedder": "sentence-transformers:all-MiniLM-L6-v2",
+    "store": "exact",
+    "tokenizer": "cl100k_base",
+}
+
+
+def parse_chunker_list(value: str | Sequence[str]) -> tuple[str, ...]:
+    """Chunker specs separated by commas or whitespace, or given as a list.
+
+    Duplicates are dropped (order kept): one test per distinct chunker."""
+    items = [value] if isinstance(value, str) else list(value)
+    specs: list[str] = []
+    for item in items:
+        for part in re.split(r"[,\s]+", item.strip()):
+            if part:
+                spec = parse_spec(part, "chunker")
+                if spec not in specs:
+                    specs.append(spec)
+    return tuple(specs)
+
+
+def parse_path(value: str) -> str:
+    """A non-empty path (relative paths resolve against pytest's rootdir later)."""
+    text = value.strip()
+    if not text:
+        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    return text
+
+
+def parse_path_list(value: str | Sequence[str]) -> tuple[str, ...]:
+    """Paths, directories or glob patterns (one per item)."""
+    items = [value] if isinstance(value, str) else list(value)
+    return tuple(parse_path(v) for v in items if v.strip())
+
+
+def parse_name(value: str) -> str:
+    """A bundled benchmark name such as ``general``."""
+    text = value.strip()
+    if not re.fullmatch(r"[\w.-]+", text):
+        raise argparse.ArgumentTypeError(
+            f"benchmark must be the name of a bundled benchmark such as 'general', "
+            f"got {value!r}"
+        )
+    return text
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+def parse_bool(value: str | bool) -> bool:
+    """An ini switch: ``true``/``false`` (also ``1``/``0``, ``yes``/``no``)."""
+    if isinstance(value, bool):
+        return value
+    text = value.strip().lower()
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+
+
+# The gate's parsers live in gate.py (stdlib only); imported when a value is given,
+# so that importing the plugin does not import the gate.
+
+
+def parse_tolerance(value: str) -> str:
+    """Per-metric tolerances such as ``recall:-1%, iou:-0.002`` (checked, kept as
+    text: the gate parses it again where it is used)."""
+    from pytest_chunkeval.gate.compare import parse_tolerances
+
+    parse_tolerances(value)
+    return value.strip()
+
+
+def parse_gate_mode(value: str) -> str:
+    """``paired`` or ``mean``."""
+    from pytest_chunkeval.gate.compare import parse_gate_mode as parse
+
+    return parse(value)
+
+
+def parse_confidence(value: str) -> float:
+    """``95%``, ``95`` or ``0.95`` -> 0.95."""
+    from pytest_chunkeval.gate.compare import parse_confidence as parse
+
+    return parse(value)
+
+
+def _spec_parser(kind: str) -> Callable[[str], str]:
+    def parse(value: str) -> str:
+        return parse_spec(value, kind)
+
+    parse.__name__ = f"parse_{kind}"
+    parse.__doc__ = f"A {kind} spec string."
+    return parse
+
+
+# ------------------------------------------------------------------------- table
+
+
+IniType = Literal["string", "args", "bool"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: ini key ``chunkeval_<name>``, flag ``--chunkeval-<name>``."""
+
+    name: str
+    help: str
+    parse: Callable[[str], Any] = str
+    """Parses one command-line value (and one ini value, or each ini list item)."""
+    ini_type: IniType | None = "string"
+    """``args``: a list (TOML list, or whitespace-separated in ini files); ``bool``:
+    ``true``/``false``; ``None``: a command-line flag only, no ini key."""
+    metavar: str = "VALUE"
+    multiple: bool = False
+    """The flag may be repeated; the values are concatenated."""
+    switch: bool = False
+    """The flag takes no value (``--chunkeval-update``); its ini key is a bool."""
+    default_text: str = ""
+    """The default as shown in ``--help`` and the docs."""
+
+    @property
+    def ini(self) -> str | None:
+        """The ini key, or None for a command-line-only flag."""
+        return None if self.ini_type is None else f"chunkeval_{self.name}"
+
+    @property
+    def flag(self) -> str:
+        return "--chunkeval-" + self.name.replace("_", "-")
+
+    @property
+    def dest(self) -> str:
+        return f"chunkeval_{self.name}"
+
+    @property
+    def help_text(self) -> str:
+        default = f" Default: {self.default_text}." if self.default_text else ""
+        return f"{self.help}{default}"
+
+    def argparse_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of ``addoption`` for the flag (unset flags are None)."""
+        # argparse %-formats help texts ("recall:-1%" would break --help).
+        text = self.help_text.replace("%", "%%")
+        if self.switch:
+            return {
+                "dest": self.dest,
+                "action": "store_true",
+                "default": None,
+                "help": text,
+            }
+        return {
+            "dest": self.dest,
+            "metavar": self.metavar,
+            "type": self.parse,
+            "action": "append" if self.multiple else "store",
+            "default": None,
+            "help": text + (" Repeatable." if self.multiple else ""),
+        }
+
+    @property
+    def ini_default(self) -> object:
+        """What pytest returns for the ini key when it is not set."""
+        return {"args": [], "bool": False}.get(self.ini_type or "", "")
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "corpus",
+        "Corpus files, directories or glob patterns, relative to rootdir.",
+        parse_path,
+        ini_type="args",
+        metavar="PATH",
+        multiple=True,
+    ),
+    Option(
+        "queries",
+        "Query set file (.jsonl, .json or the reference questions_df.csv), "
+        "relative to rootdir.",
+        parse_path,
+        metavar="FILE",
+    ),
+    Option(
+        "benchmark",
+        "Use a bundled benchmark (corpus and queries), e.g. 'general'.",
+        parse_name,
+        metavar="NAME",
+    ),
+    Option(
+        "embedder",
+        "Embedder spec, e.g. 'sentence-transformers:all-MiniLM-L6-v2' or "
+        "'openai:text-embedding-3-large'.",
+        _spec_parser("embedder"),
+        metavar="SPEC",
+        default_text=DEFAULT_EMBEDDER,
+    ),
+    Option(
+        "store",
+        "Vector store spec: 'chroma', 'chroma:PATH', 'chroma+http://HOST:PORT' "
+        "or 'exact'.",
+        _spec_parser("store"),
+        metavar="SPEC",
+        default_text=DEFAULT_STORE,
+    ),
+    Option(
+        "k",
+        "Chunks retrieved per query: a positive integer, or 'min'.",
+        parse_k,
+        metavar="K",
+        default_text=str(DEFAULT_K),
+    ),
+    Option(
+        "unit",
+        "Unit the metrics count: 'token' or 'char'.",
+        parse_unit,
+        metavar="UNIT",
+        default_text=DEFAULT_UNIT,
+    ),
+    Option(
+        "tokenizer",
+        "Tokenizer for unit=token: a tiktoken encoding or 'hf:MODEL'.",
+        _spec_parser("tokenizer"),
+        metavar="SPEC",
+        default_text="cl100k_base",
+    ),
+    Option(
+        "cache_dir",
+        f"Embedding cache directory, relative to rootdir (${CACHE_DIR_ENV} "
+        "overrides the ini value, the flag overrides both).",
+        parse_path,
+        metavar="DIR",
+        default_text="<rootdir>/.chunkeval/cache",
+    ),
+    Option(
+        "chunkers",
+        "Chunker specs the chunkeval_chunker fixture is parametrized over, "
+        "e.g. 'recursive:200:0 fixed:400:200' (the flag takes commas too).",
+        parse_chunker_list,
+        ini_type="args",
+        metavar="SPECS",
+        multiple=True,
+    ),
+    # -- baselines and the gate (docs/baselines.md)
+    Option(
+        "update",
+        "Write new and changed baselines, and delete baselines no test used.",
+        ini_type=None,
+        switch=True,
+    ),
+    Option(
+        "baseline_dir",
+        "Directory for baseline files, relative to rootdir (one subdirectory per "
+        "test file).",
+        parse_path,
+        metavar="DIR",
+        default_text="__chunkeval__ next to each test file",
+    ),
+    Option(
+        "tolerance",
+        "Drop each metric may show against its baseline, absolute or relative: "
+        "'recall:-1%, iou:-0.002, f1:off' ('pp': percentage points, '*': every "
+        "metric). Replaces the default: only the metrics named are gated.",
+        parse_tolerance,
+        metavar="TOLERANCES",
+        default_text="recall, precision and iou gated with zero tolerance",
+    ),
+    Option(
+        "gate_mode",
+        "How a run is compared with its baseline: 'paired' (bootstrap confidence "
+        "interval of the per-query deltas) or 'mean' (means only).",
+        parse_gate_mode,
+        metavar="MODE",
+        default_text="paired",
+    ),
+    Option(
+        "gate_confidence",
+        "Confidence of the paired gate's verdicts, e.g. 95% or 0.99.",
+        parse_confidence,
+        metavar="LEVEL",
+        default_text="95%",
+    ),
+    Option(
+        "fail_unused",
+        "Fail the run when baseline files exist that no test used (they are "
+        "listed either way).",
+        ini_type="bool",
+        switch=True,
+    ),
+    # -- history and reports
+    Option(
+        "history",
+        "Append one JSON line per evaluated configuration (with git commit, "
+        "branch and metric means) to this history file, relative to rootdir.",
+        parse_path,
+        metavar="FILE",
+    ),
+    Option(
+        "json",
+        "Write every result of the session to this JSON file, relative to rootdir.",
+        parse_path,
+        ini_type=None,
+        metavar="PATH",
+    ),
+    Option(
+        "md",
+        "Write a Markdown table of the session's results to this file, relative to "
+        "rootdir (also appended to $GITHUB_STEP_SUMMARY when that is set).",
+        parse_path,
+        ini_type=None,
+        metavar="PATH",
+    ),
+    Option(
+        "html",
+        "Write a self-contained HTML report (table and plots; with the history "
+        "file, metrics over commits) to this file, relative to rootdir.",
+        parse_path,
+        ini_type=None,
+        metavar="PATH",
+    ),
+)
+
+OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
+
+MARKER_HELP = (
+    "chunkeval(corpus=, queries=, benchmark=, k=, unit=, embedder=, store=, "
+    "tokenizer=, min_recall=, min_precision=, min_iou=, min_f1=, "
+    "min_precision_omega=, baseline=): evaluation settings for this test, "
+    "thresholds checked on every result it produces, and baseline=True to compare "
+    "every result with its baseline file"
+)
+"""The marker's one-line description (``pytest --markers``); its keywords are
+validated by ``session.parse_marker``."""
+
+
+# ---------------------------------------------------------------------- resolved
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The plugin's settings after ini, environment and flags are combined.
+
+    Plain, serializable values only; ``None`` means "not set" (the engine default).
+    """
+
+    rootdir: str
+    corpus: tuple[str, ...] = ()
+    queries: str | None = None
+    benchmark: str | None = None
+    embedder: str | None = None
+    store: str | None = None
+    k: K | None = None
+    unit: str | None = None
+    tokenizer: str | None = None
+    cache_dir: str = ""
+    chunkers: tuple[str, ...] = field(default=())
+    update: bool = False
+    baseline_dir: str | None = None
+    tolerance: str | None = None
+    gate_mode: str | None = None
+    gate_confidence: float | None = None
+    fail_unused: bool = False
+    # Output files, as absolute paths (resolved against rootdir).
+    history: str | None = None
+    json: str | None = None
+    md: str | None = None
+    html: str | None = None
+
+    @property
+    def configured(self) -> bool:
+        """True when anything names a component or a dataset (worth validating)."""
+        return any(getattr(self, name) for name in _COMPONENT_FIELDS)
+
+    @property
+    def session_end_work(self) -> bool:
+        """True when the end of the session has something to do even if no test
+        used the plugin: update or police baselines, write history or reports."""
+        return bool(
+            self.update
+            or self.fail_unused
+            or self.history
+            or self.json
+            or self.md
+            or self.html
+        )
+
+
+_COMPONENT_FIELDS = (
+    "corpus",
+    "queries",
+    "benchmark",
+    "embedder",
+    "store",
+    "k",
+    "unit",
+    "tokenizer",
+    "chunkers",
+)
+# Output files: resolved against rootdir when the settings are read.
+_OUTPUT_PATHS = ("history", "json", "md", "html")
+
+
+class SettingsError(ValueError):
+    """A setting's value is invalid; the message names the ini key or flag."""
+
+
+def _parse_ini(option: Option, raw: object) -> Any:
+    if option.ini_type == "bool":
+        return parse_bool(raw if isinstance(raw, bool) else str(raw))
+    if option.ini_type == "args":
+        items = list(raw) if isinstance(raw, (list, tuple)) else str(raw).split()
+        if option.name == "chunkers":
+            return parse_chunker_list(items)
+        return tuple(option.parse(str(i)) for i in items)
+    return option.parse(str(raw))
+
+
+def _flag_value(option: Option, value: Any) -> Any:
+    """Combine a repeated flag's already-parsed values."""
+    if not option.multiple:
+        return value
+    merged: list[str] = []
+    for item in value:
+        for part in item if isinstance(item, tuple) else (item,):
+            if part not in merged:
+                merged.append(part)
+    return tuple(merged)
+
+
+def resolve_settings(
+    rootdir: str | os.PathLike[str],
+    ini: Mapping[str, object],
+    flags: Mapping[str, object],
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Combine ini values, flags (already parsed by argparse) and the environment.
+
+    ``ini`` maps ini keys to what pytest read (empty string or list when unset);
+    ``flags`` maps option dests to values (``None`` when not given). Raises
+    :class:`SettingsError` naming the ini key whose value is invalid.
+    """
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    from_flag: set[str] = set()
+    for option in OPTIONS:
+        flag = flags.get(option.dest)
+        if flag is not None and flag != []:
+            values[option.name] = _flag_value(option, flag)
+            from_flag.add(option.name)
+            continue
+        if option.ini is None:
+            continue
+        raw = ini.get(option.ini)
+        where = option.ini
+        if option.name == "cache_dir" and environ.get(CACHE_DIR_ENV):
+            raw, where = environ[CACHE_DIR_ENV], f"${CACHE_DIR_ENV}"
+        if raw in (None, "", [], ()):
+            continue
+        try:
+            values[option.name] = _parse_ini(option, raw)
+        except argparse.ArgumentTypeError as exc:
+            raise SettingsError(f"{where}: {exc}") from None
+    _one_dataset(values, from_flag)
+    root = Path(rootdir)
+    cache = values.pop("cache_dir", None)
+    cache_dir = (
+        root / Path(cache).expanduser() if cache else root / ".chunkeval" / "cache"
+    )
+    for name in _OUTPUT_PATHS:
+        if values.get(name):
+            values[name] = str(root / Path(values[name]).expanduser())
+    return Settings(rootdir=str(root), cache_dir=str(cache_dir), **values)
+
+
+def _one_dataset(values: dict[str, Any], from_flag: set[str]) -> None:
+    """A flag naming a corpus replaces an ini benchmark and vice versa; both at
+    the same level is an error. (``queries`` may go with a benchmark: its corpus,
+    your questions.)"""
+    if not (values.get("benchmark") and values.get("corpus")):
+        return
+    flagged = {"benchmark", "corpus"} & from_flag
+    if len(flagged) == 1:
+        values.pop(({"benchmark", "corpus"} - flagged).pop())
+        if "benchmark" in flagged and "queries" not in from_flag:
+            values.pop("queries", None)  # they were for the ini corpus
+        return
+    how = (
+        "--chunkeval-benchmark and --chunkeval-corpus"
+        if flagged
+        else ("chunkeval_benchmark and chunkeval_corpus")
+    )
+    raise SettingsError(
+        f"{how} are exclusive: a benchmark brings its own corpus and queries; "
+        "set one of them"
+    )

@@ -1,0 +1,249 @@
+"""Token-level retrieval metrics for many queries at once (SPEC §3-4).
+
+All arithmetic runs on unit intervals of one global axis (see ``units.py``) with
+numpy: sorting, ``searchsorted`` and prefix sums, never a per-query scan of all chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pytest_chunkeval.core.intervals import IntervalUnion
+from pytest_chunkeval.core.spans import IntArray
+from pytest_chunkeval.core.units import UnitMap
+
+FloatArray = npt.NDArray[np.float64]
+
+METRICS: tuple[str, ...] = ("recall", "precision", "iou", "f1", "precision_omega")
+
+
+def _ints(values: Any) -> IntArray:
+    return np.asarray(values, dtype=np.int64).reshape(-1)
+
+
+@dataclass(frozen=True)
+class QuerySpans:
+    """Character spans grouped by query: row ``i`` is a span of query ``query[i]``.
+
+    Rows of one query keep their order (the rank order for retrieved chunks).
+    """
+
+    query: IntArray
+    doc: IntArray
+    start: IntArray
+    end: IntArray
+
+    @classmethod
+    def from_lists(
+        cls, per_query: Sequence[Sequence[tuple[str, int, int]]], units: UnitMap
+    ) -> QuerySpans:
+        """From one list of ``(doc_id, start, end)`` per query."""
+        sizes = [len(spans) for spans in per_query]
+        flat = [span for spans in per_query for span in spans]
+        query = np.repeat(np.arange(len(per_query), dtype=np.int64), sizes)
+        doc = units.doc_indices([s[0] for s in flat])
+        start = _ints([s[1] for s in flat])
+        end = _ints([s[2] for s in flat])
+        return cls(query, doc, start, end)
+
+    def __len__(self) -> int:
+        return int(self.query.size)
+
+    def rank(self) -> IntArray:
+        """0-based position of each row within its query."""
+        if self.query.size == 0:
+            return self.query.copy()
+        first = np.r_[True, self.query[1:] != self.query[:-1]]
+        starts = np.flatnonzero(first)
+        run = np.repeat(starts, np.diff(np.r_[starts, self.query.size]))
+        return np.arange(self.query.size, dtype=np.int64) - run
+
+
+class ChunkIndex:
+    """The chunks of one chunking, as sorted unit intervals, for overlap look-ups."""
+
+    def __init__(
+        self, units: UnitMap, doc: IntArray, start: IntArray, end: IntArray
+    ) -> None:
+        lo, hi = units.to_units(_ints(doc), _ints(start), _ints(end))
+        self.unit_lo, self.unit_hi = lo, hi  # by chunk id (the caller's order)
+        self.chunk_id = np.flatnonzero(hi > lo)
+        order = np.lexsort((hi[self.chunk_id], lo[self.chunk_id]))
+        self.chunk_id = self.chunk_id[order]
+        self.lo = lo[self.chunk_id]
+        self.hi = hi[self.chunk_id]
+        self.size = int(lo.size)
+        # Sequential chunkers give ends that rise with starts: then the chunks meeting
+        # an interval are one contiguous run found by two binary searches.
+        self._monotone = bool(np.all(self.hi[1:] >= self.hi[:-1]))
+
+    def overlapping(self, lo: IntArray, hi: IntArray) -> tuple[IntArray, IntArray]:
+        """Pairs ``(row, chunk)``: the chunk overlaps interval ``row`` by >= 1 unit."""
+        if self._monotone:
+            first = np.searchsorted(self.hi, lo, side="right")
+            stop = np.searchsorted(self.lo, hi, side="left")
+            counts = np.clip(stop - first, 0, None)
+            counts[hi <= lo] = 0
+            rows = np.repeat(np.arange(lo.size, dtype=np.int64), counts)
+            offsets = np.arange(rows.size, dtype=np.int64) - np.repeat(
+                np.cumsum(counts) - counts, counts
+            )
+            positions = np.repeat(first, counts) + offsets
+        else:
+            row_parts, pos_parts = [], []
+            for row, (a, b) in enumerate(zip(lo.tolist(), hi.tolist(), strict=True)):
+                end = int(np.searchsorted(self.lo, b, side="left")) if b > a else 0
+                hit = np.flatnonzero(self.hi[:end] > a)
+                row_parts.append(np.full(hit.size, row, dtype=np.int64))
+                pos_parts.append(hit)
+            rows = np.concatenate(row_parts) if row_parts else np.zeros(0, np.int64)
+            positions = (
+                np.concatenate(pos_parts) if pos_parts else np.zeros(0, np.int64)
+            )
+        return rows, self.chunk_id[positions]
+
+    def omega(self, units: UnitMap, excerpts: QuerySpans) -> tuple[IntArray, IntArray]:
+        """Distinct ``(query, chunk)`` pairs: chunks overlapping a query's excerpts."""
+        lo, hi = units.to_units(excerpts.doc, excerpts.start, excerpts.end)
+        rows, chunks = self.overlapping(lo, hi)
+        key = np.unique(excerpts.query[rows] * max(self.size, 1) + chunks)
+        return key // max(self.size, 1), key % max(self.size, 1)
+
+    def omega_counts(
+        self, units: UnitMap, excerpts: QuerySpans, n_queries: int
+    ) -> IntArray:
+        """Per query, how many chunks overlap its excerpts (``k="min"``, SPEC §5)."""
+        query, _ = self.omega(units, excerpts)
+        return np.bincount(query, minlength=n_queries).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class QueryScores:
+    """Per-query metric values and counts, in query order."""
+
+    recall: FloatArray
+    precision: FloatArray
+    iou: FloatArray
+    f1: FloatArray
+    precision_omega: FloatArray  # NaN when no chunking was given
+    excerpt_units: IntArray  # |te|
+    retrieved_units: IntArray  # |tr|, the sum over retrieved chunks
+    true_positive_units: IntArray  # TP
+    n_retrieved: IntArray
+    first_relevant_rank: IntArray  # 1-based; 0 when nothing relevant was retrieved
+    omega_chunks: IntArray  # chunks overlapping the excerpts (0 when no chunking)
+    excerpt_coverage: FloatArray  # per excerpt row: share of its units retrieved
+
+    def metric(self, name: str) -> FloatArray:
+        """The per-query values of metric ``name`` (one of ``METRICS``)."""
+        if name not in METRICS:
+            raise KeyError(
+                f"unknown metric {name!r}; expected one of {', '.join(METRICS)}"
+            )
+        values: FloatArray = getattr(self, name)
+        return values
+
+    def __len__(self) -> int:
+        return int(self.recall.size)
+
+
+def _ratio(num: Any, den: Any) -> FloatArray:
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out: FloatArray = np.zeros_like(num)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def score_queries(
+    units: UnitMap,
+    excerpts: QuerySpans,
+    retrieved: QuerySpans,
+    n_queries: int,
+    chunks: ChunkIndex | None = None,
+) -> QueryScores:
+    """Score every query: recall, precision, IoU, F1 and precision Ω (SPEC §3)."""
+    band = units.total_units + 1
+    e_lo, e_hi = units.to_units(excerpts.doc, excerpts.start, excerpts.end)
+    r_lo, r_hi = units.to_units(retrieved.doc, retrieved.start, retrieved.end)
+
+    te_union = IntervalUnion(excerpts.query, e_lo, e_hi, band)
+    tr_union = IntervalUnion(retrieved.query, r_lo, r_hi, band)
+    te = te_union.group_lengths(n_queries)
+    tr = np.bincount(retrieved.query, weights=r_hi - r_lo, minlength=n_queries).astype(
+        np.int64
+    )
+    tp = te_union.intersection_lengths(tr_union, n_queries)
+
+    coverage = _ratio(tr_union.covered(excerpts.query, e_lo, e_hi), e_hi - e_lo)
+    relevant = te_union.covered(retrieved.query, r_lo, r_hi) > 0
+    first_rank = np.zeros(n_queries, dtype=np.int64)
+    hit_query, first_row = np.unique(retrieved.query[relevant], return_index=True)
+    first_rank[hit_query] = retrieved.rank()[relevant][first_row] + 1
+
+    if chunks is not None:
+        o_query, o_chunk = chunks.omega(units, excerpts)
+        omega_union = IntervalUnion(
+            o_query, chunks.unit_lo[o_chunk], chunks.unit_hi[o_chunk], band
+        )
+        inter = te_union.intersection_lengths(omega_union, n_queries)
+        union = te + omega_union.group_lengths(n_queries) - inter
+        precision_omega = _ratio(inter, union)
+        omega_count = np.bincount(o_query, minlength=n_queries).astype(np.int64)
+    else:
+        precision_omega = np.full(n_queries, np.nan)
+        omega_count = np.zeros(n_queries, dtype=np.int64)
+
+    return QueryScores(
+        recall=_ratio(tp, te),
+        precision=_ratio(tp, tr),
+        iou=_ratio(tp, te + tr - tp),
+        f1=_ratio(2 * tp, te + tr),
+        precision_omega=precision_omega,
+        excerpt_units=te,
+        retrieved_units=tr,
+        true_positive_units=tp,
+        n_retrieved=np.bincount(retrieved.query, minlength=n_queries).astype(np.int64),
+        first_relevant_rank=first_rank,
+        omega_chunks=omega_count,
+        excerpt_coverage=coverage,
+    )
+
+
+@dataclass(frozen=True)
+class MetricStats:
+    """Mean and population standard deviation of one metric over queries."""
+
+    mean: float
+    std: float
+    n: int
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {"mean": self.mean, "std": self.std, "n": self.n}
+
+
+def describe(values: FloatArray) -> MetricStats:
+    """Mean and population std (``ddof=0``), NaN-free values only."""
+    finite = values[~np.isnan(values)]
+    if finite.size == 0:
+        return MetricStats(float("nan"), float("nan"), 0)
+    return MetricStats(float(finite.mean()), float(finite.std()), int(finite.size))
+
+
+def summarize(
+    scores: QueryScores, groups: Sequence[str] | None = None
+) -> tuple[dict[str, MetricStats], dict[str, dict[str, MetricStats]]]:
+    """Overall stats per metric, and per group (e.g. the query's corpus document)."""
+    overall = {m: describe(scores.metric(m)) for m in METRICS}
+    by_group: dict[str, dict[str, MetricStats]] = {}
+    if groups is not None:
+        labels = np.asarray(groups)
+        for g in sorted(set(groups)):
+            mask = labels == g
+            by_group[g] = {m: describe(scores.metric(m)[mask]) for m in METRICS}
+    return overall, by_group

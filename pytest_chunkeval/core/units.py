@@ -1,0 +1,86 @@
+"""One global unit axis for a corpus: where each document's tokens (or characters) lie.
+
+Every span of every document maps to a half-open interval of this axis. In the token
+unit a character span covers the tokens whose character ranges intersect it (SPEC §2);
+each document is tokenized once and its token offsets serve every conversion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from pytest_chunkeval.config.defaults import Unit, check_unit
+from pytest_chunkeval.core.spans import IntArray
+from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
+
+
+class UnitMap:
+    """Maps ``(doc, start, end)`` character spans to intervals of one global axis.
+
+    Documents are laid end to end in order, so intervals of different documents never
+    overlap and one sorted array serves all searches.
+    """
+
+    def __init__(
+        self,
+        doc_ids: Sequence[str],
+        texts: Sequence[str],
+        unit: str = "token",
+        tokenizer: Tokenizer | str | None = None,
+    ) -> None:
+        self.unit: Unit = check_unit(unit)
+        self.doc_ids = tuple(doc_ids)
+        self.doc_index = {d: i for i, d in enumerate(self.doc_ids)}
+        char_lengths = np.array([len(t) for t in texts], dtype=np.int64)
+        self.char_offsets = np.concatenate([[0], np.cumsum(char_lengths)])
+        if self.unit == "char":
+            self.tokenizer: Tokenizer | None = None
+            self.unit_offsets = self.char_offsets
+            self._token_starts = self._token_ends = np.zeros(0, dtype=np.int64)
+            return
+        self.tokenizer = get_tokenizer(tokenizer)
+        starts, ends, counts = [], [], []
+        for offset, text in zip(self.char_offsets[:-1], texts, strict=True):
+            bounds = self.tokenizer.token_bounds(text)
+            starts.append(bounds[:, 0] + offset)
+            ends.append(bounds[:, 1] + offset)
+            counts.append(bounds.shape[0])
+        self._token_starts = np.concatenate(starts) if starts else np.zeros(0, np.int64)
+        self._token_ends = np.concatenate(ends) if ends else np.zeros(0, np.int64)
+        self.unit_offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+
+    @property
+    def total_units(self) -> int:
+        """Length of the axis: the corpus size in units."""
+        return int(self.unit_offsets[-1])
+
+    def doc_indices(self, doc_ids: Sequence[str]) -> IntArray:
+        """Positions of ``doc_ids`` in the corpus; ``KeyError`` names an unknown one."""
+        try:
+            return np.fromiter(
+                (self.doc_index[d] for d in doc_ids), dtype=np.int64, count=len(doc_ids)
+            )
+        except KeyError as exc:
+            raise KeyError(f"document {exc.args[0]!r} is not in the corpus") from None
+
+    def to_units(
+        self, doc: IntArray, start: IntArray, end: IntArray
+    ) -> tuple[IntArray, IntArray]:
+        """Global ``[lo, hi)`` unit intervals of character spans (vectorized).
+
+        An empty character span maps to an empty interval.
+        """
+        g_start = self.char_offsets[doc] + start
+        g_end = self.char_offsets[doc] + end
+        if self.unit == "char":
+            return g_start, g_end
+        lo = np.searchsorted(self._token_ends, g_start, side="right")
+        hi = np.searchsorted(self._token_starts, g_end, side="left")
+        hi = np.where(g_end > g_start, np.maximum(hi, lo), lo)
+        return lo.astype(np.int64), hi.astype(np.int64)
+
+    def doc_lengths(self) -> IntArray:
+        """Each document's length in units."""
+        return np.diff(self.unit_offsets)

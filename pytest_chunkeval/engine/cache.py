@@ -1,0 +1,745 @@
+"""The on-disk embedding cache: every (embedder identity, exact text) embedded once.
+
+Layout (``default_cache_dir()``: ``$CHUNKEVAL_CACHE_DIR``, else
+``<rootdir>/.chunkeval/cache``)::
+
+    <cache>/
+      .gitignore, CACHEDIR.TAG           written when the cache creates the directory
+      <slug>-<hash>/                     one directory per embedder identity
+        identity.txt                     the identity string, for `chunkeval cache info`
+        <uuid>.pack                      immutable packs of vectors
+        <uuid>.pack.corrupt              a pack that failed its check, kept aside
+
+A pack is one binary file: a 40-byte header (magic ``CEVPACK1``, dimension, count,
+an 8-byte hash of the identity, a CRC-32 of the header and payload), then the 16-byte
+BLAKE2b digests of the texts, then the float32 little-endian vectors. It is written
+to a temp file and renamed into place, so a reader sees a whole pack or none. Packs
+are never modified; when an identity has more than ``compact_after`` packs, the
+writer merges them into one new pack and deletes the ones it merged.
+
+Concurrency (pytest-xdist workers, parallel CI jobs): writers never touch the same
+file; a reader lists the directory, loads packs it has not seen (memoized per process),
+and when a pack vanishes under it (merged by another process) lists again. Two
+processes embedding the same text both store it: harmless duplicates, merged away.
+A pack that is truncated or fails its checksum is reported with :class:`CacheWarning`
+naming the file, set aside as ``*.corrupt``, and its texts are embedded again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import struct
+import threading
+import time
+import uuid
+import warnings
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypedDict
+
+import numpy as np
+import numpy.typing as npt
+
+from pytest_chunkeval.config.defaults import CACHE_DIR_ENV
+from pytest_chunkeval.embedders.base import Embedder, FloatArray, l2_normalize
+from pytest_chunkeval.util.files import atomic_write_text, atomic_writer
+from pytest_chunkeval.util.progress import progress_bar
+
+DEFAULT_COMPACT_AFTER = 16
+DEFAULT_BATCH_SIZE = 1024
+# Computed vectors are written at least this often, so an interrupted long run
+# (a slow model, a rate-limited API) keeps most of its work.
+FLUSH_SECONDS = 30.0
+# An auto progress bar appears only when embedding takes longer than this.
+PROGRESS_DELAY_SECONDS = 2.0
+_LOCK_STALE_SECONDS = 600.0
+_TEMP_STALE_SECONDS = 3600.0
+
+_MAGIC = b"CEVPACK1"
+_HEADER = struct.Struct("<8sIIQ8sII")  # magic, flags, dim, n, identity hash, crc, pad
+_KEY_SIZE = 16
+_PACK_SUFFIX = ".pack"
+_CORRUPT_SUFFIX = ".corrupt"
+_IDENTITY_FILE = "identity.txt"
+_LOCK_FILE = ".compact.lock"
+
+
+class CacheWarning(UserWarning):
+    """A cache file could not be used (corrupt, truncated, foreign); it is ignored."""
+
+
+class _CorruptPack(Exception):
+    pass
+
+
+class _OtherVersion(Exception):
+    """A pack written by another format version: skipped, never set aside."""
+
+
+@dataclass
+class CacheStats:
+    """Unique texts found in the cache (hits) and embedded (misses), cumulative."""
+
+    hits: int = 0
+    misses: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.hits + self.misses
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.total if self.total else 0.0
+
+    def __str__(self) -> str:
+        if not self.total:
+            return "embedding cache: no lookups"
+        return (
+            f"embedding cache: {self.hits} hits, {self.misses} misses "
+            f"({100 * self.hit_rate:.1f}% hit rate)"
+        )
+
+
+class IdentityInfo(TypedDict):
+    """What :meth:`EmbeddingCache.info` reports for one embedder identity."""
+
+    entries: int
+    bytes: int
+    files: int
+    dimension: int | None
+    corrupt: int
+    path: str
+
+
+def default_cache_dir(rootdir: Path | None = None) -> Path:
+    """``$CHUNKEVAL_CACHE_DIR``, else ``<rootdir or cwd>/.chunkeval/cache``."""
+    env = os.environ.get(CACHE_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    return (rootdir if rootdir is not None else Path.cwd()) / ".chunkeval" / "cache"
+
+
+def text_key(text: str) -> bytes:
+    """The 16-byte digest a text is stored under."""
+    return hashlib.blake2b(
+        text.encode("utf-8", "surrogatepass"), digest_size=_KEY_SIZE
+    ).digest()
+
+
+def identity_hash(identity: str) -> bytes:
+    return hashlib.blake2b(identity.encode("utf-8"), digest_size=8).digest()
+
+
+def identity_dirname(identity: str) -> str:
+    """A filesystem-safe, unique directory name for an identity."""
+    slug = re.sub(r"[^A-Za-z0-9._@-]+", "_", identity).strip("._")[:80] or "embedder"
+    return f"{slug}-{identity_hash(identity).hex()[:12]}"
+
+
+# -------------------------------------------------------------------------------- packs
+
+
+@dataclass(frozen=True)
+class _Pack:
+    keys: bytes  # n * 16 bytes
+    vectors: FloatArray  # (n, dim), read-only view of the file's bytes
+
+    @property
+    def n(self) -> int:
+        return int(self.vectors.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1])
+
+    def iter_keys(self) -> Iterator[bytes]:
+        keys = self.keys
+        return (keys[i : i + _KEY_SIZE] for i in range(0, len(keys), _KEY_SIZE))
+
+
+def _encode_pack(
+    id_hash: bytes, keys: Sequence[bytes], vectors: FloatArray
+) -> list[bytes]:
+    n, dim = vectors.shape
+    payload_keys = b"".join(keys)
+    payload_vectors = np.ascontiguousarray(vectors, dtype="<f4").tobytes()
+    head = _HEADER.pack(_MAGIC, 0, dim, n, id_hash, 0, 0)
+    crc = zlib.crc32(payload_vectors, zlib.crc32(payload_keys, zlib.crc32(head)))
+    head = _HEADER.pack(_MAGIC, 0, dim, n, id_hash, crc, 0)
+    return [head, payload_keys, payload_vectors]
+
+
+def _decode_pack(data: bytes, id_hash: bytes) -> _Pack:
+    if len(data) < _HEADER.size:
+        raise _CorruptPack(f"truncated: {len(data)} bytes, shorter than the header")
+    magic, flags, dim, n, stored_id, crc, _ = _HEADER.unpack_from(data)
+    if magic != _MAGIC:
+        if magic[:7] == _MAGIC[:7]:
+            raise _OtherVersion(magic.decode("ascii", "replace"))
+        raise _CorruptPack("not a chunkeval pack (bad magic bytes)")
+    expected = _HEADER.size + n * (_KEY_SIZE + 4 * dim)
+    if len(data) != expected:
+        raise _CorruptPack(
+            f"truncated or padded: {len(data)} bytes, expected {expected}"
+        )
+    head = _HEADER.pack(magic, flags, dim, n, stored_id, 0, 0)
+    if zlib.crc32(memoryview(data)[_HEADER.size :], zlib.crc32(head)) != crc:
+        raise _CorruptPack("checksum mismatch")
+    if stored_id != id_hash:
+        raise _CorruptPack("it belongs to another embedder identity")
+    keys_end = _HEADER.size + n * _KEY_SIZE
+    vectors = np.frombuffer(data, dtype="<f4", count=n * dim, offset=keys_end)
+    return _Pack(keys=data[_HEADER.size : keys_end], vectors=vectors.reshape(n, dim))
+
+
+def _read_pack_bytes(path: Path) -> bytes:
+    """The bytes of a pack (a seam for tests of packs vanishing mid-read)."""
+    return path.read_bytes()
+
+
+class _IdentityStore:
+    """The packs of one identity directory, loaded once per process and refreshed."""
+
+    def __init__(self, directory: Path, identity: str) -> None:
+        self.directory = directory
+        self.identity = identity
+        self.id_hash = identity_hash(identity)
+        self.lock = threading.RLock()
+        self.packs: dict[str, _Pack] = {}
+        self.slots: list[_Pack] = []
+        # key -> slot << 32 | row: ints are much lighter than tuples at 1e6 entries.
+        self.index: dict[bytes, int] = {}
+        self.dim: int | None = None
+        self._ignored: set[str] = set()
+
+    def _pack_names(self) -> set[str]:
+        try:
+            with os.scandir(self.directory) as entries:
+                return {
+                    e.name
+                    for e in entries
+                    if e.name.endswith(_PACK_SUFFIX) and not e.name.startswith(".")
+                }
+        except FileNotFoundError:
+            return set()
+
+    def refresh(self) -> None:
+        """Load packs written since the last look; forget packs that were merged."""
+        for _ in range(5):
+            names = self._pack_names() - self._ignored
+            gone = self.packs.keys() - names
+            vanished = False
+            for name in sorted(names - self.packs.keys()):
+                path = self.directory / name
+                try:
+                    pack = _decode_pack(_read_pack_bytes(path), self.id_hash)
+                except FileNotFoundError:
+                    vanished = True  # merged by another process: list again
+                    continue
+                except _CorruptPack as exc:
+                    self._set_aside(path, str(exc))
+                    continue
+                except _OtherVersion:
+                    self._ignored.add(name)  # a newer chunkeval shares this cache
+                    continue
+                if self.dim is None:
+                    self.dim = pack.dim
+                elif pack.dim != self.dim:
+                    self._ignored.add(name)
+                    warnings.warn(
+                        CacheWarning(
+                            f"chunkeval cache: ignoring {path}: {pack.dim}-dimensional "
+                            f"vectors where identity {self.identity!r} has {self.dim}; "
+                            "two different embedders share this identity"
+                        ),
+                        stacklevel=4,
+                    )
+                    continue
+                self.packs[name] = pack
+            if gone:
+                for name in gone:
+                    del self.packs[name]
+            if gone or len(self.slots) != len(self.packs):
+                self._reindex()
+            if not vanished:
+                return
+
+    def _reindex(self) -> None:
+        self.slots = []
+        self.index = {}
+        # Insertion in name order; a key present in two packs keeps its first copy.
+        for name in sorted(self.packs):
+            self._index_pack(self.packs[name])
+        if not self.packs:
+            self.dim = None
+
+    def _index_pack(self, pack: _Pack) -> None:
+        slot = len(self.slots)
+        self.slots.append(pack)
+        base = slot << 32
+        index = self.index
+        for row, key in enumerate(pack.iter_keys()):
+            index.setdefault(key, base | row)
+
+    def _set_aside(self, path: Path, reason: str) -> None:
+        self._ignored.add(path.name)
+        warnings.warn(
+            CacheWarning(
+                f"chunkeval cache: ignoring corrupt file {path} ({reason}); its "
+                "vectors will be recomputed; the file is renamed "
+                f"{path.name}{_CORRUPT_SUFFIX}"
+            ),
+            stacklevel=4,
+        )
+        with contextlib.suppress(OSError):  # another process may have moved it
+            os.replace(path, path.with_name(path.name + _CORRUPT_SUFFIX))
+
+    def gather(
+        self,
+        codes: npt.NDArray[np.int64],
+        out: FloatArray,
+        targets: npt.NDArray[np.int64],
+    ) -> None:
+        """Copy the vectors of index values ``codes`` to rows ``targets`` of ``out``."""
+        slots = codes >> 32
+        rows = codes & 0xFFFFFFFF
+        if len(self.slots) == 1:  # the usual case once packs are compacted
+            out[targets] = self.slots[0].vectors[rows]
+            return
+        for slot in set(slots.tolist()):  # (np.unique imports numpy.ma: 25 ms)
+            sel = slots == slot
+            out[targets[sel]] = self.slots[slot].vectors[rows[sel]]
+
+    def add(self, keys: list[bytes], vectors: FloatArray) -> Path:
+        """Write a new pack and index it."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        id_file = self.directory / _IDENTITY_FILE
+        if not id_file.exists():
+            atomic_write_text(id_file, self.identity + "\n")
+        name = f"{uuid.uuid4().hex}{_PACK_SUFFIX}"
+        path = self.directory / name
+        parts = _encode_pack(self.id_hash, keys, vectors)
+        with atomic_writer(path, "wb") as fh:
+            for part in parts:
+                fh.write(part)
+        data = b"".join(parts)
+        pack = _decode_pack(data, self.id_hash)
+        self.packs[name] = pack
+        if self.dim is None:
+            self.dim = pack.dim
+        self._index_pack(pack)
+        return path
+
+    def compact(
+        self, *, force: bool = False, threshold: int = DEFAULT_COMPACT_AFTER
+    ) -> bool:
+        """Merge this process's view of the packs into one; True if it did."""
+        self.refresh()
+        if len(self.packs) <= (1 if force else threshold):
+            return False
+        lock = self.directory / _LOCK_FILE
+        if not _try_lock(lock):
+            return False  # another process is compacting
+        try:
+            self.refresh()
+            merged_names = sorted(self.packs)
+            if len(merged_names) <= 1:
+                return False
+            keys = list(self.index)
+            codes = np.fromiter(self.index.values(), dtype=np.int64, count=len(keys))
+            assert self.dim is not None
+            vectors = np.empty((len(keys), self.dim), dtype=np.float32)
+            self.gather(codes, vectors, np.arange(len(keys), dtype=np.int64))
+            self.packs = {}
+            self.slots = []
+            self.index = {}
+            self.add(keys, vectors)
+            # Only now delete the merged packs: a reader that misses one of them
+            # lists the directory again and finds the merged pack.
+            for name in merged_names:
+                # Gone already, or open elsewhere on Windows: a duplicate is harmless.
+                with contextlib.suppress(OSError):
+                    os.unlink(self.directory / name)
+            _remove_stale_temps(self.directory)
+            return True
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(lock)
+
+
+def _try_lock(path: Path) -> bool:
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                age = time.time() - path.stat().st_mtime
+            except FileNotFoundError:
+                continue
+            if age < _LOCK_STALE_SECONDS:
+                return False
+            with contextlib.suppress(FileNotFoundError):  # a crashed compactor's lock
+                os.unlink(path)
+            continue
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        return True
+    return False
+
+
+def _remove_stale_temps(directory: Path) -> None:
+    """Delete temp files that crashed writers left behind (never a live one)."""
+    now = time.time()
+    with contextlib.suppress(FileNotFoundError), os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    if now - entry.stat().st_mtime > _TEMP_STALE_SECONDS:
+                        os.unlink(entry.path)
+
+
+_STORES: dict[tuple[str, str], _IdentityStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def _forget_loaded(directory: Path | None = None) -> None:
+    """Drop memoized packs (all, or one cache directory's): next use reloads."""
+    with _STORES_LOCK:
+        for key in list(_STORES):
+            if directory is None or key[0] == str(directory):
+                del _STORES[key]
+
+
+# -------------------------------------------------------------------------------- cache
+
+
+class EmbeddingCache:
+    """Vectors on disk keyed by (embedder identity, exact text).
+
+    :meth:`embed` returns the vectors of texts in order, embedding only unique texts
+    that are not cached yet; the model is not loaded when everything is cached.
+    """
+
+    def __init__(
+        self,
+        directory: str | Path,
+        *,
+        compact_after: int = DEFAULT_COMPACT_AFTER,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> None:
+        if compact_after < 1 or batch_size < 1:
+            raise ValueError("compact_after and batch_size must be >= 1")
+        self.directory = Path(directory).expanduser()
+        self.compact_after = compact_after
+        self.batch_size = batch_size
+        self.stats = CacheStats()
+
+    def __repr__(self) -> str:
+        return f"EmbeddingCache({str(self.directory)!r})"
+
+    def _key_dir(self) -> str:
+        return str(self.directory.absolute())
+
+    def _store(self, identity: str) -> _IdentityStore:
+        key = (self._key_dir(), identity)
+        with _STORES_LOCK:
+            store = _STORES.get(key)
+            if store is None:
+                store = _IdentityStore(
+                    self.directory / identity_dirname(identity), identity
+                )
+                _STORES[key] = store
+            return store
+
+    def _ensure_root(self) -> None:
+        if self.directory.is_dir():
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        # Like .pytest_cache: a cache created here is never committed by accident.
+        atomic_write_text(
+            self.directory / ".gitignore", "# created by pytest-chunkeval\n*\n"
+        )
+        atomic_write_text(
+            self.directory / "CACHEDIR.TAG",
+            "Signature: 8a477f597d28d172789f06886806bc55\n"
+            "# This file is a cache directory tag created by pytest-chunkeval.\n",
+        )
+
+    def embed(
+        self,
+        embedder: Embedder,
+        texts: Sequence[str],
+        *,
+        progress: bool | None = None,
+    ) -> FloatArray:
+        """``(len(texts), d)`` float32 unit vectors of ``texts``, in order.
+
+        Identical texts are embedded once; cached ones are not embedded at all.
+        ``progress``: True shows a tqdm bar, False never, None (default) shows one
+        on an interactive stderr once embedding takes more than a moment.
+        """
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"text #{i} is {type(text).__name__}, not str")
+        unique: dict[str, int] = {}
+        inverse = np.fromiter(
+            (unique.setdefault(t, len(unique)) for t in texts),
+            dtype=np.int64,
+            count=len(texts),
+        )
+        unique_texts = list(unique)
+        keys = [text_key(t) for t in unique_texts]
+        identity = embedder.identity
+        store = self._store(identity)
+        with store.lock:
+            store.refresh()
+            found = [store.index.get(k) for k in keys]
+            hit_rows = [i for i, code in enumerate(found) if code is not None]
+            hit_vectors = np.empty((len(hit_rows), store.dim or 0), dtype=np.float32)
+            if hit_rows:
+                # Gather now: a compaction while misses are computed renumbers slots.
+                codes = np.fromiter(
+                    (found[i] for i in hit_rows), dtype=np.int64, count=len(hit_rows)
+                )
+                store.gather(codes, hit_vectors, np.arange(len(hit_rows)))
+        missing = [i for i, code in enumerate(found) if code is None]
+        self.stats.hits += len(hit_rows)
+        self.stats.misses += len(missing)
+
+        computed: dict[int, FloatArray] = {}
+        if missing:
+            computed = self._compute(
+                embedder, store, unique_texts, keys, missing, progress
+            )
+        dim = hit_vectors.shape[1] if hit_rows else _dim_of(computed)
+        out = np.empty((len(unique_texts), dim), dtype=np.float32)
+        if hit_rows:
+            out[hit_rows] = hit_vectors
+        for i, vector in computed.items():
+            out[i] = vector
+        return out[inverse]
+
+    def _compute(
+        self,
+        embedder: Embedder,
+        store: _IdentityStore,
+        texts: list[str],
+        keys: list[bytes],
+        missing: list[int],
+        progress: bool | None,
+    ) -> dict[int, FloatArray]:
+        # Longest first, as sentence-transformers does inside one call: batches of
+        # similar length waste less padding, so chunked calls cost what one call does.
+        order = sorted(missing, key=lambda i: -len(texts[i]))
+        computed: dict[int, FloatArray] = {}
+        pending: list[int] = []
+        bar = _progress_bar(len(order), embedder.identity, progress)
+        last_flush = time.monotonic()
+        try:
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start : start + self.batch_size]
+                vectors = _as_unit(
+                    embedder.embed([texts[i] for i in batch]), len(batch), embedder
+                )
+                self._check_dim(store, vectors, embedder, computed)
+                computed.update(zip(batch, vectors, strict=True))
+                pending.extend(batch)
+                if bar is not None:
+                    bar.update(len(batch))
+                if time.monotonic() - last_flush > FLUSH_SECONDS:
+                    self._flush(store, keys, computed, pending)
+                    pending = []
+                    last_flush = time.monotonic()
+        finally:
+            if bar is not None:
+                bar.close()
+            # Also on KeyboardInterrupt or an API error: keep what was computed.
+            if pending:
+                self._flush(store, keys, computed, pending)
+        return computed
+
+    def _check_dim(
+        self,
+        store: _IdentityStore,
+        vectors: FloatArray,
+        embedder: Embedder,
+        computed: dict[int, FloatArray],
+    ) -> None:
+        got = vectors.shape[1]
+        if store.dim is not None and got != store.dim:
+            raise ValueError(
+                f"embedder {embedder.identity!r} returned {got}-dim "
+                f"vectors but the cache at {store.directory} holds {store.dim}-dim "
+                "ones under the same identity: give the embedder its own identity= "
+                "or clear the cache (chunkeval cache clear)"
+            )
+        if computed and got != _dim_of(computed):
+            raise ValueError(
+                f"embedder {embedder.identity!r} returned {got}-dim vectors after "
+                f"{_dim_of(computed)}-dim ones"
+            )
+
+    def _flush(
+        self,
+        store: _IdentityStore,
+        keys: list[bytes],
+        computed: dict[int, FloatArray],
+        rows: list[int],
+    ) -> None:
+        self._ensure_root()
+        vectors = np.stack([computed[i] for i in rows]).astype(np.float32, copy=False)
+        with store.lock:
+            store.add([keys[i] for i in rows], vectors)
+            if len(store.packs) > self.compact_after:
+                store.compact(threshold=self.compact_after)
+
+    def put(self, identity: str, texts: Sequence[str], vectors: Any) -> None:
+        """Store precomputed vectors of ``texts`` (normalized here) as ``identity``."""
+        texts = list(texts)
+        if not texts:
+            return
+        arr = l2_normalize(vectors)
+        if arr.shape[0] != len(texts):
+            raise ValueError(f"{len(texts)} texts but {arr.shape[0]} vectors")
+        unique: dict[str, int] = {}
+        for i, t in enumerate(texts):
+            unique.setdefault(t, i)
+        store = self._store(identity)
+        with store.lock:
+            store.refresh()
+            if store.dim is not None and arr.shape[1] != store.dim:
+                raise ValueError(
+                    f"{arr.shape[1]}-dimensional vectors for identity {identity!r}, "
+                    f"whose cached vectors are {store.dim}-dimensional"
+                )
+            self._ensure_root()
+            store.add([text_key(t) for t in unique], arr[list(unique.values())])
+
+    def compact(self, identity: str | None = None) -> int:
+        """Merge each identity's packs into one now; returns how many were merged."""
+        done = 0
+        for ident in [identity] if identity is not None else list(self.info()):
+            store = self._store(ident)
+            with store.lock:
+                done += store.compact(force=True)
+        return done
+
+    def _identity_dirs(self) -> Iterator[tuple[str, Path]]:
+        try:
+            entries = sorted(p for p in self.directory.iterdir() if p.is_dir())
+        except FileNotFoundError:
+            return
+        for path in entries:
+            id_file = path / _IDENTITY_FILE
+            try:
+                identity = id_file.read_text(encoding="utf-8").strip()
+            except OSError:
+                if not any(path.glob(f"*{_PACK_SUFFIX}")):
+                    continue  # not ours
+                identity = path.name
+            yield identity, path
+
+    def info(self) -> dict[str, IdentityInfo]:
+        """Per embedder identity: unique cached entries, bytes and files on disk."""
+        result: dict[str, IdentityInfo] = {}
+        for identity, path in self._identity_dirs():
+            keys: set[bytes] = set()
+            size = files = corrupt = 0
+            dim: int | None = None
+            for entry in path.iterdir():
+                with contextlib.suppress(FileNotFoundError):
+                    size += entry.stat().st_size
+                    if entry.name.endswith(_CORRUPT_SUFFIX):
+                        corrupt += 1
+                    if not entry.name.endswith(_PACK_SUFFIX) or entry.name.startswith(
+                        "."
+                    ):
+                        continue
+                    files += 1
+                    pack_keys, pack_dim = _read_keys(entry)
+                    keys.update(pack_keys)
+                    dim = dim if dim is not None else pack_dim
+            result[identity] = IdentityInfo(
+                entries=len(keys),
+                bytes=size,
+                files=files,
+                dimension=dim,
+                corrupt=corrupt,
+                path=str(path),
+            )
+        return result
+
+    def clear(self, identity: str | None = None) -> int:
+        """Delete the cached vectors of one identity (all if None); returns how many
+        entries were removed. Only files the cache wrote are deleted."""
+        removed = 0
+        for ident, path in list(self._identity_dirs()):
+            if identity is not None and ident != identity:
+                continue
+            keys: set[bytes] = set()
+            for entry in list(path.iterdir()):
+                name = entry.name
+                ours = (
+                    name.endswith((_PACK_SUFFIX, _CORRUPT_SUFFIX))
+                    or name in (_IDENTITY_FILE, _LOCK_FILE)
+                    or (name.startswith(".") and name.endswith(".tmp"))
+                )
+                if not ours:
+                    continue
+                if name.endswith(_PACK_SUFFIX) and not name.startswith("."):
+                    with contextlib.suppress(FileNotFoundError):
+                        keys.update(_read_keys(entry)[0])
+                with contextlib.suppress(FileNotFoundError):
+                    entry.unlink()
+            removed += len(keys)
+            with contextlib.suppress(OSError):  # not empty: a concurrent writer
+                path.rmdir()
+        _forget_loaded(Path(self._key_dir()))
+        return removed
+
+
+def _read_keys(path: Path) -> tuple[set[bytes], int | None]:
+    """The text keys and dimension of a pack, reading only its header and keys."""
+    with open(path, "rb") as fh:
+        head = fh.read(_HEADER.size)
+        if len(head) < _HEADER.size:
+            return set(), None
+        magic, _flags, dim, n, *_ = _HEADER.unpack(head)
+        if magic != _MAGIC:
+            return set(), None
+        block = fh.read(n * _KEY_SIZE)
+    return {block[i : i + _KEY_SIZE] for i in range(0, len(block), _KEY_SIZE)}, dim
+
+
+def _dim_of(computed: dict[int, FloatArray]) -> int:
+    for vector in computed.values():
+        return int(vector.shape[0])
+    return 0
+
+
+def _as_unit(vectors: Any, n: int, embedder: Embedder) -> FloatArray:
+    """Validate an embedder's output; normalize it unless it already is."""
+    from pytest_chunkeval.embedders.base import check_vectors
+
+    arr = check_vectors(vectors, n, who=embedder.identity)
+    norms = np.sqrt(np.einsum("ij,ij->i", arr, arr, dtype=np.float64))
+    if np.all((np.abs(norms - 1.0) < 1e-3) | (norms == 0.0)):
+        return arr  # already unit length (our embedders normalize once)
+    return l2_normalize(arr)
+
+
+def _progress_bar(total: int, identity: str, progress: bool | None) -> Any:
+    return progress_bar(
+        total,
+        progress=progress,
+        desc=f"embedding ({identity.split('@')[0]})",
+        unit="text",
+        delay=0.0 if progress else PROGRESS_DELAY_SECONDS,
+        leave=False,
+    )

@@ -1,0 +1,468 @@
+"""The evaluation engine: chunk, embed (cached), index, retrieve, score (SPEC §5).
+
+``evaluate`` measures a chunker inside the report's retrieval protocol; ``score``
+measures whatever a user's own retriever returns. Both produce an ``EvalResult``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pytest_chunkeval.chunkers import (
+    Chunker,
+    ChunkerError,
+    get_chunker,
+    validate_chunks,
+)
+from pytest_chunkeval.config.defaults import (
+    DEFAULT_EMBEDDER,
+    DEFAULT_K,
+    DEFAULT_STORE,
+    K,
+    check_k,
+    check_unit,
+)
+from pytest_chunkeval.core.locate import locate, preview
+from pytest_chunkeval.core.metrics import (
+    ChunkIndex,
+    QueryScores,
+    QuerySpans,
+    score_queries,
+    summarize,
+)
+from pytest_chunkeval.core.units import UnitMap
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import Query, QuerySet
+from pytest_chunkeval.embedders.base import Embedder, get_embedder
+from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
+from pytest_chunkeval.engine.search_cache import SearchCache
+from pytest_chunkeval.stores import Store, get_store
+from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
+
+
+class EvaluationError(ValueError):
+    """The inputs of an evaluation do not fit together; the message says where."""
+
+
+@contextmanager
+def _timed(timings: dict[str, float], phase: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[phase] = timings.get(phase, 0.0) + time.perf_counter() - start
+
+
+_UNIT_MAPS: dict[tuple[str, str, str], UnitMap] = {}
+_UNIT_MAPS_KEPT = 8
+
+
+def unit_map(corpus: Corpus, unit: str, tokenizer: Tokenizer | None) -> UnitMap:
+    """The corpus' unit axis; each document is tokenized once per process (for the
+    few most recently used corpora)."""
+    name = tokenizer.name if tokenizer is not None and unit == "token" else ""
+    key = (corpus.content_hash, unit, name)
+    found = _UNIT_MAPS.pop(key, None)
+    if found is None:
+        found = UnitMap(corpus.ids, [d.text for d in corpus], unit, tokenizer)
+    _UNIT_MAPS[key] = found  # most recent last
+    while len(_UNIT_MAPS) > _UNIT_MAPS_KEPT:
+        del _UNIT_MAPS[next(iter(_UNIT_MAPS))]
+    return found
+
+
+class Chunking:
+    """All chunks of a corpus under one chunker, as spans in corpus order."""
+
+    def __init__(self, chunker: Chunker, corpus: Corpus) -> None:
+        docs, bounds = [], []
+        for i, doc in enumerate(corpus):
+            try:
+                spans = np.asarray(chunker.chunk_spans(doc.text), dtype=np.int64)
+            except ChunkerError as exc:
+                raise ChunkerError(f"document {doc.id!r}: {exc}") from exc
+            spans = spans.reshape(-1, 2)
+            validate_chunks(doc.text, spans, chunker=chunker.name, doc_id=doc.id)
+            docs.append(np.full(spans.shape[0], i, dtype=np.int64))
+            bounds.append(spans)
+        self.doc = np.concatenate(docs) if docs else np.zeros(0, np.int64)
+        self.bounds = np.concatenate(bounds) if bounds else np.zeros((0, 2), np.int64)
+        self.corpus = corpus
+
+    def __len__(self) -> int:
+        return int(self.doc.size)
+
+    def texts(self) -> list[str]:
+        texts = [d.text for d in self.corpus]
+        return [
+            texts[d][s:e]
+            for d, (s, e) in zip(self.doc.tolist(), self.bounds.tolist(), strict=True)
+        ]
+
+    def spans(self) -> list[SpanTuple]:
+        ids = self.corpus.ids
+        return [
+            (ids[d], s, e)
+            for d, (s, e) in zip(self.doc.tolist(), self.bounds.tolist(), strict=True)
+        ]
+
+    def digest(self) -> str:
+        h = hashlib.sha256(self.corpus.content_hash.encode())
+        h.update(self.doc.tobytes())
+        h.update(self.bounds.tobytes())
+        return h.hexdigest()
+
+    def index(self, units: UnitMap) -> ChunkIndex:
+        return ChunkIndex(units, self.doc, self.bounds[:, 0], self.bounds[:, 1])
+
+
+def _search(
+    store: Store,
+    key: str,
+    chunk_vectors: npt.NDArray[np.float32],
+    query_vectors: npt.NDArray[np.float32],
+    k: int,
+    cache: SearchCache,
+    timings: dict[str, float],
+) -> npt.NDArray[np.int64]:
+    """Top-``k`` chunk rows per query. Results are cached on disk under the store's
+    name (its spec string), the collection key and the query vectors, so an unchanged
+    re-run needs neither the store nor its import; a store without a name is always
+    searched."""
+    if k == 0:
+        return np.zeros((len(query_vectors), 0), np.int64)
+    name = getattr(store, "name", None)
+    cache_key = (
+        SearchCache.key(name, key, query_vectors, k) if isinstance(name, str) else None
+    )
+    if cache_key is not None:
+        cached = cache.get(cache_key, len(query_vectors), k)
+        if cached is not None:
+            return cached
+    with _timed(timings, "index"):
+        index = store.index(key, chunk_vectors)
+    with _timed(timings, "search"):
+        hits = np.asarray(index.search(query_vectors, k), dtype=np.int64)
+    if cache_key is not None:
+        cache.put(cache_key, hits)
+    return hits
+
+
+def _excerpt_spans(queries: QuerySet, units: UnitMap) -> QuerySpans:
+    return QuerySpans.from_lists([[e.span for e in q.excerpts] for q in queries], units)
+
+
+def _resolve_cache(cache: EmbeddingCache | str | Path | None) -> EmbeddingCache:
+    if isinstance(cache, EmbeddingCache):
+        return cache
+    return EmbeddingCache(default_cache_dir() if cache is None else cache)
+
+
+def _spec_of(value: object, resolved_name: str) -> str:
+    return value if isinstance(value, str) else resolved_name
+
+
+def evaluate(
+    chunker: str | Chunker | Callable[[str], Any],
+    corpus: Corpus,
+    queries: QuerySet,
+    *,
+    embedder: str | Embedder | Callable[[list[str]], Any] = DEFAULT_EMBEDDER,
+    store: str | Store = DEFAULT_STORE,
+    k: K = DEFAULT_K,
+    unit: str = "token",
+    tokenizer: str | Tokenizer | None = None,
+    cache: EmbeddingCache | str | Path | None = None,
+    progress: bool | None = None,
+    label: str | None = None,
+) -> EvalResult:
+    """Chunk every document, embed chunks and queries (cached), index them all in one
+    store, retrieve ``k`` chunks per query (``"min"``: as many as overlap its
+    excerpts) and score the retrieved spans at the token (or char) level."""
+    k = check_k(k)
+    unit = check_unit(unit)
+    chunker_obj = get_chunker(chunker)
+    embedder_obj = get_embedder(embedder)
+    store_obj = get_store(store)
+    tok = get_tokenizer(tokenizer) if unit == "token" else None
+    emb_cache = _resolve_cache(cache)
+    adopt_cache = getattr(chunker_obj, "adopt_cache", None)
+    if callable(adopt_cache):  # a chunker that embeds uses this evaluation's cache
+        adopt_cache(emb_cache)
+    timings = dict.fromkeys(("chunk", "embed", "index", "search", "score"), 0.0)
+
+    with _timed(timings, "chunk"):
+        chunking = Chunking(chunker_obj, corpus)
+        if len(chunking) == 0:
+            raise EvaluationError(f"chunker {chunker_obj.name!r} produced no chunks")
+    with _timed(timings, "embed"):
+        question_texts = [q.text for q in queries]
+        vectors = emb_cache.embed(
+            embedder_obj, chunking.texts() + question_texts, progress=progress
+        )
+        chunk_vectors, query_vectors = (
+            vectors[: len(chunking)],
+            vectors[len(chunking) :],
+        )
+    key = hashlib.sha256(
+        f"{chunking.digest()}\0{embedder_obj.identity}".encode()
+    ).hexdigest()
+    with _timed(timings, "score"):
+        units = unit_map(corpus, unit, tok)
+        excerpts = _excerpt_spans(queries, units)
+        chunk_index = chunking.index(units)
+        per_query_k = (
+            chunk_index.omega_counts(units, excerpts, len(queries))
+            if k == "min"
+            else np.full(len(queries), k, dtype=np.int64)
+        )
+    k_max = int(per_query_k.max()) if len(queries) else 0
+    hits = _search(
+        store_obj,
+        key,
+        chunk_vectors,
+        query_vectors,
+        k_max,
+        SearchCache(emb_cache.directory),
+        timings,
+    )
+    with _timed(timings, "score"):
+        keep = (np.arange(hits.shape[1])[None, :] < per_query_k[:, None]) & (hits >= 0)
+        rows, cols = np.nonzero(keep)
+        ids = hits[rows, cols]
+        retrieved = QuerySpans(
+            rows.astype(np.int64),
+            chunking.doc[ids],
+            chunking.bounds[ids, 0],
+            chunking.bounds[ids, 1],
+        )
+        scores = score_queries(units, excerpts, retrieved, len(queries), chunk_index)
+        chunk_units = chunk_index.unit_hi - chunk_index.unit_lo
+    config = {
+        "chunker": chunker_obj.name,
+        "embedder": _spec_of(embedder, embedder_obj.identity),
+        "embedder_identity": embedder_obj.identity,
+        "store": getattr(store_obj, "name", _spec_of(store, type(store_obj).__name__)),
+        "k": k,
+        "unit": unit,
+        "tokenizer": tok.name if tok is not None else None,
+        "corpus": corpus.name,
+        "queries": queries.source or "queries",
+    }
+    chunk_stats = {
+        "count": len(chunking),
+        "mean_units": float(chunk_units.mean()),
+        "mean_chars": float(np.diff(chunking.bounds, axis=1).mean()),
+    }
+    return _result(
+        label or chunker_obj.name,
+        config,
+        corpus,
+        queries,
+        units,
+        excerpts,
+        retrieved,
+        scores,
+        chunk_stats,
+        timings,
+        chunking.spans(),
+    )
+
+
+def _result(
+    label: str,
+    config: dict[str, Any],
+    corpus: Corpus,
+    queries: QuerySet,
+    units: UnitMap,
+    excerpts: QuerySpans,
+    retrieved: QuerySpans,
+    scores: QueryScores,
+    chunk_stats: dict[str, float],
+    timings: dict[str, float],
+    chunk_spans: list[SpanTuple],
+) -> EvalResult:
+    ids = units.doc_ids
+    retrieved_by_query: list[list[SpanTuple]] = [[] for _ in range(len(queries))]
+    for q, d, s, e in zip(
+        retrieved.query.tolist(),
+        retrieved.doc.tolist(),
+        retrieved.start.tolist(),
+        retrieved.end.tolist(),
+        strict=True,
+    ):
+        retrieved_by_query[q].append((ids[d], s, e))
+    coverage = scores.excerpt_coverage.tolist()
+    records, row = [], 0
+    po = scores.precision_omega
+    for i, q in enumerate(queries):
+        n_ex = len(q.excerpts)
+        records.append(
+            QueryRecord(
+                id=q.id,
+                question=q.text,
+                doc_id=q.doc_id,
+                excerpts=tuple((e.doc_id, e.start, e.end) for e in q.excerpts),
+                retrieved=tuple(retrieved_by_query[i]),
+                recall=float(scores.recall[i]),
+                precision=float(scores.precision[i]),
+                iou=float(scores.iou[i]),
+                f1=float(scores.f1[i]),
+                precision_omega=None if np.isnan(po[i]) else float(po[i]),
+                excerpt_units=int(scores.excerpt_units[i]),
+                retrieved_units=int(scores.retrieved_units[i]),
+                first_relevant_rank=int(scores.first_relevant_rank[i]),
+                excerpt_coverage=tuple(coverage[row : row + n_ex]),
+            )
+        )
+        row += n_ex
+    overall, groups = summarize(scores, [q.doc_id for q in queries])
+    return EvalResult(
+        label=label,
+        config=config,
+        corpus_hash=corpus.content_hash,
+        queries_hash=queries.content_hash,
+        metrics=overall,
+        groups=groups,
+        queries=records,
+        chunks=chunk_stats,
+        timings=timings,
+        chunk_spans=chunk_spans,
+        corpus=corpus,
+    )
+
+
+# ----------------------------------------------------------------- whole retrievers
+
+RetrievedItem = Any  # str | Span | (doc_id, start, end) | object with text or span
+Retriever = Callable[[str], Sequence[RetrievedItem]]
+
+
+def _call_retriever(retriever: Any, question: str) -> Sequence[RetrievedItem]:
+    for method in ("retrieve", "invoke"):
+        fn = getattr(retriever, method, None)
+        if callable(fn):
+            return list(fn(question))
+    if callable(retriever):
+        return list(retriever(question))
+    raise TypeError(
+        f"a retriever must be callable (query text -> list of texts or spans) or "
+        f"have .retrieve()/.invoke(); got {type(retriever).__name__}"
+    )
+
+
+def _locate_item(
+    item: RetrievedItem, query: Query, corpus: Corpus, rank: int
+) -> SpanTuple:
+    where = f"query {query.id!r} ({preview(query.text, 50)}), result #{rank + 1}"
+    if isinstance(item, tuple) and len(item) == 3 and isinstance(item[0], str):
+        doc_id, start, end = item[0], int(item[1]), int(item[2])
+    elif all(hasattr(item, a) for a in ("doc_id", "start", "end")):
+        doc_id, start, end = item.doc_id, int(item.start), int(item.end)
+    else:
+        text = getattr(item, "page_content", getattr(item, "text", item))
+        if not isinstance(text, str):
+            raise EvaluationError(
+                f"{where}: expected a text, a (doc_id, start, end) span or an object "
+                f"with .page_content/.text, got {type(item).__name__}"
+            )
+        return _find_text(text, query, corpus, where)
+    if doc_id not in corpus:
+        raise EvaluationError(f"{where}: document {doc_id!r} is not in the corpus")
+    n = len(corpus[doc_id].text)
+    if not 0 <= start < end <= n:
+        raise EvaluationError(
+            f"{where}: span ({start}, {end}) is not inside {doc_id!r} (length {n})"
+        )
+    return (doc_id, start, end)
+
+
+def _find_text(text: str, query: Query, corpus: Corpus, where: str) -> SpanTuple:
+    # The query's own document first: retrieved text usually comes from there.
+    order = [query.doc_id] + [d for d in corpus.ids if d != query.doc_id]
+    for doc_id in order:
+        if doc_id in corpus:
+            found = locate(corpus[doc_id].text, text)
+            if found is not None:
+                return (doc_id, found[0], found[1])
+    raise EvaluationError(
+        f"{where}: retrieved text {preview(text)} was not found in the corpus "
+        f"(not verbatim, nor with whitespace ignored)"
+    )
+
+
+def score(
+    retrieved: Mapping[str, Sequence[RetrievedItem]] | Retriever | Any,
+    corpus: Corpus,
+    queries: QuerySet,
+    *,
+    unit: str = "token",
+    tokenizer: str | Tokenizer | None = None,
+    label: str = "retriever",
+    config: Mapping[str, Any] | None = None,
+) -> EvalResult:
+    """Score a whole retriever: ``retrieved`` maps query id -> results, or is called
+    with each question. Results are texts (located in the corpus) or spans.
+
+    ``precision_omega`` is undefined without a chunking and is left out (``None``).
+    """
+    unit = check_unit(unit)
+    tok = get_tokenizer(tokenizer) if unit == "token" else None
+    timings: dict[str, float] = {}
+    per_query: list[list[SpanTuple]] = []
+    with _timed(timings, "retrieve"):
+        for q in queries:
+            if isinstance(retrieved, Mapping):
+                if q.id not in retrieved:
+                    raise EvaluationError(f"no results given for query {q.id!r}")
+                items: Sequence[RetrievedItem] = retrieved[q.id]
+            else:
+                items = _call_retriever(retrieved, q.text)
+            per_query.append(
+                [_locate_item(item, q, corpus, r) for r, item in enumerate(items)]
+            )
+    with _timed(timings, "score"):
+        units = unit_map(corpus, unit, tok)
+        excerpts = _excerpt_spans(queries, units)
+        spans = QuerySpans.from_lists(per_query, units)
+        scores = score_queries(units, excerpts, spans, len(queries))
+    sizes = np.array([e - s for spans_ in per_query for _, s, e in spans_], np.float64)
+    lo, hi = units.to_units(spans.doc, spans.start, spans.end)
+    chunk_stats = {
+        "count": int(sizes.size),
+        "mean_units": float((hi - lo).mean()) if sizes.size else 0.0,
+        "mean_chars": float(sizes.mean()) if sizes.size else 0.0,
+    }
+    cfg = {
+        "chunker": label,
+        "embedder": None,
+        "store": None,
+        "k": None,
+        "unit": unit,
+        "tokenizer": tok.name if tok is not None else None,
+        "corpus": corpus.name,
+        "queries": queries.source or "queries",
+        **(dict(config) if config else {}),
+    }
+    return _result(
+        label,
+        cfg,
+        corpus,
+        queries,
+        units,
+        excerpts,
+        spans,
+        scores,
+        chunk_stats,
+        timings,
+        [],
+    )

@@ -1,0 +1,221 @@
+"""``EvalResult``: everything one evaluation measured, JSON-serializable.
+
+Schema (``to_json``; version ``RESULT_SCHEMA``)::
+
+    {"chunkeval_result": 1, "label": str,
+     "config": {"chunker", "embedder", "store", "k", "unit", "tokenizer", ...},
+     "corpus_hash": str, "queries_hash": str,
+     "metrics": {metric: {"mean", "std", "n"}},          # over all queries
+     "groups": {doc_id: {metric: {"mean", "std", "n"}}},  # per source doc
+     "chunks": {"count", "mean_units", "mean_chars"},
+     "timings": {phase: seconds},       # chunk, embed, index, search, score
+     "queries": [{"id", "question", "doc_id",
+                  "excerpts": [[doc_id, start, end], ...],
+                  "retrieved": [[doc_id, start, end], ...],   # rank order, char offsets
+                  "recall", "precision", "iou", "f1", "precision_omega",
+                  "excerpt_units", "retrieved_units", "first_relevant_rank",
+                  "excerpt_coverage": [float, ...]}],
+     "chunk_spans": [[doc_id, start, end], ...]}
+
+Metric values are in [0, 1]; ``precision_omega`` is ``null`` when no chunking was
+scored (a whole retriever through ``score``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pytest_chunkeval.core.metrics import METRICS, MetricStats
+from pytest_chunkeval.data.corpus import Corpus
+
+RESULT_SCHEMA = 1
+
+SpanTuple = tuple[str, int, int]
+
+
+@dataclass(frozen=True)
+class QueryRecord:
+    """One query's outcome."""
+
+    id: str
+    question: str
+    doc_id: str
+    excerpts: tuple[SpanTuple, ...]
+    retrieved: tuple[SpanTuple, ...]
+    recall: float
+    precision: float
+    iou: float
+    f1: float
+    precision_omega: float | None
+    excerpt_units: int
+    retrieved_units: int
+    first_relevant_rank: int  # 1-based, 0 = nothing relevant retrieved
+    excerpt_coverage: tuple[float, ...]
+
+    def metric(self, name: str) -> float:
+        value = getattr(self, name)
+        return math.nan if value is None else float(value)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "question": self.question,
+            "doc_id": self.doc_id,
+            "excerpts": [list(s) for s in self.excerpts],
+            "retrieved": [list(s) for s in self.retrieved],
+            **{
+                m: self.metric(m) if m != "precision_omega" else self.precision_omega
+                for m in METRICS
+            },
+            "excerpt_units": self.excerpt_units,
+            "retrieved_units": self.retrieved_units,
+            "first_relevant_rank": self.first_relevant_rank,
+            "excerpt_coverage": list(self.excerpt_coverage),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> QueryRecord:
+        return cls(
+            id=data["id"],
+            question=data["question"],
+            doc_id=data["doc_id"],
+            excerpts=tuple((s[0], int(s[1]), int(s[2])) for s in data["excerpts"]),
+            retrieved=tuple((s[0], int(s[1]), int(s[2])) for s in data["retrieved"]),
+            recall=data["recall"],
+            precision=data["precision"],
+            iou=data["iou"],
+            f1=data["f1"],
+            precision_omega=data["precision_omega"],
+            excerpt_units=data["excerpt_units"],
+            retrieved_units=data["retrieved_units"],
+            first_relevant_rank=data["first_relevant_rank"],
+            excerpt_coverage=tuple(data["excerpt_coverage"]),
+        )
+
+
+def _stats_json(stats: dict[str, MetricStats]) -> dict[str, dict[str, Any]]:
+    return {
+        m: {"mean": _num(s.mean), "std": _num(s.std), "n": s.n}
+        for m, s in stats.items()
+    }
+
+
+def _stats_from_json(data: dict[str, dict[str, Any]]) -> dict[str, MetricStats]:
+    return {
+        m: MetricStats(_float(s["mean"]), _float(s["std"]), int(s["n"]))
+        for m, s in data.items()
+    }
+
+
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+def _float(x: float | None) -> float:
+    return math.nan if x is None else float(x)
+
+
+@dataclass
+class EvalResult:
+    """Metrics of one configuration over one query set, with per-query detail."""
+
+    label: str
+    config: dict[str, Any]
+    corpus_hash: str
+    queries_hash: str
+    metrics: dict[str, MetricStats]
+    groups: dict[str, dict[str, MetricStats]]
+    queries: list[QueryRecord]
+    chunks: dict[str, float]
+    timings: dict[str, float]
+    chunk_spans: list[SpanTuple] = field(default_factory=list, repr=False)
+    corpus: Corpus | None = field(default=None, repr=False, compare=False)
+
+    def mean(self, metric: str, group: str | None = None) -> float:
+        """Mean of ``metric`` overall, or for one group (source document)."""
+        return self._stats(metric, group).mean
+
+    def std(self, metric: str, group: str | None = None) -> float:
+        """Population standard deviation of ``metric``."""
+        return self._stats(metric, group).std
+
+    def _stats(self, metric: str, group: str | None) -> MetricStats:
+        if metric not in METRICS:
+            raise KeyError(f"unknown metric {metric!r}; expected one of {METRICS}")
+        if group is None:
+            return self.metrics[metric]
+        if group not in self.groups:
+            raise KeyError(
+                f"no queries for group {group!r}; groups: {', '.join(self.groups)}"
+            )
+        return self.groups[group][metric]
+
+    def values(self, metric: str, group: str | None = None) -> npt.NDArray[np.float64]:
+        """Per-query values of ``metric`` (in query order), optionally for one group."""
+        self._stats(metric, group)
+        return np.array(
+            [q.metric(metric) for q in self.queries if group in (None, q.doc_id)],
+            dtype=np.float64,
+        )
+
+    def text(self, span: SpanTuple) -> str:
+        """The corpus text of a span (needs the corpus, absent after ``from_json``)."""
+        if self.corpus is None:
+            raise ValueError("this result carries no corpus")
+        doc, start, end = span
+        return self.corpus[doc].text[start:end]
+
+    def describe(self) -> str:
+        """The configuration in one line: ``recursive:200:0 k=5 token all-MiniLM…``."""
+        c = self.config
+        parts = [str(c.get("chunker", self.label))]
+        if c.get("k") is not None:  # a whole retriever (score()) has no k of ours
+            parts.append(f"k={c['k']}")
+        parts.append(str(c.get("unit")))
+        parts += [str(c[key]) for key in ("embedder", "store") if c.get(key)]
+        return " ".join(parts)
+
+    def to_json(self, *, details: bool = True) -> dict[str, Any]:
+        """The documented JSON form; ``details=False`` drops the per-query lists."""
+        data: dict[str, Any] = {
+            "chunkeval_result": RESULT_SCHEMA,
+            "label": self.label,
+            "config": self.config,
+            "corpus_hash": self.corpus_hash,
+            "queries_hash": self.queries_hash,
+            "metrics": _stats_json(self.metrics),
+            "groups": {g: _stats_json(s) for g, s in self.groups.items()},
+            "chunks": self.chunks,
+            "timings": self.timings,
+        }
+        if details:
+            data["queries"] = [q.to_json() for q in self.queries]
+            data["chunk_spans"] = [list(s) for s in self.chunk_spans]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EvalResult:
+        version = data.get("chunkeval_result")
+        if version != RESULT_SCHEMA:
+            raise ValueError(
+                f"result schema {version!r} is not supported (expected {RESULT_SCHEMA})"
+            )
+        return cls(
+            label=data["label"],
+            config=dict(data["config"]),
+            corpus_hash=data["corpus_hash"],
+            queries_hash=data["queries_hash"],
+            metrics=_stats_from_json(data["metrics"]),
+            groups={g: _stats_from_json(s) for g, s in data["groups"].items()},
+            queries=[QueryRecord.from_json(q) for q in data.get("queries", [])],
+            chunks=dict(data["chunks"]),
+            timings=dict(data["timings"]),
+            chunk_spans=[
+                (s[0], int(s[1]), int(s[2])) for s in data.get("chunk_spans", [])
+            ],
+        )

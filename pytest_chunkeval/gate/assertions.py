@@ -1,0 +1,328 @@
+"""Assertion helpers on an :class:`~pytest_chunkeval.engine.results.EvalResult`.
+
+::
+
+    from pytest_chunkeval import assert_recall_at_least, percentile, share_at_least
+
+    assert_recall_at_least(result, 0.80)                     # mean recall >= 0.80
+    assert_recall_at_least(result, 0.50, statistic="p10")    # 10th percentile
+    assert_recall_at_least(result, 0.75, statistic=share_at_least(1.0))
+    #   ... at least 75% of queries have their excerpts fully retrieved
+    assert_iou_at_least(result, 0.05, group="finance.md")    # one source document
+
+A failure raises ``AssertionError`` whose first line says the metric, statistic,
+observed and required values and the configuration, followed by the five worst
+queries: question, the excerpt text that was missed, and what was retrieved instead.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from pytest_chunkeval.core.locate import preview
+from pytest_chunkeval.core.metrics import METRICS
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
+
+WORST_QUERIES = 5
+RETRIEVED_SHOWN = 3
+TEXT_WIDTH = 70
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """A summary of per-query metric values that an assertion compares."""
+
+    name: str
+    """How it is printed: ``mean``, ``p10``, ``share of queries with recall >= 1``."""
+    compute: Callable[[FloatArray], float]
+    level: float | None = None
+    """For a share: queries below this level are the ones that count against it."""
+
+    def label(self, metric: str) -> str:
+        return self.name.replace("{metric}", metric)
+
+
+def _mean(values: FloatArray) -> float:
+    return float(values.mean())
+
+
+def _median(values: FloatArray) -> float:
+    return float(np.median(values))
+
+
+MEAN = Statistic("mean", _mean)
+MEDIAN = Statistic("median", _median)
+
+
+def percentile(q: float) -> Statistic:
+    """The ``q``-th percentile of per-query values (linear interpolation):
+    ``percentile(10)`` is the value 90% of queries reach."""
+    if not 0 <= q <= 100:
+        raise ValueError(f"percentile must be between 0 and 100, got {q!r}")
+
+    def compute(values: FloatArray) -> float:
+        return float(np.percentile(values, q))
+
+    return Statistic(f"p{q:g}", compute)
+
+
+def share_at_least(level: float) -> Statistic:
+    """The fraction of queries whose value is at least ``level``."""
+    _check_fraction(level, "level")
+
+    def compute(values: FloatArray) -> float:
+        return float(np.mean(values >= level - 1e-12))
+
+    return Statistic(
+        f"share of queries with {{metric}} >= {level:g}", compute, level=level
+    )
+
+
+_PERCENTILE = re.compile(r"p(\d+(?:\.\d+)?)")
+
+
+def as_statistic(value: str | Statistic) -> Statistic:
+    """``"mean"``, ``"median"``, ``"p10"`` (a percentile) or a :class:`Statistic`."""
+    if isinstance(value, Statistic):
+        return value
+    if value == "mean":
+        return MEAN
+    if value == "median":
+        return MEDIAN
+    match = _PERCENTILE.fullmatch(value)
+    if match:
+        return percentile(float(match.group(1)))
+    raise ValueError(
+        f"unknown statistic {value!r}; use 'mean', 'median', 'pNN' (a percentile, "
+        "e.g. 'p10'), percentile(q) or share_at_least(level)"
+    )
+
+
+def _check_fraction(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{what} must be a number in [0, 1], got {value!r}")
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValueError(
+            f"{what} must be in [0, 1] (a fraction: 0.8 means 80%), got {value!r}"
+        )
+    return float(value)
+
+
+# ------------------------------------------------------------------------ checks
+
+
+def check_metric(
+    result: EvalResult,
+    metric: str,
+    minimum: float,
+    *,
+    statistic: str | Statistic = "mean",
+    group: str | None = None,
+) -> str | None:
+    """The failure text if ``statistic`` of ``metric`` is below ``minimum``, else
+    ``None``. Raises ``ValueError`` for a metric the result does not define."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; expected one of {METRICS}")
+    minimum = _check_fraction(minimum, "minimum")
+    stat = as_statistic(statistic)
+    values = result.values(metric, group)
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        why = (
+            "it is undefined for a whole retriever scored without a chunking"
+            if metric == "precision_omega"
+            else "there are no queries"
+        )
+        raise ValueError(
+            f"{metric} cannot be checked for {result.describe()}"
+            f"{_group_text(group)}: {why}"
+        )
+    observed = stat.compute(values)
+    if observed >= minimum - 1e-12:
+        return None
+    return failure_text(result, metric, stat, observed, minimum, group)
+
+
+def _group_text(group: str | None) -> str:
+    return f", group {group!r}" if group is not None else ""
+
+
+def failure_text(
+    result: EvalResult,
+    metric: str,
+    statistic: Statistic,
+    observed: float,
+    minimum: float,
+    group: str | None = None,
+) -> str:
+    """One summary line, then the worst queries with what was missed."""
+    n = sum(1 for q in result.queries if group in (None, q.doc_id))
+    head = (
+        f"{metric} {statistic.label(metric)} {observed:.3f} is below the required "
+        f"{minimum:.3f} ({result.describe()}{_group_text(group)}; {n} queries)"
+    )
+    # Only queries below what is required are worth a reviewer's attention.
+    cutoff = minimum if statistic.level is None else statistic.level
+    worst = worst_queries(result, metric, group, below=cutoff)
+    if not worst:
+        return head
+    queries = "query" if len(worst) == 1 else "queries"
+    lines = [head, f"{len(worst)} worst {queries} by {metric} (below {cutoff:g}):"]
+    for rank, record in enumerate(worst, 1):
+        lines += _query_lines(result, record, metric, rank)
+    return "\n".join(lines)
+
+
+def worst_queries(
+    result: EvalResult,
+    metric: str,
+    group: str | None = None,
+    n: int = WORST_QUERIES,
+    *,
+    below: float = math.inf,
+) -> list[QueryRecord]:
+    """The ``n`` queries with the lowest ``metric`` (ties by id), among those
+    whose value is below ``below``."""
+    records = [
+        q
+        for q in result.queries
+        if group in (None, q.doc_id)
+        and not math.isnan(q.metric(metric))
+        and q.metric(metric) < below
+    ]
+    records.sort(key=lambda q: (q.metric(metric), q.id))
+    return records[:n]
+
+
+def _text(result: EvalResult, span: SpanTuple) -> str:
+    doc, start, end = span
+    where = f"{doc}[{start}:{end}]"
+    if result.corpus is None or doc not in result.corpus:
+        return where
+    return f"{where} {preview(result.text(span), TEXT_WIDTH)}"
+
+
+def _query_lines(
+    result: EvalResult, record: QueryRecord, metric: str, rank: int
+) -> list[str]:
+    lines = [
+        f"  {rank}. {record.id}  {metric} {record.metric(metric):.3f}  "
+        f"{preview(record.question, TEXT_WIDTH)}"
+    ]
+    for span, covered in zip(record.excerpts, record.excerpt_coverage, strict=False):
+        if covered < 1.0:
+            lines.append(
+                f"     missed ({covered:.0%} retrieved): {_text(result, span)}"
+            )
+    if len(lines) == 1:
+        lines.append("     every excerpt was retrieved")
+    if not record.retrieved:
+        lines.append("     retrieved: nothing")
+    for i, span in enumerate(record.retrieved[:RETRIEVED_SHOWN], 1):
+        relevant = any(_overlaps(span, e) for e in record.excerpts)
+        tag = "relevant" if relevant else "instead"
+        lines.append(f"     retrieved #{i} ({tag}): {_text(result, span)}")
+    more = len(record.retrieved) - RETRIEVED_SHOWN
+    if more > 0:
+        lines.append(f"     ... and {more} more retrieved")
+    return lines
+
+
+def _overlaps(a: SpanTuple, b: SpanTuple) -> bool:
+    return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+
+# ----------------------------------------------------------------------- helpers
+
+
+def assert_metric_at_least(
+    result: EvalResult,
+    metric: str,
+    minimum: float,
+    *,
+    statistic: str | Statistic = "mean",
+    group: str | None = None,
+) -> None:
+    """Fail unless ``statistic`` of ``metric`` (overall, or for the queries of one
+    ``group``: a source document id) is at least ``minimum`` (a fraction)."""
+    __tracebackhide__ = True
+    message = check_metric(result, metric, minimum, statistic=statistic, group=group)
+    if message is not None:
+        raise AssertionError(message)
+
+
+def assert_recall_at_least(
+    result: EvalResult,
+    minimum: float,
+    *,
+    statistic: str | Statistic = "mean",
+    group: str | None = None,
+) -> None:
+    """Fail unless recall (share of excerpt tokens retrieved) reaches ``minimum``."""
+    __tracebackhide__ = True
+    assert_metric_at_least(result, "recall", minimum, statistic=statistic, group=group)
+
+
+def assert_precision_at_least(
+    result: EvalResult,
+    minimum: float,
+    *,
+    statistic: str | Statistic = "mean",
+    group: str | None = None,
+) -> None:
+    """Fail unless precision (share of retrieved tokens that are relevant) reaches
+    ``minimum``."""
+    __tracebackhide__ = True
+    assert_metric_at_least(
+        result, "precision", minimum, statistic=statistic, group=group
+    )
+
+
+def assert_iou_at_least(
+    result: EvalResult,
+    minimum: float,
+    *,
+    statistic: str | Statistic = "mean",
+    group: str | None = None,
+) -> None:
+    """Fail unless IoU of excerpt and retrieved tokens reaches ``minimum``."""
+    __tracebackhide__ = True
+    assert_metric_at_least(result, "iou", minimum, statistic=statistic, group=group)
+
+
+def assert_f1_at_least(
+    result: EvalResult,
+    minimum: float,
+    *,
+    statistic: str | Statistic = "mean",
+    group: str | None = None,
+) -> None:
+    """Fail unless F1 of recall and precision reaches ``minimum``."""
+    __tracebackhide__ = True
+    assert_metric_at_least(result, "f1", minimum, statistic=statistic, group=group)
+
+
+def assert_precision_omega_at_least(
+    result: EvalResult,
+    minimum: float,
+    *,
+    statistic: str | Statistic = "mean",
+    group: str | None = None,
+) -> None:
+    """Fail unless precision Ω (precision at perfect recall, a property of the
+    chunking) reaches ``minimum``."""
+    __tracebackhide__ = True
+    assert_metric_at_least(
+        result, "precision_omega", minimum, statistic=statistic, group=group
+    )

@@ -1,0 +1,246 @@
+"""The history file: one JSON line per evaluated configuration per run.
+
+Each record (``chunkeval_history`` schema 1)::
+
+    {"chunkeval_history": 1, "timestamp": "2025-05-01T12:00:00+00:00",
+     "git": {"commit": "3f2a…", "branch": "main", "dirty": false},
+     "test": "tests/test_rag.py::test_chunker[recursive:200:0]",
+     "label": "recursive:200:0", "configuration": "recursive:200:0 k=5 token …",
+     "config": {...}, "corpus_hash": "…", "queries_hash": "…", "n": 472,
+     "metrics": {"recall": {"mean": 0.8123, "std": 0.3011}, …},
+     "groups": {"chatlogs.md": {"recall": 0.79, …}, …},
+     "chunks": {"count": 2386, "mean_units": 137.35}}
+
+Appending is safe when several processes (xdist workers, parallel CI jobs) append
+at once: the file is opened with ``O_APPEND`` and each call writes its whole block
+of lines with one ``os.write`` under an exclusive ``flock`` where available, so lines
+never interleave. (An atomic rename would be wrong here: two writers would each
+replace the file and one run's records would be lost.) A last line cut short by a
+killed writer is skipped when reading and cut away by the next append
+(:func:`pytest_chunkeval.util.files.append_jsonl`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_chunkeval.util.files import (
+    JsonLineError,
+    append_jsonl,
+    append_text,
+    decode_jsonl,
+    iter_jsonl_lines,
+)
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.engine.results import EvalResult
+
+HISTORY_SCHEMA = 1
+VERSION_KEY = "chunkeval_history"
+GIT_TIMEOUT_SECONDS = 3.0
+# CI systems check out a detached HEAD; their variables still name the branch.
+BRANCH_ENV = ("GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME")
+_DECIMALS = 6
+
+
+class HistoryError(ValueError):
+    """A history file cannot be read; the message names the file and line."""
+
+
+class HistoryWarning(UserWarning):
+    """An incomplete last line (a killed writer's) was cut from a history file."""
+
+
+@dataclass(frozen=True)
+class GitInfo:
+    """Where the code under test came from; fields are ``None`` outside git."""
+
+    commit: str | None = None
+    branch: str | None = None
+    dirty: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commit": self.commit, "branch": self.branch, "dirty": self.dirty}
+
+
+def git_info(
+    cwd: str | os.PathLike[str] | None = None,
+    *,
+    timeout: float = GIT_TIMEOUT_SECONDS,
+    environ: Mapping[str, str] | None = None,
+) -> GitInfo:
+    """Commit, branch and dirty flag of the work tree at ``cwd``, from one
+    ``git status --porcelain=v2 --branch`` call. Without git, outside a
+    repository, or when git hangs: the fields it could not learn are ``None``.
+    Tracked changes make a tree dirty; untracked files do not."""
+    env = os.environ if environ is None else environ
+    try:
+        proc = subprocess.run(
+            ["git", "status", "--porcelain=v2", "--branch", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env={**env, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return GitInfo(branch=_env_branch(env))
+    if proc.returncode != 0:
+        return GitInfo(branch=_env_branch(env))
+    commit = branch = None
+    dirty = False
+    for line in proc.stdout.splitlines():
+        if line.startswith("# branch.oid "):
+            value = line.removeprefix("# branch.oid ").strip()
+            commit = None if value == "(initial)" else value
+        elif line.startswith("# branch.head "):
+            value = line.removeprefix("# branch.head ").strip()
+            branch = None if value == "(detached)" else value
+        elif line and not line.startswith("#"):
+            dirty = True
+    return GitInfo(commit, branch or _env_branch(env), dirty)
+
+
+def _env_branch(env: Mapping[str, str]) -> str | None:
+    for name in BRANCH_ENV:
+        if env.get(name):
+            return env[name]
+    return None
+
+
+def _round(value: float | None) -> float | None:
+    if value is None or math.isnan(value):
+        return None
+    return round(float(value), _DECIMALS)
+
+
+def history_record(
+    result: EvalResult,
+    *,
+    test: str | None = None,
+    git: GitInfo | None = None,
+    timestamp: datetime | None = None,
+) -> dict[str, Any]:
+    """The history record of one result (see the module docstring)."""
+    when = timestamp or datetime.now(timezone.utc)
+    return {
+        VERSION_KEY: HISTORY_SCHEMA,
+        "timestamp": when.isoformat(timespec="seconds"),
+        "git": (git or GitInfo()).to_json(),
+        "test": test,
+        "label": result.label,
+        "configuration": result.describe(),
+        "config": dict(result.config),
+        "corpus_hash": result.corpus_hash,
+        "queries_hash": result.queries_hash,
+        "n": max((s.n for s in result.metrics.values()), default=0),
+        "metrics": {
+            m: {"mean": _round(s.mean), "std": _round(s.std)}
+            for m, s in result.metrics.items()
+        },
+        "groups": {
+            g: {m: _round(s.mean) for m, s in stats.items()}
+            for g, stats in result.groups.items()
+        },
+        "chunks": {
+            k: _round(float(v)) for k, v in result.chunks.items() if k != "mean_chars"
+        },
+    }
+
+
+def append_lines(path: str | os.PathLike[str], text: str) -> None:
+    """Append ``text`` (whole lines) to ``path`` in one locked ``O_APPEND`` write,
+    so concurrent appenders never interleave. Creates the file and its folder.
+    Starts on a new line if the file does not end with one."""
+    append_text(path, text)
+
+
+def append_history(
+    path: str | os.PathLike[str],
+    records: Iterable[Mapping[str, Any]],
+    *,
+    note: Callable[[str], None] | None = None,
+) -> int:
+    """Append records (one JSON line each, sorted keys); returns how many.
+
+    A last line cut short by a killed writer is cut away first, so it never ends
+    up mid-file where every later :func:`read_history` would reject it. That is
+    reported to ``note`` when given, else as a :class:`HistoryWarning`.
+    """
+    lines = [
+        json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        for r in records
+    ]
+    repair = append_jsonl(path, lines)
+    if repair is not None and repair.cut:
+        message = (
+            f"{os.fspath(path)}: cut an incomplete last line "
+            f"({len(repair.fragment)} bytes; an interrupted write?) before appending"
+        )
+        if note is not None:
+            note(message)
+        else:  # after the write: should warnings be errors, the records are kept
+            warnings.warn(message, HistoryWarning, stacklevel=2)
+    return len(lines)
+
+
+def read_history(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """All records of a history file, in file order.
+
+    Blank lines are skipped, and so is a last line cut short by a crash (no final
+    newline, invalid JSON); a complete last line without its newline is kept.
+    Any other bad line is a :class:`HistoryError` naming the file and line.
+    """
+    path = Path(path)
+    try:
+        text = decode_jsonl(path.read_bytes())
+    except FileNotFoundError:
+        raise HistoryError(f"history file {path} does not exist") from None
+    except OSError as exc:
+        raise HistoryError(f"cannot read history file {path}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise HistoryError(f"history file {path} is not UTF-8 ({exc.reason})") from None
+    records: list[dict[str, Any]] = []
+    try:
+        # The torn final line of a killed writer is skipped silently: the next
+        # append cuts it away, with a warning.
+        for number, record in iter_jsonl_lines(text, os.fspath(path)):
+            if (
+                not isinstance(record, dict)
+                or record.get(VERSION_KEY) != HISTORY_SCHEMA
+            ):
+                found = record.get(VERSION_KEY) if isinstance(record, dict) else None
+                raise HistoryError(
+                    f"{path}:{number}: not a chunkeval history record of schema "
+                    f"{HISTORY_SCHEMA} (found {VERSION_KEY}={found!r})"
+                )
+            records.append(record)
+    except JsonLineError as exc:
+        raise HistoryError(str(exc)) from None
+    return records
+
+
+def commits(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Commit keys in order of first appearance (``working tree`` when unknown)."""
+    seen: dict[str, None] = {}
+    for r in records:
+        seen.setdefault(commit_key(r), None)
+    return list(seen)
+
+
+def commit_key(record: Mapping[str, Any]) -> str:
+    """A short label of the record's commit: ``3f2a9c1``, ``3f2a9c1+`` when dirty."""
+    git = record.get("git") or {}
+    commit = git.get("commit")
+    label = str(commit)[:7] if commit else "no-git"
+    return label + ("+" if git.get("dirty") else "")

@@ -1,0 +1,93 @@
+"""Plain-text tables of results, in the layout of the report's tables."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # runtime import would load numpy for plain text formatting
+    from pytest_chunkeval.engine.results import EvalResult
+
+REPORT_COLUMNS = ("recall", "precision", "precision_omega", "iou")
+HEADERS = {
+    "recall": "Recall",
+    "precision": "Precision",
+    "precision_omega": "PrecisionΩ",
+    "iou": "IoU",
+    "f1": "F1",
+}
+
+
+def split_spec(spec: str) -> tuple[str, str, str]:
+    """``recursive:200:0`` -> (``recursive``, ``200``, ``0``); missing parts blank; a
+    non-numeric argument is a mode: ``kamradt-modified:300:mean`` ->
+    (``kamradt-modified (mean)``, ``300``, ``""``)."""
+    name, *args = spec.split(":")
+    numbers = [a for a in args if a.isdigit()]
+    modes = [a for a in args if not a.isdigit()]
+    if modes:
+        name += f" ({', '.join(modes)})"
+    return (
+        name,
+        numbers[0] if numbers else "",
+        numbers[1] if len(numbers) > 1 else "",
+    )
+
+
+def mean_std(result: EvalResult, metric: str) -> str:
+    """``mean ± std`` in percent, or ``-`` when the metric is undefined."""
+    stats = result.metrics[metric]
+    if stats.n == 0:
+        return "-"
+    return f"{100 * stats.mean:.1f} ± {100 * stats.std:.1f}"
+
+
+def format_rows(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    text_columns: int = 1,
+    rule: bool = True,
+) -> str:
+    """Columns padded to their widest cell: the first ``text_columns`` left-aligned,
+    the rest (numbers) right-aligned; ``rule`` underlines the header."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [
+            c.ljust(w) if i < text_columns else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  ".join(out).rstrip()
+
+    lines = [line(headers)]
+    if rule:
+        lines.append("  ".join("-" * w for w in widths))
+    return "\n".join([*lines, *(line(r) for r in rows)])
+
+
+def results_table(results: Sequence[EvalResult]) -> str:
+    """One row per result: chunking, size, overlap, k, metrics, mean chunk size."""
+    headers = [
+        "Chunking",
+        "Size",
+        "Overlap",
+        "k",
+        *(HEADERS[m] for m in REPORT_COLUMNS),
+    ]
+    headers.append("Chunk size")
+    rows = []
+    for r in results:
+        name, size, overlap = split_spec(str(r.config.get("chunker", r.label)))
+        unit = "tok" if r.config.get("unit") == "token" else "chr"
+        rows.append(
+            [
+                name,
+                size,
+                overlap,
+                str(r.config.get("k", "")),
+                *(mean_std(r, m) for m in REPORT_COLUMNS),
+                f"{r.chunks['mean_units']:.0f} {unit}",
+            ]
+        )
+    return format_rows(headers, rows)

@@ -1,0 +1,142 @@
+"""The terminal summary: one row per evaluated configuration, then what the end
+of the session did (baselines, history, reports).
+
+Pure text: ``plugin.py`` writes these lines under ``write_sep("-", "chunkeval")``.
+Rows come from ``EvalResult.to_json(details=False)`` (what xdist workers send).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_chunkeval.reporting.table import format_rows
+from pytest_chunkeval.run.session import SessionEnd, SummaryRow
+
+# (header, metric) in table order; means are printed in percent.
+METRIC_COLUMNS = (
+    ("recall", "recall"),
+    ("precision", "precision"),
+    ("IoU", "iou"),
+    ("F1", "f1"),
+    ("P_omega", "precision_omega"),
+)
+SHORT_COLUMNS = METRIC_COLUMNS[:3]
+UNIT_ABBREVIATIONS = {"token": "tok", "char": "ch"}
+MAX_TEST_WIDTH = 70
+
+
+def _percent(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{100 * float(value):.1f}"
+
+
+def _mean(result: Mapping[str, Any], metric: str) -> Any:
+    return result.get("metrics", {}).get(metric, {}).get("mean")
+
+
+def _test_cell(row: SummaryRow) -> str:
+    first = row.nodeids[0] if row.nodeids else "?"
+    if len(first) > MAX_TEST_WIDTH:
+        first = "..." + first[-(MAX_TEST_WIDTH - 3) :]
+    more = len(row.nodeids) - 1
+    return f"{first} (+{more})" if more else first
+
+
+def _chunk_cell(result: Mapping[str, Any]) -> str:
+    chunks = result.get("chunks", {})
+    size = chunks.get("mean_units")
+    if not chunks.get("count") or size is None:
+        return "-"
+    unit = str(result.get("config", {}).get("unit", ""))
+    return f"{float(size):.0f} {UNIT_ABBREVIATIONS.get(unit, unit)}"
+
+
+def _time_cell(result: Mapping[str, Any]) -> str:
+    return f"{sum(float(t) for t in result.get('timings', {}).values()):.2f}s"
+
+
+def _table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: int
+) -> list[str]:
+    return format_rows(header, rows, text_columns=text_columns, rule=False).split("\n")
+
+
+def footer(evaluations: int, reused: int) -> str:
+    """``2 configurations evaluated, 18 results reused``."""
+    configs = "configuration" if evaluations == 1 else "configurations"
+    results = "result" if reused == 1 else "results"
+    return f"{evaluations} {configs} evaluated, {reused} {results} reused"
+
+
+def render_summary(
+    rows: Sequence[SummaryRow],
+    *,
+    verbosity: int = 0,
+    evaluations: int = 0,
+    reused: int = 0,
+) -> list[str]:
+    """The summary lines (empty when nothing was evaluated).
+
+    ``verbosity`` as pytest's: 0 the full table (test id, chunker, k, metric means
+    in %, mean chunk size, time); -1 (``-q``) test id with recall, precision and
+    IoU; -2 and below only the footer line.
+    """
+    if not rows:
+        return []
+    lines: list[str] = []
+    if verbosity >= 0:
+        header = [
+            "test",
+            "chunker",
+            "k",
+            *(h for h, _ in METRIC_COLUMNS),
+            "chunk",
+            "time",
+        ]
+        body = []
+        for row in rows:
+            result = row.result
+            config = result.get("config", {})
+            body.append(
+                [
+                    _test_cell(row),
+                    str(config.get("chunker") or result.get("label", "")),
+                    "-" if config.get("k") is None else str(config["k"]),
+                    *(_percent(_mean(result, m)) for _, m in METRIC_COLUMNS),
+                    _chunk_cell(result),
+                    _time_cell(result),
+                ]
+            )
+        lines += _table(header, body, 2)
+        lines.append("metric means in %; chunk: mean chunk size")
+    elif verbosity == -1:
+        header = ["test", *(h for h, _ in SHORT_COLUMNS)]
+        body = [
+            [_test_cell(r), *(_percent(_mean(r.result, m)) for _, m in SHORT_COLUMNS)]
+            for r in rows
+        ]
+        lines += _table(header, body, 1)
+    lines.append(footer(evaluations, reused))
+    return lines
+
+
+FAIL_UNUSED_HINT = (
+    "unused baselines fail this run (chunkeval_fail_unused / "
+    "--chunkeval-fail-unused): delete them, or run pytest --chunkeval-update"
+)
+
+
+def render_end(end: SessionEnd | None) -> list[str]:
+    """Baseline counts, improvements and unused files, then the outputs written
+    and any that could not be."""
+    if end is None:
+        return []
+    lines = list(end.baselines)
+    if end.fail_unused and end.unused:
+        lines.append(FAIL_UNUSED_HINT)
+    lines += end.written
+    lines += [f"ERROR: {e}" for e in end.errors]
+    return lines
