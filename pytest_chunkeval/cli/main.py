@@ -96,10 +96,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_cache(args: argparse.Namespace) -> int:
     from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
     from pytest_chunkeval.engine.search_cache import SearchCache
+    from pytest_chunkeval.llm.answers import AnswerCache
 
     cache = EmbeddingCache(args.cache_dir or default_cache_dir())
     searches = SearchCache(cache.directory)
+    answers = AnswerCache(cache.directory)
     if args.action == "clear":
+        if args.role is not None:
+            removed = answers.clear(args.role, args.identity)
+            print(f"removed {removed} cached {args.role} answers from {answers.root}")
+            return 0
         removed = cache.clear(args.identity)
         # retrieval results depend on the vectors: they go with them
         dropped = searches.clear()
@@ -119,7 +125,24 @@ def cmd_cache(args: argparse.Namespace) -> int:
             f"  {identity}: {entry['entries']} vectors (dim {entry['dimension']}), "
             f"{entry['bytes'] / 1e6:.1f} MB in {entry['files']} file(s){corrupt}"
         )
+    _print_answers(answers)
     return 0
+
+
+def _print_answers(answers: Any) -> None:
+    """The LLM answer cache, per role and answerer (``chunkeval cache info``)."""
+    info = answers.info()
+    print(f"LLM answers at {answers.root}")
+    if not info:
+        print("  (none)")
+    for role, entry in sorted(info.items()):
+        corrupt = f", {entry['corrupt']} corrupt set aside" if entry["corrupt"] else ""
+        print(
+            f"  {role}: {entry['entries']} answers, "
+            f"{entry['bytes'] / 1e6:.1f} MB{corrupt}"
+        )
+        for identity, count in sorted(entry["identities"].items()):
+            print(f"    {identity}: {count}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -156,10 +179,21 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--progress", action="store_true", help="always show progress")
     ev.set_defaults(func=cmd_eval)
 
-    ca = sub.add_parser("cache", help="show or clear the embedding cache")
+    ca = sub.add_parser(
+        "cache", help="show or clear the caches (vectors, searches, LLM answers)"
+    )
     ca.add_argument("action", choices=("info", "clear"))
     ca.add_argument("--cache-dir", type=Path, default=None)
-    ca.add_argument("--identity", default=None, help="clear one embedder only")
+    ca.add_argument(
+        "--identity",
+        default=None,
+        help="clear one embedder only (with --role: one model or callable)",
+    )
+    ca.add_argument(
+        "--role",
+        default=None,
+        help="clear the cached LLM answers of one role (judge, generate...)",
+    )
     ca.set_defaults(func=cmd_cache)
 
     for register in _extra_commands():

@@ -295,3 +295,20 @@ def append_jsonl(
         _write_all(fd, data)
         os.fsync(fd)
     return repair
+
+
+def ensure_cache_root(directory: str | os.PathLike[str]) -> Path:
+    """Create a cache directory, marked like ``.pytest_cache``: a ``.gitignore``
+    of ``*`` (never committed by accident) and a ``CACHEDIR.TAG`` (skipped by
+    backup tools). An existing directory is left as it is."""
+    root = Path(directory)
+    if root.is_dir():
+        return root
+    root.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(root / ".gitignore", "# created by pytest-chunkeval\n*\n")
+    atomic_write_text(
+        root / "CACHEDIR.TAG",
+        "Signature: 8a477f597d28d172789f06886806bc55\n"
+        "# This file is a cache directory tag created by pytest-chunkeval.\n",
+    )
+    return root
