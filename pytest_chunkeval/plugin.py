@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from pytest_chunkeval.embedders.base import Embedder
     from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.run.session import ChunkevalSession, Evaluator, MarkerOptions
-    from pytest_chunkeval.stores import Store
+    from pytest_chunkeval.stores import AnyStore
 
 T = TypeVar("T")
 
@@ -179,8 +179,8 @@ def chunkeval_embedder(pytestconfig: pytest.Config) -> Embedder:
 
 
 @pytest.fixture(scope="session")
-def chunkeval_store(pytestconfig: pytest.Config) -> Store:
-    """The vector store ``chunkeval_store`` names (default in-process Chroma)."""
+def chunkeval_store(pytestconfig: pytest.Config) -> AnyStore:
+    """The store ``chunkeval_store`` names (default in-process Chroma)."""
     session = _session(pytestconfig)
     return _or_fail(lambda: session.store(session.default_run.store))
 

@@ -51,7 +51,11 @@ class Registry(Generic[T]):
 
     def create(self, spec: str) -> T:
         """Build the object a spec string names, with a helpful error if it can't."""
-        name, _, rest = spec.strip().partition(":")
+        spec = spec.strip()
+        name, _, rest = spec.partition(":")
+        if "?" in name:  # "bm25?stem=english": options straight after the name
+            name, _, query = spec.partition("?")
+            rest = "?" + query
         factory = self._factories.get(name)
         if factory is None:
             raise UnknownSpec(

@@ -7,9 +7,7 @@ measures whatever a user's own retriever returns. Both produce an ``EvalResult``
 from __future__ import annotations
 
 import hashlib
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,23 +41,22 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import Query, QuerySet
 from pytest_chunkeval.embedders.base import Embedder, get_embedder
 from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
-from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
+from pytest_chunkeval.engine.results import (
+    EvalResult,
+    QueryRecord,
+    SpanTuple,
+    StageResult,
+)
+from pytest_chunkeval.engine.retrieve import RetrievalInputs, retrieve
+from pytest_chunkeval.engine.retrieve import timed as _timed
 from pytest_chunkeval.engine.search_cache import SearchCache
-from pytest_chunkeval.stores import Store, get_store
+from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
+from pytest_chunkeval.stores.rerank import Reranker, get_reranker
 from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
 
 
 class EvaluationError(ValueError):
     """The inputs of an evaluation do not fit together; the message says where."""
-
-
-@contextmanager
-def _timed(timings: dict[str, float], phase: str) -> Iterator[None]:
-    start = time.perf_counter()
-    try:
-        yield
-    finally:
-        timings[phase] = timings.get(phase, 0.0) + time.perf_counter() - start
 
 
 _UNIT_MAPS: dict[tuple[str, str, str], UnitMap] = {}
@@ -125,36 +122,59 @@ class Chunking:
         return ChunkIndex(units, self.doc, self.bounds[:, 0], self.bounds[:, 1])
 
 
-def _search(
-    store: Store,
-    key: str,
-    chunk_vectors: npt.NDArray[np.float32],
-    query_vectors: npt.NDArray[np.float32],
-    k: int,
-    cache: SearchCache,
-    timings: dict[str, float],
-) -> npt.NDArray[np.int64]:
-    """Top-``k`` chunk rows per query. Results are cached on disk under the store's
-    name (its spec string), the collection key and the query vectors, so an unchanged
-    re-run needs neither the store nor its import; a store without a name is always
-    searched."""
-    if k == 0:
-        return np.zeros((len(query_vectors), 0), np.int64)
-    name = getattr(store, "name", None)
-    cache_key = (
-        SearchCache.key(name, key, query_vectors, k) if isinstance(name, str) else None
+def _kept(hits: npt.NDArray[np.int64], per_query_k: npt.NDArray[np.int64]) -> Any:
+    """(query, row) of the hits within each query's depth, in rank order."""
+    keep = (np.arange(hits.shape[1])[None, :] < per_query_k[:, None]) & (hits >= 0)
+    rows, cols = np.nonzero(keep)
+    return rows.astype(np.int64), hits[rows, cols]
+
+
+def _spans_of(
+    hits: npt.NDArray[np.int64], per_query_k: npt.NDArray[np.int64], chunking: Chunking
+) -> QuerySpans:
+    rows, ids = _kept(hits, per_query_k)
+    return QuerySpans(
+        rows, chunking.doc[ids], chunking.bounds[ids, 0], chunking.bounds[ids, 1]
     )
-    if cache_key is not None:
-        cached = cache.get(cache_key, len(query_vectors), k)
-        if cached is not None:
-            return cached
-    with _timed(timings, "index"):
-        index = store.index(key, chunk_vectors)
-    with _timed(timings, "search"):
-        hits = np.asarray(index.search(query_vectors, k), dtype=np.int64)
-    if cache_key is not None:
-        cache.put(cache_key, hits)
-    return hits
+
+
+def _stages(
+    stages: Mapping[str, npt.NDArray[np.int64]],
+    per_query_k: npt.NDArray[np.int64],
+    chunking: Chunking,
+    units: UnitMap,
+    excerpts: QuerySpans,
+    n_queries: int,
+) -> dict[str, StageResult]:
+    """Recall of each earlier stage over its whole list and over its first k."""
+    from pytest_chunkeval.core.metrics import describe
+
+    out = {}
+    ids = units.doc_ids
+    for name, hits in stages.items():
+        depth = np.full(n_queries, hits.shape[1], dtype=np.int64)
+        spans = _spans_of(hits, depth, chunking)
+        whole = score_queries(units, excerpts, spans, n_queries)
+        at_k = score_queries(
+            units, excerpts, _spans_of(hits, per_query_k, chunking), n_queries
+        )
+        per_query: list[list[SpanTuple]] = [[] for _ in range(n_queries)]
+        for q, d, s, e in zip(
+            spans.query.tolist(),
+            spans.doc.tolist(),
+            spans.start.tolist(),
+            spans.end.tolist(),
+            strict=True,
+        ):
+            per_query[q].append((ids[d], s, e))
+        out[name] = StageResult(
+            name,
+            int(hits.shape[1]),
+            describe(whole.recall),
+            describe(at_k.recall),
+            tuple(tuple(p) for p in per_query),
+        )
+    return out
 
 
 def _excerpt_spans(queries: QuerySet, units: UnitMap) -> QuerySpans:
@@ -177,7 +197,8 @@ def evaluate(
     queries: QuerySet,
     *,
     embedder: str | Embedder | Callable[[list[str]], Any] = DEFAULT_EMBEDDER,
-    store: str | Store = DEFAULT_STORE,
+    store: str | AnyStore = DEFAULT_STORE,
+    rerank: str | Reranker | None = None,
     k: K = DEFAULT_K,
     unit: str = "token",
     tokenizer: str | Tokenizer | None = None,
@@ -187,12 +208,18 @@ def evaluate(
 ) -> EvalResult:
     """Chunk every document, embed chunks and queries (cached), index them all in one
     store, retrieve ``k`` chunks per query (``"min"``: as many as overlap its
-    excerpts) and score the retrieved spans at the token (or char) level."""
+    excerpts) and score the retrieved spans at the token (or char) level.
+
+    ``store`` may search vectors (``exact``, ``chroma``), texts (``bm25``: no
+    embedder runs) or both (``hybrid``); ``rerank`` re-scores the store's top
+    candidates (``cross-encoder:PATH?n=20``) and keeps ``k``. Earlier stages' recall
+    is in ``result.stages``."""
     k = check_k(k)
     unit = check_unit(unit)
     chunker_obj = get_chunker(chunker)
-    embedder_obj = get_embedder(embedder)
     store_obj = get_store(store)
+    reranker = get_reranker(rerank) if rerank is not None else None
+    embedder_obj = get_embedder(embedder) if uses_vectors(store_obj) else None
     tok = get_tokenizer(tokenizer) if unit == "token" else None
     emb_cache = _resolve_cache(cache)
     adopt_cache = getattr(chunker_obj, "adopt_cache", None)
@@ -204,18 +231,17 @@ def evaluate(
         chunking = Chunking(chunker_obj, corpus)
         if len(chunking) == 0:
             raise EvaluationError(f"chunker {chunker_obj.name!r} produced no chunks")
-    with _timed(timings, "embed"):
-        question_texts = [q.text for q in queries]
-        vectors = emb_cache.embed(
-            embedder_obj, chunking.texts() + question_texts, progress=progress
-        )
-        chunk_vectors, query_vectors = (
-            vectors[: len(chunking)],
-            vectors[len(chunking) :],
-        )
-    key = hashlib.sha256(
-        f"{chunking.digest()}\0{embedder_obj.identity}".encode()
-    ).hexdigest()
+    inputs = RetrievalInputs(chunking.texts(), [q.text for q in queries])
+    if embedder_obj is not None:
+        with _timed(timings, "embed"):
+            vectors = emb_cache.embed(
+                embedder_obj, inputs.chunk_texts + inputs.query_texts, progress=progress
+            )
+            inputs.chunk_vectors = vectors[: len(chunking)]
+            inputs.query_vectors = vectors[len(chunking) :]
+        inputs.collection_key = hashlib.sha256(
+            f"{chunking.digest()}\0{embedder_obj.identity}".encode()
+        ).hexdigest()
     with _timed(timings, "score"):
         units = unit_map(corpus, unit, tok)
         excerpts = _excerpt_spans(queries, units)
@@ -226,31 +252,27 @@ def evaluate(
             else np.full(len(queries), k, dtype=np.int64)
         )
     k_max = int(per_query_k.max()) if len(queries) else 0
-    hits = _search(
+    found = retrieve(
         store_obj,
-        key,
-        chunk_vectors,
-        query_vectors,
+        inputs,
         k_max,
         SearchCache(emb_cache.directory),
         timings,
+        reranker=reranker,
     )
     with _timed(timings, "score"):
-        keep = (np.arange(hits.shape[1])[None, :] < per_query_k[:, None]) & (hits >= 0)
-        rows, cols = np.nonzero(keep)
-        ids = hits[rows, cols]
-        retrieved = QuerySpans(
-            rows.astype(np.int64),
-            chunking.doc[ids],
-            chunking.bounds[ids, 0],
-            chunking.bounds[ids, 1],
-        )
+        retrieved = _spans_of(found.ids, per_query_k, chunking)
         scores = score_queries(units, excerpts, retrieved, len(queries), chunk_index)
         chunk_units = chunk_index.unit_hi - chunk_index.unit_lo
-    config = {
+        stages = _stages(
+            found.stages, per_query_k, chunking, units, excerpts, len(queries)
+        )
+    config: dict[str, Any] = {
         "chunker": chunker_obj.name,
-        "embedder": _spec_of(embedder, embedder_obj.identity),
-        "embedder_identity": embedder_obj.identity,
+        "embedder": (
+            _spec_of(embedder, embedder_obj.identity) if embedder_obj else None
+        ),
+        "embedder_identity": embedder_obj.identity if embedder_obj else None,
         "store": getattr(store_obj, "name", _spec_of(store, type(store_obj).__name__)),
         "k": k,
         "unit": unit,
@@ -258,6 +280,9 @@ def evaluate(
         "corpus": corpus.name,
         "queries": queries.source or "queries",
     }
+    if reranker is not None:
+        config["rerank"] = reranker.identity
+        config["rerank_candidates"] = int(reranker.candidates)
     chunk_stats = {
         "count": len(chunking),
         "mean_units": float(chunk_units.mean()),
@@ -275,6 +300,7 @@ def evaluate(
         chunk_stats,
         timings,
         chunking.spans(),
+        stages,
     )
 
 
@@ -290,6 +316,7 @@ def _result(
     chunk_stats: dict[str, float],
     timings: dict[str, float],
     chunk_spans: list[SpanTuple],
+    stages: dict[str, StageResult] | None = None,
 ) -> EvalResult:
     ids = units.doc_ids
     retrieved_by_query: list[list[SpanTuple]] = [[] for _ in range(len(queries))]
@@ -338,6 +365,7 @@ def _result(
         timings=timings,
         chunk_spans=chunk_spans,
         corpus=corpus,
+        stages=stages or {},
     )
 
 

@@ -15,7 +15,12 @@ Schema (``to_json``; version ``RESULT_SCHEMA``)::
                   "recall", "precision", "iou", "f1", "precision_omega",
                   "excerpt_units", "retrieved_units", "first_relevant_rank",
                   "excerpt_coverage": [float, ...]}],
-     "chunk_spans": [[doc_id, start, end], ...]}
+     "chunk_spans": [[doc_id, start, end], ...],
+     "stages": {name: {"depth", "metrics": {"recall", "recall_at_k"}}}}  # if any
+
+``stages`` holds the earlier retrieval stages (a hybrid store's legs ``dense`` and
+``bm25``, a reranker's ``candidates``): each stage's recall over its whole list
+(``depth`` rows) and over its first ``k`` rows, beside the final result's metrics.
 
 Metric values are in [0, 1]; ``precision_omega`` is ``null`` when no chunking was
 scored (a whole retriever through ``score``).
@@ -120,6 +125,34 @@ def _float(x: float | None) -> float:
     return math.nan if x is None else float(x)
 
 
+@dataclass(frozen=True)
+class StageResult:
+    """One earlier retrieval stage: its rows as spans per query, and its recall."""
+
+    name: str
+    depth: int
+    """Rows per query this stage returned (a hybrid leg's ``n``, a reranker's ``n``)."""
+    recall: MetricStats
+    """Recall of the whole list: what later stages can reach at most."""
+    recall_at_k: MetricStats
+    """Recall of the first ``k`` rows, as if this stage alone had answered."""
+    retrieved: tuple[tuple[SpanTuple, ...], ...] = field(default=(), repr=False)
+    """Per query (in query order), the stage's spans in rank order (not in JSON)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "depth": self.depth,
+            "metrics": _stats_json(
+                {"recall": self.recall, "recall_at_k": self.recall_at_k}
+            ),
+        }
+
+    @classmethod
+    def from_json(cls, name: str, data: dict[str, Any]) -> StageResult:
+        stats = _stats_from_json(data["metrics"])
+        return cls(name, int(data["depth"]), stats["recall"], stats["recall_at_k"])
+
+
 @dataclass
 class EvalResult:
     """Metrics of one configuration over one query set, with per-query detail."""
@@ -135,6 +168,7 @@ class EvalResult:
     timings: dict[str, float]
     chunk_spans: list[SpanTuple] = field(default_factory=list, repr=False)
     corpus: Corpus | None = field(default=None, repr=False, compare=False)
+    stages: dict[str, StageResult] = field(default_factory=dict)
 
     def mean(self, metric: str, group: str | None = None) -> float:
         """Mean of ``metric`` overall, or for one group (source document)."""
@@ -196,6 +230,8 @@ class EvalResult:
         if details:
             data["queries"] = [q.to_json() for q in self.queries]
             data["chunk_spans"] = [list(s) for s in self.chunk_spans]
+        if self.stages:
+            data["stages"] = {n: s.to_json() for n, s in self.stages.items()}
         return data
 
     @classmethod
@@ -218,4 +254,8 @@ class EvalResult:
             chunk_spans=[
                 (s[0], int(s[1]), int(s[2])) for s in data.get("chunk_spans", [])
             ],
+            stages={
+                n: StageResult.from_json(n, s)
+                for n, s in data.get("stages", {}).items()
+            },
         )

@@ -1,9 +1,11 @@
 """Retrieval results on disk, so a re-run with nothing changed skips the store.
 
-A search is a pure function of (store spec, indexed vectors, query vectors, k): the
-collection key already hashes the chunking and the embedder, and the query vectors
-are hashed here. Results live beside the embedding cache as small ``.npy`` files
-written atomically; one that cannot be read is reported and searched again.
+A vector search is a pure function of (store spec, indexed vectors, query vectors, k):
+the collection key already hashes the chunking and the embedder, and the query vectors
+are hashed here. A text search (BM25) is keyed on the store's identity and the chunk
+and query texts (``text_key``); see ``retrieve.py`` for fusion and reranking.
+Results live beside the embedding cache as small ``.npy`` files written atomically;
+one that cannot be read is reported and searched again.
 """
 
 from __future__ import annotations
@@ -34,6 +36,13 @@ class SearchCache:
         h = hashlib.sha256(f"{store}\0{collection}\0{k}\0{queries.shape}".encode())
         h.update(np.ascontiguousarray(queries).tobytes())
         return h.hexdigest()
+
+    @staticmethod
+    def text_key(identity: str, chunk_texts: str, query_texts: str, k: int) -> str:
+        """Key of a text store's search: its identity (tokenization and scoring
+        options) and the digests of the chunk texts and of the query texts."""
+        blob = f"text\0{identity}\0{chunk_texts}\0{query_texts}\0{k}"
+        return hashlib.sha256(blob.encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.npy"

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.gate.baseline import BaselineStore, CheckOutcome
     from pytest_chunkeval.reporting.reports import ReportEntry
-    from pytest_chunkeval.stores import Store
+    from pytest_chunkeval.stores import AnyStore
 
 T = TypeVar("T")
 
@@ -394,7 +394,7 @@ class ChunkevalSession:
         self._datasets: dict[tuple[object, ...], Any] = {}
         self._chunkers: dict[str, Chunker] = {}
         self._chunker_specs: dict[int, str] = {}
-        self._stores: dict[str, Store] = {}
+        self._stores: dict[str, AnyStore] = {}
         self._caches: dict[str, EmbeddingCache] = {}
         self._keep_alive: list[object] = []
         self._default_run: RunConfig | None = None
@@ -489,7 +489,7 @@ class ChunkevalSession:
 
         return get_embedder(spec)
 
-    def store(self, spec: str = DEFAULT_STORE) -> Store:
+    def store(self, spec: str = DEFAULT_STORE) -> AnyStore:
         """The store a spec names (one client per spec per session)."""
         if spec not in self._stores:
             self.ensure_registered()

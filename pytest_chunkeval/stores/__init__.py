@@ -5,19 +5,30 @@ Spec strings (``get_store``):
 - ``exact``: numpy brute force, the ground truth;
 - ``chroma``: in-process Chroma (HNSW), the default;
 - ``chroma:PATH``: Chroma persisted under ``PATH`` (warm re-runs reuse vectors);
-- ``chroma+http://HOST:PORT`` (or ``https``): a Chroma server (``chroma run``).
+- ``chroma+http://HOST:PORT`` (or ``https``): a Chroma server (``chroma run``);
+- ``bm25[?lower=..&stopwords=..&stem=..&k1=..&b=..]``: lexical BM25 over the chunk
+  texts (``bm25s``), no embedder;
+- ``hybrid[:DENSE][?n=50&rrf=60&weights=1,1&...]``: dense + BM25 fused by reciprocal
+  rank fusion.
 """
 
 from __future__ import annotations
 
 from pytest_chunkeval.config.registry import Registry
 from pytest_chunkeval.stores._base import (
+    AnyStore,
     FloatArray,
+    FusionStore,
     IdArray,
+    Retrieval,
     Store,
     StoreError,
+    TextIndex,
+    TextStore,
     VectorIndex,
+    uses_vectors,
 )
+from pytest_chunkeval.stores.bm25 import BM25Index, BM25Store, bm25_from_spec
 from pytest_chunkeval.stores.chroma import (
     ChromaIndex,
     ChromaStore,
@@ -27,38 +38,57 @@ from pytest_chunkeval.stores.chroma import (
     collection_name,
 )
 from pytest_chunkeval.stores.exact import ExactIndex, ExactStore, exact_from_spec
+from pytest_chunkeval.stores.hybrid import HybridStore, hybrid_from_spec, rrf_fuse
 
 __all__ = [
     "STORES",
+    "AnyStore",
+    "BM25Index",
+    "BM25Store",
     "ChromaIndex",
     "ChromaStore",
     "ExactIndex",
     "ExactStore",
     "FloatArray",
+    "FusionStore",
+    "HybridStore",
     "IdArray",
+    "Retrieval",
     "Store",
     "StoreError",
+    "TextIndex",
+    "TextStore",
     "VectorIndex",
     "collection_name",
     "get_store",
+    "rrf_fuse",
+    "uses_vectors",
 ]
 
-STORES: Registry[Store] = Registry("store")
+STORES: Registry[AnyStore] = Registry("store")
 STORES.register("exact", exact_from_spec, "exact")
 STORES.register("chroma", chroma_from_spec, "chroma | chroma:PATH")
 # Registry.create splits on the first ':', so "chroma+http://h:p" arrives here as
 # name "chroma+http" and rest "//h:p".
 STORES.register("chroma+http", chroma_http_from_spec, "chroma+http://HOST:PORT")
 STORES.register("chroma+https", chroma_https_from_spec, "chroma+https://HOST:PORT")
+STORES.register(
+    "bm25",
+    bm25_from_spec,
+    "bm25[?lower=BOOL&stopwords=en|none&stem=LANG|none&k1=X&b=X]",
+)
+STORES.register(
+    "hybrid", hybrid_from_spec, "hybrid[:DENSE_STORE][?n=50&rrf=60&weights=1,1&...]"
+)
 
 
-def get_store(spec: str | Store) -> Store:
+def get_store(spec: str | AnyStore) -> AnyStore:
     """The store a spec string names, or ``spec`` itself if it already is one."""
     if isinstance(spec, str):
         return STORES.create(spec)
-    if isinstance(spec, Store):
+    if isinstance(spec, (FusionStore, TextStore, Store)):
         return spec
     raise TypeError(
-        f"expected a store spec string or an object with .name and .index(), "
-        f"got {type(spec).__name__}"
+        f"expected a store spec string or an object with .name and .index() "
+        f"(vectors) or .index_texts() (texts), got {type(spec).__name__}"
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -41,6 +43,87 @@ class Store(Protocol):
         may reuse what it holds under that key instead of adding the vectors again.
         """
         ...
+
+
+@runtime_checkable
+class TextIndex(Protocol):
+    """Chunk texts indexed by a store, searchable by query text."""
+
+    def search_texts(self, queries: Sequence[str], k: int) -> IdArray:
+        """Return ``(q, k)`` row indices into the indexed texts, best first, padded
+        with ``-1`` (fewer texts than ``k``, or fewer that match the query)."""
+        ...
+
+
+@runtime_checkable
+class TextStore(Protocol):
+    """A store that indexes chunk texts, not vectors (BM25): no embedder runs."""
+
+    @property
+    def name(self) -> str:
+        """The spec string that names this store (``"bm25?stem=english"``)."""
+        ...
+
+    @property
+    def identity(self) -> str:
+        """Everything that determines its results (every tokenization and scoring
+        option, defaults included): the search cache is keyed on it and the texts."""
+        ...
+
+    def index_texts(self, texts: Sequence[str]) -> TextIndex:
+        """Index the chunk texts (in chunk order)."""
+        ...
+
+
+@runtime_checkable
+class FusionStore(Protocol):
+    """Several stores ("legs") searched for ``candidates`` rows each, then fused."""
+
+    @property
+    def name(self) -> str:
+        """The spec string that names this store."""
+        ...
+
+    @property
+    def identity(self) -> str:
+        """The fusion settings (not the legs: each leg is cached on its own)."""
+        ...
+
+    @property
+    def candidates(self) -> int:
+        """Rows each leg returns before fusion."""
+        ...
+
+    @property
+    def legs(self) -> Mapping[str, Store | TextStore]:
+        """The stores to search, by leg name (``"dense"``, ``"bm25"``)."""
+        ...
+
+    def fuse(self, lists: Mapping[str, IdArray], k: int) -> IdArray:
+        """Fuse each leg's ``(q, candidates)`` rows into ``(q, k)``, best first."""
+        ...
+
+
+AnyStore = Store | TextStore | FusionStore
+
+
+def uses_vectors(store: object) -> bool:
+    """Whether a store needs chunk and query vectors (so an embedder must run)."""
+    if isinstance(store, FusionStore):
+        return any(uses_vectors(leg) for leg in store.legs.values())
+    return not isinstance(store, TextStore)
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What a retrieval pipeline returned: the final rows per query, and the rows of
+    each earlier stage (a hybrid store's legs, a reranker's candidates), by name."""
+
+    ids: IdArray
+    """``(q, k)`` final rows, best first, ``-1`` padded."""
+
+    stages: dict[str, IdArray] = field(default_factory=dict)
+    """Stage name -> ``(q, depth)`` rows, in pipeline order."""
 
 
 def as_vectors(vectors: object, *, what: str) -> FloatArray:

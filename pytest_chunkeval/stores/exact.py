@@ -41,11 +41,11 @@ class ExactIndex:
             # Negated scores so that ascending order is best first.
             neg = block @ self.vectors.T
             np.negative(neg, out=neg)
-            out[lo : lo + block.shape[0], :take] = _smallest(neg, take)
+            out[lo : lo + block.shape[0], :take] = top_rows(neg, take)
         return out
 
 
-def _smallest(neg: FloatArray, k: int) -> IdArray:
+def top_rows(neg: FloatArray, k: int) -> IdArray:
     """Per row, the columns of the ``k`` smallest values, ascending, ties by column."""
     n = neg.shape[1]
     if k >= n:

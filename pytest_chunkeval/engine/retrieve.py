@@ -1,0 +1,203 @@
+"""Retrieval as stages: a store (vector, text or fused) and an optional reranker.
+
+Every stage's rows are cached on disk, keyed on what determines them:
+
+- a vector store: its spec, the collection key (chunking + embedder) and the query
+  vectors (``SearchCache.key``);
+- a text store (BM25): its identity (every tokenization and scoring option), the chunk
+  texts and the query texts; no embedder runs;
+- a fused store: each leg as above; fusion is cheap and recomputed;
+- a reranker: its identity, the texts and the candidate rows.
+
+An unchanged re-run therefore imports neither the store nor the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from pytest_chunkeval.engine.search_cache import SearchCache
+from pytest_chunkeval.stores._base import (
+    AnyStore,
+    FloatArray,
+    FusionStore,
+    IdArray,
+    Retrieval,
+    Store,
+    TextStore,
+)
+from pytest_chunkeval.stores.rerank import Reranker, rerank_rows
+
+
+@contextmanager
+def timed(timings: dict[str, float], phase: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[phase] = timings.get(phase, 0.0) + time.perf_counter() - start
+
+
+def texts_digest(texts: Sequence[str]) -> str:
+    """SHA-256 of a list of texts (length-prefixed, so no two lists collide)."""
+    h = hashlib.sha256()
+    for text in texts:
+        data = text.encode("utf-8")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+@dataclass
+class RetrievalInputs:
+    """What the stages may read: texts always, vectors when a store needs them."""
+
+    chunk_texts: list[str]
+    query_texts: list[str]
+    collection_key: str | None = None
+    chunk_vectors: FloatArray | None = None
+    query_vectors: FloatArray | None = None
+
+    def __post_init__(self) -> None:
+        self._digests: tuple[str, str] | None = None
+
+    @property
+    def digests(self) -> tuple[str, str]:
+        if self._digests is None:
+            self._digests = (
+                texts_digest(self.chunk_texts),
+                texts_digest(self.query_texts),
+            )
+        return self._digests
+
+
+def _vector_search(
+    store: Store,
+    inputs: RetrievalInputs,
+    k: int,
+    cache: SearchCache,
+    timings: dict[str, float],
+) -> IdArray:
+    if inputs.chunk_vectors is None or inputs.query_vectors is None:
+        raise ValueError(f"store {store.name!r} searches vectors; none were computed")
+    if inputs.collection_key is None:
+        raise ValueError("a vector search needs the collection key")
+    name = getattr(store, "name", None)
+    key = (
+        SearchCache.key(name, inputs.collection_key, inputs.query_vectors, k)
+        if isinstance(name, str)
+        else None
+    )
+    n = len(inputs.query_texts)
+    if key is not None and (cached := cache.get(key, n, k)) is not None:
+        return cached
+    with timed(timings, "index"):
+        index = store.index(inputs.collection_key, inputs.chunk_vectors)
+    with timed(timings, "search"):
+        hits = np.asarray(index.search(inputs.query_vectors, k), dtype=np.int64)
+    if key is not None:
+        cache.put(key, hits)
+    return hits
+
+
+def _text_search(
+    store: TextStore,
+    inputs: RetrievalInputs,
+    k: int,
+    cache: SearchCache,
+    timings: dict[str, float],
+) -> IdArray:
+    key = cache.text_key(store.identity, *inputs.digests, k)
+    n = len(inputs.query_texts)
+    if (cached := cache.get(key, n, k)) is not None:
+        return cached
+    with timed(timings, "index"):
+        index = store.index_texts(inputs.chunk_texts)
+    with timed(timings, "search"):
+        hits = np.asarray(index.search_texts(inputs.query_texts, k), dtype=np.int64)
+    cache.put(key, hits)
+    return hits
+
+
+def _store_search(
+    store: AnyStore,
+    inputs: RetrievalInputs,
+    k: int,
+    cache: SearchCache,
+    timings: dict[str, float],
+) -> Retrieval:
+    if isinstance(store, FusionStore):
+        lists = {
+            leg: _store_search(s, inputs, store.candidates, cache, timings).ids
+            for leg, s in store.legs.items()
+        }
+        with timed(timings, "search"):
+            fused = store.fuse(lists, k)
+        return Retrieval(np.asarray(fused, dtype=np.int64), lists)
+    if isinstance(store, TextStore):
+        return Retrieval(_text_search(store, inputs, k, cache, timings))
+    return Retrieval(_vector_search(store, inputs, k, cache, timings))
+
+
+def _rerank(
+    reranker: Reranker,
+    candidates: IdArray,
+    inputs: RetrievalInputs,
+    k: int,
+    cache: SearchCache,
+    timings: dict[str, float],
+) -> IdArray:
+    h = hashlib.sha256(f"rerank\0{reranker.identity}\0{k}\0{candidates.shape}".encode())
+    for digest in inputs.digests:
+        h.update(digest.encode())
+    h.update(np.ascontiguousarray(candidates, dtype=np.int64).tobytes())
+    key = h.hexdigest()
+    n = len(inputs.query_texts)
+    if (cached := cache.get(key, n, k)) is not None:
+        return cached
+    with timed(timings, "rerank"):
+        # Row-major order, the same as the boolean-mask assignment below.
+        qs, cols = np.nonzero(candidates >= 0)
+        pairs = [
+            (inputs.query_texts[q], inputs.chunk_texts[r])
+            for q, r in zip(qs.tolist(), candidates[qs, cols].tolist(), strict=True)
+        ]
+        flat = np.asarray(reranker.score(pairs), dtype=np.float32).reshape(-1)
+        if flat.shape != (len(pairs),) or not np.isfinite(flat).all():
+            raise ValueError(
+                f"reranker {reranker.identity!r} must return one finite score per "
+                f"pair ({len(pairs)} pairs), got shape {flat.shape}"
+            )
+        scores = np.zeros(candidates.shape, dtype=np.float32)
+        scores[candidates >= 0] = flat
+        ids = rerank_rows(candidates, scores, k)
+    cache.put(key, ids)
+    return ids
+
+
+def retrieve(
+    store: AnyStore,
+    inputs: RetrievalInputs,
+    k: int,
+    cache: SearchCache,
+    timings: dict[str, float],
+    *,
+    reranker: Reranker | None = None,
+) -> Retrieval:
+    """The top ``k`` chunk rows per query, with each earlier stage's rows (a fused
+    store's legs; ``candidates`` when a reranker re-scores the store's top rows)."""
+    n = len(inputs.query_texts)
+    if k == 0:
+        return Retrieval(np.zeros((n, 0), np.int64))
+    if reranker is None:
+        return _store_search(store, inputs, k, cache, timings)
+    depth = max(int(reranker.candidates), k)
+    first = _store_search(store, inputs, depth, cache, timings)
+    final = _rerank(reranker, first.ids, inputs, k, cache, timings)
+    return Retrieval(final, {**first.stages, "candidates": first.ids})

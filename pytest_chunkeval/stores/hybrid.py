@@ -1,0 +1,156 @@
+"""``hybrid``: dense + BM25 fused by reciprocal rank fusion (RRF).
+
+Spec: ``hybrid[:DENSE_STORE][?n=50&rrf=60&weights=1,1&BM25_OPTIONS]``. Each leg (the
+dense store, default ``exact``, and ``bm25`` with the given tokenization options)
+returns ``n`` candidates per query; a chunk's fused score is
+``sum(weight_leg / (rrf + rank_leg))`` over the legs that returned it (ranks 1-based),
+and the best ``k`` are kept. Ties go to the chunk with the better rank in any leg, then
+to the lower row. ``weights`` lists the dense weight, then the BM25 weight.
+
+Each leg is searched (and cached) on its own: the dense leg reuses the vectors of the
+evaluation, so a hybrid run adds no embedding pass to a dense one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from pytest_chunkeval.config.registry import parse_options, positive_float, positive_int
+from pytest_chunkeval.stores._base import IdArray, Store, TextStore
+from pytest_chunkeval.stores.bm25 import BM25_OPTIONS, BM25Store
+
+DEFAULT_CANDIDATES = 50
+DEFAULT_RRF = 60.0
+DEFAULT_DENSE = "exact"
+
+
+def _weights(value: str) -> tuple[float, float]:
+    parts = [p for p in value.split(",") if p.strip()]
+    if len(parts) != 2:
+        raise ValueError("expected two weights, dense then bm25 (e.g. 1,0.5)")
+    dense, lexical = (float(p) for p in parts)
+    if not (dense >= 0 and lexical >= 0 and dense + lexical > 0):
+        raise ValueError("weights must be >= 0 and not both 0")
+    return dense, lexical
+
+
+def rrf_fuse(
+    lists: Mapping[str, IdArray],
+    k: int,
+    *,
+    constant: float = DEFAULT_RRF,
+    weights: Mapping[str, float] | None = None,
+) -> IdArray:
+    """Reciprocal rank fusion of ``(q, n_leg)`` row lists (``-1`` = no row) into
+    ``(q, k)``, best first, ``-1`` padded."""
+    legs = list(lists)
+    n_queries = {lists[leg].shape[0] for leg in legs}
+    if len(n_queries) > 1:
+        raise ValueError(f"legs disagree on the number of queries: {n_queries}")
+    q = n_queries.pop() if n_queries else 0
+    out = np.full((q, k), -1, dtype=np.int64)
+    w = {leg: 1.0 if weights is None else float(weights[leg]) for leg in legs}
+    rows_of = {leg: lists[leg].tolist() for leg in legs}
+    for i in range(q):
+        score: dict[int, float] = {}
+        best: dict[int, int] = {}
+        for leg in legs:
+            for rank, row in enumerate(rows_of[leg][i], start=1):
+                if row < 0:
+                    continue
+                score[row] = score.get(row, 0.0) + w[leg] / (constant + rank)
+                best[row] = min(best.get(row, rank), rank)
+        order = sorted(score, key=lambda r: (-score[r], best[r], r))[:k]
+        out[i, : len(order)] = order
+    return out
+
+
+class HybridStore:
+    """A dense store and a BM25 store, each asked for ``candidates`` rows, fused by
+    reciprocal rank fusion."""
+
+    def __init__(
+        self,
+        dense: Store,
+        bm25: BM25Store | None = None,
+        *,
+        candidates: int = DEFAULT_CANDIDATES,
+        rrf: float = DEFAULT_RRF,
+        weights: tuple[float, float] = (1.0, 1.0),
+    ) -> None:
+        if candidates < 1:
+            raise ValueError(f"n must be >= 1, got {candidates}")
+        if not rrf > 0:
+            raise ValueError(f"rrf must be > 0, got {rrf}")
+        self.dense = dense
+        self.bm25 = bm25 if bm25 is not None else BM25Store()
+        self.candidates = int(candidates)
+        self.rrf = float(rrf)
+        self.weights = (float(weights[0]), float(weights[1]))
+
+    @property
+    def legs(self) -> Mapping[str, Store | TextStore]:
+        return {"dense": self.dense, "bm25": self.bm25}
+
+    def _fusion_options(self) -> dict[str, str]:
+        return {
+            "n": str(self.candidates),
+            "rrf": f"{self.rrf:g}",
+            "weights": f"{self.weights[0]:g},{self.weights[1]:g}",
+        }
+
+    @property
+    def name(self) -> str:
+        """The canonical spec: non-default options only."""
+        defaults = {"n": str(DEFAULT_CANDIDATES), "rrf": f"{DEFAULT_RRF:g}"}
+        defaults["weights"] = "1,1"
+        bm25_defaults = BM25Store().options()
+        options = {
+            **{k: v for k, v in self._fusion_options().items() if defaults[k] != v},
+            **{k: v for k, v in self.bm25.options().items() if bm25_defaults[k] != v},
+        }
+        dense = "" if self.dense.name == DEFAULT_DENSE else f":{self.dense.name}"
+        query = "&".join(f"{k}={v}" for k, v in sorted(options.items()))
+        return f"hybrid{dense}" + (f"?{query}" if query else "")
+
+    @property
+    def identity(self) -> str:
+        """The fusion settings; each leg is cached under its own identity."""
+        return "rrf?" + "&".join(f"{k}={v}" for k, v in self._fusion_options().items())
+
+    def fuse(self, lists: Mapping[str, IdArray], k: int) -> IdArray:
+        return rrf_fuse(
+            lists,
+            k,
+            constant=self.rrf,
+            weights={"dense": self.weights[0], "bm25": self.weights[1]},
+        )
+
+    def __repr__(self) -> str:
+        return f"HybridStore({self.name!r})"
+
+
+def hybrid_from_spec(rest: str) -> HybridStore:
+    """Factory for the spec ``hybrid[:DENSE_STORE][?options]``."""
+    from pytest_chunkeval.stores import get_store
+
+    allowed = {
+        "n": positive_int,
+        "rrf": positive_float,
+        "weights": _weights,
+        **BM25_OPTIONS,
+    }
+    dense_spec, options = parse_options(rest, allowed)
+    fusion = {k: options.pop(k) for k in ("n", "rrf", "weights") if k in options}
+    dense = get_store(dense_spec or DEFAULT_DENSE)
+    if not isinstance(dense, Store):
+        raise ValueError(f"{dense_spec!r} is not a vector store")
+    return HybridStore(
+        dense,
+        BM25Store(**options),
+        candidates=fusion.get("n", DEFAULT_CANDIDATES),
+        rrf=fusion.get("rrf", DEFAULT_RRF),
+        weights=fusion.get("weights", (1.0, 1.0)),
+    )
