@@ -58,7 +58,8 @@ class Reply:
 class Answerer(Protocol):
     """Anything that answers chat messages and has a cache identity."""
 
-    identity: str
+    @property
+    def identity(self) -> str: ...
 
     def __call__(self, messages: Messages) -> Reply: ...
 

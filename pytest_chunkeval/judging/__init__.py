@@ -1,0 +1,1 @@
+"""Reference-free context relevance (SPEC §10): judges, judgments, metrics."""
