@@ -76,14 +76,30 @@ class Excerpt:
 
 
 @dataclass(frozen=True)
+class StatedRelationship:
+    """A gold relationship given in a query file (Graph-RAG evaluation): subject,
+    predicate, object and its evidence texts (empty: the query's excerpts)."""
+
+    subject: str
+    predicate: str
+    object: str
+    evidence: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Query:
-    """A question, its excerpts, and the document it was generated from."""
+    """A question, its excerpts, and the document it was generated from.
+
+    ``relationships``: gold relationships given in the file (else, a relationship
+    evaluation extracts them from the excerpts).
+    """
 
     id: str
     text: str
     excerpts: tuple[Excerpt, ...]
     doc_id: str
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    relationships: tuple[StatedRelationship, ...] = ()
 
     @property
     def spans(self) -> tuple[Span, ...]:
@@ -168,7 +184,8 @@ class QuerySet:
     @property
     def content_hash(self) -> str:
         """SHA-256 hex of what an evaluation depends on: each query's id, question,
-        document and excerpts (text and span), in order. Metadata is excluded."""
+        document, excerpts (text and span) and stated relationships, in order.
+        Metadata is excluded."""
         if self._hash is None:
             h = hashlib.sha256()
             for q in self._queries:
@@ -273,7 +290,7 @@ class QuerySet:
                     )
                 else:
                     excerpts.append(checked)
-            new = Query(q.id, q.text, tuple(excerpts), doc_id, q.metadata)
+            new = replace(q, excerpts=tuple(excerpts), doc_id=doc_id)
             changed = changed or new != q
             out.append(new)
         if problems:
@@ -337,7 +354,45 @@ def _query_to_json(q: Query) -> dict[str, Any]:
     }
     if q.metadata:
         record["metadata"] = dict(q.metadata)
+    if q.relationships:
+        record["relationships"] = [_relationship_to_json(r) for r in q.relationships]
     return record
+
+
+def _relationship_to_json(r: StatedRelationship) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "subject": r.subject,
+        "predicate": r.predicate,
+        "object": r.object,
+    }
+    if r.evidence:
+        record["evidence"] = r.evidence[0] if len(r.evidence) == 1 else list(r.evidence)
+    return record
+
+
+def _relationship_from_json(obj: Any, where: str) -> StatedRelationship:
+    if not isinstance(obj, dict):
+        raise QuerySetError(f"{where}: a relationship must be a JSON object")
+    names = []
+    for key in ("subject", "predicate", "object"):
+        value = obj.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise QuerySetError(f"{where}: {key!r} must be a non-empty string")
+        names.append(value)
+    evidence = obj.get("evidence", [])
+    if isinstance(evidence, str):
+        evidence = [evidence]
+    if not (
+        isinstance(evidence, list)
+        and all(isinstance(e, str) and e.strip() for e in evidence)
+    ):
+        raise QuerySetError(
+            f"{where}: 'evidence' must be a non-empty string or a list of them"
+        )
+    unknown = set(obj) - {"subject", "predicate", "object", "evidence"}
+    if unknown:
+        raise QuerySetError(f"{where}: unknown relationship field(s) {sorted(unknown)}")
+    return StatedRelationship(names[0], names[1], names[2], tuple(evidence))
 
 
 def _excerpt_to_json(e: Excerpt) -> dict[str, Any]:
@@ -385,13 +440,21 @@ def _query_from_json(obj: Any, where: str) -> Query:
     metadata = obj.get("metadata", {})
     if not isinstance(metadata, dict):
         raise QuerySetError(f"{where}: 'metadata' must be an object")
-    unknown = set(obj) - {"id", "question", "doc_id", "excerpts", "metadata"}
+    rels = obj.get("relationships", [])
+    if not isinstance(rels, list):
+        raise QuerySetError(f"{where}: 'relationships' must be a list")
+    relationships = tuple(
+        _relationship_from_json(r, f"{where}, relationship {i}")
+        for i, r in enumerate(rels, 1)
+    )
+    fields = {"id", "question", "doc_id", "excerpts", "metadata", "relationships"}
+    unknown = set(obj) - fields
     if unknown:
         raise QuerySetError(
             f"{where}: unknown field(s) {', '.join(sorted(unknown))}; put extra "
             "information under 'metadata'"
         )
-    return Query(qid, question, excerpts, doc_id, metadata)
+    return Query(qid, question, excerpts, doc_id, metadata, relationships)
 
 
 def _excerpt_from_json(obj: Any, doc_id: str, where: str) -> Excerpt:

@@ -29,6 +29,7 @@ scored (a whole retriever through ``score``).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,18 +53,22 @@ class QueryRecord:
     doc_id: str
     excerpts: tuple[SpanTuple, ...]
     retrieved: tuple[SpanTuple, ...]
-    recall: float
-    precision: float
-    iou: float
-    f1: float
+    recall: float | None  # the chunk metrics: None when not measured
+    precision: float | None
+    iou: float | None
+    f1: float | None
     precision_omega: float | None
     excerpt_units: int
     retrieved_units: int
     first_relevant_rank: int  # 1-based, 0 = nothing relevant retrieved
     excerpt_coverage: tuple[float, ...]
+    scores: Mapping[str, float | None] = field(default_factory=dict)
+    """Metrics other than the chunk metrics (e.g. ``rel_recall``), by name."""
+    details: Mapping[str, Any] = field(default_factory=dict)
+    """What produced ``scores`` (e.g. the retrieved relationships), JSON values."""
 
     def metric(self, name: str) -> float:
-        value = getattr(self, name)
+        value = self.scores[name] if name in self.scores else getattr(self, name)
         return math.nan if value is None else float(value)
 
     def to_json(self) -> dict[str, Any]:
@@ -73,14 +78,13 @@ class QueryRecord:
             "doc_id": self.doc_id,
             "excerpts": [list(s) for s in self.excerpts],
             "retrieved": [list(s) for s in self.retrieved],
-            **{
-                m: self.metric(m) if m != "precision_omega" else self.precision_omega
-                for m in METRICS
-            },
+            **{m: getattr(self, m) for m in METRICS},
             "excerpt_units": self.excerpt_units,
             "retrieved_units": self.retrieved_units,
             "first_relevant_rank": self.first_relevant_rank,
             "excerpt_coverage": list(self.excerpt_coverage),
+            **({"scores": dict(self.scores)} if self.scores else {}),
+            **({"details": dict(self.details)} if self.details else {}),
         }
 
     @classmethod
@@ -100,6 +104,8 @@ class QueryRecord:
             retrieved_units=data["retrieved_units"],
             first_relevant_rank=data["first_relevant_rank"],
             excerpt_coverage=tuple(data["excerpt_coverage"]),
+            scores=dict(data.get("scores", {})),
+            details=dict(data.get("details", {})),
         )
 
 
@@ -179,8 +185,11 @@ class EvalResult:
         return self._stats(metric, group).std
 
     def _stats(self, metric: str, group: str | None) -> MetricStats:
-        if metric not in METRICS:
-            raise KeyError(f"unknown metric {metric!r}; expected one of {METRICS}")
+        if metric not in self.metrics:
+            raise KeyError(
+                f"unknown metric {metric!r}; this result has "
+                f"{', '.join(self.metrics)}"
+            )
         if group is None:
             return self.metrics[metric]
         if group not in self.groups:
