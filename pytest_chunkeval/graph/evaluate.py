@@ -59,9 +59,13 @@ from pytest_chunkeval.engine.evaluate import (
 )
 from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
 from pytest_chunkeval.engine.search_cache import SearchCache
-from pytest_chunkeval.graph.extraction import ExtractionStats, extract_texts
+from pytest_chunkeval.graph.extraction import (
+    ExtractionStats,
+    cost_plan,
+    extract_texts,
+)
 from pytest_chunkeval.graph.extractors import Extractor, get_extractor
-from pytest_chunkeval.graph.gold import gold_relationships
+from pytest_chunkeval.graph.gold import excerpt_texts, gold_relationships
 from pytest_chunkeval.graph.graph import Relationship, RelationshipGraph
 from pytest_chunkeval.graph.scoring import match_matrix, relationship_scores
 from pytest_chunkeval.llm.answers import AnswerCache
@@ -147,6 +151,12 @@ def evaluate_relationships(
         if len(chunking) == 0:
             raise EvaluationError(f"chunker {chunker_obj.name!r} produced no chunks")
     chunk_spans = chunking.spans()
+    chunk_texts = chunking.texts()
+    plan = cost_plan(
+        extractor_obj, excerpt_texts(queries, corpus)[1] + chunk_texts, answers
+    )
+    if plan is not None and plan.requests and log is not None:
+        log(f"relationship extraction: {plan}")
     with _timed(timings, "extract"):
         gold = gold_relationships(
             queries,
@@ -155,11 +165,10 @@ def evaluate_relationships(
             cache=answers,
             stats=gold_stats,
             progress=progress,
-            log=log,
         )
         extractions = extract_texts(
             extractor_obj,
-            chunking.texts(),
+            chunk_texts,
             cache=answers,
             where=lambda i: (
                 f"chunk {i + 1} of {chunker_obj.name!r} "
@@ -167,7 +176,6 @@ def evaluate_relationships(
             ),
             stats=stats,
             progress=progress,
-            log=log,
         )
         graph = RelationshipGraph()
         for (doc_id, start, _), found in zip(chunk_spans, extractions, strict=True):

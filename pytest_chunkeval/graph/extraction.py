@@ -1,41 +1,49 @@
 """Extraction over many texts: each distinct text once, answers in the shared cache.
 
-Answers are stored in the LLM answer cache (:mod:`pytest_chunkeval.llm.answers`)
-under role ``relations``, keyed by the extractor's identity, its prompt version and
-the exact text; the value is the located relationships, evidence as spans relative
-to the text. So a re-run with nothing changed asks nothing, a chunker change asks
-only for chunk texts never seen, and the gold set (extracted from excerpts) is
-asked once for every chunker. A cached value is checked against the text it is
-for before use; one that does not fit is asked again.
+Runs on the shared batch runner (:func:`pytest_chunkeval.llm.batch.run_batch`):
+answers are stored in the LLM answer cache under role ``relations``, keyed by the
+extractor's identity, its prompt version and the exact text; the value is the
+located relationships, evidence as spans relative to the text. So a re-run with
+nothing changed asks nothing, a chunker change asks only for chunk texts never
+seen, the gold set (extracted from excerpts) is asked once for every chunker, and
+an interrupted run resumes. A cached value is checked against the text it is for
+before use; one that does not fit is asked again.
+
+A text without a usable answer (the model's answers stayed malformed, or the server
+failed after retries) stops the evaluation with :class:`ExtractionFailed` naming
+it: scoring without it would give a number that looks complete and is not.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_chunkeval.graph.extractors import (
     Extractor,
     TextExtraction,
     locate_relationships,
 )
-from pytest_chunkeval.graph.llm import ExtractionFailed, warn_failed
 from pytest_chunkeval.llm.answers import AnswerCache, AnswerKey, hash_input
-from pytest_chunkeval.util.progress import progress_bar
+from pytest_chunkeval.llm.batch import Outcome, plan_batch, run_batch
 
 ROLE = "relations"
 
 
+class ExtractionFailed(RuntimeError):
+    """Some texts got no usable answer; the message names them."""
+
+
 @dataclass
 class ExtractionStats:
-    """What one extraction pass did, cumulative over calls."""
+    """What extraction did, cumulative over calls."""
 
     texts: int = 0  # distinct texts
     cached: int = 0  # answered from the cache
     extracted: int = 0  # answered by the extractor now
-    failed: int = 0  # no usable answer (not cached)
+    requests: int = 0  # requests sent (an LLM; 0 for a callable)
     relationships: int = 0  # located relationships over the distinct texts
     not_verbatim: int = 0  # dropped: evidence not found in the text
 
@@ -49,6 +57,45 @@ def answer_key(extractor: Extractor, text: str) -> AnswerKey:
     return AnswerKey(ROLE, extractor.identity, version, hash_input(text))
 
 
+def _compute(extractor: Extractor, text: str, where: str) -> Outcome:
+    ask = getattr(extractor, "ask", None)
+    if callable(ask):  # an LLM: tokens, requests and rejections to count
+        answer = ask(text)
+        if answer.relationships is None:
+            return Outcome(
+                rejection=answer.rejection,
+                prompt_tokens=answer.prompt_tokens,
+                completion_tokens=answer.completion_tokens,
+                requests=answer.requests,
+            )
+        found = locate_relationships(text, answer.relationships, where=where)
+        return Outcome(
+            found.to_json(),
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+            requests=answer.requests,
+        )
+    found = locate_relationships(text, extractor.extract(text), where=where)
+    return Outcome(found.to_json(), requests=0)
+
+
+def cost_plan(extractor: Extractor, texts: Sequence[str], cache: AnswerCache) -> Any:
+    """What extracting ``texts`` would send (None for an extractor that is not an
+    LLM): requests still needed, tokens, estimated cost."""
+    messages = getattr(extractor, "messages", None)
+    model = getattr(extractor, "model", None)
+    if not callable(messages) or model is None:
+        return None
+    distinct = list(dict.fromkeys(texts))
+    return plan_batch(
+        [messages(t) for t in distinct],
+        model,
+        keys=[answer_key(extractor, t) for t in distinct],
+        cache=cache,
+        completion_tokens=int(getattr(extractor, "expected_completion_tokens", 300)),
+    )
+
+
 def extract_texts(
     extractor: Extractor,
     texts: Sequence[str],
@@ -57,79 +104,65 @@ def extract_texts(
     where: Callable[[int], str],
     stats: ExtractionStats | None = None,
     progress: bool | None = None,
-    log: Callable[[str], None] | None = None,
 ) -> list[TextExtraction]:
-    """The extraction of every text (in order; repeated texts asked once).
-
-    ``where(i)`` names text ``i`` in errors. ``log`` receives the cost estimate of
-    an extractor that has one (an LLM) before its first request.
-    """
+    """The extraction of every text, in order (repeated texts asked once).
+    ``where(i)`` names text ``i`` in errors."""
     stats = stats if stats is not None else ExtractionStats()
     first: dict[str, int] = {}
     for i, text in enumerate(texts):
         first.setdefault(text, i)
-    answers: dict[str, TextExtraction] = {}
-    todo: list[str] = []
-    for text in first:
-        found = None
-        if cache is not None:
-            entry = cache.get(answer_key(extractor, text))
-            if entry is not None:
-                try:
-                    found = TextExtraction.from_json(entry.value, len(text))
-                except ValueError:
-                    found = None  # written by something else: ask again
-        if found is None:
-            todo.append(text)
-        else:
-            answers[text] = found
-    stats.texts += len(first)
-    stats.cached += len(first) - len(todo)
-    estimate = getattr(extractor, "estimate", None)
-    if todo and log is not None and callable(estimate):
-        log(f"relationship extraction: {estimate(todo)}")
-
+    distinct = list(first)
     lock = threading.Lock()
-    bar = progress_bar(len(todo), progress=progress, desc="extracting", unit="text")
+    requests = [0]
 
-    def run(text: str) -> None:
-        at = where(first[text])
-        try:
-            raw = extractor.extract(text)
-        except ExtractionFailed as exc:
-            warn_failed(at, exc)
-            with lock:
-                stats.failed += 1
-                answers[text] = TextExtraction(())
-            return
-        found = locate_relationships(text, raw, where=at)
-        if cache is not None:
-            cache.put(answer_key(extractor, text), found.to_json())
+    def compute(text: str) -> Outcome:
+        outcome = _compute(extractor, text, where(first[text]))
         with lock:
-            stats.extracted += 1
-            answers[text] = found
-            if bar is not None:
-                bar.update(1)
+            requests[0] += outcome.requests
+        return outcome
 
-    try:
-        workers = int(getattr(extractor, "concurrency", 1))
-        if workers > 1 and len(todo) > 1:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(run, t) for t in todo]
-                try:
-                    for future in futures:
-                        future.result()
-                except BaseException:
-                    # The first error stops the run; answers already received
-                    # are cached, so the next run resumes from there.
-                    pool.shutdown(wait=True, cancel_futures=True)
-                    raise
-        else:
-            for text in todo:
-                run(text)
-    finally:
-        if bar is not None:
-            bar.close()
+    batch = run_batch(
+        distinct,
+        key=lambda t: answer_key(extractor, t),
+        compute=compute,
+        cache=cache,
+        concurrency=int(getattr(extractor, "concurrency", 1)),
+        progress=progress,
+        desc="extracting relationships",
+    )
+    answers: dict[str, TextExtraction] = {}
+    failed: list[str] = []
+    for text, value, rejection in zip(
+        distinct, batch.values, batch.rejections, strict=True
+    ):
+        if rejection is not None:
+            failed.append(
+                f"{where(first[text])}: {rejection.reason}: {rejection.detail}"
+            )
+            continue
+        try:
+            answers[text] = TextExtraction.from_json(value, len(text))
+        except ValueError:
+            # A cached value that does not fit this text: ask again, store anew.
+            outcome = compute(text)
+            if outcome.rejection is not None:
+                failed.append(f"{where(first[text])}: {outcome.rejection.detail}")
+                continue
+            if cache is not None:
+                cache.put(answer_key(extractor, text), outcome.value)
+            answers[text] = TextExtraction.from_json(outcome.value, len(text))
+    if failed:
+        shown = "\n  ".join(failed[:10])
+        more = f"\n  ... and {len(failed) - 10} more" if len(failed) > 10 else ""
+        raise ExtractionFailed(
+            f"relationship extraction with {extractor.identity}: {len(failed)} "
+            f"text(s) got no usable answer (the others are cached: run again to "
+            f"retry only these):\n  {shown}{more}"
+        )
+    stats.texts += len(distinct)
+    stats.cached += batch.stats.cached
+    stats.extracted += len(distinct) - batch.stats.cached
+    stats.requests += requests[0]
     for found in answers.values():
         stats.relationships += len(found.relationships)
         stats.not_verbatim += found.not_verbatim

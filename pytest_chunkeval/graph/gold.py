@@ -11,7 +11,7 @@ every chunker is scored against the same gold set.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pytest_chunkeval.core.locate import locate, preview
@@ -74,6 +74,21 @@ def _from_file(query: Query, corpus: Corpus) -> list[Relationship]:
     ]
 
 
+def excerpt_texts(
+    queries: QuerySet, corpus: Corpus
+) -> tuple[list[tuple[int, int]], list[str]]:
+    """The excerpt texts gold relationships are extracted from, with their
+    ``(query, excerpt)`` positions (questions with stated relationships have none)."""
+    rows: list[tuple[int, int]] = []
+    texts: list[str] = []
+    for qi, q in enumerate(queries):
+        if not stated_relationships(q):
+            for ei, ex in enumerate(q.excerpts):
+                rows.append((qi, ei))
+                texts.append(corpus[ex.doc_id].text[ex.start : ex.end])
+    return rows, texts
+
+
 def gold_relationships(
     queries: QuerySet,
     corpus: Corpus,
@@ -82,16 +97,9 @@ def gold_relationships(
     cache: AnswerCache | None,
     stats: ExtractionStats,
     progress: bool | None = None,
-    log: Callable[[str], None] | None = None,
 ) -> list[list[Relationship]]:
     """The gold relationships of every question, in query order."""
-    excerpt_rows: list[tuple[int, int]] = []  # (query, excerpt) per text to extract
-    texts: list[str] = []
-    for qi, q in enumerate(queries):
-        if not stated_relationships(q):
-            for ei, ex in enumerate(q.excerpts):
-                excerpt_rows.append((qi, ei))
-                texts.append(corpus[ex.doc_id].text[ex.start : ex.end])
+    excerpt_rows, texts = excerpt_texts(queries, corpus)
 
     def where(i: int) -> str:
         qi, ei = excerpt_rows[i]
@@ -105,7 +113,6 @@ def gold_relationships(
         where=where,
         stats=stats,
         progress=progress,
-        log=log,
     )
     graphs = [RelationshipGraph() for _ in range(len(queries))]
     for (qi, ei), extraction in zip(excerpt_rows, found, strict=True):

@@ -6,27 +6,32 @@ The model sees one text (a chunk, or a question's excerpt) and answers JSON::
                         "evidence": "the exact sentence(s) of the text"}]}
 
 An answer that is not such JSON is sent back to the model with the reason, up to
-``max_attempts`` requests per text; when none is usable the text counts as failed
-(no relationships, a :class:`ExtractionFailedWarning`, nothing cached, so the next
-run asks again). Evidence that is not in the text verbatim is dropped and counted
-by the caller (:func:`~.extractors.locate_relationships`). Requests go through the
-shared client stack (:mod:`pytest_chunkeval.llm.chat`): key from
-``OPENAI_API_KEY`` only, any OpenAI-compatible ``OPENAI_BASE_URL``, 429/5xx
-retried with backoff; a request that still fails raises :class:`LLMError` and the
-answers obtained so far stay cached, so the next run resumes.
+``max_attempts`` requests per text; when none is usable the text is rejected
+(nothing cached, so the next run asks again, and the evaluation stops with an error
+naming it rather than score without it). Evidence that is not in the text verbatim
+is dropped and counted by the caller (:func:`~.extractors.locate_relationships`).
+Requests go through the shared client stack (:mod:`pytest_chunkeval.llm`): key
+from ``OPENAI_API_KEY`` only, any OpenAI-compatible ``OPENAI_BASE_URL``, 429/5xx
+retried with backoff by the client, several texts at once, answers cached as they
+arrive, so an interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import threading
-import warnings
+from dataclasses import dataclass
 from typing import Any
 
-from pytest_chunkeval.llm.chat import API_ERROR as API_ERROR
-from pytest_chunkeval.llm.chat import ChatModel, LLMError, Messages, Reply
-from pytest_chunkeval.llm.pricing import estimate_cost, price_for
+from pytest_chunkeval.graph.extractors import RawRelationship
+from pytest_chunkeval.llm.chat import (
+    API_ERROR,
+    MALFORMED,
+    ChatModel,
+    LLMError,
+    Messages,
+    Rejection,
+)
 
 DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_CONCURRENCY = 4
@@ -50,10 +55,6 @@ SYSTEM_PROMPT = (
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
-
-
-class ExtractionFailedWarning(UserWarning):
-    """The model gave no usable answer for a text; it counts as having none."""
 
 
 class InvalidAnswer(ValueError):
@@ -82,13 +83,13 @@ def _json_of(content: str) -> Any:
     raise InvalidAnswer("the answer is not valid JSON")
 
 
-def parse_answer(content: str) -> list[tuple[str, str, str, str | list[str]]]:
+def parse_answer(content: str) -> list[RawRelationship]:
     """The relationships of an answer, or :class:`InvalidAnswer` saying why not."""
     data = _json_of(content)
     rels = data.get("relationships") if isinstance(data, dict) else None
     if not isinstance(rels, list):
         raise InvalidAnswer('the answer must be an object with a "relationships" list')
-    out: list[tuple[str, str, str, str | list[str]]] = []
+    out: list[RawRelationship] = []
     for i, item in enumerate(rels, 1):
         if not isinstance(item, dict):
             raise InvalidAnswer(f"relationship {i} is not an object")
@@ -106,6 +107,17 @@ def parse_answer(content: str) -> list[tuple[str, str, str, str | list[str]]]:
             raise InvalidAnswer(f'relationship {i} has no "evidence" text')
         out.append((fields[0], fields[1], fields[2], evidence))  # type: ignore[arg-type]
     return out
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What asking about one text produced: relationships, or why there are none."""
+
+    relationships: list[RawRelationship] | None
+    rejection: Rejection | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
 
 
 class LLMExtractor:
@@ -139,52 +151,47 @@ class LLMExtractor:
         self.max_attempts = max_attempts
         self.concurrency = concurrency
         self.prompt_version = PROMPT_VERSION
-        self.requests = 0
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
-        self._lock = threading.Lock()
+        self.expected_completion_tokens = EXPECTED_COMPLETION_TOKENS
 
     @property
     def identity(self) -> str:
         return self.model.identity
 
-    @property
-    def name(self) -> str:
-        return self.identity
-
     def __repr__(self) -> str:
         return f"LLMExtractor({self.model.model!r})"
 
-    def _ask(self, messages: Messages) -> Reply:
-        reply = self.model(messages)
-        with self._lock:
-            self.requests += 1
-            self.prompt_tokens += reply.prompt_tokens
-            self.completion_tokens += reply.completion_tokens
-        if reply.rejection is not None and reply.rejection.reason == API_ERROR:
-            raise LLMError(
-                f"relationship extraction with {self.identity}: "
-                f"{reply.rejection.detail} (answers so far are cached; run again "
-                "to resume)"
-            )
-        return reply
-
-    def extract(self, text: str) -> list[tuple[str, str, str, str | list[str]]]:
-        """The relationships of ``text``; ``[]`` (with a warning) when no answer
-        was usable, which :attr:`failed` marks so that it is not cached."""
-        messages: Messages = [
+    def messages(self, text: str) -> Messages:
+        """The first request about ``text``."""
+        return [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": user_prompt(text)},
         ]
-        reasons = []
-        for _ in range(self.max_attempts):
-            reply = self._ask(messages)
+
+    def ask(self, text: str) -> Answer:
+        """Ask about ``text``; an unusable answer is sent back with the reason, up
+        to ``max_attempts`` requests. An HTTP error (after the client's retries)
+        ends the attempts at once."""
+        messages = self.messages(text)
+        reasons: list[str] = []
+        tokens = [0, 0]
+        for attempt in range(1, self.max_attempts + 1):
+            reply = self.model(messages)
+            tokens[0] += reply.prompt_tokens
+            tokens[1] += reply.completion_tokens
+
+            def answer(
+                rels: list[RawRelationship] | None, why: Rejection | None = None
+            ) -> Answer:
+                return Answer(rels, why, tokens[0], tokens[1], attempt)  # noqa: B023
+
+            if reply.rejection is not None and reply.rejection.reason == API_ERROR:
+                return answer(None, reply.rejection)
             if reply.content is None:
-                assert reply.rejection is not None
-                reasons.append(f"{reply.rejection.reason}: {reply.rejection.detail}")
+                why = reply.rejection or Rejection(MALFORMED, "empty answer")
+                reasons.append(f"{why.reason}: {why.detail}")
                 continue
             try:
-                return parse_answer(reply.content)
+                return answer(parse_answer(reply.content))
             except InvalidAnswer as exc:
                 reasons.append(str(exc))
                 messages = [
@@ -196,43 +203,23 @@ class LLMExtractor:
                         "Answer again with the JSON form asked for.",
                     },
                 ]
-        raise ExtractionFailed(
-            f"{self.identity} gave no usable answer in {self.max_attempts} "
-            f"attempt(s): {'; '.join(reasons)}"
+        return Answer(
+            None,
+            Rejection(
+                MALFORMED,
+                f"no usable answer in {self.max_attempts} attempt(s): "
+                + "; ".join(reasons),
+            ),
+            tokens[0],
+            tokens[1],
+            self.max_attempts,
         )
 
-    def estimate(self, texts: list[str]) -> str:
-        """A one-line cost estimate for extracting ``texts`` (printed before a
-        paid run)."""
-        from pytest_chunkeval.tokenizers.base import get_tokenizer
-
-        tok = get_tokenizer(None)
-        overhead = tok.count(SYSTEM_PROMPT) + 20  # plus the chat format's tokens
-        prompt = sum(tok.count_batch([user_prompt(t) for t in texts])) + overhead * len(
-            texts
-        )
-        completion = EXPECTED_COMPLETION_TOKENS * len(texts)
-        cost = estimate_cost(self.model.model, prompt, completion)
-        price = price_for(self.model.model)
-        money = (
-            f"about ${cost:.4f}"
-            if cost is not None and price is not None
-            else f"cost unknown (no price known for model {self.model.model!r})"
-        )
-        return (
-            f"{len(texts)} extraction request(s) to {self.identity} at "
-            f"{self.model.base_url}: ~{prompt} prompt + ~{completion} completion "
-            f"tokens, {money}"
-        )
-
-
-class ExtractionFailed(Exception):
-    """No usable answer for one text (counted; the text is asked again next run)."""
-
-
-def warn_failed(where: str, exc: ExtractionFailed) -> None:
-    warnings.warn(
-        f"{where}: relationship extraction failed, counted as no relationships: {exc}",
-        ExtractionFailedWarning,
-        stacklevel=3,
-    )
+    def extract(self, text: str) -> list[RawRelationship]:
+        """The relationships of ``text`` (:class:`LLMError` when there is no usable
+        answer)."""
+        found = self.ask(text)
+        if found.relationships is None:
+            assert found.rejection is not None
+            raise LLMError(f"{self.identity}: {found.rejection.detail}")
+        return found.relationships
