@@ -52,12 +52,16 @@ from pytest_chunkeval.engine.evaluate import (
     Chunking,
     EvaluationError,
     _resolve_cache,
-    _search,
     _spec_of,
-    _timed,
     unit_map,
 )
 from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
+from pytest_chunkeval.engine.retrieve import (
+    RetrievalInputs,
+    retrieve,
+    texts_digest,
+    timed,
+)
 from pytest_chunkeval.engine.search_cache import SearchCache
 from pytest_chunkeval.graph.extraction import (
     ExtractionStats,
@@ -69,7 +73,7 @@ from pytest_chunkeval.graph.gold import excerpt_texts, gold_relationships
 from pytest_chunkeval.graph.graph import Relationship, RelationshipGraph
 from pytest_chunkeval.graph.scoring import match_matrix, relationship_scores
 from pytest_chunkeval.llm.answers import AnswerCache
-from pytest_chunkeval.stores import Store, get_store
+from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
 from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
 
 REL_METRICS: tuple[str, ...] = (
@@ -98,11 +102,11 @@ def _check_k(k: object) -> int:
 
 
 def _graph_key(relationships: list[Relationship], embedder: Embedder) -> str:
-    h = hashlib.sha256(b"chunkeval-relationships\0")
-    h.update(embedder.identity.encode())
-    for rel in relationships:
-        h.update(b"\0" + rel.text.encode("utf-8", "surrogatepass"))
-    return h.hexdigest()
+    """The collection key: the relationship texts in order and the embedder."""
+    texts = texts_digest([r.text for r in relationships])
+    return hashlib.sha256(
+        f"chunkeval-relationships\0{texts}\0{embedder.identity}".encode()
+    ).hexdigest()
 
 
 def evaluate_relationships(
@@ -113,7 +117,7 @@ def evaluate_relationships(
     extractor: str | Extractor | Callable[[str], Any],
     k: int = int(DEFAULT_K),
     embedder: str | Embedder | Callable[[list[str]], Any] = DEFAULT_EMBEDDER,
-    store: str | Store = DEFAULT_STORE,
+    store: str | AnyStore = DEFAULT_STORE,
     unit: str = "token",
     tokenizer: str | Tokenizer | None = None,
     cache: EmbeddingCache | str | Path | None = None,
@@ -135,8 +139,8 @@ def evaluate_relationships(
     unit = check_unit(unit)
     chunker_obj = get_chunker(chunker)
     extractor_obj = get_extractor(extractor)
-    embedder_obj = get_embedder(embedder)
     store_obj = get_store(store)
+    embedder_obj = get_embedder(embedder) if uses_vectors(store_obj) else None
     tok = get_tokenizer(tokenizer) if unit == "token" else None
     emb_cache = _resolve_cache(cache)
     answers = AnswerCache(emb_cache.directory)
@@ -146,7 +150,7 @@ def evaluate_relationships(
     stats = ExtractionStats()
     gold_stats = ExtractionStats()
 
-    with _timed(timings, "chunk"):
+    with timed(timings, "chunk"):
         chunking = Chunking(chunker_obj, corpus)
         if len(chunking) == 0:
             raise EvaluationError(f"chunker {chunker_obj.name!r} produced no chunks")
@@ -157,7 +161,7 @@ def evaluate_relationships(
     )
     if plan is not None and plan.requests and log is not None:
         log(f"relationship extraction: {plan}")
-    with _timed(timings, "extract"):
+    with timed(timings, "extract"):
         gold = gold_relationships(
             queries,
             corpus,
@@ -184,25 +188,29 @@ def evaluate_relationships(
 
     hits: list[list[int]] = [[] for _ in range(len(queries))]
     if relationships:
-        with _timed(timings, "embed"):
-            vectors = emb_cache.embed(
-                embedder_obj,
-                [r.text for r in relationships] + [q.text for q in queries],
-                progress=progress,
-            )
-        n = len(relationships)
-        found_rows = _search(
+        inputs = RetrievalInputs(
+            [r.text for r in relationships], [q.text for q in queries]
+        )
+        if embedder_obj is not None:
+            with timed(timings, "embed"):
+                vectors = emb_cache.embed(
+                    embedder_obj,
+                    inputs.chunk_texts + inputs.query_texts,
+                    progress=progress,
+                )
+            n = len(relationships)
+            inputs.chunk_vectors, inputs.query_vectors = vectors[:n], vectors[n:]
+            inputs.collection_key = _graph_key(relationships, embedder_obj)
+        ranked = retrieve(
             store_obj,
-            _graph_key(relationships, embedder_obj),
-            vectors[:n],
-            vectors[n:],
-            min(k, n),
+            inputs,
+            min(k, len(relationships)),
             SearchCache(emb_cache.directory),
             timings,
         )
-        hits = [[int(i) for i in row if i >= 0] for row in found_rows.tolist()]
+        hits = [[int(i) for i in row if i >= 0] for row in ranked.ids.tolist()]
 
-    with _timed(timings, "score"):
+    with timed(timings, "score"):
         units = unit_map(corpus, unit, tok)
         retrieved = [[relationships[i] for i in row] for row in hits]
         records, overall, groups = _score(
@@ -214,8 +222,10 @@ def evaluate_relationships(
         "chunker": chunker_obj.name,
         "extractor": _spec_of(extractor, extractor_obj.identity),
         "extractor_identity": extractor_obj.identity,
-        "embedder": _spec_of(embedder, embedder_obj.identity),
-        "embedder_identity": embedder_obj.identity,
+        "embedder": (
+            _spec_of(embedder, embedder_obj.identity) if embedder_obj else None
+        ),
+        "embedder_identity": embedder_obj.identity if embedder_obj else None,
         "store": getattr(store_obj, "name", _spec_of(store, type(store_obj).__name__)),
         "k": k,
         "unit": unit,
