@@ -39,6 +39,8 @@ if TYPE_CHECKING:
         percentile,
         share_at_least,
     )
+    from pytest_chunkeval.graph.evaluate import evaluate_relationships
+    from pytest_chunkeval.graph.extractors import CallableExtractor
 
 _LAZY = {
     "Chunker": "chunkers.base",
@@ -52,6 +54,8 @@ _LAZY = {
     "evaluate": "engine.evaluate",
     "score": "engine.evaluate",
     "EvalResult": "engine.results",
+    "evaluate_relationships": "graph.evaluate",
+    "CallableExtractor": "graph.extractors",
     "Corpus": "data.corpus",
     "Document": "data.corpus",
     "Excerpt": "data.queries",
@@ -72,6 +76,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "CallableExtractor",
     "Chunker",
     "ClusterSemanticChunker",
     "Corpus",
@@ -95,6 +100,7 @@ __all__ = [
     "assert_precision_omega_at_least",
     "assert_recall_at_least",
     "evaluate",
+    "evaluate_relationships",
     "get_chunker",
     "load_benchmark",
     "percentile",

@@ -309,8 +309,8 @@ def test_every_metric_against_a_hand_computation(
         ["Dave", "founded", "Orbit", False],
         ["Erin", "acquired", "Orbit", True],
     ]
-    assert result.chunks["relationships"] == 6
-    assert result.chunks["entities"] == 9
+    assert result.graph["relationships"] == 6
+    assert result.graph["entities"] == 9
     assert result.config["retrieves"] == "relationships"
     # The chunk metrics are not measured: absent, never zero.
     assert all(q.recall is None and q.iou is None for q in result.queries)
@@ -371,8 +371,8 @@ def test_a_chunker_that_cuts_evidence_apart_scores_lower(
     common = {"k": 10, "embedder": "hashing"}
     whole = run(corpus, queries, tmp_path, **common)
     cut = run(corpus, queries, tmp_path, chunker="fixed:6:0", **common)
-    assert whole.chunks["relationships"] == len(FACTS)
-    assert cut.chunks["relationships"] < len(FACTS)
+    assert whole.graph["relationships"] == len(FACTS)
+    assert cut.graph["relationships"] < len(FACTS)
     assert whole.mean("rel_recall") == 1.0
     assert cut.mean("rel_recall") < whole.mean("rel_recall")
     assert cut.mean("evidence_recall") < whole.mean("evidence_recall")
@@ -495,14 +495,14 @@ def test_unchanged_rerun_extracts_nothing_and_a_new_chunker_only_new_texts(
     asked = len(extractor.texts)
     assert asked == len(SENTENCES)  # excerpts are sentences too: asked once each
     # The gold pass reads the 4 excerpts first; the chunks then need 2 more.
-    assert first.chunks["gold_extraction"]["extracted"] == 4
-    assert first.chunks["extraction"]["extracted"] == 2
-    assert first.chunks["extraction"]["cached"] == 4
+    assert first.graph["gold_extraction"]["extracted"] == 4
+    assert first.graph["extraction"]["extracted"] == 2
+    assert first.graph["extraction"]["cached"] == 4
 
     again = run(corpus, queries, tmp_path, extractor=wrapped)
     assert len(extractor.texts) == asked
-    assert again.chunks["extraction"]["cached"] == len(SENTENCES)
-    assert again.chunks["gold_extraction"]["cached"] == 4
+    assert again.graph["extraction"]["cached"] == len(SENTENCES)
+    assert again.graph["gold_extraction"]["cached"] == 4
     assert again.to_json()["metrics"] == first.to_json()["metrics"]
 
     def pairs(text: str) -> list[str]:  # keeps sentence 1, joins the others
@@ -550,3 +550,88 @@ def test_get_extractor_forms() -> None:
         get_extractor("nope:1")
     with pytest.raises(TypeError):
         get_extractor(42)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- the surfaces
+
+
+def test_evaluate_relationships_is_exported_at_the_package_root() -> None:
+    import pytest_chunkeval
+
+    assert pytest_chunkeval.evaluate_relationships is evaluate_relationships
+    assert pytest_chunkeval.CallableExtractor is CallableExtractor
+    assert "evaluate_relationships" in pytest_chunkeval.__all__
+
+
+FACTS_MODULE = """
+import re
+
+_FACT = re.compile(r"([A-Z]\\w+) (founded|acquired|joined) ([A-Z]\\w+)\\.")
+
+
+def extract(text):
+    return [(m[1], m[2], m[3], m[0]) for m in _FACT.finditer(text)]
+
+
+extract.version = "2"
+"""
+
+
+def test_cli_relationships_compares_chunkers(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    chunkeval_cli: Any,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "facts_cli.py").write_text(FACTS_MODULE, encoding="utf-8")
+    (tmp_path / DOC).write_text(TEXT, encoding="utf-8")
+    lines = [{"chunkeval_queries": 1, "metadata": {}}] + [
+        {
+            "id": f"q{i}",
+            "question": f"Who {p} {o}?",
+            "doc_id": DOC,
+            "excerpts": [{"text": f"{s} {p} {o}."}],
+        }
+        for i, (s, p, o) in enumerate(FACTS)
+    ]
+    (tmp_path / "q.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8"
+    )
+    argv = [
+        "relationships",
+        "--corpus",
+        DOC,
+        "--queries",
+        "q.jsonl",
+        "--chunker",
+        "recursive:30:0",
+        "--chunker",
+        "fixed:6:0",
+        "--extractor",
+        "python:facts_cli:extract",
+        "--embedder",
+        "hashing",
+        "--store",
+        "exact",
+        "--k",
+        "10",
+        "--cache-dir",
+        "cache",
+        "--json",
+        "out.json",
+    ]
+    assert chunkeval_cli(argv) == 0
+    out = capsys.readouterr().out
+    assert "extractor callable:facts_cli.extract@2" in out
+    assert "Rel recall" in out
+    assert "Evidence IoU" in out
+    data = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    whole, cut = (d["metrics"]["rel_recall"]["mean"] for d in data)
+    assert whole == 1.0
+    assert cut < whole
+    assert [d["config"]["chunker"] for d in data] == ["recursive:30:0", "fixed:6:0"]
+
+    argv[argv.index("python:facts_cli:extract")] = "python:facts_cli:missing"
+    assert chunkeval_cli(argv) == 2
+    assert "cannot load facts_cli:missing" in capsys.readouterr().err

@@ -119,8 +119,8 @@ def test_llm_extraction_matches_the_callable_retries_429_500_and_caches(
     )
     assert result.to_json()["metrics"] == expected.to_json()["metrics"]
     assert result.config["extractor"] == "llm:gpt-4o-mini"
-    assert result.chunks["extraction"]["requests"] == 3  # sentences 3, 4, 5
-    assert result.chunks["gold_extraction"]["requests"] == 3
+    assert result.graph["extraction"]["requests"] == 3  # sentences 3, 4, 5
+    assert result.graph["gold_extraction"]["requests"] == 3
 
     server.clear_requests()
     lines.clear()
@@ -173,7 +173,7 @@ def test_malformed_answers_are_sent_back_then_fail_naming_the_text(
         SENTENCES[3],
         SENTENCES[4],
     }
-    assert result.chunks["relationships"] == len(FACTS)
+    assert result.graph["relationships"] == len(FACTS)
 
 
 def test_evidence_that_is_not_verbatim_is_dropped_and_counted(
@@ -189,8 +189,8 @@ def test_evidence_that_is_not_verbatim_is_dropped_and_counted(
 
     server.chat_handler = handler
     result = run(corpus, queries, tmp_path, "llm:test-model", log=None)
-    assert result.chunks["extraction"]["not_verbatim"] == 1
-    assert result.chunks["relationships"] == len(FACTS) - 1
+    assert result.graph["extraction"]["not_verbatim"] == 1
+    assert result.graph["relationships"] == len(FACTS) - 1
     subjects = {
         r[0] for q in result.queries for r in q.details["retrieved_relationships"]
     }

@@ -202,11 +202,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extra_commands() -> list[Callable[[Any], None]]:
-    """Subcommands defined in their own modules (generate, filter, report)."""
+    """Subcommands defined in their own modules (generate, filter, report,
+    relationships)."""
     from pytest_chunkeval.cli import generate as cli_generate
+    from pytest_chunkeval.cli import relationships as cli_relationships
     from pytest_chunkeval.cli import report as cli_report
 
-    return [cli_generate.register, cli_report.register]
+    return [cli_generate.register, cli_report.register, cli_relationships.register]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

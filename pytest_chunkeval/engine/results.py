@@ -14,16 +14,23 @@ Schema (``to_json``; version ``RESULT_SCHEMA``)::
                   "retrieved": [[doc_id, start, end], ...],   # rank order, char offsets
                   "recall", "precision", "iou", "f1", "precision_omega",
                   "excerpt_units", "retrieved_units", "first_relevant_rank",
-                  "excerpt_coverage": [float, ...]}],
+                  "excerpt_coverage": [float, ...],
+                  "scores": {metric: float | null},   # other metrics, if any
+                  "details": {...}}],                  # what produced them, if any
      "chunk_spans": [[doc_id, start, end], ...],
-     "stages": {name: {"depth", "metrics": {"recall", "recall_at_k"}}}}  # if any
+     "stages": {name: {"depth", "metrics": {"recall", "recall_at_k"}}},  # if any
+     "graph": {"relationships", "entities", "extraction", ...}}          # if any
 
 ``stages`` holds the earlier retrieval stages (a hybrid store's legs ``dense`` and
 ``bm25``, a reranker's ``candidates``): each stage's recall over its whole list
 (``depth`` rows) and over its first ``k`` rows, beside the final result's metrics.
 
 Metric values are in [0, 1]; ``precision_omega`` is ``null`` when no chunking was
-scored (a whole retriever through ``score``).
+scored (a whole retriever through ``score``). A relationship evaluation
+(:func:`~pytest_chunkeval.graph.evaluate.evaluate_relationships`) measures other
+metrics (``rel_recall``, ``evidence_iou``...): its ``metrics`` hold those, each
+query's ``scores`` their values and the chunk metrics are ``null``; ``graph`` holds
+its relationship and extraction counts.
 """
 
 from __future__ import annotations
@@ -175,6 +182,8 @@ class EvalResult:
     chunk_spans: list[SpanTuple] = field(default_factory=list, repr=False)
     corpus: Corpus | None = field(default=None, repr=False, compare=False)
     stages: dict[str, StageResult] = field(default_factory=dict)
+    graph: dict[str, Any] = field(default_factory=dict)
+    """A relationship evaluation's graph and extraction counts (else empty)."""
 
     def mean(self, metric: str, group: str | None = None) -> float:
         """Mean of ``metric`` overall, or for one group (source document)."""
@@ -187,8 +196,7 @@ class EvalResult:
     def _stats(self, metric: str, group: str | None) -> MetricStats:
         if metric not in self.metrics:
             raise KeyError(
-                f"unknown metric {metric!r}; this result has "
-                f"{', '.join(self.metrics)}"
+                f"unknown metric {metric!r}; this result has {', '.join(self.metrics)}"
             )
         if group is None:
             return self.metrics[metric]
@@ -241,6 +249,8 @@ class EvalResult:
             data["chunk_spans"] = [list(s) for s in self.chunk_spans]
         if self.stages:
             data["stages"] = {n: s.to_json() for n, s in self.stages.items()}
+        if self.graph:
+            data["graph"] = self.graph
         return data
 
     @classmethod
@@ -267,4 +277,5 @@ class EvalResult:
                 n: StageResult.from_json(n, s)
                 for n, s in data.get("stages", {}).items()
             },
+            graph=dict(data.get("graph", {})),
         )

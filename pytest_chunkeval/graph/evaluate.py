@@ -235,14 +235,17 @@ def evaluate_relationships(
         "retrieves": "relationships",
     }
     sizes = np.diff(chunking.bounds, axis=1).reshape(-1)
-    chunk_stats: dict[str, Any] = {
+    chunk_stats = {
         "count": len(chunking),
         "mean_chars": float(sizes.mean()),
         "mean_units": float(chunk_units.mean()),
+    }
+    graph_stats = {
         "relationships": len(relationships),
         "entities": len(graph.entities),
         "extraction": stats.to_json(),
         "gold_extraction": gold_stats.to_json(),
+        "gold_relationships": sum(len(g) for g in gold),
         "questions_without_gold": sum(1 for g in gold if not g),
     }
     return EvalResult(
@@ -257,6 +260,7 @@ def evaluate_relationships(
         timings=timings,
         chunk_spans=chunk_spans,
         corpus=corpus,
+        graph=graph_stats,
     )
 
 

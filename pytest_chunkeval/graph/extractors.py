@@ -9,8 +9,10 @@ list of strings for sentences that are not adjacent). A plain function is adapte
 the function's answers change, or cached answers of the old one are reused.
 
 Built-in specs (:data:`EXTRACTORS`): ``llm:MODEL`` (any OpenAI-compatible endpoint,
-see :mod:`pytest_chunkeval.graph.llm`); the hook
-``pytest_chunkeval_register_extractors`` adds names, e.g. a team's own function.
+see :mod:`pytest_chunkeval.graph.llm`) and ``python:MODULE:ATTR`` (a function or
+extractor object of an importable module; a function's ``version`` attribute, if
+any, is its version); the hook ``pytest_chunkeval_register_extractors`` adds names,
+e.g. a team's own function.
 """
 
 from __future__ import annotations
@@ -232,7 +234,30 @@ def _llm(rest: str) -> Extractor:
     return LLMExtractor(model=rest.strip())
 
 
+def _python(rest: str) -> Extractor:
+    """``python:MODULE:ATTR``: an extractor object or function of an importable
+    module (the current directory is searched too, as ``python -m`` would)."""
+    import importlib
+    import os
+    import sys
+
+    module_name, _, attr = rest.strip().partition(":")
+    if not module_name or not attr:
+        raise ValueError("expected python:MODULE:ATTR")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        target = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"cannot load {module_name}:{attr} ({exc})") from None
+    if isinstance(target, Extractor):
+        return target
+    version = getattr(target, "version", "1")
+    return CallableExtractor(target, name=f"{module_name}.{attr}", version=version)
+
+
 EXTRACTORS.register("llm", _llm, "llm:MODEL")
+EXTRACTORS.register("python", _python, "python:MODULE:ATTR")
 
 
 def get_extractor(extractor: str | Extractor | Callable[[str], Any]) -> Extractor:

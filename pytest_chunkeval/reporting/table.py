@@ -9,13 +9,38 @@ if TYPE_CHECKING:  # runtime import would load numpy for plain text formatting
     from pytest_chunkeval.engine.results import EvalResult
 
 REPORT_COLUMNS = ("recall", "precision", "precision_omega", "iou")
+RELATIONSHIP_COLUMNS = (
+    "rel_recall",
+    "rel_precision",
+    "evidence_recall",
+    "evidence_iou",
+)
+"""Columns for relationship results (Graph-RAG), named apart from chunk metrics."""
 HEADERS = {
     "recall": "Recall",
     "precision": "Precision",
     "precision_omega": "PrecisionΩ",
     "iou": "IoU",
     "f1": "F1",
+    "rel_recall": "Rel recall",
+    "rel_precision": "Rel precision",
+    "evidence_recall": "Evidence recall",
+    "evidence_precision": "Evidence precision",
+    "evidence_iou": "Evidence IoU",
+    "evidence_f1": "Evidence F1",
+    "evidence_precision_omega": "Evidence PrecisionΩ",
 }
+
+
+def table_columns(results: Sequence[EvalResult]) -> tuple[str, ...]:
+    """The report's columns for chunk results, the relationship columns for
+    relationship results, both for a mix."""
+    kinds = {"rel_recall" in r.metrics for r in results}
+    if kinds == {True}:
+        return RELATIONSHIP_COLUMNS
+    if True in kinds:
+        return REPORT_COLUMNS + RELATIONSHIP_COLUMNS
+    return REPORT_COLUMNS
 
 
 def split_spec(spec: str) -> tuple[str, str, str]:
@@ -36,8 +61,8 @@ def split_spec(spec: str) -> tuple[str, str, str]:
 
 def mean_std(result: EvalResult, metric: str) -> str:
     """``mean ± std`` in percent, or ``-`` when the metric is undefined."""
-    stats = result.metrics[metric]
-    if stats.n == 0:
+    stats = result.metrics.get(metric)
+    if stats is None or stats.n == 0:
         return "-"
     return f"{100 * stats.mean:.1f} ± {100 * stats.std:.1f}"
 
@@ -68,12 +93,13 @@ def format_rows(
 
 def results_table(results: Sequence[EvalResult]) -> str:
     """One row per result: chunking, size, overlap, k, metrics, mean chunk size."""
+    columns = table_columns(results)
     headers = [
         "Chunking",
         "Size",
         "Overlap",
         "k",
-        *(HEADERS[m] for m in REPORT_COLUMNS),
+        *(HEADERS[m] for m in columns),
     ]
     headers.append("Chunk size")
     rows = []
@@ -86,7 +112,7 @@ def results_table(results: Sequence[EvalResult]) -> str:
                 size,
                 overlap,
                 str(r.config.get("k", "")),
-                *(mean_std(r, m) for m in REPORT_COLUMNS),
+                *(mean_std(r, m) for m in columns),
                 f"{r.chunks['mean_units']:.0f} {unit}",
             ]
         )
