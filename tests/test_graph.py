@@ -635,3 +635,17 @@ def test_cli_relationships_compares_chunkers(
     argv[argv.index("python:facts_cli:extract")] = "python:facts_cli:missing"
     assert chunkeval_cli(argv) == 2
     assert "cannot load facts_cli:missing" in capsys.readouterr().err
+
+
+def test_the_worked_example_in_the_docs_runs_and_prints_what_they_show(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = Path(__file__).parent.parent / "docs" / "relationships.md"
+    text = page.read_text(encoding="utf-8")
+    example = text.split("## A worked example", 1)[1]
+    code = example.split("```python\n", 1)[1].split("```", 1)[0]
+    shown = example.split("It prints:\n\n```text\n", 1)[1].split("```", 1)[0]
+    monkeypatch.setenv("CHUNKEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    exec(compile(code, str(page), "exec"), {"__name__": "docs_example"})
+    assert capsys.readouterr().out == shown
