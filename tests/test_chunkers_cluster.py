@@ -335,7 +335,7 @@ def test_spec_strings():
     assert (other.max_group, other.name) == (10, "cluster:250:25")
     with pytest.raises(UnknownSpec, match=r"cluster:MAX_TOKENS\[:MIN_TOKENS\]"):
         registry.create("cluster:big")
-    with pytest.raises(UnknownSpec, match="expected MAX_TOKENS"):
+    with pytest.raises(UnknownSpec, match="MAX_TOKENS is required"):
         registry.create("cluster")
     with pytest.raises(UnknownSpec, match="embedder"):
         registry.create("cluster:400@")

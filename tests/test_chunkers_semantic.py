@@ -450,7 +450,7 @@ def test_spec_strings(registry, monkeypatch, tmp_path):
     assert cluster.name == "cluster:200@openai:text-embedding-3-large:d256"
     assert set(registry.forms()) >= {
         "cluster:MAX_TOKENS[:MIN_TOKENS][@EMBEDDER]",
-        "kamradt[:PERCENTILE[@EMBEDDER]]",
+        "kamradt[:PERCENTILE][@EMBEDDER]",
         "kamradt-modified:SIZE[:max|mean][@EMBEDDER]",
     }
 
@@ -480,9 +480,9 @@ def test_kamradt_modified_target_spec_strings(registry, monkeypatch, tmp_path):
         ("kamradt-modified", "SIZE is required"),
         ("kamradt-modified:big", "SIZE must be an integer"),
         ("kamradt-modified:big:mean", "SIZE must be an integer"),
-        ("kamradt-modified::mean", "SIZE must be an integer"),
-        ("kamradt-modified:300:avg", "target after SIZE must be 'max' or 'mean'"),
-        ("kamradt-modified:300:mean:3", "target after SIZE must be 'max' or 'mean'"),
+        ("kamradt-modified::mean", "empty argument"),
+        ("kamradt-modified:300:avg", "TARGET must be 'max' or 'mean', got 'avg'"),
+        ("kamradt-modified:300:mean:3", "3 argument.s. given, at most 2"),
         ("kamradt-modified:0:mean", "max_tokens must be >= 1"),
         ("kamradt:high", "PERCENTILE must be a number"),
         ("kamradt:120", "percentile must be in"),

@@ -11,7 +11,6 @@ from pytest_chunkeval.chunkers import (
     SentenceChunker,
     get_chunker,
 )
-from pytest_chunkeval.chunkers.specs import parse_int_args
 from pytest_chunkeval.config.registry import UnknownSpec
 
 
@@ -66,9 +65,9 @@ def test_unknown_name_lists_valid_forms() -> None:
         ("recursive:abc", "SIZE must be an integer, got 'abc'"),
         ("recursive:200:x", "OVERLAP must be an integer, got 'x'"),
         ("recursive:200.5", "SIZE must be an integer, got '200.5'"),
-        ("recursive", "expected SIZE[:OVERLAP], got 0 argument(s)"),
-        ("recursive:1:2:3", "expected SIZE[:OVERLAP], got 3 argument(s)"),
-        ("sentence:10:2", "expected SIZE, got 2 argument(s)"),
+        ("recursive", "SIZE is required"),
+        ("recursive:1:2:3", "3 argument(s) given, at most 2 accepted"),
+        ("sentence:10:2", "2 argument(s) given, at most 1 accepted"),
         ("fixed:10:10", "chunk_overlap (10) must be smaller than chunk_size (10)"),
         ("recursive:10:11", "chunk_overlap (11) must not exceed chunk_size (10)"),
         ("fixed:0", "chunk_size must be > 0, got 0"),
@@ -83,13 +82,6 @@ def test_bad_arguments_say_what_is_wrong(spec: str, detail: str) -> None:
     assert detail in message
     kind = spec.split(":")[0]
     assert f"expected {kind}:SIZE" in message
-
-
-def test_parse_int_args() -> None:
-    assert parse_int_args("5", ("SIZE", "OVERLAP"), 1) == [5, 0]
-    assert parse_int_args("5:2", ("SIZE", "OVERLAP"), 1) == [5, 2]
-    with pytest.raises(ValueError, match="expected SIZE:OVERLAP, got 1"):
-        parse_int_args("5", ("SIZE", "OVERLAP"), 2)
 
 
 def test_get_chunker_adapts_other_things() -> None:

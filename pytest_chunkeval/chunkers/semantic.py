@@ -63,7 +63,12 @@ from pytest_chunkeval.chunkers.base import spec_name
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
 from pytest_chunkeval.chunkers.sentence import sentence_spans
 from pytest_chunkeval.core.spans import IntArray, as_bounds
-from pytest_chunkeval.embedders.base import DEFAULT_EMBEDDER, Embedder, get_embedder
+from pytest_chunkeval.embedders.base import (
+    DEFAULT_EMBEDDER,
+    EMBEDDERS,
+    Embedder,
+    get_embedder,
+)
 from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
 
@@ -87,10 +92,11 @@ def resolve_embedding(
     different models never share a name. ``cache`` defaults to the project's cache
     directory (``default_cache_dir()``).
     """
-    is_default = embedder is None or (
-        isinstance(embedder, str) and embedder.strip() == DEFAULT_EMBEDDER
-    )
     resolved = get_embedder(embedder)
+    is_default = embedder is None or (
+        isinstance(embedder, str)
+        and EMBEDDERS.label(embedder) == EMBEDDERS.label(DEFAULT_EMBEDDER)
+    )
     if cache is None:
         cache = EmbeddingCache(default_cache_dir())
     elif not isinstance(cache, EmbeddingCache):

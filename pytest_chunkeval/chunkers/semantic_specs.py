@@ -12,7 +12,7 @@
 
 ``EMBEDDER`` is an embedder spec string (everything after the first ``@``, options
 included: ``cluster:400@sentence-transformers:all-MiniLM-L6-v2?device=cuda``); the
-default is all-MiniLM-L6-v2. Vectors go through the default embedding cache
+default is all-MiniLM-L6-v2, and ``@`` the default is the same chunker as no ``@``. Vectors go through the default embedding cache
 (``$CHUNKEVAL_CACHE_DIR`` or ``.chunkeval/cache``). The LLM chunker talks to
 ``OPENAI_BASE_URL`` (any OpenAI-compatible server) with ``OPENAI_API_KEY``.
 """
@@ -20,100 +20,89 @@ default is all-MiniLM-L6-v2. Vectors go through the default embedding cache
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from pytest_chunkeval.chunkers.base import Chunker
-from pytest_chunkeval.chunkers.cluster import ClusterSemanticChunker
+from pytest_chunkeval.chunkers.cluster import DEFAULT_MIN_TOKENS, ClusterSemanticChunker
 from pytest_chunkeval.chunkers.llm import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_WINDOW_TOKENS,
     LLMSemanticChunker,
 )
 from pytest_chunkeval.chunkers.semantic import (
+    DEFAULT_PERCENTILE,
     TARGETS,
     KamradtModifiedChunker,
     KamradtSemanticChunker,
 )
-from pytest_chunkeval.config.registry import Registry, parse_options, positive_int
+from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
+from pytest_chunkeval.config.registry import (
+    Nested,
+    Param,
+    Registry,
+    Signature,
+    choice,
+    integer,
+    positive_int,
+)
+from pytest_chunkeval.embedders.base import EMBEDDERS
 
 
-def _split_embedder(rest: str) -> tuple[str, str | None]:
-    args, at, embedder = rest.partition("@")
-    if at and not embedder.strip():
-        raise ValueError("nothing after '@' (expected an embedder spec)")
-    return args.strip(), (embedder.strip() if at else None)
-
-
-def _int(value: str, what: str) -> int:
+def _percentile(text: str) -> float:
     try:
-        return int(value)
+        value = float(text)
     except ValueError:
-        raise ValueError(f"{what} must be an integer, got {value!r}") from None
+        raise ValueError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"must be in [0, 100], got {text!r}")
+    return value
 
 
-def _cluster(rest: str) -> Chunker:
-    args, embedder = _split_embedder(rest)
-    parts = args.split(":") if args else []
-    if not 1 <= len(parts) <= 2:
-        raise ValueError("expected MAX_TOKENS or MAX_TOKENS:MIN_TOKENS")
-    max_tokens = _int(parts[0], "MAX_TOKENS")
-    if len(parts) == 2:
-        return ClusterSemanticChunker(
-            max_tokens, _int(parts[1], "MIN_TOKENS"), embedder=embedder
-        )
-    return ClusterSemanticChunker(max_tokens, embedder=embedder)
+def _cluster(max_tokens: int, min_tokens: int, *, embedder: str | None) -> Chunker:
+    return ClusterSemanticChunker(max_tokens, min_tokens, embedder=embedder)
 
 
-def _kamradt(rest: str) -> Chunker:
-    args, embedder = _split_embedder(rest)
-    if not args:
-        return KamradtSemanticChunker(embedder=embedder)
-    try:
-        percentile = float(args)
-    except ValueError:
-        raise ValueError(f"PERCENTILE must be a number, got {args!r}") from None
-    if not math.isfinite(percentile):
-        raise ValueError(f"PERCENTILE must be in [0, 100], got {args!r}")
+def _kamradt(percentile: float, *, embedder: str | None) -> Chunker:
     return KamradtSemanticChunker(percentile, embedder=embedder)
 
 
-def _kamradt_modified(rest: str) -> Chunker:
-    args, embedder = _split_embedder(rest)
-    if not args:
-        raise ValueError("SIZE is required")
-    size, _, target = (part.strip() for part in args.partition(":"))
-    target = target or "max"
-    if target not in TARGETS:
-        raise ValueError(
-            f"the target after SIZE must be 'max' or 'mean', got {target!r}"
-        )
+def _kamradt_modified(size: int, target: str, *, embedder: str | None) -> Chunker:
     return KamradtModifiedChunker(
-        _int(size, "SIZE"),
-        target="mean" if target == "mean" else "max",
-        embedder=embedder,
+        size, target="mean" if target == "mean" else "max", embedder=embedder
     )
 
 
-_LLM_OPTIONS = ("attempts", "window")
-
-
-def _llm(rest: str) -> Chunker:
-    model, options = parse_options(rest, dict.fromkeys(_LLM_OPTIONS, positive_int))
-    if not model:
-        raise ValueError("MODEL is required")
-    return LLMSemanticChunker(
-        model,
-        window_tokens=options.get("window", DEFAULT_WINDOW_TOKENS),
-        max_attempts=options.get("attempts", DEFAULT_MAX_ATTEMPTS),
-    )
+def _llm(model: str, *, window: int, attempts: int) -> Chunker:
+    return LLMSemanticChunker(model, window_tokens=window, max_attempts=attempts)
 
 
 def register_semantic(registry: Registry[Chunker]) -> None:
     """Register ``cluster``, ``kamradt``, ``kamradt-modified`` and ``llm``."""
-    registry.register("cluster", _cluster, "cluster:MAX_TOKENS[:MIN_TOKENS][@EMBEDDER]")
-    registry.register("kamradt", _kamradt, "kamradt[:PERCENTILE[@EMBEDDER]]")
-    registry.register(
-        "kamradt-modified",
-        _kamradt_modified,
-        "kamradt-modified:SIZE[:max|mean][@EMBEDDER]",
+    embedder = Nested("embedder", EMBEDDERS, DEFAULT_EMBEDDER)
+    cluster = Signature(
+        (
+            Param("max_tokens", integer),
+            Param("min_tokens", integer, default=DEFAULT_MIN_TOKENS),
+        ),
+        nested=embedder,
     )
-    registry.register("llm", _llm, "llm:MODEL[?window=TOKENS&attempts=N]")
+    registry.register("cluster", _cluster, signature=cluster)
+    kamradt = Signature(
+        (Param("percentile", _percentile, default=DEFAULT_PERCENTILE),),
+        nested=embedder,
+    )
+    registry.register("kamradt", _kamradt, signature=kamradt)
+    modified = Signature(
+        (
+            Param("size", integer),
+            Param("target", choice(*TARGETS), default="max", metavar="max|mean"),
+        ),
+        nested=embedder,
+    )
+    registry.register("kamradt-modified", _kamradt_modified, signature=modified)
+    options: tuple[Any, ...] = (
+        Param("attempts", positive_int, default=DEFAULT_MAX_ATTEMPTS, metavar="N"),
+        Param("window", positive_int, default=DEFAULT_WINDOW_TOKENS, metavar="TOKENS"),
+    )
+    llm = Signature((Param("model", rest=True),), options)
+    registry.register("llm", _llm, signature=llm)

@@ -1,10 +1,11 @@
 """Spec strings for the built-in chunkers, and :func:`get_chunker`.
 
 ``fixed:SIZE[:OVERLAP]``, ``recursive:SIZE[:OVERLAP]`` and ``sentence:SIZE``, sizes
-in ``cl100k_base`` tokens, OVERLAP 0 when left out; the semantic chunkers
+in ``cl100k_base`` tokens, OVERLAP 0 when left out (and always shown in the canonical
+form: ``recursive:200`` is ``recursive:200:0``); the semantic chunkers
 (``cluster:MAX``, ``kamradt``, ``kamradt-modified:SIZE[:mean]``, ``llm:MODEL``)
 come from ``semantic_specs.py``. Plugins and ``conftest.py`` files add more names
-to :data:`CHUNKERS` (see ``hookspecs.py``).
+to :data:`CHUNKERS` (see ``hookspecs.py``). The grammar: ``config/specs.py``.
 """
 
 from __future__ import annotations
@@ -16,50 +17,23 @@ from pytest_chunkeval.chunkers.fixed import FixedTokenChunker
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
 from pytest_chunkeval.chunkers.semantic_specs import register_semantic
 from pytest_chunkeval.chunkers.sentence import SentenceChunker
-from pytest_chunkeval.config.registry import Registry
+from pytest_chunkeval.config.registry import (
+    Param,
+    Registry,
+    Signature,
+    integer,
+)
 
 CHUNKERS: Registry[Chunker] = Registry("chunker")
 
+_SIZE = Param("size", integer)
+_OVERLAP = Param("overlap", integer, default=0, show_default=True)
 
-def parse_int_args(rest: str, names: tuple[str, ...], required: int) -> list[int]:
-    """The ``:``-separated integers of a spec's arguments, with clear errors.
-
-    ``names`` names each argument in order (``("SIZE", "OVERLAP")``); the first
-    ``required`` must be present, missing later ones are 0.
-    """
-    parts = rest.split(":") if rest.strip() else []
-    if not required <= len(parts) <= len(names):
-        wanted = ":".join(names[:required])
-        if len(names) > required:
-            wanted += "".join(f"[:{n}]" for n in names[required:])
-        raise ValueError(f"expected {wanted}, got {len(parts)} argument(s)")
-    values: list[int] = []
-    for name, part in zip(names, parts, strict=False):
-        try:
-            values.append(int(part.strip()))
-        except ValueError:
-            raise ValueError(f"{name} must be an integer, got {part!r}") from None
-    return values + [0] * (len(names) - len(values))
-
-
-def _fixed(rest: str) -> Chunker:
-    size, overlap = parse_int_args(rest, ("SIZE", "OVERLAP"), 1)
-    return FixedTokenChunker(size, overlap)
-
-
-def _recursive(rest: str) -> Chunker:
-    size, overlap = parse_int_args(rest, ("SIZE", "OVERLAP"), 1)
-    return RecursiveTokenChunker(size, overlap)
-
-
-def _sentence(rest: str) -> Chunker:
-    (size,) = parse_int_args(rest, ("SIZE",), 1)
-    return SentenceChunker(size)
-
-
-CHUNKERS.register("fixed", _fixed, "fixed:SIZE[:OVERLAP]")
-CHUNKERS.register("recursive", _recursive, "recursive:SIZE[:OVERLAP]")
-CHUNKERS.register("sentence", _sentence, "sentence:SIZE")
+CHUNKERS.register("fixed", FixedTokenChunker, signature=Signature((_SIZE, _OVERLAP)))
+CHUNKERS.register(
+    "recursive", RecursiveTokenChunker, signature=Signature((_SIZE, _OVERLAP))
+)
+CHUNKERS.register("sentence", SentenceChunker, signature=Signature((_SIZE,)))
 register_semantic(CHUNKERS)
 
 
@@ -69,3 +43,8 @@ def get_chunker(spec: str | Chunker | Any) -> Chunker:
     if isinstance(spec, str):
         return CHUNKERS.create(spec)
     return as_chunker(spec)
+
+
+def chunker_label(spec: str) -> str:
+    """The canonical form of a chunker spec: its label, test id and baseline name."""
+    return CHUNKERS.label(spec)

@@ -59,13 +59,15 @@ import numpy.typing as npt
 
 from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER as DEFAULT_EMBEDDER
 from pytest_chunkeval.config.registry import (
+    Param,
     Registry,
+    Signature,
+    integer,
     non_negative_int,
-    parse_options,
     positive_float,
     positive_int,
 )
-from pytest_chunkeval.embedders.hashing import hashing_from_spec
+from pytest_chunkeval.embedders.hashing import DEFAULT_DIM, HashingEmbedder
 from pytest_chunkeval.llm.client import LazyClient
 
 FloatArray = npt.NDArray[np.float32]
@@ -607,46 +609,58 @@ def _langchain_identity(obj: Any) -> str:
 # ---------------------------------------------------------------------------- registry
 
 
-def _sentence_transformers_from_spec(rest: str) -> Embedder:
-    name, options = parse_options(
-        rest, {"device": str, "batch_size": positive_int, "revision": str}
-    )
-    return SentenceTransformerEmbedder(name or "all-MiniLM-L6-v2", **options)
-
-
-def _openai_from_spec(rest: str) -> Embedder:
-    name, options = parse_options(
-        rest,
-        {
-            "dimensions": positive_int,
-            "batch_size": positive_int,
-            "max_retries": non_negative_int,
-            "timeout": positive_float,
-        },
-    )
-    if "batch_size" in options:
-        options["max_batch"] = options.pop("batch_size")
-    return OpenAIEmbedder(name or "text-embedding-3-small", **options)
+def _openai(model: str, *, batch_size: int, **options: Any) -> Embedder:
+    return OpenAIEmbedder(model, max_batch=batch_size, **options)
 
 
 EMBEDDERS: Registry[Embedder] = Registry("embedder")
 EMBEDDERS.register(
     "sentence-transformers",
-    _sentence_transformers_from_spec,
-    "sentence-transformers:NAME_OR_PATH[?device=cpu|cuda&batch_size=N]",
+    SentenceTransformerEmbedder,
+    "sentence-transformers:NAME_OR_PATH[?device=cpu|cuda&batch_size=N&revision=REV]",
+    signature=Signature(
+        (Param("name_or_path", default="all-MiniLM-L6-v2", show_default=True, rest=True),),
+        (
+            Param("batch_size", positive_int, default=DEFAULT_ST_BATCH_SIZE),
+            Param("device", default=None),
+            Param("revision", default=None),
+        ),
+    ),
 )
 EMBEDDERS.register(
     "openai",
-    _openai_from_spec,
+    _openai,
     "openai:MODEL[?dimensions=N&batch_size=N&max_retries=N&timeout=SECONDS]",
+    signature=Signature(
+        (
+            Param(
+                "model",
+                default="text-embedding-3-small",
+                show_default=True,
+                rest=True,
+            ),
+        ),
+        (
+            Param("batch_size", positive_int, default=OPENAI_MAX_INPUTS),
+            Param("dimensions", positive_int, default=None),
+            Param("max_retries", non_negative_int, default=OPENAI_DEFAULT_MAX_RETRIES),
+            Param("timeout", positive_float, default=60.0),
+        ),
+    ),
 )
 # A model-free bag-of-words embedder for fast tests and smoke runs (hashing.py).
-EMBEDDERS.register("hashing", hashing_from_spec, "hashing[:DIM]")
+EMBEDDERS.register(
+    "hashing",
+    HashingEmbedder,
+    signature=Signature(
+        (Param("dim", integer, default=DEFAULT_DIM, show_default=True),)
+    ),
+)
 
 
 @functools.lru_cache(maxsize=32)
 def _embedder_from_spec(spec: str) -> Embedder:
-    # One instance per spec string: a model named twice is loaded once.
+    # One instance per canonical spec: a model named twice is loaded once.
     return EMBEDDERS.create(spec)
 
 
@@ -667,7 +681,7 @@ def get_embedder(
     if spec is None:
         spec = DEFAULT_EMBEDDER
     if isinstance(spec, str):
-        embedder = _embedder_from_spec(spec.strip())
+        embedder = _embedder_from_spec(EMBEDDERS.label(spec))
     elif isinstance(spec, Embedder):
         embedder = spec
     elif is_chroma_embedding_function(spec):

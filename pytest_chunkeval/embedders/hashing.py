@@ -15,12 +15,13 @@ import numpy as np
 import numpy.typing as npt
 
 _WORD = re.compile(r"\w+")
+DEFAULT_DIM = 256
 
 
 class HashingEmbedder:
     """Hashed bag-of-words vectors, L2-normalized."""
 
-    def __init__(self, dim: int = 256) -> None:
+    def __init__(self, dim: int = DEFAULT_DIM) -> None:
         if dim < 2:
             raise ValueError(f"dimension must be >= 2, got {dim}")
         self.dim = dim
@@ -52,5 +53,5 @@ class HashingEmbedder:
 
 
 def hashing_from_spec(rest: str) -> HashingEmbedder:
-    """``hashing`` or ``hashing:DIM``."""
-    return HashingEmbedder(int(rest) if rest else 256)
+    """A free-form factory for ``hashing`` / ``hashing:DIM`` (as a hook registers)."""
+    return HashingEmbedder(int(rest) if rest else DEFAULT_DIM)

@@ -14,7 +14,7 @@ Spec strings (``get_store``):
 
 from __future__ import annotations
 
-from pytest_chunkeval.config.registry import Registry
+from pytest_chunkeval.config.registry import Param, Registry, Signature
 from pytest_chunkeval.stores._base import (
     AnyStore,
     FloatArray,
@@ -37,7 +37,7 @@ from pytest_chunkeval.stores.chroma import (
     chroma_https_from_spec,
     collection_name,
 )
-from pytest_chunkeval.stores.exact import ExactIndex, ExactStore, exact_from_spec
+from pytest_chunkeval.stores.exact import ExactIndex, ExactStore
 from pytest_chunkeval.stores.hybrid import HybridStore, hybrid_from_spec, rrf_fuse
 
 __all__ = [
@@ -66,12 +66,24 @@ __all__ = [
 ]
 
 STORES: Registry[AnyStore] = Registry("store")
-STORES.register("exact", exact_from_spec, "exact")
-STORES.register("chroma", chroma_from_spec, "chroma | chroma:PATH")
-# Registry.create splits on the first ':', so "chroma+http://h:p" arrives here as
-# name "chroma+http" and rest "//h:p".
-STORES.register("chroma+http", chroma_http_from_spec, "chroma+http://HOST:PORT")
-STORES.register("chroma+https", chroma_https_from_spec, "chroma+https://HOST:PORT")
+STORES.register("exact", ExactStore, signature=Signature())
+STORES.register(
+    "chroma",
+    chroma_from_spec,
+    "chroma | chroma:PATH",
+    signature=Signature((Param("path", default=None, rest=True),)),
+)
+# The grammar keeps "//HOST:PORT" after "chroma+http:" as one argument.
+_SERVER = Signature((Param("location", rest=True, metavar="//HOST:PORT"),))
+STORES.register(
+    "chroma+http", chroma_http_from_spec, "chroma+http://HOST:PORT", signature=_SERVER
+)
+STORES.register(
+    "chroma+https",
+    chroma_https_from_spec,
+    "chroma+https://HOST:PORT",
+    signature=_SERVER,
+)
 STORES.register(
     "bm25",
     bm25_from_spec,

@@ -527,9 +527,9 @@ def parse_server(rest: str, *, scheme: str) -> tuple[str, int]:
     return parts.hostname, DEFAULT_PORT if port is None else port
 
 
-def chroma_from_spec(rest: str) -> ChromaStore:
+def chroma_from_spec(path: str | None = None) -> ChromaStore:
     """Factory for ``chroma`` (in-process) and ``chroma:PATH`` (persistent)."""
-    return ChromaStore(rest or None)
+    return ChromaStore(path or None)
 
 
 def chroma_http_from_spec(rest: str) -> ChromaStore:

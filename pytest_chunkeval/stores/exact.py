@@ -77,10 +77,3 @@ class ExactStore:
 
     def __repr__(self) -> str:
         return "ExactStore()"
-
-
-def exact_from_spec(rest: str) -> ExactStore:
-    """Factory for the spec ``exact``."""
-    if rest:
-        raise ValueError("the exact store takes no arguments")
-    return ExactStore()

@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from pytest_chunkeval.config.registry import Param, Registry, Signature
 from pytest_chunkeval.core.spans import IntArray
 
 DEFAULT_ENCODING = "cl100k_base"
@@ -235,21 +236,39 @@ class HuggingFaceTokenizer(OffsetsTokenizer):
         return f"HuggingFaceTokenizer({self.name!r})"
 
 
+TOKENIZERS: Registry[Tokenizer] = Registry("tokenizer", bare="tiktoken")
+"""Tokenizers by spec: ``cl100k_base`` (a bare name is a tiktoken encoding, and the
+canonical form of ``tiktoken:ENCODING``), ``hf:MODEL``. The hook
+``pytest_chunkeval_register_tokenizers`` adds more."""
+TOKENIZERS.register(
+    "tiktoken",
+    TiktokenTokenizer,
+    "ENCODING | tiktoken:ENCODING",
+    signature=Signature(
+        (Param("encoding", default=DEFAULT_ENCODING, show_default=True),)
+    ),
+)
+TOKENIZERS.register(
+    "hf",
+    HuggingFaceTokenizer,
+    signature=Signature((Param("name_or_path", rest=True, metavar="MODEL"),)),
+)
+
+
 @functools.lru_cache(maxsize=16)
-def _tokenizer_from_spec(spec: str) -> Tokenizer:
-    if spec.startswith("hf:"):
-        return HuggingFaceTokenizer(spec[3:])
-    name = spec[len("tiktoken:") :] if spec.startswith("tiktoken:") else spec
-    return TiktokenTokenizer(name)
+def _tokenizer_from_spec(label: str) -> Tokenizer:
+    # One tokenizer per canonical spec: cl100k_base = tiktoken:cl100k_base.
+    return TOKENIZERS.create(label)
 
 
 def get_tokenizer(spec: str | Tokenizer | Any | None = None) -> Tokenizer:
-    """Resolve a tokenizer spec: ``cl100k_base``, ``tiktoken:<enc>``, ``hf:<model>``,
-    a :class:`Tokenizer`, or any object with ``encode_with_offsets``."""
+    """Resolve a tokenizer spec: ``cl100k_base``, ``tiktoken:<enc>``, ``hf:<model>``
+    (or a name a hook registered), a :class:`Tokenizer`, or any object with
+    ``encode_with_offsets``."""
     if spec is None:
         return _tokenizer_from_spec(DEFAULT_ENCODING)
     if isinstance(spec, str):
-        return _tokenizer_from_spec(spec)
+        return _tokenizer_from_spec(TOKENIZERS.label(spec))
     if isinstance(spec, Tokenizer):
         return spec
     if hasattr(spec, "encode_with_offsets"):
