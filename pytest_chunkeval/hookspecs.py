@@ -1,12 +1,15 @@
 """Hooks through which a ``conftest.py`` or an installed plugin adds chunkers,
-embedders and stores by name.
+embedders, stores and tokenizers by name.
 
 Each hook receives a :class:`~pytest_chunkeval.config.registry.Registry`; call
 ``registry.register(name, factory, form)``. ``factory`` receives everything after
 ``name:`` in a spec string (``""`` for a bare ``name``) and returns the object. The
 name is then accepted wherever a spec string is: ``chunkeval_chunkers``,
 ``--chunkeval-embedder``, ``@pytest.mark.chunkeval(embedder=...)``,
-``chunkeval.evaluate("name:args")``.
+``chunkeval.evaluate("name:args")``. Spec strings follow one grammar (docs:
+"Spec strings"); pass ``signature=Signature(...)`` to have the arguments
+converted, defaults filled in and equivalent spellings share one canonical form
+(one test id and baseline file).
 
 Example, in the ``conftest.py`` at your rootdir::
 
@@ -85,4 +88,14 @@ def pytest_chunkeval_register_stores(registry: Registry[Any]) -> None:
 
     ``factory(rest)`` returns an object with ``name`` and ``index(key, vectors)``
     whose result has ``search(query_vectors, k) -> (q, k)`` row ids, best first.
+    """
+
+
+@hookspec
+def pytest_chunkeval_register_tokenizers(registry: Registry[Any]) -> None:
+    """Register tokenizer factories: ``registry.register(name, factory, form)``.
+
+    ``factory(rest)`` returns an object with ``name``, ``token_bounds(text) -> (n, 2)``
+    character ranges, ``count(text)`` and ``count_batch(texts)``. A bare name that
+    is not registered is a tiktoken encoding (``cl100k_base``).
     """

@@ -93,7 +93,10 @@ def test_parse_unit_and_spec() -> None:
         "sentence-transformers:all-MiniLM-L6-v2?device=cpu"
     )
     assert parse_spec("chroma+http://localhost:8000") == "chroma+http://localhost:8000"
-    with pytest.raises(argparse.ArgumentTypeError, match="NAME or NAME:ARGS"):
+    with pytest.raises(
+        argparse.ArgumentTypeError,
+        match=r"chunker spec 'two words' is not valid: 'two words' contains a space",
+    ):
         parse_spec("two words", "chunker")
 
 
@@ -260,9 +263,10 @@ def test_marker_errors_name_the_test(kwargs: dict[str, object], message: str) ->
         ),
         (
             {"embedder": "no spec"},
-            "@pytest.mark.chunkeval(embedder='no spec'): embedder spec must look like "
-            "NAME or NAME:ARGS (e.g. sentence-transformers:all-MiniLM-L6-v2), got "
-            "'no spec'",
+            "@pytest.mark.chunkeval(embedder='no spec'): embedder spec 'no spec' is not valid: "
+            "'no spec' contains a space (write %20); expected "
+            "NAME[:ARG...][?KEY=VALUE&...][@SPEC], e.g. "
+            "sentence-transformers:all-MiniLM-L6-v2",
         ),
         (
             {"embedder": 3},

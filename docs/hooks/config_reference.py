@@ -302,14 +302,18 @@ def render_forms(kind: str) -> str:
     from pytest_chunkeval.chunkers import CHUNKERS
     from pytest_chunkeval.embedders.base import EMBEDDERS
     from pytest_chunkeval.stores import STORES
+    from pytest_chunkeval.tokenizers.base import TOKENIZERS
 
     registries: dict[str, Any] = {
         "chunkers": CHUNKERS,
         "embedders": EMBEDDERS,
         "stores": STORES,
+        "tokenizers": TOKENIZERS,
     }
     if kind not in registries:
-        raise ValueError(f"unknown registry {kind!r} (chunkers, embedders, stores)")
+        raise ValueError(
+            f"unknown registry {kind!r} (chunkers, embedders, stores, tokenizers)"
+        )
     return "\n".join(f"- `{form}`" for form in registries[kind].forms())
 
 

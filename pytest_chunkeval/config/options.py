@@ -50,18 +50,18 @@ def parse_unit(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-_SPEC = re.compile(r"[A-Za-z][\w.+-]*(:\S*)?")
-
-
 def parse_spec(value: str, kind: str = "component") -> str:
-    """A spec string ``NAME`` or ``NAME:ARGS`` (existence is checked later)."""
-    text = value.strip()
-    if not _SPEC.fullmatch(text):
+    """A spec string in the grammar of ``config/specs.py`` (whether its name exists
+    is checked later, once the registries are loaded)."""
+    from pytest_chunkeval.config.specs import SpecError, check_syntax
+
+    try:
+        return check_syntax(value, kind)
+    except SpecError as exc:
+        example = _SPEC_EXAMPLES.get(kind, "recursive:200:0")
         raise argparse.ArgumentTypeError(
-            f"{kind} spec must look like NAME or NAME:ARGS (e.g. "
-            f"{_SPEC_EXAMPLES.get(kind, 'recursive:200:0')}), got {value!r}"
-        )
-    return text
+            str(exc).replace("e.g. recursive:200:0", f"e.g. {example}")
+        ) from None
 
 
 _SPEC_EXAMPLES = {

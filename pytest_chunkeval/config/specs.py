@@ -95,7 +95,12 @@ class Spec:
 
 
 def _decode(text: str) -> str:
-    return unquote(text, errors="strict") if "%" in text else text
+    if "%" not in text:
+        return text
+    try:
+        return unquote(text, errors="strict")
+    except UnicodeDecodeError:
+        raise SpecError(f"{text!r} has a %-escape that is not UTF-8") from None
 
 
 def _encode(text: str) -> str:
@@ -113,7 +118,7 @@ def parse(text: str, kind: str = "component") -> Spec:
         return _parse(text.strip())
     except SpecError as exc:
         raise SpecError(
-            f"bad {kind} spec {text!r}: {exc}; expected "
+            f"{kind} spec {text!r} is not valid: {exc}; expected "
             "NAME[:ARG...][?KEY=VALUE&...][@SPEC], e.g. recursive:200:0"
         ) from None
 
@@ -137,6 +142,8 @@ def _parse(text: str) -> Spec:
     args: tuple[str, ...] = ()
     if tail:
         if not tail.startswith(":"):
+            if main[match.end()].isspace():
+                _part(main)  # the error says: a space
             raise SpecError(f"unexpected {tail[0]!r} after the name {name!r}")
         body = tail[1:].strip()
         if body.startswith("//"):

@@ -44,19 +44,48 @@ def table_columns(results: Sequence[EvalResult]) -> tuple[str, ...]:
 
 
 def split_spec(spec: str) -> tuple[str, str, str]:
-    """``recursive:200:0`` -> (``recursive``, ``200``, ``0``); missing parts blank; a
-    non-numeric argument is a mode: ``kamradt-modified:300:mean`` ->
-    (``kamradt-modified (mean)``, ``300``, ``""``)."""
-    name, *args = spec.split(":")
-    numbers = [a for a in args if a.isdigit()]
-    modes = [a for a in args if not a.isdigit()]
-    if modes:
-        name += f" ({', '.join(modes)})"
-    return (
-        name,
-        numbers[0] if numbers else "",
-        numbers[1] if len(numbers) > 1 else "",
-    )
+    """The Chunking, Size and Overlap columns of a chunker label, read from its
+    canonical spec: ``recursive:200`` -> (``recursive``, ``200``, ``0``). Other
+    settings stay with the name, in spec syntax: ``kamradt-modified:300:mean`` ->
+    (``kamradt-modified (mean)``, ``300``, ``""``), ``cluster:400@openai:M`` ->
+    (``cluster (@openai:M)``, ``400``, ``""``), ``llm:M?window=1200`` ->
+    (``llm (M, window=1200)``, ``""``, ``""``)."""
+    from pytest_chunkeval.config.specs import SpecError, format_spec, parse
+
+    names: list[str] = []
+    try:  # the registry knows which argument is the size and which the overlap
+        from pytest_chunkeval.chunkers.specs import CHUNKERS
+
+        parsed = CHUNKERS.canonical(spec)
+        signature = CHUNKERS.signature(parsed.name)
+        if signature is not None:
+            names = [p.name for p in signature.args]
+    except SpecError:
+        try:
+            parsed = parse(spec)
+        except SpecError:
+            return spec, "", ""
+    args = list(parsed.args)
+    if names and names[-1:] and len(args) > len(names):  # a value holding ':'
+        args = [*args[: len(names) - 1], ":".join(args[len(names) - 1 :])]
+    size = overlap = ""
+    rest: list[str] = []
+    for i, value in enumerate(args):
+        name = names[i] if i < len(names) else ""
+        if i == 0 and (name in _SIZE_PARAMS or (not names and value.isdigit())):
+            size = value
+        elif name == "overlap":
+            overlap = value
+        else:
+            rest.append(value)
+    rest += [f"{key}={value}" for key, value in parsed.options]
+    if parsed.inner is not None:
+        rest.append("@" + format_spec(parsed.inner))
+    label = parsed.name + (f" ({', '.join(rest)})" if rest else "")
+    return label, size, overlap
+
+
+_SIZE_PARAMS = ("size", "max_tokens")
 
 
 def mean_std(result: EvalResult, metric: str) -> str:

@@ -1,0 +1,349 @@
+"""The one spec grammar: parse, print, canonical forms, errors."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_chunkeval.chunkers import CHUNKERS
+from pytest_chunkeval.config.registry import (
+    Param,
+    Registry,
+    Signature,
+    UnknownSpec,
+    integer,
+)
+from pytest_chunkeval.config.specs import (
+    SPEC_GRAMMAR,
+    Spec,
+    SpecError,
+    format_spec,
+    parse,
+)
+from pytest_chunkeval.embedders.base import EMBEDDERS
+from pytest_chunkeval.reporting.table import split_spec
+from pytest_chunkeval.stores import STORES
+from pytest_chunkeval.tokenizers.base import TOKENIZERS, get_tokenizer
+
+# ------------------------------------------------------------------ the grammar
+
+_names = st.from_regex(r"[A-Za-z][A-Za-z0-9_.+-]{0,12}", fullmatch=True)
+# Any printable text but ':' (the separator) and spaces; the printer escapes ?&@%.
+_arg_chars = st.sampled_from(
+    [c for c in string.printable if c not in ": \t\n\r\x0b\x0c"] + ["é", "/", "\\"]
+)
+_args = st.text(_arg_chars, min_size=1, max_size=8).filter(
+    lambda a: not a.startswith("//")
+)
+_keys = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,8}", fullmatch=True)
+_values = st.text(_arg_chars, max_size=8)
+
+
+@st.composite
+def _options(draw: Any) -> tuple[tuple[str, str], ...]:
+    keys = draw(st.lists(_keys, max_size=3, unique=True))
+    return tuple((k, draw(_values)) for k in keys)
+
+
+def _spec(inner: st.SearchStrategy[Spec | None]) -> st.SearchStrategy[Spec]:
+    plain = st.builds(
+        Spec, _names, st.lists(_args, max_size=3).map(tuple), _options(), inner
+    )
+    url = st.builds(
+        Spec,
+        _names,
+        st.from_regex(r"//[a-z0-9.]{1,10}(:[0-9]{1,5})?", fullmatch=True).map(
+            lambda u: (u,)
+        ),
+        _options(),
+        inner,
+    )
+    return plain | url
+
+
+specs = _spec(st.none() | _spec(st.none() | _spec(st.none())))
+
+
+@given(specs)
+def test_print_then_parse_gives_the_same_spec(spec: Spec) -> None:
+    text = format_spec(spec)
+    assert parse(text) == spec
+    assert format_spec(parse(text)) == text
+
+
+@given(st.text(max_size=30))
+def test_parse_accepts_or_raises_spec_error_only(text: str) -> None:
+    try:
+        spec = parse(text)
+    except SpecError as exc:
+        assert repr(text.strip()) in str(exc) or repr(text) in str(exc)
+    else:  # anything accepted prints and re-parses to itself
+        assert parse(format_spec(spec)) == spec
+
+
+@pytest.mark.parametrize(
+    ("text", "spec"),
+    [
+        ("recursive:200:0", Spec("recursive", ("200", "0"))),
+        (" recursive: 250 : 125 ", Spec("recursive", ("250", "125"))),
+        ("chroma", Spec("chroma")),
+        ("chroma+http://h:8000", Spec("chroma+http", ("//h:8000",))),
+        (
+            "llm:gpt-4o-mini?window=1200",
+            Spec("llm", ("gpt-4o-mini",), (("window", "1200"),)),
+        ),
+        (
+            "cluster:400@openai:text-embedding-3-large?dimensions=256",
+            Spec(
+                "cluster",
+                ("400",),
+                (),
+                Spec("openai", ("text-embedding-3-large",), (("dimensions", "256"),)),
+            ),
+        ),
+        ("chroma:/tmp/a%40b%3Fc", Spec("chroma", ("/tmp/a@b?c",))),
+    ],
+)
+def test_parse_examples(text: str, spec: Spec) -> None:
+    assert parse(text) == spec
+
+
+@pytest.mark.parametrize(
+    ("text", "detail"),
+    [
+        ("", "empty spec"),
+        ("200:recursive", "starts with a name"),
+        ("recursive:", "empty argument"),
+        ("recursive::0", "empty argument"),
+        ("two words", "contains a space (write %20)"),
+        ("recursive:200?", "nothing after '?'"),
+        ("llm:m?window", "option 'window' is not KEY=VALUE"),
+        ("llm:m?a=1&a=2", "option 'a' is given twice"),
+        ("cluster:400@", "nothing after '@'"),
+        ("chroma+http://", "empty location"),
+        ("recursive(200)", "unexpected '(' after the name 'recursive'"),
+        ("chroma:%ff", "has a %-escape that is not UTF-8"),
+    ],
+)
+def test_malformed_specs_name_the_spec_and_the_grammar(text: str, detail: str) -> None:
+    with pytest.raises(SpecError) as info:
+        parse(text, "chunker")
+    message = str(info.value)
+    assert f"chunker spec {text!r} is not valid" in message
+    assert detail in message
+    assert "expected NAME[:ARG...][?KEY=VALUE&...][@SPEC]" in message
+
+
+def test_the_grammar_text_names_every_part() -> None:
+    for part in ("NAME[:ARG", "?KEY=VALUE", "@SPEC", "://HOST:PORT", "%XX"):
+        assert part in SPEC_GRAMMAR
+    assert max(len(line) for line in SPEC_GRAMMAR.splitlines()) <= 88
+
+
+# --------------------------------------------------------- canonical forms
+
+
+# Every spec kind: what users write today, and its canonical form.
+CANONICAL = [
+    (CHUNKERS, "recursive:200:0", "recursive:200:0"),
+    (CHUNKERS, "recursive:200", "recursive:200:0"),
+    (CHUNKERS, " recursive: 200 : 00 ", "recursive:200:0"),
+    (CHUNKERS, "fixed:256:0", "fixed:256:0"),
+    (CHUNKERS, "fixed:256", "fixed:256:0"),
+    (CHUNKERS, "sentence:150", "sentence:150"),
+    (CHUNKERS, "cluster:400", "cluster:400"),
+    (CHUNKERS, "cluster:400:50", "cluster:400"),
+    (CHUNKERS, "cluster:200:40", "cluster:200:40"),
+    (
+        CHUNKERS,
+        "cluster:400@openai:text-embedding-3-large",
+        "cluster:400@openai:text-embedding-3-large",
+    ),
+    (CHUNKERS, "cluster:400@sentence-transformers:all-MiniLM-L6-v2", "cluster:400"),
+    (CHUNKERS, "cluster:400@sentence-transformers", "cluster:400"),
+    (CHUNKERS, "kamradt", "kamradt"),
+    (CHUNKERS, "kamradt:95", "kamradt"),
+    (CHUNKERS, "kamradt:92.50", "kamradt:92.5"),
+    (CHUNKERS, "kamradt-modified:300", "kamradt-modified:300"),
+    (CHUNKERS, "kamradt-modified:300:max", "kamradt-modified:300"),
+    (CHUNKERS, "kamradt-modified:300:mean", "kamradt-modified:300:mean"),
+    (CHUNKERS, "llm:gpt-4o-mini?window=1200", "llm:gpt-4o-mini?window=1200"),
+    (CHUNKERS, "llm:gpt-4o-mini?window=800", "llm:gpt-4o-mini"),
+    (CHUNKERS, "llm:m?window=300&attempts=2", "llm:m?attempts=2&window=300"),
+    (CHUNKERS, "llm:llama3:8b", "llm:llama3:8b"),
+    (
+        EMBEDDERS,
+        "sentence-transformers:all-MiniLM-L6-v2",
+        "sentence-transformers:all-MiniLM-L6-v2",
+    ),
+    (EMBEDDERS, "sentence-transformers", "sentence-transformers:all-MiniLM-L6-v2"),
+    (
+        EMBEDDERS,
+        "sentence-transformers:m?device=cpu&batch_size=64",
+        "sentence-transformers:m?device=cpu",
+    ),
+    (EMBEDDERS, "openai:text-embedding-3-large", "openai:text-embedding-3-large"),
+    (EMBEDDERS, "openai", "openai:text-embedding-3-small"),
+    (EMBEDDERS, "openai:m?timeout=60.0&dimensions=256", "openai:m?dimensions=256"),
+    (EMBEDDERS, "hashing", "hashing:256"),
+    (EMBEDDERS, "hashing:64", "hashing:64"),
+    (STORES, "exact", "exact"),
+    (STORES, "chroma", "chroma"),
+    (STORES, "chroma:.chunkeval/chroma", "chroma:.chunkeval/chroma"),
+    (STORES, "chroma:C:\\vectors", "chroma:C:\\vectors"),
+    (STORES, "chroma+http://localhost:8000", "chroma+http://localhost:8000"),
+    (STORES, "chroma+https://db.example:443", "chroma+https://db.example:443"),
+    (TOKENIZERS, "cl100k_base", "cl100k_base"),
+    (TOKENIZERS, "tiktoken:cl100k_base", "cl100k_base"),
+    (TOKENIZERS, "tiktoken", "cl100k_base"),
+    (TOKENIZERS, "o200k_base", "o200k_base"),
+    (TOKENIZERS, "hf:bert-base-uncased", "hf:bert-base-uncased"),
+    (TOKENIZERS, "tiktoken:hf", "tiktoken:hf"),  # not shortened: hf is a name
+]
+
+
+@pytest.mark.parametrize(
+    ("registry", "written", "canonical"),
+    CANONICAL,
+    ids=[f"{r.kind}-{w.strip()}" for r, w, _ in CANONICAL],
+)
+def test_every_spec_kind_has_one_canonical_form(
+    registry: Registry[Any], written: str, canonical: str
+) -> None:
+    assert registry.label(written) == canonical
+    spec = registry.canonical(written)
+    # parse -> print -> parse: the same object and the same text
+    assert parse(format_spec(spec)) == spec
+    assert registry.canonical(canonical) == spec
+    assert registry.label(canonical) == canonical
+
+
+@given(
+    st.sampled_from(["fixed", "recursive"]),
+    st.integers(1, 10_000),
+    st.none() | st.integers(0, 10_000),
+)
+def test_token_chunker_specs_round_trip(name: str, size: int, overlap: Any) -> None:
+    written = f"{name}:{size}" + ("" if overlap is None else f":{overlap}")
+    label = CHUNKERS.label(written)
+    assert label == f"{name}:{size}:{overlap or 0}"
+    assert CHUNKERS.label(label) == label
+
+
+@given(
+    st.integers(1, 5000),
+    st.integers(1, 500),
+    st.sampled_from(["", "@hashing:64", "@sentence-transformers:all-MiniLM-L6-v2"]),
+)
+def test_cluster_specs_round_trip(max_tokens: int, min_tokens: int, at: str) -> None:
+    label = CHUNKERS.label(f"cluster:{max_tokens}:{min_tokens}{at}")
+    assert CHUNKERS.canonical(label) == CHUNKERS.canonical(parse(label))
+    assert CHUNKERS.label(label) == label
+    assert label.startswith(f"cluster:{max_tokens}")
+    assert ("@hashing:64" in label) == (at == "@hashing:64")
+
+
+@given(
+    st.from_regex(r"[a-z0-9][a-z0-9.-]{0,10}(:[a-z0-9]{1,5})?", fullmatch=True),
+    st.dictionaries(st.sampled_from(["window", "attempts"]), st.integers(1, 5000)),
+)
+def test_llm_specs_round_trip(model: str, options: dict[str, int]) -> None:
+    query = "&".join(f"{k}={v}" for k, v in options.items())
+    label = CHUNKERS.label(f"llm:{model}" + (f"?{query}" if query else ""))
+    assert CHUNKERS.label(label) == label
+    assert parse(label).name == "llm"
+
+
+def test_canonical_specs_build_the_chunker_they_name() -> None:
+    # Built-in chunkers are named by their canonical spec.
+    for written in ("recursive:200", "fixed:256", "kamradt-modified:300:max"):
+        assert CHUNKERS.create(written).name == CHUNKERS.label(written)
+
+
+def test_equivalent_tokenizer_specs_are_one_tokenizer() -> None:
+    assert get_tokenizer("tiktoken:cl100k_base") is get_tokenizer("cl100k_base")
+    assert get_tokenizer("cl100k_base").name == "cl100k_base"
+
+
+# ------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("registry", "spec", "detail"),
+    [
+        (CHUNKERS, "recursive:", "empty argument"),
+        (CHUNKERS, "recursive", "SIZE is required"),
+        (CHUNKERS, "recursive:big", "SIZE must be an integer, got 'big'"),
+        (CHUNKERS, "sentence:1:2", "2 argument(s) given, at most 1 accepted"),
+        (CHUNKERS, "llm:m?temperature=1", "unknown option 'temperature'"),
+        (CHUNKERS, "llm:m?window=0", "option window='0': must be >= 1, got 0"),
+        (CHUNKERS, "recursive:200@hashing", "takes no '@' spec"),
+        (CHUNKERS, "cluster:400@nope", "unknown embedder 'nope'"),
+        (STORES, "exact:fast", "takes no arguments"),
+        (EMBEDDERS, "hashing:x", "DIM must be an integer"),
+        (TOKENIZERS, "hf", "NAME_OR_PATH is required"),
+    ],
+)
+def test_bad_specs_name_the_spec_and_the_valid_forms(
+    registry: Registry[Any], spec: str, detail: str
+) -> None:
+    with pytest.raises(UnknownSpec) as info:
+        registry.create(spec)
+    message = str(info.value)
+    assert repr(spec) in message
+    assert detail in message
+    # the valid form(s): of the name, or all of them when the name is unknown
+    assert "expected" in message or "valid forms" in message
+
+
+def test_unknown_names_list_every_form() -> None:
+    with pytest.raises(UnknownSpec) as info:
+        CHUNKERS.canonical("chonk:200")
+    for form in CHUNKERS.forms():
+        assert form in str(info.value)
+
+
+def test_free_form_factories_keep_receiving_the_text_after_the_name() -> None:
+    registry: Registry[str] = Registry("thing")
+    registry.register("raw", lambda rest: rest, "raw[:ANY]")
+    assert registry.create("raw") == ""
+    assert registry.create("raw:a:b?c=d") == "a:b?c=d"
+    assert registry.label(" raw : a ") == "raw:a"  # syntax only: no defaults known
+
+
+def test_signatures_make_the_form_and_fill_defaults() -> None:
+    registry: Registry[tuple[int, int]] = Registry("thing")
+    signature = Signature((Param("size", integer), Param("step", integer, default=1)))
+    registry.register("w", lambda size, step: (size, step), signature=signature)
+    assert registry.form("w") == "w:SIZE[:STEP]"
+    assert registry.create("w:5") == (5, 1)
+    assert registry.label("w:5:1") == "w:5"
+    assert registry.label("w:5:2") == "w:5:2"
+
+
+# ------------------------------------------------------------------ display
+
+
+@pytest.mark.parametrize(
+    ("spec", "columns"),
+    [
+        ("recursive:200", ("recursive", "200", "0")),
+        ("recursive:200:0", ("recursive", "200", "0")),
+        (
+            "cluster:400@openai:text-embedding-3-large",
+            ("cluster (@openai:text-embedding-3-large)", "400", ""),
+        ),
+        ("cluster:200:40", ("cluster (40)", "200", "")),
+        ("llm:gpt-4o-mini?window=1200", ("llm (gpt-4o-mini, window=1200)", "", "")),
+        ("kamradt-modified:300:mean", ("kamradt-modified (mean)", "300", "")),
+        ("handbook_600", ("handbook_600", "", "")),
+    ],
+)
+def test_display_columns_come_from_the_canonical_spec(
+    spec: str, columns: tuple[str, str, str]
+) -> None:
+    assert split_spec(spec) == columns
