@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import string
 from typing import Any
 
@@ -347,3 +348,10 @@ def test_display_columns_come_from_the_canonical_spec(
     spec: str, columns: tuple[str, str, str]
 ) -> None:
     assert split_spec(spec) == columns
+
+
+def test_the_help_text_names_every_built_in() -> None:
+    for registry in (CHUNKERS, EMBEDDERS, STORES, TOKENIZERS):
+        for name in registry:
+            word = rf"(?<![\w+-]){re.escape(name)}(?![\w+-])"
+            assert re.search(word, SPEC_GRAMMAR), (registry.kind, name)

@@ -152,28 +152,46 @@ def build_parser() -> argparse.ArgumentParser:
         DEFAULT_UNIT,
         UNITS,
     )
+    from pytest_chunkeval.config.specs import SPEC_GRAMMAR, spec_argument
 
     parser = argparse.ArgumentParser(
         prog="chunkeval",
         description="Token-level retrieval evaluation of chunkers and retrievers.",
+        epilog=SPEC_GRAMMAR,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    ev = sub.add_parser("eval", help="evaluate chunkers on a corpus and query set")
+    ev = sub.add_parser(
+        "eval",
+        help="evaluate chunkers on a corpus and query set",
+        epilog=SPEC_GRAMMAR,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _add_data_options(ev)
     ev.add_argument(
         "--chunker",
         action="append",
+        type=spec_argument("chunker"),
         metavar="SPEC",
         help="chunker spec, repeatable (default recursive:200:0)",
     )
-    ev.add_argument("--embedder", default=DEFAULT_EMBEDDER, metavar="SPEC")
-    ev.add_argument("--store", default=DEFAULT_STORE, metavar="SPEC")
+    ev.add_argument(
+        "--embedder",
+        default=DEFAULT_EMBEDDER,
+        type=spec_argument("embedder"),
+        metavar="SPEC",
+    )
+    ev.add_argument(
+        "--store", default=DEFAULT_STORE, type=spec_argument("store"), metavar="SPEC"
+    )
     ev.add_argument(
         "--k", action="append", type=_k_value, metavar="N|min", help="repeatable"
     )
     ev.add_argument("--unit", choices=UNITS, default=DEFAULT_UNIT)
-    ev.add_argument("--tokenizer", default=None, metavar="NAME")
+    ev.add_argument(
+        "--tokenizer", default=None, type=spec_argument("tokenizer"), metavar="SPEC"
+    )
     ev.add_argument("--cache-dir", type=Path, default=None)
     ev.add_argument("--json", type=Path, metavar="OUT", help="write all results")
     ev.add_argument("--progress", action="store_true", help="always show progress")

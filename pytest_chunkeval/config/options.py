@@ -53,23 +53,9 @@ def parse_unit(value: str) -> str:
 def parse_spec(value: str, kind: str = "component") -> str:
     """A spec string in the grammar of ``config/specs.py`` (whether its name exists
     is checked later, once the registries are loaded)."""
-    from pytest_chunkeval.config.specs import SpecError, check_syntax
+    from pytest_chunkeval.config.specs import spec_argument
 
-    try:
-        return check_syntax(value, kind)
-    except SpecError as exc:
-        example = _SPEC_EXAMPLES.get(kind, "recursive:200:0")
-        raise argparse.ArgumentTypeError(
-            str(exc).replace("e.g. recursive:200:0", f"e.g. {example}")
-        ) from None
-
-
-_SPEC_EXAMPLES = {
-    "chunker": "recursive:200:0",
-    "embedder": "sentence-transformers:all-MiniLM-L6-v2",
-    "store": "exact",
-    "tokenizer": "cl100k_base",
-}
+    return spec_argument(kind)(value)
 
 
 def parse_chunker_list(value: str | Sequence[str]) -> tuple[str, ...]:

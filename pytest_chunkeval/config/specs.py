@@ -16,7 +16,9 @@ CLI check the syntax of a spec without importing numpy.
 
 from __future__ import annotations
 
+import argparse
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
@@ -33,9 +35,17 @@ Forms: chunkers fixed:SIZE[:OVERLAP], recursive:SIZE[:OVERLAP], sentence:SIZE,
 cluster:MAX_TOKENS[:MIN_TOKENS][@EMBEDDER], kamradt[:PERCENTILE][@EMBEDDER],
 kamradt-modified:SIZE[:max|mean][@EMBEDDER], llm:MODEL[?window=N&attempts=N];
 embedders sentence-transformers:MODEL, openai:MODEL, hashing[:DIM]; stores exact,
-chroma, chroma:PATH, chroma+http://HOST:PORT; tokenizers cl100k_base (any tiktoken
-encoding), tiktoken:ENCODING, hf:MODEL."""
+chroma, chroma:PATH, chroma+http://HOST:PORT, chroma+https://HOST:PORT; tokenizers
+cl100k_base (any tiktoken encoding), tiktoken:ENCODING, hf:MODEL."""
 """The grammar in a few lines: ``--help`` epilogs and error messages use it."""
+
+EXAMPLES = {
+    "chunker": "recursive:200:0",
+    "embedder": "sentence-transformers:all-MiniLM-L6-v2",
+    "store": "exact",
+    "tokenizer": "cl100k_base",
+}
+"""One spec of each kind, for error messages."""
 
 NAME_PATTERN = r"[A-Za-z][A-Za-z0-9_.+-]*"
 _NAME = re.compile(NAME_PATTERN)
@@ -117,9 +127,10 @@ def parse(text: str, kind: str = "component") -> Spec:
     try:
         return _parse(text.strip())
     except SpecError as exc:
+        example = EXAMPLES.get(kind, "recursive:200:0")
         raise SpecError(
             f"{kind} spec {text!r} is not valid: {exc}; expected "
-            "NAME[:ARG...][?KEY=VALUE&...][@SPEC], e.g. recursive:200:0"
+            f"NAME[:ARG...][?KEY=VALUE&...][@SPEC], e.g. {example}"
         ) from None
 
 
@@ -196,3 +207,16 @@ def check_syntax(text: str, kind: str = "component") -> str:
     """``text`` stripped, if it is a spec string (names are checked later)."""
     parse(text, kind)
     return text.strip()
+
+
+def spec_argument(kind: str) -> Callable[[str], str]:
+    """An argparse ``type=`` that checks the syntax of a ``kind`` spec."""
+
+    def check(text: str) -> str:
+        try:
+            return check_syntax(text, kind)
+        except SpecError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    check.__name__ = f"{kind} spec"  # argparse names the type in its messages
+    return check
