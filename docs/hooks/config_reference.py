@@ -317,6 +317,12 @@ def render_forms(kind: str) -> str:
     return "\n".join(f"- `{form}`" for form in registries[kind].forms())
 
 
+def render_spec_grammar() -> str:
+    from pytest_chunkeval.config.specs import SPEC_GRAMMAR
+
+    return f"```text\n{SPEC_GRAMMAR}\n```"
+
+
 # ------------------------------------------------------------------ include
 
 
@@ -365,6 +371,7 @@ _RENDERERS: dict[str, Callable[[str], str]] = {
     "chunkeval:cli": lambda _: render_cli(),
     "chunkeval:hookspecs": lambda _: render_hookspecs(),
     "chunkeval:forms": lambda args: render_forms(args.strip()),
+    "chunkeval:spec-grammar": lambda _: render_spec_grammar(),
     "include:": render_include,
 }
 

@@ -1,0 +1,86 @@
+"""Baselines stored under a name the test no longer has.
+
+A baseline file is named after its test id. When the naming changes for reasons the
+user did not choose, the committed files must not turn into one "missing" and one
+"unused" baseline: the store looks a missing file up under its former names
+(:func:`legacy_baseline_paths`) and ``--chunkeval-update`` moves it to the new one.
+
+Former names today: test ids parametrized by a chunker spec as written
+(``test_x[recursive:200]``), before ids became canonical specs
+(``test_x[recursive:200:0]``). A later change of the file naming scheme adds its
+own former paths here, so one migration covers both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+
+_PARAMS = re.compile(r"\[(?P<ids>.*)\]$")
+
+SpecAliases = Mapping[str, Sequence[str]]
+"""Canonical spec -> the other spellings of it a session was given."""
+
+
+def legacy_test_names(name: str, aliases: SpecAliases) -> list[str]:
+    """The ids ``name`` (``test_x[recursive:200:0]``) had before its parameter ids
+    were canonical specs: one per spelling in ``aliases``, in order.
+
+    Parameter ids are joined by ``-`` and a spec may contain ``-`` too, so each
+    canonical spec is replaced where it is a whole ``-``-separated part of the
+    brackets.
+    """
+    match = _PARAMS.search(name)
+    if match is None or not aliases:
+        return []
+    ids, head = match.group("ids"), name[: match.start()]
+    out: list[str] = []
+    for canonical, spellings in aliases.items():
+        pattern = re.compile(rf"(?:(?<=^)|(?<=-)){re.escape(canonical)}(?=-|$)")
+        if not pattern.search(ids):
+            continue
+        for spelling in spellings:
+            old = f"{head}[{pattern.sub(lambda _: spelling, ids)}]"
+            if old != name and old not in out:
+                out.append(old)
+    return out
+
+
+def legacy_baseline_paths(
+    name: str,
+    path_of: Callable[[str], Path],
+    aliases: SpecAliases,
+) -> list[Path]:
+    """Files that may hold the baseline of test ``name`` under a former name,
+    most likely first; ``path_of(test_name)`` is the current file naming (the
+    layout, the test file and the baseline's own name already applied).
+
+    Pure: says where to look, touches nothing (see :func:`first_existing`).
+    """
+    current = path_of(name)
+    paths: list[Path] = []
+    for old in legacy_test_names(name, aliases):
+        path = path_of(old)
+        if path != current and path not in paths:
+            paths.append(path)
+    return paths
+
+
+def first_existing(paths: Iterable[Path]) -> Path | None:
+    """The first of ``paths`` that is a file."""
+    return next((p for p in paths if p.is_file()), None)
+
+
+def spec_aliases(
+    written: Iterable[str], canonical: Callable[[str], str]
+) -> dict[str, list[str]]:
+    """Canonical spec -> the spellings in ``written`` that differ from it (what a
+    session's ``chunkeval_chunkers`` said before ids were canonical)."""
+    out: dict[str, list[str]] = {}
+    for text in written:
+        spelled = text.strip()
+        label = canonical(spelled)
+        if label != spelled and spelled not in out.setdefault(label, []):
+            out[label].append(spelled)
+    return {k: v for k, v in out.items() if v}
