@@ -466,8 +466,8 @@ def test_marker_thresholds(pytester: pytest.Pytester, project: Path) -> None:
         ("k=0", "*test_a: @pytest.mark.chunkeval(k=0): k must be a positive*"),
         (
             "embedder='no spec'",
-            "*test_a: @pytest.mark.chunkeval(embedder='no spec'): embedder spec 'no spec' "
-            "is not valid: 'no spec' contains a space*",
+            "*test_a: @pytest.mark.chunkeval(embedder='no spec'): embedder spec "
+            "'no spec' is not valid: 'no spec' contains a space*",
         ),
     ],
 )

@@ -263,7 +263,8 @@ def test_marker_errors_name_the_test(kwargs: dict[str, object], message: str) ->
         ),
         (
             {"embedder": "no spec"},
-            "@pytest.mark.chunkeval(embedder='no spec'): embedder spec 'no spec' is not valid: "
+            "@pytest.mark.chunkeval(embedder='no spec'): embedder spec 'no spec' "
+            "is not valid: "
             "'no spec' contains a space (write %20); expected "
             "NAME[:ARG...][?KEY=VALUE&...][@SPEC], e.g. "
             "sentence-transformers:all-MiniLM-L6-v2",

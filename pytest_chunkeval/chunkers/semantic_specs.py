@@ -12,7 +12,8 @@
 
 ``EMBEDDER`` is an embedder spec string (everything after the first ``@``, options
 included: ``cluster:400@sentence-transformers:all-MiniLM-L6-v2?device=cuda``); the
-default is all-MiniLM-L6-v2, and ``@`` the default is the same chunker as no ``@``. Vectors go through the default embedding cache
+default is all-MiniLM-L6-v2, and ``@`` the default is the same chunker as no ``@``.
+Vectors go through the default embedding cache
 (``$CHUNKEVAL_CACHE_DIR`` or ``.chunkeval/cache``). The LLM chunker talks to
 ``OPENAI_BASE_URL`` (any OpenAI-compatible server) with ``OPENAI_API_KEY``.
 """

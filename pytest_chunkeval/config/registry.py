@@ -197,7 +197,9 @@ class Registry(Generic[T]):
         try:
             parsed = parse(spec, self.kind) if isinstance(spec, str) else spec
         except SpecError as exc:
-            raise UnknownSpec(f"{exc}; valid forms: {', '.join(self.forms())}") from None
+            raise UnknownSpec(
+                f"{exc}; valid forms: {', '.join(self.forms())}"
+            ) from None
         name = parsed.name
         if name not in self._factories:
             if self.bare in self._factories and parsed == Spec(name):
@@ -238,7 +240,9 @@ class Registry(Generic[T]):
         # Spec arguments hold no ':': a value that has some (a model such as
         # llama3:8b) is printed as the parts it was written in.
         args = tuple(
-            a for t in texts[:shown] for a in ([t] if t.startswith("//") else t.split(":"))
+            a
+            for t in texts[:shown]
+            for a in ([t] if t.startswith("//") else t.split(":"))
         )
         options = tuple(
             (p.name, value_text(bound.options[p.name]))

@@ -3,7 +3,8 @@
 A spec string names a component and its settings in one token that fits an ini
 list, a command-line flag, a marker argument and a test id::
 
-    spec     = name [ ":" arg { ":" arg } | ":" "//" location ] [ "?" options ] [ "@" spec ]
+    spec     = name [ ":" arg { ":" arg } | "://" location ] [ "?" options ]
+               [ "@" spec ]
     options  = key "=" value { "&" key "=" value }
 
 ``recursive:200:0``, ``chroma+http://localhost:8000``, ``llm:gpt-4o-mini?window=1200``,
@@ -35,8 +36,9 @@ Forms: chunkers fixed:SIZE[:OVERLAP], recursive:SIZE[:OVERLAP], sentence:SIZE,
 cluster:MAX_TOKENS[:MIN_TOKENS][@EMBEDDER], kamradt[:PERCENTILE][@EMBEDDER],
 kamradt-modified:SIZE[:max|mean][@EMBEDDER], llm:MODEL[?window=N&attempts=N];
 embedders sentence-transformers:MODEL, openai:MODEL, hashing[:DIM]; stores exact,
-chroma, chroma:PATH, chroma+http://HOST:PORT, chroma+https://HOST:PORT; tokenizers
-cl100k_base (any tiktoken encoding), tiktoken:ENCODING, hf:MODEL."""
+chroma, chroma:PATH, chroma+http://HOST:PORT, chroma+https://HOST:PORT, bm25,
+hybrid[:DENSE_STORE]; tokenizers cl100k_base (any tiktoken encoding),
+tiktoken:ENCODING, hf:MODEL."""
 """The grammar in a few lines: ``--help`` epilogs and error messages use it."""
 
 EXAMPLES = {

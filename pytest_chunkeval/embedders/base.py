@@ -619,7 +619,11 @@ EMBEDDERS.register(
     SentenceTransformerEmbedder,
     "sentence-transformers:NAME_OR_PATH[?device=cpu|cuda&batch_size=N&revision=REV]",
     signature=Signature(
-        (Param("name_or_path", default="all-MiniLM-L6-v2", show_default=True, rest=True),),
+        (
+            Param(
+                "name_or_path", default="all-MiniLM-L6-v2", show_default=True, rest=True
+            ),
+        ),
         (
             Param("batch_size", positive_int, default=DEFAULT_ST_BATCH_SIZE),
             Param("device", default=None),

@@ -41,7 +41,8 @@ def legacy_test_names(name: str, aliases: SpecAliases) -> list[str]:
         if not pattern.search(ids):
             continue
         for spelling in spellings:
-            old = f"{head}[{pattern.sub(lambda _: spelling, ids)}]"
+            swapped = pattern.sub(lambda _, s=spelling: s, ids)
+            old = f"{head}[{swapped}]"
             if old != name and old not in out:
                 out.append(old)
     return out
