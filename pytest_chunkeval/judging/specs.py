@@ -11,18 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pytest_chunkeval.config.registry import Registry
+from pytest_chunkeval.config.registry import Param, Registry, Signature
 from pytest_chunkeval.judging.judge import CallableJudge, Judge, JudgeError, LLMJudge
 
-
-def _llm(rest: str) -> Judge:
-    if not rest.strip():
-        raise ValueError("a model name is needed")
-    return LLMJudge(rest.strip())
-
-
 JUDGES: Registry[Judge] = Registry("judge")
-JUDGES.register("llm", _llm, "llm:MODEL")
+JUDGES.register("llm", LLMJudge, signature=Signature((Param("model", rest=True),)))
 
 
 def register_judge(

@@ -26,7 +26,12 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from pytest_chunkeval.config.registry import Registry, parse_options, positive_int
+from pytest_chunkeval.config.registry import (
+    Param,
+    Registry,
+    Signature,
+    positive_int,
+)
 from pytest_chunkeval.stores._base import IdArray, StoreError
 
 DEFAULT_RERANK_CANDIDATES = 20
@@ -164,34 +169,39 @@ class CrossEncoderReranker:
         return f"CrossEncoderReranker({self.name!r}, n={self.candidates})"
 
 
-def _cross_encoder_from_spec(rest: str) -> Reranker:
-    name, options = parse_options(
-        rest, {"n": positive_int, "batch_size": positive_int, "device": str}
+def _cross_encoder(
+    name_or_path: str, *, n: int, batch_size: int, device: str | None
+) -> Reranker:
+    return CrossEncoderReranker(
+        name_or_path, candidates=n, batch_size=batch_size, device=device
     )
-    if not name:
-        raise ValueError("name a model: cross-encoder:NAME_OR_PATH")
-    if "n" in options:
-        options["candidates"] = options.pop("n")
-    return CrossEncoderReranker(name, **options)
 
 
 RERANKERS: Registry[Reranker] = Registry("reranker")
 RERANKERS.register(
     "cross-encoder",
-    _cross_encoder_from_spec,
+    _cross_encoder,
     "cross-encoder:NAME_OR_PATH[?n=20&batch_size=32&device=cpu]",
+    signature=Signature(
+        (Param("name_or_path", rest=True),),
+        (
+            Param("batch_size", positive_int, default=DEFAULT_RERANK_BATCH),
+            Param("device", default=None),
+            Param("n", positive_int, default=DEFAULT_RERANK_CANDIDATES),
+        ),
+    ),
 )
 
 
 @functools.lru_cache(maxsize=8)
 def _reranker_from_spec(spec: str) -> Reranker:
-    return RERANKERS.create(spec)  # one instance per spec: a model loads once
+    return RERANKERS.create(spec)  # one instance per canonical spec: a model loads once
 
 
 def get_reranker(spec: str | Reranker) -> Reranker:
     """The reranker a spec string names, or ``spec`` itself."""
     if isinstance(spec, str):
-        return _reranker_from_spec(spec.strip())
+        return _reranker_from_spec(RERANKERS.label(spec))
     if isinstance(spec, Reranker):
         return spec
     raise TypeError(
