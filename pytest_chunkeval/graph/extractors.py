@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from pytest_chunkeval.config.registry import Registry
+from pytest_chunkeval.config.registry import Param, Registry, Signature
 from pytest_chunkeval.core.locate import locate, preview
 from pytest_chunkeval.graph.normalize import normalize_name
 
@@ -226,24 +226,19 @@ class CallableExtractor:
 EXTRACTORS: Registry[Extractor] = Registry("extractor")
 
 
-def _llm(rest: str) -> Extractor:
+def _llm(model: str) -> Extractor:
     from pytest_chunkeval.graph.llm import LLMExtractor
 
-    if not rest.strip():
-        raise ValueError("the model is missing")
-    return LLMExtractor(model=rest.strip())
+    return LLMExtractor(model=model)
 
 
-def _python(rest: str) -> Extractor:
+def _python(module_name: str, attr: str) -> Extractor:
     """``python:MODULE:ATTR``: an extractor object or function of an importable
     module (the current directory is searched too, as ``python -m`` would)."""
     import importlib
     import os
     import sys
 
-    module_name, _, attr = rest.strip().partition(":")
-    if not module_name or not attr:
-        raise ValueError("expected python:MODULE:ATTR")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
@@ -256,8 +251,12 @@ def _python(rest: str) -> Extractor:
     return CallableExtractor(target, name=f"{module_name}.{attr}", version=version)
 
 
-EXTRACTORS.register("llm", _llm, "llm:MODEL")
-EXTRACTORS.register("python", _python, "python:MODULE:ATTR")
+EXTRACTORS.register("llm", _llm, signature=Signature((Param("model", rest=True),)))
+EXTRACTORS.register(
+    "python",
+    _python,
+    signature=Signature((Param("module"), Param("attr"))),
+)
 
 
 def get_extractor(extractor: str | Extractor | Callable[[str], Any]) -> Extractor:
