@@ -99,3 +99,15 @@ def pytest_chunkeval_register_tokenizers(registry: Registry[Any]) -> None:
     character ranges, ``count(text)`` and ``count_batch(texts)``. A bare name that
     is not registered is a tiktoken encoding (``cl100k_base``).
     """
+
+
+@hookspec
+def pytest_chunkeval_register_extractors(registry: Registry[Any]) -> None:
+    """Register relationship extractor factories (Graph-RAG evaluation):
+    ``registry.register(name, factory, form)``.
+
+    ``factory(rest)`` returns an object with ``identity`` (its name and version: the
+    answer cache is keyed by it) and ``extract(text) -> [(subject, predicate,
+    object, evidence), ...]``, e.g. ``CallableExtractor(fn, name=..., version=...)``.
+    Built-in forms: ``llm:MODEL``, ``python:MODULE:ATTR``.
+    """

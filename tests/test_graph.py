@@ -649,3 +649,15 @@ def test_the_worked_example_in_the_docs_runs_and_prints_what_they_show(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     exec(compile(code, str(page), "exec"), {"__name__": "docs_example"})
     assert capsys.readouterr().out == shown
+
+
+def test_a_text_store_retrieves_relationships_without_an_embedder(
+    corpus: Corpus, queries: QuerySet, tmp_path: Path
+) -> None:
+    pytest.importorskip("bm25s")
+    result = run(corpus, queries, tmp_path, store="bm25", embedder="no-such-embedder")
+    assert result.config["embedder"] is None
+    # "Who founded Acme?" shares two words with "Alice founded Acme" only.
+    q1 = next(q for q in result.queries if q.id == "q1")
+    assert q1.details["retrieved_relationships"][0][:3] == ["Alice", "founded", "Acme"]
+    assert q1.metric("rel_recall") == 1.0
