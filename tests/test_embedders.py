@@ -252,6 +252,7 @@ def test_callable_bad_output_names_the_embedder(returned: Any, message: str) -> 
 
 
 def test_chroma_embedding_function() -> None:
+    pytest.importorskip("chromadb")
     from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 
     class LengthEF(EmbeddingFunction[Documents]):

@@ -57,7 +57,7 @@ class QuerySpans:
     def rank(self) -> IntArray:
         """0-based position of each row within its query."""
         if self.query.size == 0:
-            return self.query.copy()
+            return np.empty(0, dtype=np.int64)
         first = np.r_[True, self.query[1:] != self.query[:-1]]
         starts = np.flatnonzero(first)
         run = np.repeat(starts, np.diff(np.r_[starts, self.query.size]))

@@ -11,9 +11,10 @@ document; ids are the file names) and a query set: ``queries.jsonl``,
 from __future__ import annotations
 
 import functools
+import sys
 from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_chunkeval.config.registry import UnknownSpec
 from pytest_chunkeval.data.corpus import (
@@ -24,6 +25,12 @@ from pytest_chunkeval.data.corpus import (
     read_text,
 )
 from pytest_chunkeval.data.queries import QuerySet
+
+if TYPE_CHECKING:
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
 _QUERY_FILES = ("queries.jsonl", "queries.json", "questions_df.csv")
 

@@ -32,7 +32,7 @@ class HashingEmbedder:
         found = self._buckets.get(word)
         if found is None:
             digest = int.from_bytes(
-                hashlib.blake2b(word.encode(), digest_size=8).digest()
+                hashlib.blake2b(word.encode(), digest_size=8).digest(), "big"
             )
             found = (digest % self.dim, 1.0 if digest >> 63 else -1.0)
             self._buckets[word] = found

@@ -200,8 +200,11 @@ def embedding_dimension(directory: str | Path) -> int | None:
 @functools.lru_cache(maxsize=64)
 def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
     # size and mtime are part of the memo key so an edited file is hashed again.
+    digest = hashlib.sha256()
     with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def weights_digest(path: Path) -> str:
