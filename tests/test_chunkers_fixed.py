@@ -125,7 +125,7 @@ class FourCharTokenizer:
 
 def test_any_tokenizer_works() -> None:
     chunker = FixedTokenChunker(3, 1, encoding=FourCharTokenizer())
-    assert chunker.name == "fixed:3:1+four-chars"
+    assert chunker.name == "fixed:3:1?tokenizer=four-chars"
     text = "abcdefghijklmnopqrstuvwxyz"  # 7 tokens: windows 0-2, 2-4, 4-6
     assert chunker.chunk_spans(text).tolist() == [[0, 12], [8, 20], [16, 26]]
 

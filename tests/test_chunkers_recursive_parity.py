@@ -194,7 +194,7 @@ def test_names_identify_the_settings() -> None:
     assert RecursiveTokenChunker(200).name == "recursive:200:0"
     assert RecursiveTokenChunker(400, 200).name == "recursive:400:200"
     custom = RecursiveTokenChunker(400, 200, separators=["\n\n", " "]).name
-    assert custom.startswith("recursive:400:200+seps-")
+    assert custom.startswith("recursive:400:200?separators=")
     other = RecursiveTokenChunker(400, 200, separators=["\n", " "]).name
     assert other != custom
 
@@ -298,5 +298,5 @@ def test_parity_with_another_tokenizer(size: int, overlap: int) -> None:
         length_function=tokenizer.count,
     )
     chunker = RecursiveTokenChunker(size, overlap, encoding=tokenizer)
-    assert chunker.name == f"recursive:{size}:{overlap}+words"
+    assert chunker.name == f"recursive:{size}:{overlap}?tokenizer=words"
     assert chunker.chunk_texts(text) == splitter.split_text(text)

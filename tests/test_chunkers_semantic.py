@@ -195,7 +195,7 @@ def test_kamradt_names_and_arguments(cache):
     assert KamradtSemanticChunker(90, cache=cache).name == "kamradt:90"
     assert (
         KamradtSemanticChunker(buffer=2, embedder=TopicEmbedder(), cache=cache).name
-        == "kamradt+buffer2@topic-test:2"
+        == "kamradt?buffer=2@topic-test:2"
     )
     with pytest.raises(ValueError, match="percentile"):
         KamradtSemanticChunker(101, cache=cache)
@@ -268,7 +268,7 @@ def test_modified_names_and_arguments(cache):
     named = KamradtModifiedChunker(
         300, embedder=HashingEmbedder(16), cache=cache, encoding=WordTokenizer()
     )
-    assert named.name == "kamradt-modified:300+words@hashing:16@1"
+    assert named.name == "kamradt-modified:300?tokenizer=words@hashing:16@1"
     with pytest.raises(ValueError, match="max_tokens"):
         KamradtModifiedChunker(0, cache=cache)
 
@@ -397,16 +397,16 @@ def test_modified_mean_names_and_arguments(cache):
         cache=cache,
         encoding=WordTokenizer(),
     )
-    assert named.name == "kamradt-modified:300:mean+words@hashing:16@1"
+    assert named.name == "kamradt-modified:300:mean?tokenizer=words@hashing:16@1"
     # Each mode's own default buffer adds nothing; the other's is marked.
     assert KamradtModifiedChunker(300, buffer=3, cache=cache).name == (
-        "kamradt-modified:300+buffer3"
+        "kamradt-modified:300?buffer=3"
     )
     assert KamradtModifiedChunker(300, target="mean", buffer=1, cache=cache).name == (
-        "kamradt-modified:300:mean+buffer1"
+        "kamradt-modified:300:mean?buffer=1"
     )
     pieces = KamradtModifiedChunker(300, target="mean", piece_tokens=25, cache=cache)
-    assert pieces.name == "kamradt-modified:300:mean+pieces25"
+    assert pieces.name == "kamradt-modified:300:mean?pieces=25"
     assert KamradtModifiedChunker(300, cache=cache).buffer == 1
     with pytest.raises(ValueError, match="target must be 'max' or 'mean'"):
         KamradtModifiedChunker(300, target="avg", cache=cache)  # type: ignore[arg-type]

@@ -357,3 +357,25 @@ def test_the_help_text_names_every_built_in() -> None:
         for name in registry:
             word = rf"(?<![\w+-]){re.escape(name)}(?![\w+-])"
             assert re.search(word, SPEC_GRAMMAR), (registry.kind, name)
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "recursive:200?tokenizer=tiktoken:cl100k_base",
+        "recursive:200?tokenizer=hf:all-MiniLM-L6-v2",
+        "fixed:300:30",
+        "sentence:150",
+        "llm:m?window=300&attempts=2&pieces=25",
+        "kamradt-modified:300:mean?pieces=25",
+        "kamradt-modified:300?buffer=3",
+        "kamradt:90?buffer=2",
+        "cluster:200:40",
+    ],
+)
+def test_a_chunker_is_named_by_its_canonical_spec(written: str) -> None:
+    # Settings beyond the positional arguments are ?options in names too (no
+    # "+suffix" names): the name parses and builds the same chunker again.
+    name = CHUNKERS.create(written).name
+    assert name == CHUNKERS.label(written)
+    assert CHUNKERS.create(name).name == name

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from pytest_chunkeval.config.specs import Spec, format_spec, parse
 from pytest_chunkeval.core.locate import locate, preview
 from pytest_chunkeval.core.spans import IntArray, as_bounds
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer
@@ -67,19 +68,28 @@ def validate_chunks(text: str, bounds: IntArray, *, chunker: str, doc_id: str) -
 def spec_name(
     kind: str,
     args: str,
-    tokenizer: Tokenizer,
+    tokenizer: Tokenizer | None = None,
     separators: Sequence[str] | None = None,
     default_separators: Sequence[str] | None = None,
+    *,
+    options: Mapping[str, object] | None = None,
+    embedder: str = "",
 ) -> str:
-    """``kind:args`` (a spec string), plus markers for a non-default encoding or
-    separators, so that differently configured chunkers never share a name."""
-    name = f"{kind}:{args}"
-    if tokenizer.name != DEFAULT_ENCODING:
-        name += f"+{tokenizer.name}"
+    """A chunker's name: its canonical spec (``recursive:200:0``), with the settings
+    that differ from the defaults as options (``?tokenizer=o200k_base``,
+    ``?separators=<hash>``, ``?buffer=2``) and ``@EMBEDDER``, so that differently
+    configured chunkers never share a name and every name parses as a spec."""
+    opts = {k: str(v) for k, v in (options or {}).items()}
+    if tokenizer is not None and tokenizer.name != DEFAULT_ENCODING:
+        opts["tokenizer"] = tokenizer.name
     if separators is not None and tuple(separators) != tuple(default_separators or ()):
         digest = hashlib.sha1(repr(tuple(separators)).encode("utf-8")).hexdigest()[:8]
-        name += f"+seps-{digest}"
-    return name
+        opts["separators"] = digest
+    spec = parse(f"{kind}:{args}" if args else kind)
+    name = format_spec(Spec(spec.name, spec.args, tuple(sorted(opts.items()))))
+    # The embedder's identity, not its spec: identities are free text (a
+    # user's identity= included), so it is appended as written.
+    return f"{name}@{embedder}" if embedder else name
 
 
 def chunk_texts(chunker: Chunker, text: str) -> list[str]:

@@ -225,11 +225,11 @@ class ClusterSemanticChunker(EmbeddingChunker):
         self.min_tokens = int(min_tokens)
         self.max_group = self.max_tokens // self.min_tokens
         self.splitter = RecursiveTokenChunker(self.min_tokens, 0, encoding=encoding)
-        suffix = self._set_embedding(embedder, cache)
+        at = self._set_embedding(embedder, cache)
         args = str(self.max_tokens)
         if self.min_tokens != DEFAULT_MIN_TOKENS:
             args += f":{self.min_tokens}"
-        self.name = spec_name("cluster", args, self.splitter.tokenizer) + suffix
+        self.name = spec_name("cluster", args, self.splitter.tokenizer, embedder=at)
 
     def __repr__(self) -> str:
         return (

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from pytest_chunkeval.chunkers._counting import piece_counter
+from pytest_chunkeval.chunkers.base import spec_name
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
 from pytest_chunkeval.chunkers.semantic import join_units
 from pytest_chunkeval.core.locate import preview
@@ -174,14 +175,14 @@ class LLMSemanticChunker:
             timeout=timeout,
             client=client,
         )
-        name = f"llm:{self.model}"
+        options: dict[str, int] = {}
         if self.piece_tokens != DEFAULT_PIECE_TOKENS:
-            name += f"+pieces{self.piece_tokens}"
+            options["pieces"] = self.piece_tokens
         if self.window_tokens != DEFAULT_WINDOW_TOKENS:
-            name += f"+window{self.window_tokens}"
-        if self.tokenizer.name != DEFAULT_ENCODING:
-            name += f"+{self.tokenizer.name}"
-        self.name = name
+            options["window"] = self.window_tokens
+        if self.max_attempts != DEFAULT_MAX_ATTEMPTS:
+            options["attempts"] = self.max_attempts
+        self.name = spec_name("llm", self.model, self.tokenizer, options=options)
 
     @property
     def base_url(self) -> str:

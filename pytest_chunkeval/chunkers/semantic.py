@@ -150,7 +150,7 @@ class EmbeddingChunker:
         """Resolve and keep the embedder and cache; return the name suffix."""
         self.embedder, self.cache, suffix = resolve_embedding(embedder, cache)
         self._cache_given = cache is not None
-        return suffix
+        return suffix.removeprefix("@")
 
     def adopt_cache(self, cache: EmbeddingCache) -> None:
         """Embed through ``cache`` from now on, unless a cache was given explicitly."""
@@ -191,13 +191,10 @@ class KamradtSemanticChunker(_WindowEmbedding):
             raise ValueError(f"percentile must be in [0, 100], got {percentile}")
         self.percentile = float(percentile)
         self.buffer = _check_buffer(buffer)
-        suffix = self._set_embedding(embedder, cache)
-        name = "kamradt"
-        if self.percentile != DEFAULT_PERCENTILE:
-            name += f":{self.percentile:g}"
-        if self.buffer != DEFAULT_BUFFER:
-            name += f"+buffer{self.buffer}"
-        self.name = name + suffix
+        at = self._set_embedding(embedder, cache)
+        args = "" if self.percentile == DEFAULT_PERCENTILE else f"{self.percentile:g}"
+        options = {} if self.buffer == DEFAULT_BUFFER else {"buffer": self.buffer}
+        self.name = spec_name("kamradt", args, options=options, embedder=at)
 
     def __repr__(self) -> str:
         return (
@@ -247,14 +244,16 @@ class KamradtModifiedChunker(_WindowEmbedding):
         # "max": cuts sentences too long to fit; "mean": makes all the units.
         split_size = self.max_tokens if target == "max" else self.piece_tokens
         self._splitter = RecursiveTokenChunker(split_size, 0, encoding=self.tokenizer)
-        suffix = self._set_embedding(embedder, cache)
+        at = self._set_embedding(embedder, cache)
         args = str(self.max_tokens) + (":mean" if target == "mean" else "")
-        name = spec_name("kamradt-modified", args, self.tokenizer)
+        options: dict[str, int] = {}
         if self.buffer != default_buffer:
-            name += f"+buffer{self.buffer}"
+            options["buffer"] = self.buffer
         if target == "mean" and self.piece_tokens != DEFAULT_PIECE_TOKENS:
-            name += f"+pieces{self.piece_tokens}"
-        self.name = name + suffix
+            options["pieces"] = self.piece_tokens
+        self.name = spec_name(
+            "kamradt-modified", args, self.tokenizer, options=options, embedder=at
+        )
 
     def __repr__(self) -> str:
         return (

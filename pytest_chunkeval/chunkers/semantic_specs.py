@@ -30,8 +30,13 @@ from pytest_chunkeval.chunkers.llm import (
     DEFAULT_WINDOW_TOKENS,
     LLMSemanticChunker,
 )
+from pytest_chunkeval.chunkers.llm import (
+    DEFAULT_PIECE_TOKENS as LLM_PIECE_TOKENS,
+)
 from pytest_chunkeval.chunkers.semantic import (
+    DEFAULT_BUFFER,
     DEFAULT_PERCENTILE,
+    DEFAULT_PIECE_TOKENS,
     TARGETS,
     KamradtModifiedChunker,
     KamradtSemanticChunker,
@@ -44,9 +49,16 @@ from pytest_chunkeval.config.registry import (
     Signature,
     choice,
     integer,
+    non_negative_int,
     positive_int,
 )
 from pytest_chunkeval.embedders.base import EMBEDDERS
+from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, TOKENIZERS
+
+TOKENIZER_OPTION = Param(
+    "tokenizer", TOKENIZERS.label, default=DEFAULT_ENCODING, metavar="SPEC"
+)
+"""``?tokenizer=SPEC``: the tokenizer that counts a token chunker's sizes."""
 
 
 def _percentile(text: str) -> float:
@@ -59,22 +71,47 @@ def _percentile(text: str) -> float:
     return value
 
 
-def _cluster(max_tokens: int, min_tokens: int, *, embedder: str | None) -> Chunker:
-    return ClusterSemanticChunker(max_tokens, min_tokens, embedder=embedder)
-
-
-def _kamradt(percentile: float, *, embedder: str | None) -> Chunker:
-    return KamradtSemanticChunker(percentile, embedder=embedder)
-
-
-def _kamradt_modified(size: int, target: str, *, embedder: str | None) -> Chunker:
-    return KamradtModifiedChunker(
-        size, target="mean" if target == "mean" else "max", embedder=embedder
+def _cluster(
+    max_tokens: int, min_tokens: int, *, tokenizer: str, embedder: str | None
+) -> Chunker:
+    return ClusterSemanticChunker(
+        max_tokens, min_tokens, embedder=embedder, encoding=tokenizer
     )
 
 
-def _llm(model: str, *, window: int, attempts: int) -> Chunker:
-    return LLMSemanticChunker(model, window_tokens=window, max_attempts=attempts)
+def _kamradt(percentile: float, *, buffer: int, embedder: str | None) -> Chunker:
+    return KamradtSemanticChunker(percentile, buffer=buffer, embedder=embedder)
+
+
+def _kamradt_modified(
+    size: int,
+    target: str,
+    *,
+    buffer: int | None,
+    pieces: int,
+    tokenizer: str,
+    embedder: str | None,
+) -> Chunker:
+    return KamradtModifiedChunker(
+        size,
+        target="mean" if target == "mean" else "max",
+        buffer=buffer,
+        piece_tokens=pieces,
+        embedder=embedder,
+        encoding=tokenizer,
+    )
+
+
+def _llm(
+    model: str, *, window: int, attempts: int, pieces: int, tokenizer: str
+) -> Chunker:
+    return LLMSemanticChunker(
+        model,
+        window_tokens=window,
+        max_attempts=attempts,
+        piece_tokens=pieces,
+        encoding=tokenizer,
+    )
 
 
 def register_semantic(registry: Registry[Chunker]) -> None:
@@ -85,25 +122,49 @@ def register_semantic(registry: Registry[Chunker]) -> None:
             Param("max_tokens", integer),
             Param("min_tokens", integer, default=DEFAULT_MIN_TOKENS),
         ),
+        (TOKENIZER_OPTION,),
         nested=embedder,
     )
-    registry.register("cluster", _cluster, signature=cluster)
+    registry.register(
+        "cluster",
+        _cluster,
+        "cluster:MAX_TOKENS[:MIN_TOKENS][@EMBEDDER]",
+        signature=cluster,
+    )
     kamradt = Signature(
         (Param("percentile", _percentile, default=DEFAULT_PERCENTILE),),
+        (Param("buffer", non_negative_int, default=DEFAULT_BUFFER, metavar="N"),),
         nested=embedder,
     )
-    registry.register("kamradt", _kamradt, signature=kamradt)
+    registry.register(
+        "kamradt", _kamradt, "kamradt[:PERCENTILE][@EMBEDDER]", signature=kamradt
+    )
     modified = Signature(
         (
             Param("size", integer),
             Param("target", choice(*TARGETS), default="max", metavar="max|mean"),
         ),
+        (
+            # The default buffer depends on the target: left to the chunker.
+            Param("buffer", non_negative_int, default=None, metavar="N"),
+            Param("pieces", positive_int, default=DEFAULT_PIECE_TOKENS, metavar="N"),
+            TOKENIZER_OPTION,
+        ),
         nested=embedder,
     )
-    registry.register("kamradt-modified", _kamradt_modified, signature=modified)
+    registry.register(
+        "kamradt-modified",
+        _kamradt_modified,
+        "kamradt-modified:SIZE[:max|mean][@EMBEDDER]",
+        signature=modified,
+    )
     options: tuple[Any, ...] = (
         Param("attempts", positive_int, default=DEFAULT_MAX_ATTEMPTS, metavar="N"),
+        Param("pieces", positive_int, default=LLM_PIECE_TOKENS, metavar="N"),
+        TOKENIZER_OPTION,
         Param("window", positive_int, default=DEFAULT_WINDOW_TOKENS, metavar="TOKENS"),
     )
     llm = Signature((Param("model", rest=True),), options)
-    registry.register("llm", _llm, signature=llm)
+    registry.register(
+        "llm", _llm, "llm:MODEL[?window=TOKENS&attempts=N]", signature=llm
+    )

@@ -15,7 +15,7 @@ from typing import Any
 from pytest_chunkeval.chunkers.base import Chunker, as_chunker
 from pytest_chunkeval.chunkers.fixed import FixedTokenChunker
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
-from pytest_chunkeval.chunkers.semantic_specs import register_semantic
+from pytest_chunkeval.chunkers.semantic_specs import TOKENIZER_OPTION, register_semantic
 from pytest_chunkeval.chunkers.sentence import SentenceChunker
 from pytest_chunkeval.config.registry import (
     Param,
@@ -29,11 +29,35 @@ CHUNKERS: Registry[Chunker] = Registry("chunker")
 _SIZE = Param("size", integer)
 _OVERLAP = Param("overlap", integer, default=0, show_default=True)
 
-CHUNKERS.register("fixed", FixedTokenChunker, signature=Signature((_SIZE, _OVERLAP)))
+
+def _fixed(size: int, overlap: int, *, tokenizer: str) -> Chunker:
+    return FixedTokenChunker(size, overlap, encoding=tokenizer)
+
+
+def _recursive(size: int, overlap: int, *, tokenizer: str) -> Chunker:
+    return RecursiveTokenChunker(size, overlap, encoding=tokenizer)
+
+
+def _sentence(size: int, *, tokenizer: str) -> Chunker:
+    return SentenceChunker(size, encoding=tokenizer)
+
+
+_TOKENS = (TOKENIZER_OPTION,)
 CHUNKERS.register(
-    "recursive", RecursiveTokenChunker, signature=Signature((_SIZE, _OVERLAP))
+    "fixed",
+    _fixed,
+    "fixed:SIZE[:OVERLAP]",
+    signature=Signature((_SIZE, _OVERLAP), _TOKENS),
 )
-CHUNKERS.register("sentence", SentenceChunker, signature=Signature((_SIZE,)))
+CHUNKERS.register(
+    "recursive",
+    _recursive,
+    "recursive:SIZE[:OVERLAP]",
+    signature=Signature((_SIZE, _OVERLAP), _TOKENS),
+)
+CHUNKERS.register(
+    "sentence", _sentence, "sentence:SIZE", signature=Signature((_SIZE,), _TOKENS)
+)
 register_semantic(CHUNKERS)
 
 
