@@ -148,7 +148,9 @@ def test_falls_back_to_token_runs_and_says_so(server):
         spans = chunker.chunk_spans(DOC)
     messages = [str(w.message) for w in caught]
     assert len(messages) == 6  # windows of pieces 1-3, 3-5, ... (2 per run of 80)
-    assert messages[0].startswith("llm:test-model?attempts=2&window=100: no valid answer for the")
+    assert messages[0].startswith(
+        "llm:test-model?attempts=2&window=100: no valid answer for the"
+    )
     assert "pieces 1-3 (characters 0-" in messages[0]
     assert "after 2 attempt(s)" in messages[0]
     assert "no 'split_after:' line" in messages[0]
