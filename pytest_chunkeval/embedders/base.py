@@ -2,14 +2,17 @@
 
 Spec strings (``--chunkeval-embedder``, ``chunkeval eval --embedder``):
 
-- ``sentence-transformers:NAME_OR_PATH[?device=DEV&batch_size=N&revision=REV]``, e.g.
+- ``sentence-transformers:NAME_OR_PATH[?device=DEV&batch_size=N&revision=REV&dtype=T]``,
+  e.g.
   ``sentence-transformers:all-MiniLM-L6-v2?device=cuda&batch_size=128``. ``device`` is
   ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto`` (default: sentence-transformers
   picks); ``batch_size`` defaults to 64. The model name goes through
   :func:`resolve_model_path` (local path, local HF cache,
   packaged all-MiniLM-L6-v2, then the hub) and loads on the first text that is not in
   the cache. Device and batch size are not part of the identity (same model, same
-  vectors up to float rounding).
+  vectors up to float rounding). ``dtype`` is ``float32`` (default) or ``bfloat16``
+  (bf16 autocast, about 2.5x faster on CPUs with AVX-512 BF16; see ``precision.py``):
+  it changes the vectors, so the identity ends in ``:bf16`` when bf16 actually ran.
 - ``openai:MODEL[?dimensions=N&batch_size=N&max_retries=N&timeout=S]``, e.g.
   ``openai:text-embedding-3-large``, through the ``openai`` client: ``OPENAI_API_KEY``
   and ``OPENAI_BASE_URL`` (any OpenAI-compatible server) are honoured. ``batch_size``
@@ -68,6 +71,7 @@ from pytest_chunkeval.config.registry import (
     positive_int,
 )
 from pytest_chunkeval.embedders.hashing import DEFAULT_DIM, HashingEmbedder
+from pytest_chunkeval.embedders.precision import parse_dtype
 from pytest_chunkeval.llm.client import LazyClient
 
 FloatArray = npt.NDArray[np.float32]
@@ -182,7 +186,10 @@ class SentenceTransformerEmbedder:
         device: str | None = None,
         batch_size: int = DEFAULT_ST_BATCH_SIZE,
         revision: str | None = None,
+        dtype: str = "float32",
     ) -> None:
+        from pytest_chunkeval.embedders.precision import parse_dtype
+
         if not name_or_path.strip():
             raise ValueError("empty model name")
         if device is not None and not _DEVICE.fullmatch(device):
@@ -195,6 +202,7 @@ class SentenceTransformerEmbedder:
         self.device = None if device in (None, "auto") else device
         self.batch_size = batch_size
         self.revision = revision
+        self.requested_dtype = parse_dtype(dtype)
         self._identity: str | None = None
         self._model: Any = None
         self._lock = threading.Lock()
@@ -208,11 +216,24 @@ class SentenceTransformerEmbedder:
             return self.name  # an explicit revision always goes through the hub
         return resolve_model_path(self.name)
 
+    @functools.cached_property
+    def dtype(self) -> str:
+        """The precision the model runs in: ``bfloat16`` only where requested and
+        native to the device, else ``float32`` (see ``precision.py``)."""
+        from pytest_chunkeval.embedders.precision import effective_dtype
+
+        return effective_dtype(
+            self.requested_dtype, self.device, who=f"sentence-transformers:{self.name}"
+        )
+
     @property
     def identity(self) -> str:
-        """``sentence-transformers:LABEL@FINGERPRINT:dDIM``, computed from files."""
+        """``sentence-transformers:LABEL@FINGERPRINT:dDIM``, computed from files, with
+        ``:bf16`` when the model runs in bfloat16."""
         if self._identity is None:
             self._identity = self._compute_identity()
+            if self.dtype == "bfloat16":
+                self._identity += ":bf16"
         return self._identity
 
     def _compute_identity(self) -> str:
@@ -293,23 +314,28 @@ class SentenceTransformerEmbedder:
             ) from exc
 
     def embed(self, texts: Sequence[str]) -> FloatArray:
+        from pytest_chunkeval.embedders.precision import autocast
+
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
-        raw = self.model.encode(
-            texts,
-            batch_size=self.batch_size,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-            normalize_embeddings=False,
-        )
+        with autocast(self.dtype, self.device):
+            raw = self.model.encode(
+                texts,
+                batch_size=self.batch_size,
+                show_progress_bar=False,
+                convert_to_numpy=True,  # bf16 outputs widen to float32 exactly
+                normalize_embeddings=False,
+            )
         return as_unit_vectors(raw, len(texts), who=self.identity)
 
     def __repr__(self) -> str:
         device = f", device={self.device!r}" if self.device else ""
+        bf16 = self.requested_dtype == "bfloat16"
+        dtype = f", dtype={self.requested_dtype!r}" if bf16 else ""
         return (
             f"SentenceTransformerEmbedder({self.name!r}{device}, "
-            f"batch_size={self.batch_size})"
+            f"batch_size={self.batch_size}{dtype})"
         )
 
 
@@ -617,7 +643,8 @@ EMBEDDERS: Registry[Embedder] = Registry("embedder")
 EMBEDDERS.register(
     "sentence-transformers",
     SentenceTransformerEmbedder,
-    "sentence-transformers:NAME_OR_PATH[?device=cpu|cuda&batch_size=N&revision=REV]",
+    "sentence-transformers:NAME_OR_PATH"
+    "[?device=cpu|cuda&batch_size=N&revision=REV&dtype=float32|bfloat16]",
     signature=Signature(
         (
             Param(
@@ -628,6 +655,7 @@ EMBEDDERS.register(
             Param("batch_size", positive_int, default=DEFAULT_ST_BATCH_SIZE),
             Param("device", default=None),
             Param("revision", default=None),
+            Param("dtype", parse_dtype, default="float32"),
         ),
     ),
 )

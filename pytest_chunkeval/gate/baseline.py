@@ -526,7 +526,7 @@ def changes(baseline: Baseline, result: EvalResult) -> list[str]:
     return out
 
 
-_RESOLVED = re.compile(r":d\d+$")
+_RESOLVED = re.compile(r":d\d+(:bf16)?$")
 
 
 def _unresolved(old: object, new: object) -> bool:
@@ -536,6 +536,8 @@ def _unresolved(old: object, new: object) -> bool:
     runner must not fail every baseline for that."""
     if not (isinstance(old, str) and isinstance(new, str)):
         return False
+    if old.endswith(":bf16") != new.endswith(":bf16"):
+        return False  # another precision is another set of vectors
     same_model = old.split("@", 1)[0] == new.split("@", 1)[0]
     return same_model and not (_RESOLVED.search(old) and _RESOLVED.search(new))
 
