@@ -12,6 +12,22 @@ import numpy as np
 from pytest_chunkeval.core.spans import IntArray
 
 
+def runs(values: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    """Runs of equal values in an array grouped by value (e.g. sorted):
+    ``(value, first index, length)`` of each run."""
+    if values.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    first = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    return values[first], first, np.diff(np.r_[first, values.size])
+
+
+def unique(values: IntArray) -> IntArray:
+    """Sorted distinct values (a sort: numpy's hash-based ``unique`` is slower on
+    large int arrays)."""
+    return runs(np.sort(values))[0]
+
+
 class IntervalUnion:
     """The union of each group's intervals, measurable over any range of a group."""
 

@@ -1,4 +1,4 @@
-"""Token-level retrieval metrics for many queries at once (SPEC §3-4).
+"""Token-level retrieval metrics for many queries at once (SPEC §3-4, §9).
 
 All arithmetic runs on unit intervals of one global axis (see ``units.py``) with
 numpy: sorting, ``searchsorted`` and prefix sums, never a per-query scan of all chunks.
@@ -13,13 +13,24 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pytest_chunkeval.core.intervals import IntervalUnion
+from pytest_chunkeval.core.intervals import IntervalUnion, runs, unique
+from pytest_chunkeval.core.ranking import budget_prefix, rank_scores
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.core.units import UnitMap
 
 FloatArray = npt.NDArray[np.float64]
 
-METRICS: tuple[str, ...] = ("recall", "precision", "iou", "f1", "precision_omega")
+PRESENCE_METRICS: tuple[str, ...] = (
+    "recall",
+    "precision",
+    "iou",
+    "f1",
+    "precision_omega",
+)
+RANK_METRICS: tuple[str, ...] = ("mrr", "ndcg", "complete", "ceiling")
+"""SPEC §9: rank-aware (mrr, ndcg), whole evidence (complete), the chunking's best
+(ceiling). ``ndcg`` and ``ceiling`` need a chunking (NaN for a whole retriever)."""
+METRICS: tuple[str, ...] = PRESENCE_METRICS
 
 
 def _ints(values: Any) -> IntArray:
@@ -62,6 +73,10 @@ class QuerySpans:
         starts = np.flatnonzero(first)
         run = np.repeat(starts, np.diff(np.r_[starts, self.query.size]))
         return np.arange(self.query.size, dtype=np.int64) - run
+
+
+def _columns(spans: QuerySpans) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    return spans.query, spans.doc, spans.start, spans.end
 
 
 class ChunkIndex:
@@ -111,7 +126,7 @@ class ChunkIndex:
         """Distinct ``(query, chunk)`` pairs: chunks overlapping a query's excerpts."""
         lo, hi = units.to_units(excerpts.doc, excerpts.start, excerpts.end)
         rows, chunks = self.overlapping(lo, hi)
-        key = np.unique(excerpts.query[rows] * max(self.size, 1) + chunks)
+        key = unique(excerpts.query[rows] * max(self.size, 1) + chunks)
         return key // max(self.size, 1), key % max(self.size, 1)
 
     def omega_counts(
@@ -131,6 +146,10 @@ class QueryScores:
     iou: FloatArray
     f1: FloatArray
     precision_omega: FloatArray  # NaN when no chunking was given
+    mrr: FloatArray  # over the first d ranks
+    ndcg: FloatArray  # over the first d ranks; NaN when no chunking was given
+    complete: FloatArray  # 1.0 when TP = |te|, else 0.0
+    ceiling: FloatArray  # C_d: NaN when no chunking was given
     excerpt_units: IntArray  # |te|
     retrieved_units: IntArray  # |tr|, the sum over retrieved chunks
     true_positive_units: IntArray  # TP
@@ -138,13 +157,14 @@ class QueryScores:
     first_relevant_rank: IntArray  # 1-based; 0 when nothing relevant was retrieved
     omega_chunks: IntArray  # chunks overlapping the excerpts (0 when no chunking)
     excerpt_coverage: FloatArray  # per excerpt row: share of its units retrieved
+    depth_recall: FloatArray  # recall of the first d ranks (= recall without budget)
+    over_budget: npt.NDArray[np.bool_]  # the first chunk alone exceeded the budget
 
     def metric(self, name: str) -> FloatArray:
         """The per-query values of metric ``name`` (one of ``METRICS``)."""
-        if name not in METRICS:
-            raise KeyError(
-                f"unknown metric {name!r}; expected one of {', '.join(METRICS)}"
-            )
+        if name not in PRESENCE_METRICS + RANK_METRICS:
+            known = ", ".join(PRESENCE_METRICS + RANK_METRICS)
+            raise KeyError(f"unknown metric {name!r}; expected one of {known}")
         values: FloatArray = getattr(self, name)
         return values
 
@@ -166,11 +186,31 @@ def score_queries(
     retrieved: QuerySpans,
     n_queries: int,
     chunks: ChunkIndex | None = None,
+    *,
+    depth: IntArray | None = None,
+    budget: int | None = None,
 ) -> QueryScores:
-    """Score every query: recall, precision, IoU, F1 and precision Ω (SPEC §3)."""
+    """Score every query: recall, precision, IoU, F1, precision Ω (SPEC §3), and
+    mrr, ndcg, complete, ceiling (§9).
+
+    ``depth`` (per query; default: all retrieved ranks) is ``d`` for mrr, ndcg and
+    ceiling. With a ``budget`` (units), the §3 metrics and ``complete`` read each
+    query's longest rank prefix whose summed length fits; mrr, ndcg and ceiling
+    ignore it.
+    """
     band = units.total_units + 1
     e_lo, e_hi = units.to_units(excerpts.doc, excerpts.start, excerpts.end)
     r_lo, r_hi = units.to_units(retrieved.doc, retrieved.start, retrieved.end)
+    full_query, full_lo, full_hi = retrieved.query, r_lo, r_hi
+    if depth is None:
+        depth = np.bincount(retrieved.query, minlength=n_queries).astype(np.int64)
+    over_budget = np.zeros(n_queries, dtype=bool)
+    if budget is not None:
+        kept = budget_prefix(retrieved.query, r_hi - r_lo, budget)
+        over_budget[retrieved.query] = True
+        over_budget[retrieved.query[kept]] = False
+        retrieved = QuerySpans(*(a[kept] for a in _columns(retrieved)))
+        r_lo, r_hi = r_lo[kept], r_hi[kept]
 
     te_union = IntervalUnion(excerpts.query, e_lo, e_hi, band)
     tr_union = IntervalUnion(retrieved.query, r_lo, r_hi, band)
@@ -183,11 +223,13 @@ def score_queries(
     coverage = _ratio(tr_union.covered(excerpts.query, e_lo, e_hi), e_hi - e_lo)
     relevant = te_union.covered(retrieved.query, r_lo, r_hi) > 0
     first_rank = np.zeros(n_queries, dtype=np.int64)
-    hit_query, first_row = np.unique(retrieved.query[relevant], return_index=True)
+    hit_query, first_row, _ = runs(retrieved.query[relevant])
     first_rank[hit_query] = retrieved.rank()[relevant][first_row] + 1
 
+    candidates = None
     if chunks is not None:
         o_query, o_chunk = chunks.omega(units, excerpts)
+        candidates = (o_query, chunks.unit_lo[o_chunk], chunks.unit_hi[o_chunk])
         omega_union = IntervalUnion(
             o_query, chunks.unit_lo[o_chunk], chunks.unit_hi[o_chunk], band
         )
@@ -198,6 +240,7 @@ def score_queries(
     else:
         precision_omega = np.full(n_queries, np.nan)
         omega_count = np.zeros(n_queries, dtype=np.int64)
+    ranked = rank_scores(te_union, te, full_query, full_lo, full_hi, depth, candidates)
 
     return QueryScores(
         recall=_ratio(tp, te),
@@ -205,6 +248,10 @@ def score_queries(
         iou=_ratio(tp, te + tr - tp),
         f1=_ratio(2 * tp, te + tr),
         precision_omega=precision_omega,
+        mrr=ranked.mrr,
+        ndcg=ranked.ndcg,
+        complete=((tp == te) & (te > 0)).astype(np.float64),
+        ceiling=ranked.ceiling,
         excerpt_units=te,
         retrieved_units=tr,
         true_positive_units=tp,
@@ -212,6 +259,8 @@ def score_queries(
         first_relevant_rank=first_rank,
         omega_chunks=omega_count,
         excerpt_coverage=coverage,
+        depth_recall=_ratio(ranked.depth_true_positive_units, te),
+        over_budget=over_budget,
     )
 
 

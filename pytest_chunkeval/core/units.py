@@ -8,12 +8,26 @@ each document is tokenized once and its token offsets serve every conversion.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
 from pytest_chunkeval.config.defaults import Unit, check_unit
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
+
+
+def _search(
+    haystack: IntArray, needles: IntArray, side: Literal["left", "right"]
+) -> IntArray:
+    """``searchsorted`` with the needles sorted first: random probes of a long axis
+    miss the cache; sorted ones walk it (several times faster on 100k spans)."""
+    if needles.size < 1024:
+        return np.searchsorted(haystack, needles, side=side).astype(np.int64)
+    order = np.argsort(needles, kind="stable")
+    out = np.empty(needles.size, dtype=np.int64)
+    out[order] = np.searchsorted(haystack, needles[order], side=side)
+    return out
 
 
 class UnitMap:
@@ -76,8 +90,8 @@ class UnitMap:
         g_end = self.char_offsets[doc] + end
         if self.unit == "char":
             return g_start, g_end
-        lo = np.searchsorted(self._token_ends, g_start, side="right")
-        hi = np.searchsorted(self._token_starts, g_end, side="left")
+        lo = _search(self._token_ends, g_start, "right")
+        hi = _search(self._token_starts, g_end, "left")
         hi = np.where(g_end > g_start, np.maximum(hi, lo), lo)
         return lo.astype(np.int64), hi.astype(np.int64)
 

@@ -1,0 +1,188 @@
+"""SPEC §9 metrics (mrr, ndcg, complete, ceiling, budget) against Python sets."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_chunkeval.core.intervals import IntervalUnion
+from pytest_chunkeval.core.metrics import ChunkIndex, QuerySpans, score_queries
+from pytest_chunkeval.core.ranking import budget_prefix, max_coverage
+from pytest_chunkeval.core.units import UnitMap
+from tests.test_metrics import ALPHABET, Span, unit_set
+
+Units = set[tuple[str, int]]
+
+
+def best_cover(sets: list[Units], j: int) -> int:
+    """Largest union of any j sets: brute force over the maximal sets."""
+    distinct = {frozenset(s) for s in sets if s}
+    maximal = [s for s in distinct if not any(s < t for t in distinct)]
+    j = min(j, len(maximal))
+    return max(
+        (
+            len(frozenset().union(*combo))
+            for combo in itertools.combinations(maximal, j)
+        ),
+        default=0,
+    )
+
+
+def brute_force(texts, unit, excerpts, retrieved, chunks, k, budget):
+    out = []
+    for exs, rets in zip(excerpts, retrieved, strict=True):
+        te: Units = set().union(*(unit_set(e, texts, unit) for e in exs))
+        d = min(k, len(chunks))
+        top = [unit_set(r, texts, unit) & te for r in rets[:d]]
+        gains, seen = [], set()
+        for s in top:
+            gains.append(len(s - seen))
+            seen |= s
+        first = next((i + 1 for i, s in enumerate(top) if s), 0)
+        candidates = [unit_set(c, texts, unit) & te for c in chunks]
+        cover = [best_cover(candidates, j) for j in range(d + 1)]
+        dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
+        idcg = sum(
+            (cover[j] - cover[j - 1]) / math.log2(j + 1) for j in range(1, d + 1)
+        )
+        kept, used = [], 0
+        for r in rets:
+            size = len(unit_set(r, texts, unit))
+            if budget is not None and used + size > budget:
+                break
+            used += size
+            kept.append(r)
+        tr_set: Units = set().union(*(unit_set(r, texts, unit) for r in kept))
+        tp = len(te & tr_set)
+        out.append(
+            {
+                "mrr": 1 / first if first else 0.0,
+                "ndcg": dcg / idcg if idcg else 0.0,
+                "ceiling": cover[d] / len(te),
+                "complete": float(tp == len(te)),
+                "recall": tp / len(te),
+                "depth_recall": len(seen) / len(te),
+                "retrieved_units": used,
+                "over_budget": bool(rets) and not kept,
+                "overlaps": first > 0,
+            }
+        )
+    return out
+
+
+@st.composite
+def scenarios(draw):
+    n_docs = draw(st.integers(1, 2))
+    texts = {
+        f"d{i}": draw(st.text(alphabet=ALPHABET, min_size=1, max_size=30))
+        for i in range(n_docs)
+    }
+
+    def span() -> Span:
+        doc = draw(st.sampled_from(sorted(texts)))
+        n = len(texts[doc])
+        a = draw(st.integers(0, n - 1))
+        return (doc, a, draw(st.integers(a + 1, n)))
+
+    kind = draw(st.sampled_from(["disjoint", "windows", "arbitrary"]))
+    if kind == "arbitrary":  # nested, disordered, overlapping, repeated chunks
+        chunks = [span() for _ in range(draw(st.integers(1, 7)))]
+        chunks += draw(st.lists(st.sampled_from(chunks), max_size=2))
+    else:
+        chunks = []
+        for doc, text in texts.items():
+            size = draw(st.integers(1, 10))
+            stride = size if kind == "disjoint" else draw(st.integers(1, size))
+            chunks += [
+                (doc, s, min(s + size, len(text))) for s in range(0, len(text), stride)
+            ]
+    n_queries = draw(st.integers(1, 4))
+    excerpts = [
+        [span() for _ in range(draw(st.integers(1, 3)))] for _ in range(n_queries)
+    ]
+    retrieved = [
+        draw(st.lists(st.sampled_from(chunks), max_size=7)) for _ in range(n_queries)
+    ]
+    k = draw(st.integers(1, 5))
+    budget = draw(st.none() | st.integers(1, 30))
+    return texts, excerpts, retrieved, chunks, k, budget
+
+
+def run_core(texts, unit, excerpts, retrieved, chunks, k, budget):
+    units = UnitMap(list(texts), list(texts.values()), unit)
+    index = ChunkIndex(
+        units,
+        units.doc_indices([c[0] for c in chunks]),
+        np.array([c[1] for c in chunks], dtype=np.int64),
+        np.array([c[2] for c in chunks], dtype=np.int64),
+    )
+    n = len(excerpts)
+    depth = np.full(n, min(k, len(chunks)), dtype=np.int64)
+    return score_queries(
+        units,
+        QuerySpans.from_lists(excerpts, units),
+        QuerySpans.from_lists(retrieved, units),
+        n,
+        index,
+        depth=depth,
+        budget=budget,
+    )
+
+
+@pytest.mark.parametrize("unit", ["token", "char"])
+@settings(max_examples=200, deadline=None)
+@given(data=scenarios())
+def test_rank_metrics_match_brute_force(unit, data):
+    got = run_core(*data[:1], unit, *data[1:])
+    want = brute_force(*data[:1], unit, *data[1:])
+    for q, w in enumerate(want):
+        for name in ("mrr", "ndcg", "ceiling", "complete", "recall", "depth_recall"):
+            assert math.isclose(float(getattr(got, name)[q]), w[name], abs_tol=1e-9), (
+                name,
+                q,
+                getattr(got, name)[q],
+                w[name],
+            )
+        assert got.retrieved_units[q] == w["retrieved_units"]
+        assert bool(got.over_budget[q]) == w["over_budget"]
+        # The invariants of §9, for every list and every chunking.
+        assert 0.0 <= got.ndcg[q] <= 1.0
+        assert got.depth_recall[q] <= got.ceiling[q]
+        assert (got.mrr[q] > 0) == w["overlaps"]
+        assert got.complete[q] == float(
+            got.true_positive_units[q] == got.excerpt_units[q]
+        )
+
+
+def test_overlapping_chunks_need_the_exact_cover_not_a_greedy_pick():
+    # Excerpt = units [0, 10). Greedy takes the largest chunk [2,8) (6 units) and
+    # then reaches 8 with two chunks; [0,5) + [5,10) cover all 10.
+    te = IntervalUnion(np.array([0]), np.array([0]), np.array([10]), 100)
+    q = np.zeros(3, dtype=np.int64)
+    cover = max_coverage(te, q, np.array([0, 5, 2]), np.array([5, 10, 8]), 1, 3)
+    assert cover.tolist() == [[0, 6, 10, 10]]
+
+
+def test_budget_keeps_whole_chunks_and_stops_at_the_first_misfit():
+    query = np.array([0, 0, 0, 0, 1, 1, 2])
+    length = np.array([3, 5, 1, 1, 9, 1, 2])
+    kept = budget_prefix(query, length, 8)
+    # Query 0: 3 + 5 = 8 fits; the next chunk would pass 8, so the list ends there
+    # (the last one is not taken either). Query 1: its first chunk alone exceeds 8.
+    assert kept.tolist() == [True, True, False, False, False, False, True]
+
+
+def test_whole_retriever_has_mrr_and_complete_but_no_ndcg_or_ceiling():
+    units = UnitMap(["d"], ["0123456789"], "char")
+    ex = QuerySpans.from_lists([[("d", 2, 5)]], units)
+    ret = QuerySpans.from_lists([[("d", 6, 8), ("d", 0, 9)]], units)
+    got = score_queries(units, ex, ret, 1)
+    assert got.mrr[0] == 0.5
+    assert got.complete[0] == 1.0
+    assert math.isnan(got.ndcg[0])
+    assert math.isnan(got.ceiling[0])
