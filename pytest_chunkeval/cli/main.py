@@ -61,27 +61,39 @@ def cmd_eval(args: argparse.Namespace) -> int:
     cache = EmbeddingCache(args.cache_dir or default_cache_dir())
     results = []
     started = time.perf_counter()
+    from pytest_chunkeval.config.defaults import DEFAULT_STORE
+
+    stores: list[str] = args.store or [DEFAULT_STORE]
     for chunker in args.chunker or ["recursive:200:0"]:
         for k in args.k or [5]:
-            results.append(
-                evaluate(
-                    chunker,
-                    corpus,
-                    queries,
-                    embedder=args.embedder,
-                    store=args.store,
-                    k=k,
-                    unit=args.unit,
-                    tokenizer=args.tokenizer,
-                    cache=cache,
-                    progress=True if args.progress else None,
+            for store in stores:
+                results.append(
+                    evaluate(
+                        chunker,
+                        corpus,
+                        queries,
+                        embedder=args.embedder,
+                        store=store,
+                        rerank=args.rerank,
+                        k=k,
+                        unit=args.unit,
+                        tokenizer=args.tokenizer,
+                        cache=cache,
+                        progress=True if args.progress else None,
+                    )
                 )
-            )
+    embedders = {str(r.config["embedder"]) for r in results if r.config["embedder"]}
     print(
         f"{corpus.name}: {len(corpus)} documents, {len(queries)} queries; "
-        f"embedder {args.embedder}, store {args.store}, unit {args.unit}"
+        f"embedder {', '.join(sorted(embedders)) or 'none'}, "
+        f"store {', '.join(stores)}"
+        + (f", rerank {args.rerank}" if args.rerank else "")
+        + f", unit {args.unit}"
     )
     print(results_table(results))
+    if len(stores) > 1 or args.rerank or any(r.stages for r in results):
+        for line in _stage_lines(results):
+            print(line)
     print(
         f"{len(results)} evaluation(s) in {time.perf_counter() - started:.1f} s; "
         f"{cache.stats}"
@@ -91,6 +103,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
         atomic_write_text(args.json, json.dumps(payload, indent=1) + "\n")
         print(f"wrote {args.json}")
     return 0
+
+
+def _stage_lines(results: list[Any]) -> list[str]:
+    """Per result, the store and the recall of each retrieval stage."""
+    lines = []
+    for r in results:
+        parts = [f"recall {100 * r.mean('recall'):.1f}"]
+        for name, stage in r.stages.items():
+            parts.append(
+                f"{name} {100 * stage.recall_at_k.mean:.1f} "
+                f"(in top {stage.depth}: {100 * stage.recall.mean:.1f})"
+            )
+        store = r.config.get("store")
+        rerank = " + rerank" if r.config.get("rerank") else ""
+        lines.append(f"  {r.label} k={r.config.get('k')} {store}{rerank}: ")
+        lines[-1] += "; ".join(parts)
+    return lines
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
@@ -183,7 +212,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SPEC",
     )
     ev.add_argument(
-        "--store", default=DEFAULT_STORE, type=spec_argument("store"), metavar="SPEC"
+        "--store",
+        action="append",
+        type=spec_argument("store"),
+        metavar="SPEC",
+        help=f"store spec, repeatable (default {DEFAULT_STORE}): exact, chroma, "
+        "bm25 (no embedder), hybrid (dense + bm25 fused)",
+    )
+    ev.add_argument(
+        "--rerank",
+        default=None,
+        type=spec_argument("reranker"),
+        metavar="SPEC",
+        help="re-score each store's top n with a cross-encoder and keep k "
+        "(cross-encoder:NAME_OR_PATH?n=20)",
     )
     ev.add_argument(
         "--k", action="append", type=_k_value, metavar="N|min", help="repeatable"

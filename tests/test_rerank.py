@@ -1,0 +1,173 @@
+"""The rerank stage: a reranker re-scores a store's top n and keeps k.
+
+The cross-encoder tests build a tiny BERT with random weights in a temporary folder
+and load it through the real sentence-transformers ``CrossEncoder`` code: mechanics
+only (no trained reranker can be downloaded here)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_stores_lexical import (
+    PARAGRAPHS,
+    TEXT,
+    concept_embedder,
+    make_data,
+    paragraphs,
+)
+
+from pytest_chunkeval.config.registry import UnknownSpec
+from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.engine.evaluate import evaluate
+from pytest_chunkeval.engine.results import EvalResult
+from pytest_chunkeval.stores.rerank import (
+    CrossEncoderReranker,
+    get_reranker,
+    rerank_rows,
+)
+
+
+class ByLength:
+    """Prefers the longest chunk: easy to predict, unlike any store's order."""
+
+    identity = "test:by-length"
+
+    def __init__(self, candidates: int = 5) -> None:
+        self.candidates = candidates
+        self.pairs: list[tuple[str, str]] = []
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        self.pairs.extend(pairs)
+        return np.array([len(text) for _, text in pairs], dtype=np.float32)
+
+
+def run(tmp_path: Path, rerank: object, store: str = "exact", k: int = 1) -> EvalResult:
+    corpus, queries = make_data()
+    return evaluate(
+        paragraphs,
+        corpus,
+        queries,
+        embedder=concept_embedder,
+        store=store,
+        rerank=rerank,  # type: ignore[arg-type]
+        k=k,
+        unit="char",
+        cache=EmbeddingCache(tmp_path),
+    )
+
+
+def test_rerank_rows_orders_by_score_and_keeps_ties_in_store_order():
+    candidates = np.array([[4, 2, 7, -1], [1, 3, -1, -1]])
+    scores = np.array([[0.1, 0.9, 0.9, 5.0], [0.0, 0.0, 9.0, 9.0]], np.float32)
+    assert rerank_rows(candidates, scores, 3).tolist() == [[2, 7, 4], [1, 3, -1]]
+
+
+def test_a_reranker_reorders_the_candidates_and_reports_both_stages(tmp_path):
+    plain = run(tmp_path, None)
+    reranker = ByLength(candidates=5)
+    result = run(tmp_path, reranker)
+    longest = max(len(p) for p in PARAGRAPHS)
+    for record in result.queries:
+        assert [e - s for _, s, e in record.retrieved] == [longest]
+    assert [q.retrieved for q in plain.queries] != [q.retrieved for q in result.queries]
+    assert len(reranker.pairs) == 10  # 5 candidates x 2 questions
+    stage = result.stages["candidates"]
+    assert stage.depth == 5
+    assert stage.recall.mean == pytest.approx(1.0)  # all 5 chunks: every excerpt
+    assert stage.recall_at_k.mean == pytest.approx(plain.mean("recall"))
+    assert result.config["rerank"] == "test:by-length"
+    assert result.config["rerank_candidates"] == 5
+
+
+def test_a_rerank_is_cached_on_its_inputs(tmp_path):
+    run(tmp_path, ByLength())
+    again = ByLength()
+    run(tmp_path, again)
+    assert again.pairs == []  # served from the cache
+    fewer = ByLength(candidates=2)
+    run(tmp_path, fewer)
+    assert len(fewer.pairs) == 4  # other candidates: scored again
+
+
+def test_rerank_after_a_hybrid_store_keeps_the_legs_too(tmp_path):
+    result = run(tmp_path, ByLength(candidates=3), store="hybrid?n=4")
+    assert list(result.stages) == ["dense", "bm25", "candidates"]
+    assert result.stages["dense"].depth == 4
+    assert result.stages["candidates"].depth == 3
+
+
+def test_bad_reranker_specs_are_clear():
+    with pytest.raises(UnknownSpec):
+        get_reranker("cross-encoder")
+    with pytest.raises(UnknownSpec):
+        get_reranker("cross-encoder:x?n=0")
+    with pytest.raises(TypeError, match="reranker"):
+        get_reranker(42)  # type: ignore[arg-type]
+
+
+def build_tiny_cross_encoder(path: Path, seed: int = 0) -> Path:
+    """A 1-layer BERT with random weights and a one-logit head, as a CrossEncoder
+    folder (config, weights, tokenizer)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    words += sorted(
+        {w.strip(".?,").lower() for w in TEXT.split()}
+        | {"what", "does", "mean", "how", "often", "should", "vehicle", "get"}
+    )
+    path.mkdir(parents=True)
+    (path / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    tokenizer = transformers.BertTokenizerFast(vocab_file=str(path / "vocab.txt"))
+    torch.manual_seed(seed)
+    config = transformers.BertConfig(
+        vocab_size=len(words),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=128,
+        num_labels=1,
+    )
+    model = transformers.BertForSequenceClassification(config)
+    with torch.no_grad():  # spread the scores so that their order is clear
+        model.classifier.weight.mul_(50.0)
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_cross_encoder(tmp_path_factory.mktemp("ce") / "tiny-ce")
+
+
+@pytest.mark.slow
+def test_a_tiny_cross_encoder_loaded_from_disk_reorders_candidates(
+    tmp_path, tiny_cross_encoder
+):
+    reranker = get_reranker(f"cross-encoder:{tiny_cross_encoder}?n=5")
+    assert isinstance(reranker, CrossEncoderReranker)
+    assert reranker.identity.startswith("cross-encoder:tiny-ce@")
+    assert not reranker.is_loaded  # the identity is read from files
+    plain = run(tmp_path, None, k=5)
+    result = run(tmp_path, reranker, k=5)
+    assert reranker.is_loaded
+    # Same five chunks, in the model's order: check against the model itself.
+    questions = [q.question for q in plain.queries]
+    for before, after, question in zip(
+        plain.queries, result.queries, questions, strict=True
+    ):
+        assert sorted(before.retrieved) == sorted(after.retrieved)
+        assert before.retrieved != after.retrieved
+        chunk_texts = [TEXT[s:e] for _, s, e in after.retrieved]
+        scores = reranker.model.predict([[question, t] for t in chunk_texts])
+        assert list(scores) == sorted(scores, reverse=True)
+        assert set(chunk_texts) == set(PARAGRAPHS)
+    # The same weights elsewhere are the same reranker; other weights are not.
+    same = build_tiny_cross_encoder(tmp_path / "same" / "tiny-ce")
+    assert get_reranker(f"cross-encoder:{same}").identity == reranker.identity
+    other = build_tiny_cross_encoder(tmp_path / "other" / "tiny-ce", seed=1)
+    assert get_reranker(f"cross-encoder:{other}").identity != reranker.identity
