@@ -205,6 +205,23 @@ def pieces_to_spans(text: str, pieces: Sequence[Any], *, chunker: str) -> IntArr
     return bounds_arr
 
 
+def check_pieces(pieces: Any, chunker: str) -> Any:
+    """``pieces`` if it is a list of pieces; a bare text (iterated it would give one
+    chunk per character), ``None`` or a non-iterable is a :class:`ChunkerError`."""
+    if isinstance(pieces, (str, bytes)):
+        raise ChunkerError(
+            f"chunker {chunker!r} returned a single {type(pieces).__name__} "
+            f"{preview(str(pieces))} instead of a list of chunks; return a list "
+            "(e.g. [text]) of texts or (start, end) pairs"
+        )
+    if pieces is None or not hasattr(pieces, "__iter__"):
+        raise ChunkerError(
+            f"chunker {chunker!r} returned {type(pieces).__name__} ({pieces!r:.60}) "
+            "instead of a list of chunks (texts or (start, end) pairs)"
+        )
+    return pieces
+
+
 class FunctionChunker:
     """A :class:`Chunker` around a function returning texts or spans."""
 
@@ -213,7 +230,7 @@ class FunctionChunker:
         self.name = name
 
     def chunk_spans(self, text: str) -> IntArray:
-        pieces = self._fn(text)
+        pieces = check_pieces(self._fn(text), self.name)
         if isinstance(pieces, np.ndarray) and pieces.ndim == 2:
             return as_bounds(pieces)
         return pieces_to_spans(text, list(pieces), chunker=self.name)

@@ -208,7 +208,7 @@ class Corpus:
         directory common to the arguments (a directory argument counts itself, a
         file its parent, a glob the directory before its first wildcard), so ids
         do not depend on where the corpus lives on a machine. A file is listed once
-        however many arguments reach it. An argument that yields no file, a file
+        however many arguments or symlinks reach it (under its shortest id). An argument that yields no file, a file
         that is not UTF-8 text, or a file outside ``root`` is a :class:`CorpusError`.
         """
         if isinstance(paths, (str, os.PathLike)):
@@ -232,13 +232,23 @@ class Corpus:
         base = (
             os.path.abspath(root) if root is not None else os.path.commonpath(anchors)
         )
-        docs: list[Document] = []
+        # One file is one document, however many paths reach it (a symlink, a glob
+        # through a symlink loop): keep the shortest id among them. Ids stay
+        # relative to the root as given, never the machine-bound real path.
+        chosen: dict[str, tuple[tuple[int, str], str, str]] = {}
         for absolute in files:
             rel = os.path.relpath(absolute, base)
             if rel == os.curdir or rel.split(os.sep)[0] == os.pardir:
                 raise CorpusError(f"corpus file {absolute} is not under root {base}")
             doc_id = PurePosixPath(*Path(rel).parts).as_posix()
-            docs.append(Document(doc_id, read_text(absolute), Path(absolute)))
+            rank = (doc_id.count("/"), doc_id)
+            real = os.path.realpath(absolute)
+            if real not in chosen or rank < chosen[real][0]:
+                chosen[real] = (rank, doc_id, absolute)
+        docs = [
+            Document(doc_id, read_text(absolute), Path(absolute))
+            for _, doc_id, absolute in chosen.values()
+        ]
         docs.sort(key=lambda d: d.id)
         return cls(docs, name=name or os.path.basename(base) or "corpus")
 

@@ -17,6 +17,7 @@ import numpy.typing as npt
 from pytest_chunkeval.chunkers import (
     Chunker,
     ChunkerError,
+    check_pieces,
     get_chunker,
     validate_chunks,
 )
@@ -84,7 +85,8 @@ class Chunking:
         docs, bounds = [], []
         for i, doc in enumerate(corpus):
             try:
-                spans = np.asarray(chunker.chunk_spans(doc.text), dtype=np.int64)
+                found = check_pieces(chunker.chunk_spans(doc.text), chunker.name)
+                spans = np.asarray(found, dtype=np.int64)
             except ChunkerError as exc:
                 raise ChunkerError(f"document {doc.id!r}: {exc}") from exc
             spans = spans.reshape(-1, 2)
@@ -187,6 +189,16 @@ def _resolve_cache(cache: EmbeddingCache | str | Path | None) -> EmbeddingCache:
     return EmbeddingCache(default_cache_dir() if cache is None else cache)
 
 
+def _check_queries(queries: QuerySet) -> None:
+    # Zero questions would give empty means and a baseline that always passes.
+    if len(queries) == 0:
+        source = queries.source or "the query set"
+        raise EvaluationError(
+            f"{source} holds no query: an evaluation needs at least one question "
+            "(a query file with only its header line loads none)"
+        )
+
+
 def _spec_of(value: object, resolved_name: str) -> str:
     return value if isinstance(value, str) else resolved_name
 
@@ -214,6 +226,7 @@ def evaluate(
     embedder runs) or both (``hybrid``); ``rerank`` re-scores the store's top
     candidates (``cross-encoder:PATH?n=20``) and keeps ``k``. Earlier stages' recall
     is in ``result.stages``."""
+    _check_queries(queries)
     k = check_k(k)
     unit = check_unit(unit)
     chunker_obj = get_chunker(chunker)
@@ -375,13 +388,37 @@ RetrievedItem = Any  # str | Span | (doc_id, start, end) | object with text or s
 Retriever = Callable[[str], Sequence[RetrievedItem]]
 
 
-def _call_retriever(retriever: Any, question: str) -> Sequence[RetrievedItem]:
+def _retriever_name(retriever: Any) -> str:
+    name = getattr(retriever, "__qualname__", None)
+    return name if isinstance(name, str) else type(retriever).__qualname__
+
+
+def _results_list(found: Any, who: str, query: Query) -> list[RetrievedItem]:
+    """The retriever's answer as a list; a bare text (iterated it would be one
+    result per character), ``None`` or a non-iterable is an error naming both."""
+    where = f"{who} for query {query.id!r} ({preview(query.text, 50)})"
+    if isinstance(found, (str, bytes)):
+        raise EvaluationError(
+            f"{where} returned a single {type(found).__name__} {preview(str(found))} "
+            "instead of a list of results; return a list (e.g. [text]) of texts or "
+            "(doc_id, start, end) spans"
+        )
+    if found is None or not hasattr(found, "__iter__"):
+        raise EvaluationError(
+            f"{where} returned {type(found).__name__} ({found!r:.60}) instead of a "
+            "list of results (texts or (doc_id, start, end) spans)"
+        )
+    return list(found)
+
+
+def _call_retriever(retriever: Any, query: Query) -> list[RetrievedItem]:
+    who = _retriever_name(retriever)
     for method in ("retrieve", "invoke"):
         fn = getattr(retriever, method, None)
         if callable(fn):
-            return list(fn(question))
+            return _results_list(fn(query.text), f"retriever {who}.{method}()", query)
     if callable(retriever):
-        return list(retriever(question))
+        return _results_list(retriever(query.text), f"retriever {who}()", query)
     raise TypeError(
         f"a retriever must be callable (query text -> list of texts or spans) or "
         f"have .retrieve()/.invoke(); got {type(retriever).__name__}"
@@ -443,6 +480,7 @@ def score(
 
     ``precision_omega`` is undefined without a chunking and is left out (``None``).
     """
+    _check_queries(queries)
     unit = check_unit(unit)
     tok = get_tokenizer(tokenizer) if unit == "token" else None
     timings: dict[str, float] = {}
@@ -452,9 +490,9 @@ def score(
             if isinstance(retrieved, Mapping):
                 if q.id not in retrieved:
                     raise EvaluationError(f"no results given for query {q.id!r}")
-                items: Sequence[RetrievedItem] = retrieved[q.id]
+                items = _results_list(retrieved[q.id], "the results mapping", q)
             else:
-                items = _call_retriever(retrieved, q.text)
+                items = _call_retriever(retrieved, q)
             per_query.append(
                 [_locate_item(item, q, corpus, r) for r, item in enumerate(items)]
             )
