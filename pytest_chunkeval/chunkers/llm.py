@@ -20,7 +20,9 @@ invalid answer (or a response body that cannot be read, or one cut off by the to
 limit) is sent back to the model with the reason, up to ``max_attempts`` requests per
 window in all. When none is valid the window is split by a heuristic instead (greedy
 runs of at most ``fallback_tokens`` tokens) and :class:`LLMChunkerFallbackWarning`
-says so, naming the window. HTTP errors are not answers: the ``openai`` client
+says so, naming the window; the share of windows that fell back is reported with the
+result (``take_fallbacks``), and an evaluation where every window fell back fails.
+HTTP errors are not answers: the ``openai`` client
 retries 429 and 5xx itself, and a request that still fails raises
 :class:`LLMRequestError`.
 
@@ -28,11 +30,16 @@ The client comes from :mod:`pytest_chunkeval.llm.client` (``OPENAI_API_KEY`` /
 ``OPENAI_BASE_URL`` honoured, any OpenAI-compatible server; the key is only read at
 the first request and never logged or named).
 Chunks are spans from their first piece's start to their last piece's end.
+
+Valid answers are kept in the shared LLM answer cache (:mod:`pytest_chunkeval.llm.answers`,
+role ``chunker``) keyed by model, temperature, prompt version and the window's
+messages, so a re-run of one configuration asks nothing and gets the same chunks.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import warnings
 from typing import Any
@@ -45,6 +52,7 @@ from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
 from pytest_chunkeval.chunkers.semantic import join_units
 from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.core.spans import IntArray
+from pytest_chunkeval.llm.answers import AnswerCache, AnswerKey, hash_input
 from pytest_chunkeval.llm.client import LazyClient
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
 
@@ -53,6 +61,8 @@ DEFAULT_PIECE_TOKENS = 50
 DEFAULT_WINDOW_TOKENS = 800
 DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_FALLBACK_TOKENS = 400
+PROMPT_VERSION = "split-after-1"
+"""Bump when the prompt or the answer parsing changes: cached answers then miss."""
 
 SYSTEM_PROMPT = (
     "You are an assistant specialized in splitting text into thematically consistent "
@@ -143,6 +153,7 @@ class LLMSemanticChunker:
         timeout: float = 60.0,
         client: Any = None,
         encoding: str | Tokenizer = DEFAULT_ENCODING,
+        answer_cache: AnswerCache | str | os.PathLike[str] | None = None,
     ) -> None:
         if not model.strip():
             raise ValueError("empty model name")
@@ -183,6 +194,33 @@ class LLMSemanticChunker:
         if self.max_attempts != DEFAULT_MAX_ATTEMPTS:
             options["attempts"] = self.max_attempts
         self.name = spec_name("llm", self.model, self.tokenizer, options=options)
+        self.answers: AnswerCache | None = (
+            answer_cache
+            if isinstance(answer_cache, AnswerCache) or answer_cache is None
+            else AnswerCache(answer_cache)
+        )
+        self._own_cache = answer_cache is not None
+        self._windows = 0
+        self._fallbacks = 0
+
+    def adopt_cache(self, cache: Any) -> None:
+        """Keep answers beside the evaluation's cache (unless given one)."""
+        if not self._own_cache:
+            self.answers = AnswerCache(cache.directory)
+
+    def take_fallbacks(self) -> tuple[int, int]:
+        """(windows that fell back, windows) since the last call; resets both."""
+        counts = (self._fallbacks, self._windows)
+        self._windows = self._fallbacks = 0
+        return counts
+
+    @property
+    def identity(self) -> str:
+        """What answers, for the answer cache: model and sampling settings."""
+        return (
+            f"llm:{self.model}@t={self.temperature:g}"
+            f"+max_tokens={self.max_answer_tokens}"
+        )
 
     @property
     def base_url(self) -> str:
@@ -252,6 +290,20 @@ class LLMSemanticChunker:
         """0-based pieces to split after, in ``start..end-1``; never empty unless
         ``final``."""
         messages = self.prompt(text, bounds, start, end, final)
+        self._windows += 1
+        key = AnswerKey(
+            "chunker",
+            self.identity,
+            PROMPT_VERSION,
+            hash_input({"messages": messages, "max_attempts": self.max_attempts}),
+        )
+        cached = self.answers.get(key) if self.answers is not None else None
+        if cached is not None:
+            try:
+                ids = _check_splits(list(cached.value), start + 1, end, final)
+                return [i - 1 for i in ids]
+            except (_InvalidAnswer, TypeError, ValueError):
+                pass  # checked like a fresh answer: asked again below
         last_answer = ""
         reason = ""
         for _ in range(self.max_attempts):
@@ -276,7 +328,10 @@ class LLMSemanticChunker:
                     },
                 ]
                 continue
+            if self.answers is not None:
+                self.answers.put(key, ids)
             return [i - 1 for i in ids]
+        self._fallbacks += 1
         cuts = _greedy_cuts(counts, start, end, self.fallback_tokens)
         if not final and not cuts:
             cuts = [end - 1]

@@ -83,6 +83,9 @@ class Chunking:
 
     def __init__(self, chunker: Chunker, corpus: Corpus) -> None:
         docs, bounds = [], []
+        take_fallbacks = getattr(chunker, "take_fallbacks", None)
+        if callable(take_fallbacks):
+            take_fallbacks()  # count this chunking's windows only
         for i, doc in enumerate(corpus):
             try:
                 found = check_pieces(chunker.chunk_spans(doc.text), chunker.name)
@@ -96,6 +99,19 @@ class Chunking:
         self.doc = np.concatenate(docs) if docs else np.zeros(0, np.int64)
         self.bounds = np.concatenate(bounds) if bounds else np.zeros((0, 2), np.int64)
         self.corpus = corpus
+        self.fallback_share: float | None = None
+        """Share of a model-driven chunker's windows split by its fallback."""
+        if callable(take_fallbacks):
+            fell_back, windows = take_fallbacks()
+            if windows and fell_back == windows:
+                raise ChunkerError(
+                    f"chunker {chunker.name!r}: the model gave no usable answer for "
+                    f"any of the {windows} window(s), so every chunk would come from "
+                    "the fallback split, not from the model (is it the right model, "
+                    "a chat endpoint? see the LLMChunkerFallbackWarning messages)"
+                )
+            if fell_back:
+                self.fallback_share = fell_back / windows
 
     def __len__(self) -> int:
         return int(self.doc.size)
@@ -301,6 +317,8 @@ def evaluate(
         "mean_units": float(chunk_units.mean()),
         "mean_chars": float(np.diff(chunking.bounds, axis=1).mean()),
     }
+    if chunking.fallback_share is not None:
+        chunk_stats["fallback_share"] = chunking.fallback_share
     return _result(
         label or chunker_obj.name,
         config,

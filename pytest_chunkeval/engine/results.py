@@ -138,6 +138,15 @@ def _float(x: float | None) -> float:
     return math.nan if x is None else float(x)
 
 
+def degraded_text(chunks: Mapping[str, Any]) -> str | None:
+    """``"degraded: 40% of windows fell back"`` for a model-driven chunker some of
+    whose windows were split by its fallback; None for any other result."""
+    share = chunks.get("fallback_share") if chunks else None
+    if not share:
+        return None
+    return f"degraded: {100 * float(share):.0f}% of windows fell back"
+
+
 @dataclass(frozen=True)
 class StageResult:
     """One earlier retrieval stage: its rows as spans per query, and its recall."""
@@ -229,6 +238,9 @@ class EvalResult:
             parts.append(f"k={c['k']}")
         parts.append(str(c.get("unit")))
         parts += [str(c[key]) for key in ("embedder", "store") if c.get(key)]
+        degraded = degraded_text(self.chunks)
+        if degraded:
+            parts.append(f"[{degraded}]")
         return " ".join(parts)
 
     def to_json(self, *, details: bool = True) -> dict[str, Any]:

@@ -4,13 +4,19 @@ A vector search is a pure function of (store spec, indexed vectors, query vector
 the collection key already hashes the chunking and the embedder, and the query vectors
 are hashed here. A text search (BM25) is keyed on the store's identity and the chunk
 and query texts (``text_key``); see ``retrieve.py`` for fusion and reranking.
-Results live beside the embedding cache as small ``.npy`` files written atomically;
-one that cannot be read is reported and searched again.
+Results live beside the embedding cache as small ``.ids`` files written atomically:
+a header (magic, shape, SHA-256 of the key and the ids) and the int64 ids. An entry
+that is unreadable, truncated, of another shape or whose checksum fails (a same-size
+bit flip, a file copied under another key) is reported with ``CacheWarning``, set
+aside as ``*.corrupt`` and searched again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import struct
 import warnings
 from pathlib import Path
 
@@ -21,6 +27,11 @@ from pytest_chunkeval.engine.cache import CacheWarning
 from pytest_chunkeval.util.files import atomic_writer
 
 IdArray = npt.NDArray[np.int64]
+
+SUFFIX = ".ids"
+_CORRUPT_SUFFIX = ".corrupt"
+_MAGIC = b"CEVSRCH1"
+_HEADER = struct.Struct("<8sII32s")  # magic, queries, k, SHA-256 of key + ids
 
 
 class SearchCache:
@@ -45,34 +56,34 @@ class SearchCache:
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.npy"
+        return self.directory / key[:2] / f"{key}{SUFFIX}"
 
     def get(self, key: str, n_queries: int, k: int) -> IdArray | None:
         path = self._path(key)
-        if not path.exists():
-            return None
         try:
-            ids: IdArray = np.load(path, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as exc:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            problem: str | None = f"unreadable ({exc})"
+        else:
+            problem = _verify(data, key, n_queries, k)
+        if problem is not None:
             warnings.warn(
-                f"{path}: unreadable search cache entry ({exc}); searching again",
+                f"{path}: search cache entry not used ({problem}); it is set aside "
+                f"as {path.name}{_CORRUPT_SUFFIX} and searched again",
                 CacheWarning,
                 stacklevel=2,
             )
+            with contextlib.suppress(OSError):  # read-only, or moved by another
+                os.replace(path, path.with_name(path.name + _CORRUPT_SUFFIX))
             return None
-        if ids.shape != (n_queries, k) or ids.dtype != np.int64:
-            warnings.warn(
-                f"{path}: search cache entry has shape {ids.shape}, expected "
-                f"{(n_queries, k)}; searching again",
-                CacheWarning,
-                stacklevel=2,
-            )
-            return None
-        return ids
+        ids = np.frombuffer(data, dtype="<i8", offset=_HEADER.size)
+        return ids.reshape(n_queries, k).astype(np.int64)
 
     def entries(self) -> list[Path]:
         """Every stored result file."""
-        return sorted(self.directory.glob("*/*.npy"))
+        return sorted(self.directory.glob(f"*/*{SUFFIX}"))
 
     def clear(self) -> int:
         """Remove every stored result; returns how many there were."""
@@ -82,5 +93,30 @@ class SearchCache:
         return len(files)
 
     def put(self, key: str, ids: IdArray) -> None:
+        payload = np.ascontiguousarray(ids, dtype="<i8")
+        n_queries, k = payload.shape
+        body = payload.tobytes()
+        head = _HEADER.pack(_MAGIC, n_queries, k, _digest(key, n_queries, k, body))
         with atomic_writer(self._path(key), "wb") as fh:
-            np.save(fh, np.ascontiguousarray(ids, dtype=np.int64), allow_pickle=False)
+            fh.write(head + body)
+
+
+def _digest(key: str, n_queries: int, k: int, body: bytes) -> bytes:
+    # The key is hashed in: a whole, valid entry copied under another name fails.
+    h = hashlib.sha256(f"{key}\0{n_queries}\0{k}\0".encode())
+    h.update(body)
+    return h.digest()
+
+
+def _verify(data: bytes, key: str, n_queries: int, k: int) -> str | None:
+    """Why ``data`` is not the entry of ``key`` with ``(n_queries, k)`` ids."""
+    if len(data) < _HEADER.size or data[: len(_MAGIC)] != _MAGIC:
+        return "not a chunkeval search result (bad or missing header)"
+    _, rows, cols, digest = _HEADER.unpack_from(data)
+    if (rows, cols) != (n_queries, k):
+        return f"shape ({rows}, {cols}), expected ({n_queries}, {k})"
+    if len(data) != _HEADER.size + 8 * rows * cols:
+        return f"truncated or padded: {len(data)} bytes"
+    if _digest(key, rows, cols, data[_HEADER.size :]) != digest:
+        return "checksum mismatch"
+    return None
