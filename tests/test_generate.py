@@ -417,8 +417,16 @@ def test_progress_bar_shows_accepted_and_attempted(
 ) -> None:
     server.enqueue_chat("{not json")
     server.chat_handler = good_handler
+    # A fixed seed: with a fresh one, two attempts may draw one window, the second
+    # a duplicate question ("attempted 4, rejected 2"), once in a while.
     generate_queries(
-        one_doc, tmp_path / "q.jsonl", **SMALL, n=2, client=client, progress=True
+        one_doc,
+        tmp_path / "q.jsonl",
+        **SMALL,
+        n=2,
+        seed=1,
+        client=client,
+        progress=True,
     )
     err = capsys.readouterr().err
     assert "accepted" in err
@@ -482,6 +490,27 @@ def test_a_server_that_keeps_failing_stops_the_run(
         generate_queries(one_doc, out, model=MODEL, n=2, client=client)
     assert len(server.requests_to("chat")) == 6  # 3 attempts x (1 + 1 retry)
     assert len(read_queries(out)) == 0
+
+
+def test_an_endpoint_answering_garbage_stops_the_run(
+    server: OpenAIServer, client: Any, one_doc: Corpus, tmp_path: Path
+) -> None:
+    # Issue 12 case 11: unreadable answers used to run until the attempt cap.
+    answers = iter([good_handler])
+    server.chat_handler = lambda request: next(answers, lambda r: "<html>hi")(request)
+    out = tmp_path / "q.jsonl"
+    with pytest.raises(
+        GenerationError,
+        match=r"5 answers in a row from model .* could not be read .*is it the right "
+        r"model, and a chat endpoint\? Stopped with 1 of 20 queries kept",
+    ):
+        generate_queries(one_doc, out, **SMALL, n=20, seed=1, client=client)
+    assert len(server.requests_to("chat")) == 6  # not 5 x 20
+    assert len(read_queries(out)) == 1  # completed work is kept
+    with pytest.raises(GenerationError, match="2 answers in a row"):
+        generate_queries(
+            one_doc, out, **SMALL, n=20, seed=1, client=client, max_unusable=2
+        )
 
 
 def test_a_wrong_key_stops_at_once(

@@ -158,6 +158,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
             seed=args.seed,
             window_chars=args.window_chars,
             max_attempts=args.max_attempts,
+            max_unusable=args.max_unusable,
             approximate=args.approximate,
             temperature=args.temperature,
             json_mode=args.json_mode,
@@ -285,6 +286,14 @@ def register(subparsers: Any) -> None:
         default=None,
         metavar="N",
         help="stop after N requests in this run (default 5 per missing query)",
+    )
+    gen.add_argument(
+        "--max-unusable",
+        type=_positive_int,
+        default=5,
+        metavar="N",
+        help="stop after N answers in a row that cannot be read (default 5): a "
+        "wrong model or an endpoint that is not a chat API",
     )
     gen.add_argument("--window-chars", type=_positive_int, default=4000, metavar="N")
     gen.add_argument(

@@ -61,6 +61,9 @@ ATTEMPTS_PER_QUERY = 5
 """Default attempt cap: this many attempts per query still missing."""
 MAX_CONSECUTIVE_API_ERRORS = 3
 """Give up after this many requests in a row failed even after the client's retries."""
+DEFAULT_MAX_UNUSABLE = 5
+"""Give up after this many answers in a row that cannot be read at all (not JSON,
+no question): a model or endpoint that answers garbage, not a bad window."""
 
 # USD per 1M tokens (input, output), OpenAI list prices for standard requests
 # (checked 2025-08). Models are matched by the longest prefix, so dated snapshots
@@ -637,6 +640,7 @@ class GenerationSettings:
     max_previous: int = DEFAULT_MAX_PREVIOUS
     max_references: int = DEFAULT_MAX_REFERENCES
     max_attempts: int | None = None
+    max_unusable: int = DEFAULT_MAX_UNUSABLE
     approximate: float | None = None
     temperature: float | None = None
     json_mode: bool = False
@@ -652,6 +656,8 @@ class GenerationSettings:
             raise ValueError("max_previous must be >= 0 and max_references >= 1")
         if self.max_attempts is not None and self.max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+        if self.max_unusable < 1:
+            raise ValueError(f"max_unusable must be >= 1, got {self.max_unusable}")
         if self.approximate is not None and not 0 < self.approximate <= 1:
             raise ValueError(
                 f"approximate must be a similarity in (0, 1], got {self.approximate}"
@@ -794,6 +800,7 @@ class QueryGenerator:
         cap = s.max_attempts or ATTEMPTS_PER_QUERY * remaining
         bar = _progress_bar(s.n, stats.existing, self.progress)
         consecutive_errors = 0
+        consecutive_unusable = 0
         stats.stopped = "interrupted"
         try:
             while not stats.complete:
@@ -821,8 +828,23 @@ class QueryGenerator:
                             )
                     else:
                         consecutive_errors = 0
+                    if result.reason == MALFORMED:
+                        consecutive_unusable += 1
+                        if consecutive_unusable >= s.max_unusable:
+                            stats.stopped = "unusable answers"
+                            raise GenerationError(
+                                f"{consecutive_unusable} answers in a row from model "
+                                f"{s.model!r} could not be read (last: "
+                                f"{result.detail}); is it the right model, and a "
+                                "chat endpoint? Stopped with "
+                                f"{stats.total} of {s.n} queries kept (the limit is "
+                                "--max-unusable)"
+                            )
+                    else:
+                        consecutive_unusable = 0
                 else:
                     consecutive_errors = 0
+                    consecutive_unusable = 0
                     query = self._to_query(result, ids, attempt - 1)
                     with warnings.catch_warnings(record=True) as caught:
                         warnings.simplefilter("always")
