@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from support.openai_server import OpenAIServer
+from support.plugin_project import run, write_project
 from test_chunkers_llm import DOC as LLM_DOC
 from test_engine import DOCS, make_queries
 
@@ -220,3 +221,39 @@ def test_llm_chunker_whose_windows_all_fell_back_fails(
         ),
     ):
         _llm_evaluate(llm_chunker(server), tmp_path / "cache")
+
+
+# ---------------------------------------------------- 10. group= that is not a group
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
+    write_project(pytester.path)
+    return pytester.path
+
+
+def test_an_unknown_group_fails_without_a_traceback(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    pytester.makepyfile(
+        """
+        from pytest_chunkeval import assert_recall_at_least
+
+        def test_group(chunkeval):
+            result = chunkeval.evaluate("recursive:30:0")
+            assert_recall_at_least(result, 0.1, group="finance")
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E   *UnknownGroup: group='finance' is not a group of recursive:30:0*; "
+            "groups are the queries' source documents: 'finance.md', 'pets.md', "
+            "'space.md'"
+        ]
+    )
+    output = result.stdout.str()
+    assert "results.py" not in output and "assertions.py" not in output
+    assert "KeyError" not in output

@@ -39,6 +39,24 @@ TEXT_WIDTH = 70
 FloatArray = npt.NDArray[np.float64]
 
 
+class UnknownGroup(ValueError, KeyError):
+    """``group=`` names no group of the result (a ``KeyError`` too, as before)."""
+
+    def __str__(self) -> str:
+        # KeyError's own __str__ would repr() the message.
+        return str(self.args[0]) if self.args else ""
+
+
+def check_group(result: EvalResult, group: str | None) -> None:
+    """:class:`UnknownGroup` unless ``group`` is None or a group of ``result``."""
+    __tracebackhide__ = True
+    if group is not None and group not in result.groups:
+        raise UnknownGroup(
+            f"group={group!r} is not a group of {result.describe()}; groups are the "
+            f"queries' source documents: {', '.join(map(repr, result.groups))}"
+        )
+
+
 @dataclass(frozen=True)
 class Statistic:
     """A summary of per-query metric values that an assertion compares."""
@@ -132,6 +150,8 @@ def check_metric(
 ) -> str | None:
     """The failure text if ``statistic`` of ``metric`` is below ``minimum``, else
     ``None``. Raises ``ValueError`` for a metric the result does not define."""
+    __tracebackhide__ = True
+    check_group(result, group)
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; expected one of {METRICS}")
     minimum = _check_fraction(minimum, "minimum")
