@@ -133,8 +133,14 @@ def test_an_evaluation_without_questions_is_an_error(tmp_path: Path) -> None:
     assert len(empty) == 0
     cache = EmbeddingCache(tmp_path / "cache")
     with pytest.raises(EvaluationError, match=r"queries.jsonl holds no query"):
-        evaluate("recursive:20:0", corpus, empty, embedder=HashingEmbedder(),
-                 store="exact", cache=cache)
+        evaluate(
+            "recursive:20:0",
+            corpus,
+            empty,
+            embedder=HashingEmbedder(),
+            store="exact",
+            cache=cache,
+        )
     with pytest.raises(EvaluationError, match=r"holds no query"):
         score(lambda q: [], corpus, empty)
 
@@ -176,10 +182,18 @@ def _llm_evaluate(chunker: LLMSemanticChunker, cache: Path) -> EvalResult:
     corpus = llm_corpus()
     start = LLM_DOC.index("bravo charlie")
     queries = QuerySet(
-        [Query("q", "bravo?", (Excerpt("bravo", "doc.md", start, start + 5),), "doc.md")]
+        [
+            Query(
+                "q", "bravo?", (Excerpt("bravo", "doc.md", start, start + 5),), "doc.md"
+            )
+        ]
     )
     return evaluate(
-        chunker, corpus, queries, embedder=HashingEmbedder(), store="exact",
+        chunker,
+        corpus,
+        queries,
+        embedder=HashingEmbedder(),
+        store="exact",
         cache=EmbeddingCache(cache),
     )
 
@@ -255,5 +269,6 @@ def test_an_unknown_group_fails_without_a_traceback(
         ]
     )
     output = result.stdout.str()
-    assert "results.py" not in output and "assertions.py" not in output
+    assert "results.py" not in output
+    assert "assertions.py" not in output
     assert "KeyError" not in output

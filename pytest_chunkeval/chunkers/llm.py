@@ -31,9 +31,10 @@ The client comes from :mod:`pytest_chunkeval.llm.client` (``OPENAI_API_KEY`` /
 the first request and never logged or named).
 Chunks are spans from their first piece's start to their last piece's end.
 
-Valid answers are kept in the shared LLM answer cache (:mod:`pytest_chunkeval.llm.answers`,
-role ``chunker``) keyed by model, temperature, prompt version and the window's
-messages, so a re-run of one configuration asks nothing and gets the same chunks.
+Valid answers are kept in the shared LLM answer cache
+(:mod:`pytest_chunkeval.llm.answers`, role ``chunker``) keyed by model, temperature,
+prompt version and the window's messages, so a re-run of one configuration asks
+nothing and gets the same chunks.
 """
 
 from __future__ import annotations

@@ -208,8 +208,9 @@ class Corpus:
         directory common to the arguments (a directory argument counts itself, a
         file its parent, a glob the directory before its first wildcard), so ids
         do not depend on where the corpus lives on a machine. A file is listed once
-        however many arguments or symlinks reach it (under its shortest id). An argument that yields no file, a file
-        that is not UTF-8 text, or a file outside ``root`` is a :class:`CorpusError`.
+        however many arguments or symlinks reach it (under its shortest id). An
+        argument that yields no file, a file that is not UTF-8 text, or a file
+        outside ``root`` is a :class:`CorpusError`.
         """
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
