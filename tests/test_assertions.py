@@ -205,7 +205,7 @@ def test_group_restricts_to_one_document() -> None:
     with pytest.raises(AssertionError, match=r"group 'pets.md'; 2 queries\)") as info:
         assert_recall_at_least(result, 0.75, group="pets.md")
     assert "q-mars" not in str(info.value)
-    with pytest.raises(KeyError, match=r"no queries for group 'nope\.md'"):
+    with pytest.raises(KeyError, match=r"group='nope\.md' is not a group"):
         assert_recall_at_least(result, 0.5, group="nope.md")
 
 

@@ -16,8 +16,8 @@ import openai
 import pytest
 from support.openai_server import OpenAIServer, ScriptedResponse, chat_completion
 
+import pytest_chunkeval.cli.main as cli  # the module: the package also has a main()
 from pytest_chunkeval.cli import generate as cli_generate
-from pytest_chunkeval.cli import main as cli
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet, read_queries
 from pytest_chunkeval.generation import prompts
