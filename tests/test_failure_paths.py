@@ -272,3 +272,26 @@ def test_an_unknown_group_fails_without_a_traceback(
     assert "results.py" not in output
     assert "assertions.py" not in output
     assert "KeyError" not in output
+
+
+# ------------------------------------------------ 6. k of a whole retriever (score)
+
+
+def test_score_applies_k_and_reports_the_results_scored(tmp_path: Path) -> None:
+    corpus, queries, _ = _data(tmp_path)
+    everything = [s for d in corpus for s in d.text.split("\n\n")]  # 6 paragraphs
+
+    def retrieve(question: str) -> list[str]:
+        return everything
+
+    whole = score(retrieve, corpus, queries)
+    top2 = score(retrieve, corpus, queries, k=2)
+    assert whole.config["k"] is None
+    assert whole.chunks["results_per_query"] == 6
+    assert top2.config["k"] == 2
+    assert top2.chunks["results_per_query"] == 2
+    assert all(len(q.retrieved) == 2 for q in top2.queries)
+    assert top2.mean("recall") < whole.mean("recall") == 1.0
+    assert "retriever k=2 2.0 results/query token" in top2.describe()
+    with pytest.raises(EvaluationError, match="k must be a positive number"):
+        score(retrieve, corpus, queries, k=0)

@@ -7,7 +7,10 @@ measures whatever a user's own retriever returns. Both produce an ``EvalResult``
 from __future__ import annotations
 
 import hashlib
+import json
+import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -233,6 +236,7 @@ def evaluate(
     cache: EmbeddingCache | str | Path | None = None,
     progress: bool | None = None,
     label: str | None = None,
+    chunking: Chunking | None = None,
 ) -> EvalResult:
     """Chunk every document, embed chunks and queries (cached), index them all in one
     store, retrieve ``k`` chunks per query (``"min"``: as many as overlap its
@@ -241,7 +245,8 @@ def evaluate(
     ``store`` may search vectors (``exact``, ``chroma``), texts (``bm25``: no
     embedder runs) or both (``hybrid``); ``rerank`` re-scores the store's top
     candidates (``cross-encoder:PATH?n=20``) and keeps ``k``. Earlier stages' recall
-    is in ``result.stages``."""
+    is in ``result.stages``. ``chunking``: the chunks of ``chunker`` on ``corpus``
+    when the caller has them already (the plugin chunks once to key its memo)."""
     _check_queries(queries)
     k = check_k(k)
     unit = check_unit(unit)
@@ -257,7 +262,10 @@ def evaluate(
     timings = dict.fromkeys(("chunk", "embed", "index", "search", "score"), 0.0)
 
     with _timed(timings, "chunk"):
-        chunking = Chunking(chunker_obj, corpus)
+        if chunking is None:
+            chunking = Chunking(chunker_obj, corpus)
+        elif chunking.corpus.content_hash != corpus.content_hash:
+            raise EvaluationError("the chunking given is of another corpus")
         if len(chunking) == 0:
             raise EvaluationError(f"chunker {chunker_obj.name!r} produced no chunks")
     inputs = RetrievalInputs(chunking.texts(), [q.text for q in queries])
@@ -483,37 +491,91 @@ def _find_text(text: str, query: Query, corpus: Corpus, where: str) -> SpanTuple
     )
 
 
+@dataclass(frozen=True)
+class LocatedResults:
+    """What a whole retriever returned, as corpus spans per query (the first ``k``
+    of each list when ``k`` is set): all that its score depends on."""
+
+    per_query: tuple[tuple[SpanTuple, ...], ...]
+    k: int | None
+    seconds: float
+
+    def digest(self) -> str:
+        """Equal digests, equal scores (for one corpus and query set)."""
+        blob = json.dumps([self.k, self.per_query], separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    @property
+    def mean_results(self) -> float:
+        """Results scored per query, on average."""
+        n = len(self.per_query)
+        return sum(len(spans) for spans in self.per_query) / n if n else 0.0
+
+
+def locate_results(
+    retrieved: Mapping[str, Sequence[RetrievedItem]] | Retriever | Any,
+    corpus: Corpus,
+    queries: QuerySet,
+    *,
+    k: int | None = None,
+) -> LocatedResults:
+    """Ask the retriever every question (or read the mapping) and locate each of
+    the first ``k`` results (all when ``k`` is None) in the corpus."""
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise EvaluationError(
+            f"k must be a positive number of results per question (or None: all), "
+            f"got {k!r}"
+        )
+    per_query: list[tuple[SpanTuple, ...]] = []
+    began = time.perf_counter()
+    for q in queries:
+        if isinstance(retrieved, Mapping):
+            if q.id not in retrieved:
+                raise EvaluationError(f"no results given for query {q.id!r}")
+            items = _results_list(retrieved[q.id], "the results mapping", q)
+        else:
+            items = _call_retriever(retrieved, q)
+        if k is not None:
+            items = items[:k]
+        per_query.append(
+            tuple(_locate_item(item, q, corpus, r) for r, item in enumerate(items))
+        )
+    return LocatedResults(tuple(per_query), k, time.perf_counter() - began)
+
+
 def score(
     retrieved: Mapping[str, Sequence[RetrievedItem]] | Retriever | Any,
     corpus: Corpus,
     queries: QuerySet,
     *,
+    k: int | None = None,
     unit: str = "token",
     tokenizer: str | Tokenizer | None = None,
     label: str = "retriever",
     config: Mapping[str, Any] | None = None,
 ) -> EvalResult:
     """Score a whole retriever: ``retrieved`` maps query id -> results, or is called
-    with each question. Results are texts (located in the corpus) or spans.
+    with each question (or is what :func:`locate_results` returned). Results are
+    texts (located in the corpus) or spans; with ``k``, only the first ``k`` of
+    each question count, as a store's top ``k`` do in :func:`evaluate`.
 
     ``precision_omega`` is undefined without a chunking and is left out (``None``).
     """
     _check_queries(queries)
     unit = check_unit(unit)
     tok = get_tokenizer(tokenizer) if unit == "token" else None
-    timings: dict[str, float] = {}
-    per_query: list[list[SpanTuple]] = []
-    with _timed(timings, "retrieve"):
-        for q in queries:
-            if isinstance(retrieved, Mapping):
-                if q.id not in retrieved:
-                    raise EvaluationError(f"no results given for query {q.id!r}")
-                items = _results_list(retrieved[q.id], "the results mapping", q)
-            else:
-                items = _call_retriever(retrieved, q)
-            per_query.append(
-                [_locate_item(item, q, corpus, r) for r, item in enumerate(items)]
-            )
+    located = (
+        retrieved
+        if isinstance(retrieved, LocatedResults)
+        else locate_results(retrieved, corpus, queries, k=k)
+    )
+    if len(located.per_query) != len(queries):
+        raise EvaluationError(
+            f"results for {len(located.per_query)} queries, the query set has "
+            f"{len(queries)}"
+        )
+    per_query = [list(spans) for spans in located.per_query]
+    timings: dict[str, float] = {"retrieve": located.seconds}
     with _timed(timings, "score"):
         units = unit_map(corpus, unit, tok)
         excerpts = _excerpt_spans(queries, units)
@@ -525,12 +587,13 @@ def score(
         "count": int(sizes.size),
         "mean_units": float((hi - lo).mean()) if sizes.size else 0.0,
         "mean_chars": float(sizes.mean()) if sizes.size else 0.0,
+        "results_per_query": located.mean_results,
     }
     cfg = {
         "chunker": label,
         "embedder": None,
         "store": None,
-        "k": None,
+        "k": located.k,
         "unit": unit,
         "tokenizer": tok.name if tok is not None else None,
         "corpus": corpus.name,

@@ -234,8 +234,11 @@ class EvalResult:
         """The configuration in one line: ``recursive:200:0 k=5 token all-MiniLM…``."""
         c = self.config
         parts = [str(c.get("chunker", self.label))]
-        if c.get("k") is not None:  # a whole retriever (score()) has no k of ours
+        if c.get("k") is not None:
             parts.append(f"k={c['k']}")
+        scored = self.chunks.get("results_per_query")
+        if scored is not None:  # a whole retriever (score()): what it returned
+            parts.append(f"{scored:.1f} results/query")
         parts.append(str(c.get("unit")))
         parts += [str(c[key]) for key in ("embedder", "store") if c.get(key)]
         degraded = degraded_text(self.chunks)
