@@ -1,0 +1,80 @@
+"""Every kind of file the evaluation cache holds, in one list.
+
+Each kind is read back only after a check (a checksum over its key and content), and
+a file that fails it is reported, set aside and computed again: a cache can cost
+time, never a wrong number. The fault-injection test (``tests/test_cache_faults.py``)
+corrupts every file of every kind listed here and requires results identical to a
+clean run, and fails on any cache file that matches no kind: a new cache must be
+listed here (with its check) to pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import PurePosixPath
+
+
+@dataclass(frozen=True)
+class CacheKind:
+    """One kind of cache entry: where its files are and what checks them."""
+
+    name: str
+    pattern: str
+    """Glob of its files, relative to the cache directory."""
+    module: str
+    """The module that writes and verifies them."""
+    check: str
+
+
+CACHE_KINDS: tuple[CacheKind, ...] = (
+    CacheKind(
+        "embeddings",
+        "*/*.pack",
+        "pytest_chunkeval.engine.cache",
+        "CRC-32 of header, text digests and vectors; identity hash in the header",
+    ),
+    CacheKind(
+        "search",
+        "search/*/*.ids",
+        "pytest_chunkeval.engine.search_cache",
+        "SHA-256 of the key (store, chunks/vectors, queries, k) and the ids",
+    ),
+    CacheKind(
+        "answers",
+        "answers/*/*/*/*.json",
+        "pytest_chunkeval.llm.answers",
+        "SHA-256 of the full key and the value; the key is stored and compared",
+    ),
+)
+
+METADATA_PATTERNS: tuple[str, ...] = (
+    ".gitignore",
+    "CACHEDIR.TAG",
+    "*/identity.txt",
+    "answers/*/*/identity.txt",
+    "*/.compact.lock",
+)
+"""Files that only describe the cache (never read as results)."""
+
+SET_ASIDE_SUFFIX = ".corrupt"
+"""Entries that failed their check are renamed with this suffix, never read again."""
+
+
+def kind_of(relative: str | PurePosixPath) -> CacheKind | None:
+    """The kind of a cache file (a path relative to the cache directory)."""
+    path = PurePosixPath(relative).as_posix()
+    for kind in CACHE_KINDS:
+        if fnmatch(path, kind.pattern) and path.count("/") == kind.pattern.count("/"):
+            return kind
+    return None
+
+
+def is_metadata(relative: str | PurePosixPath) -> bool:
+    """True for the cache's own description files and set-aside entries."""
+    path = PurePosixPath(relative).as_posix()
+    if path.endswith(SET_ASIDE_SUFFIX):
+        return True
+    return any(
+        fnmatch(path, p) and path.count("/") == p.count("/") for p in METADATA_PATTERNS
+    )
