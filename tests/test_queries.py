@@ -271,7 +271,8 @@ def test_invalid_json_file_reports_position(tmp_path: Path) -> None:
     [
         ({"question": "?", "doc_id": "d", "excerpts": []}, "without a string 'id'"),
         ({"id": "x", "question": " ", "doc_id": "d"}, "'question' must be"),
-        ({"id": "x", "question": "?", "doc_id": "d", "excerpts": []}, "non-empty list"),
+        ({"id": "x", "question": "?", "doc_id": "d", "excerpts": {}}, "must be a list"),
+        ({"id": "x", "question": "?", "excerpts": [{"text": "t"}]}, "'doc_id' must"),
         (
             {
                 "id": "x",
@@ -582,3 +583,21 @@ def test_reference_csv_stale_offsets_are_relocated(tmp_path: Path) -> None:
     corpus = Corpus.from_mapping({"pets.md": "Preface.\n" + TEXT})
     excerpt = QuerySet.load(path, corpus)[0].excerpts[0]
     assert excerpt.start == TEXT.index(DOG) + len("Preface.\n")
+
+
+def test_questions_without_excerpts_load_as_bare_questions(
+    tmp_path: Path, corpus: Corpus
+) -> None:
+    # SPEC §7: a question set for judged metrics may omit excerpts (and doc_id)
+    path = tmp_path / "questions.jsonl"
+    write_header(path, {})
+    lines = [
+        {"id": "a", "question": "How do I reset my password?"},
+        {"id": "b", "question": "Where are backups?", "excerpts": []},
+    ]
+    with path.open("a", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write(json.dumps(line) + "\n")
+    qs = QuerySet.load(path, corpus)
+    assert [(q.id, q.excerpts, q.doc_id) for q in qs] == [("a", (), ""), ("b", (), "")]
+    assert qs.n_excerpts == 0

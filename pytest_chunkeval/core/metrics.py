@@ -6,8 +6,8 @@ numpy: sorting, ``searchsorted`` and prefix sums, never a per-query scan of all 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,9 @@ RANK_METRICS: tuple[str, ...] = ("mrr", "ndcg", "complete", "ceiling")
 """SPEC §9: rank-aware (mrr, ndcg), whole evidence (complete), the chunking's best
 (ceiling). ``ndcg`` and ``ceiling`` need a chunking (NaN for a whole retriever)."""
 METRICS: tuple[str, ...] = PRESENCE_METRICS
+JUDGED_METRICS: tuple[str, ...] = ("context_relevance", "context_relevance_tokens")
+"""Reference-free, from a judge's spans (SPEC §10); see ``judging/``. Measured
+only when a judge runs; stored in a query record's ``scores``."""
 
 
 def _ints(values: Any) -> IntArray:
@@ -284,15 +287,55 @@ def describe(values: FloatArray) -> MetricStats:
     return MetricStats(float(finite.mean()), float(finite.std()), int(finite.size))
 
 
+def without_ground_truth(scores: QueryScores, has_excerpts: Any) -> QueryScores:
+    """``scores`` with the §3 and §9 metrics absent (NaN, never 0) for the queries
+    that have no excerpts (a question set for judged metrics, SPEC §7)."""
+    absent = ~np.asarray(has_excerpts, dtype=bool)
+    if not absent.any():
+        return scores
+
+    def masked(values: FloatArray) -> FloatArray:
+        out = values.astype(np.float64, copy=True)
+        out[absent] = np.nan
+        return out
+
+    return replace(
+        scores,
+        recall=masked(scores.recall),
+        precision=masked(scores.precision),
+        iou=masked(scores.iou),
+        f1=masked(scores.f1),
+        precision_omega=masked(scores.precision_omega),
+        mrr=masked(scores.mrr),
+        ndcg=masked(scores.ndcg),
+        complete=masked(scores.complete),
+        ceiling=masked(scores.ceiling),
+        depth_recall=masked(scores.depth_recall),
+    )
+
+
 def summarize(
-    scores: QueryScores, groups: Sequence[str] | None = None
+    scores: QueryScores,
+    groups: Sequence[str] | None = None,
+    judged: Mapping[str, FloatArray] | None = None,
 ) -> tuple[dict[str, MetricStats], dict[str, dict[str, MetricStats]]]:
-    """Overall stats per metric, and per group (e.g. the query's corpus document)."""
-    overall = {m: describe(scores.metric(m)) for m in METRICS}
+    """Overall stats per metric, and per group (e.g. the query's corpus document).
+
+    ``judged`` holds the per-query values of the judged metrics (NaN where a
+    judgment is missing); without it they are not measured and left out."""
+    names = METRICS + (JUDGED_METRICS if judged is not None else ())
+
+    def values(m: str) -> FloatArray:
+        if m in METRICS:
+            return scores.metric(m)
+        assert judged is not None
+        return np.asarray(judged[m], dtype=np.float64)
+
+    overall = {m: describe(values(m)) for m in names}
     by_group: dict[str, dict[str, MetricStats]] = {}
     if groups is not None:
         labels = np.asarray(groups)
         for g in sorted(set(groups)):
             mask = labels == g
-            by_group[g] = {m: describe(scores.metric(m)[mask]) for m in METRICS}
+            by_group[g] = {m: describe(values(m)[mask]) for m in names}
     return overall, by_group

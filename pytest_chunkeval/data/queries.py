@@ -275,6 +275,9 @@ class QuerySet:
         out: list[Query] = []
         changed = False
         for q in self._queries:
+            if not q.doc_id and not q.excerpts:  # a bare question: nothing to place
+                out.append(q)
+                continue
             try:
                 doc_id = corpus.resolve_id(q.doc_id)
             except CorpusError as exc:
@@ -427,12 +430,13 @@ def _query_from_json(obj: Any, where: str) -> Query:
     question = obj.get("question")
     if not isinstance(question, str) or not question.strip():
         raise QuerySetError(f"{where}: 'question' must be a non-empty string")
-    doc_id = obj.get("doc_id")
-    if not isinstance(doc_id, str) or not doc_id:
+    raw = obj.get("excerpts", [])
+    if not isinstance(raw, list):
+        raise QuerySetError(f"{where}: 'excerpts' must be a list (or left out)")
+    doc_id = obj.get("doc_id", "" if not raw else None)
+    if not isinstance(doc_id, str) or (raw and not doc_id):
         raise QuerySetError(f"{where}: 'doc_id' must be a non-empty string")
-    raw = obj.get("excerpts")
-    if not isinstance(raw, list) or not raw:
-        raise QuerySetError(f"{where}: 'excerpts' must be a non-empty list")
+    # No excerpts: a question for judged metrics only (SPEC §7, §10).
     excerpts = tuple(
         _excerpt_from_json(e, doc_id, f"{where}, excerpt {i}")
         for i, e in enumerate(raw, 1)

@@ -34,11 +34,13 @@ from pytest_chunkeval.config.defaults import (
 )
 from pytest_chunkeval.core.locate import locate, preview
 from pytest_chunkeval.core.metrics import (
+    JUDGED_METRICS,
     ChunkIndex,
     QueryScores,
     QuerySpans,
     score_queries,
     summarize,
+    without_ground_truth,
 )
 from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
@@ -237,10 +239,16 @@ def evaluate(
     progress: bool | None = None,
     label: str | None = None,
     chunking: Chunking | None = None,
+    judge: Any = None,
 ) -> EvalResult:
     """Chunk every document, embed chunks and queries (cached), index them all in one
     store, retrieve ``k`` chunks per query (``"min"``: as many as overlap its
     excerpts) and score the retrieved spans at the token (or char) level.
+
+    ``judge`` (``"llm:MODEL"``, a registered name, a judge or a ``Judging``) also
+    judges each retrieved context: ``context_relevance`` and its token variant
+    (SPEC §10), needed for questions without excerpts. Judgments are cached beside
+    the embedding cache.
 
     ``store`` may search vectors (``exact``, ``chroma``), texts (``bm25``: no
     embedder runs) or both (``hybrid``); ``rerank`` re-scores the store's top
@@ -250,6 +258,7 @@ def evaluate(
     _check_queries(queries)
     k = check_k(k)
     unit = check_unit(unit)
+    _check_ground_truth(queries, judge, k)
     chunker_obj = get_chunker(chunker)
     store_obj = get_store(store)
     reranker = get_reranker(rerank) if rerank is not None else None
@@ -340,7 +349,38 @@ def evaluate(
         timings,
         chunking.spans(),
         stages,
+        judging=_judging(judge, emb_cache.directory),
     )
+
+
+def _check_ground_truth(queries: QuerySet, judge: Any, k: Any) -> None:
+    """Questions without excerpts need a judge, and cannot size ``k="min"``."""
+    bare = [q for q in queries if not q.excerpts]
+    if not bare:
+        return
+    where = f"{queries.source or 'the query set'}"
+    if k == "min":
+        raise EvaluationError(
+            f"k='min' needs excerpts, but {len(bare)} question(s) of {where} have "
+            f"none (first: {bare[0].id!r}); give a number for k"
+        )
+    if judge is None and len(bare) == len(queries):
+        raise EvaluationError(
+            f"no question of {where} has excerpts: give a judge (judge='llm:MODEL' "
+            "or a registered name) to measure context relevance (SPEC §10)"
+        )
+
+
+def _judging(judge: Any, cache_dir: Path) -> Any:
+    if judge is None:
+        return None
+    from pytest_chunkeval.judging.run import Judging
+    from pytest_chunkeval.judging.specs import get_judge
+    from pytest_chunkeval.llm.answers import AnswerCache
+
+    if isinstance(judge, Judging):
+        return judge
+    return Judging(get_judge(judge), cache=AnswerCache(cache_dir))
 
 
 def _result(
@@ -356,8 +396,10 @@ def _result(
     timings: dict[str, float],
     chunk_spans: list[SpanTuple],
     stages: dict[str, StageResult] | None = None,
+    judging: Any = None,
 ) -> EvalResult:
     ids = units.doc_ids
+    scores = without_ground_truth(scores, [bool(q.excerpts) for q in queries])
     retrieved_by_query: list[list[SpanTuple]] = [[] for _ in range(len(queries))]
     for q, d, s, e in zip(
         retrieved.query.tolist(),
@@ -367,11 +409,26 @@ def _result(
         strict=True,
     ):
         retrieved_by_query[q].append((ids[d], s, e))
+    judged_values: dict[str, Any] | None = None
+    judged: list[Any] = [None] * len(queries)
+    if judging is not None:
+        from pytest_chunkeval.judging.score import judge_retrieved
+
+        with _timed(timings, "judge"):
+            judged = judge_retrieved(
+                judging, queries, retrieved_by_query, corpus, units
+            )
+        judged_values = {
+            m: np.array([j.metric(m) for j in judged], dtype=np.float64)
+            for m in JUDGED_METRICS
+        }
+        config["judge"] = judging.judge.identity
     coverage = scores.excerpt_coverage.tolist()
     records, row = [], 0
     po = scores.precision_omega
     for i, q in enumerate(queries):
         n_ex = len(q.excerpts)
+        j = judged[i]
         records.append(
             QueryRecord(
                 id=q.id,
@@ -379,19 +436,23 @@ def _result(
                 doc_id=q.doc_id,
                 excerpts=tuple((e.doc_id, e.start, e.end) for e in q.excerpts),
                 retrieved=tuple(retrieved_by_query[i]),
-                recall=float(scores.recall[i]),
-                precision=float(scores.precision[i]),
-                iou=float(scores.iou[i]),
-                f1=float(scores.f1[i]),
-                precision_omega=None if np.isnan(po[i]) else float(po[i]),
+                recall=_present(scores.recall[i]),
+                precision=_present(scores.precision[i]),
+                iou=_present(scores.iou[i]),
+                f1=_present(scores.f1[i]),
+                precision_omega=_present(po[i]),
                 excerpt_units=int(scores.excerpt_units[i]),
                 retrieved_units=int(scores.retrieved_units[i]),
                 first_relevant_rank=int(scores.first_relevant_rank[i]),
                 excerpt_coverage=tuple(coverage[row : row + n_ex]),
+                scores={}
+                if j is None
+                else {m: _present(j.metric(m)) for m in JUDGED_METRICS},
+                details={} if j is None else {"judged": [list(s) for s in j.judged]},
             )
         )
         row += n_ex
-    overall, groups = summarize(scores, [q.doc_id for q in queries])
+    overall, groups = summarize(scores, [q.doc_id for q in queries], judged_values)
     return EvalResult(
         label=label,
         config=config,
@@ -406,6 +467,12 @@ def _result(
         corpus=corpus,
         stages=stages or {},
     )
+
+
+def _present(value: Any) -> float | None:
+    """A metric value, or None where it is absent (NaN)."""
+    number = float(value)
+    return None if np.isnan(number) else number
 
 
 # ----------------------------------------------------------------- whole retrievers
@@ -553,6 +620,8 @@ def score(
     tokenizer: str | Tokenizer | None = None,
     label: str = "retriever",
     config: Mapping[str, Any] | None = None,
+    judge: Any = None,
+    cache: str | Path | None = None,
 ) -> EvalResult:
     """Score a whole retriever: ``retrieved`` maps query id -> results, or is called
     with each question (or is what :func:`locate_results` returned). Results are
@@ -560,9 +629,12 @@ def score(
     each question count, as a store's top ``k`` do in :func:`evaluate`.
 
     ``precision_omega`` is undefined without a chunking and is left out (``None``).
+    ``judge`` adds the judged metrics, as in :func:`evaluate`; its answers are
+    cached under ``cache`` (default: the evaluation cache directory).
     """
     _check_queries(queries)
     unit = check_unit(unit)
+    _check_ground_truth(queries, judge, None)
     tok = get_tokenizer(tokenizer) if unit == "token" else None
     located = (
         retrieved
@@ -612,4 +684,7 @@ def score(
         chunk_stats,
         timings,
         [],
+        judging=_judging(
+            judge, Path(cache) if cache is not None else default_cache_dir()
+        ),
     )

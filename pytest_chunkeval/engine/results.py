@@ -30,7 +30,11 @@ scored (a whole retriever through ``score``). A relationship evaluation
 (:func:`~pytest_chunkeval.graph.evaluate.evaluate_relationships`) measures other
 metrics (``rel_recall``, ``evidence_iou``...): its ``metrics`` hold those, each
 query's ``scores`` their values and the chunk metrics are ``null``; ``graph`` holds
-its relationship and extraction counts.
+its relationship and extraction counts. A question without excerpts has ``null``
+chunk metrics too (absent, never 0). With a judge (SPEC §10), ``metrics`` and each
+query's ``scores`` also hold ``context_relevance`` and
+``context_relevance_tokens`` (``null`` for a query whose judgment failed), and its
+``details["judged"]`` the judged spans ``[[doc_id, start, end], ...]``.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pytest_chunkeval.core.metrics import METRICS, MetricStats
+from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS, MetricStats
 from pytest_chunkeval.data.corpus import Corpus
 
 RESULT_SCHEMA = 1
@@ -204,8 +208,15 @@ class EvalResult:
 
     def _stats(self, metric: str, group: str | None) -> MetricStats:
         if metric not in self.metrics:
+            hint = (
+                " (judged metrics need a judge: judge='llm:MODEL' or a registered "
+                "name; SPEC §10)"
+                if metric in JUDGED_METRICS
+                else ""
+            )
             raise KeyError(
-                f"unknown metric {metric!r}; this result has {', '.join(self.metrics)}"
+                f"unknown metric {metric!r}; this result has "
+                f"{', '.join(self.metrics)}{hint}"
             )
         if group is None:
             return self.metrics[metric]

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytest_chunkeval.chunkers.sentence import sentence_spans
+from pytest_chunkeval.core.metrics import JUDGED_METRICS
 from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.judging.judge import Judgment, merge_spans
 
@@ -33,7 +34,7 @@ SPLITTER = "sentences-1"
 
 SpanTuple = tuple[str, int, int]
 
-CR_METRICS: tuple[str, ...] = ("context_relevance", "context_relevance_tokens")
+CR_METRICS = JUDGED_METRICS
 
 
 def build_context(texts: Sequence[str]) -> tuple[str, list[int]]:

@@ -1,0 +1,114 @@
+"""``chunkeval judge``: promote judged context relevance to ground truth.
+
+For each ``--chunker`` configuration, every question's retrieved context is judged
+(``--judge llm:MODEL`` or a registered callable); the judged spans, united over the
+configurations, become the question's excerpts in ``--out``: a regular query set,
+so later runs on it are LLM-free token metrics. Questions for which nothing
+relevant was found in any configuration are left out of the set and listed (in the
+output's header and on stdout).
+
+Resumable: every judgment is stored in the shared answer cache as it arrives, so
+running the same command again after an interruption judges only what is left.
+The output is written atomically at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_chunkeval.cli.main import CommandError, _add_data_options, _k_value
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``judge`` subcommand to ``chunkeval``."""
+    from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER, DEFAULT_STORE
+
+    p = subparsers.add_parser(
+        "judge",
+        help="judge retrieved contexts with an LLM and write them as a query set",
+        description="Judge which sentences of each question's retrieved context "
+        "help answer it (RAGAS context relevance), for one or more chunkers, and "
+        "write a query set whose excerpts are the judged sentences. Re-run the "
+        "same command to resume. The API key is read from OPENAI_API_KEY and never "
+        "written anywhere.",
+    )
+    _add_data_options(p)
+    p.add_argument(
+        "--chunker",
+        action="append",
+        metavar="SPEC",
+        help="chunker spec, repeatable (default recursive:200:0)",
+    )
+    p.add_argument(
+        "--judge", required=True, metavar="SPEC", help="llm:MODEL or a registered name"
+    )
+    p.add_argument("--out", required=True, metavar="FILE", help="query set to write")
+    p.add_argument("--embedder", default=DEFAULT_EMBEDDER, metavar="SPEC")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="SPEC")
+    p.add_argument("--k", type=_k_value, default=5, metavar="N")
+    p.add_argument("--unit", choices=("token", "char"), default="token")
+    p.add_argument("--cache-dir", default=None, metavar="DIR")
+    p.add_argument(
+        "--concurrency", type=int, default=None, help="parallel requests (default 4)"
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the requests still needed and their estimated cost; send none",
+    )
+    p.add_argument("--progress", action="store_true", help="always show progress")
+    p.add_argument("--overwrite", action="store_true", help="replace --out")
+    p.set_defaults(func=cmd_judge)
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pytest_chunkeval.cli.main import _load_data
+    from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+    from pytest_chunkeval.judging.promote import promote
+    from pytest_chunkeval.judging.run import Judging
+    from pytest_chunkeval.judging.specs import get_judge
+    from pytest_chunkeval.llm.answers import AnswerCache
+
+    out = Path(args.out)
+    if out.exists() and not args.overwrite and not args.dry_run:
+        raise CommandError(f"{out} exists; pass --overwrite to replace it")
+    corpus, queries = _load_data(args)
+    cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+    judging = Judging(
+        get_judge(args.judge),
+        cache=AnswerCache(cache_dir),
+        concurrency=args.concurrency,
+        progress=True if args.progress else None,
+    )
+    chunkers: Sequence[str] = args.chunker or ["recursive:200:0"]
+    promoted = promote(
+        corpus,
+        queries,
+        chunkers,
+        judging,
+        embedder=args.embedder,
+        store=args.store,
+        k=args.k,
+        unit=args.unit,
+        cache=EmbeddingCache(cache_dir),
+        dry_run=args.dry_run,
+        echo=print,
+    )
+    if promoted is None:  # dry run
+        return 0
+    promoted.query_set.save(out)
+    print(promoted.summary(out))
+    if promoted.nothing_relevant:
+        print(
+            f"{len(promoted.nothing_relevant)} question(s) with nothing relevant "
+            "retrieved in any configuration (left out):",
+            file=sys.stdout,
+        )
+        for qid, text in promoted.nothing_relevant:
+            print(f"  {qid}: {text}")
+    return 0

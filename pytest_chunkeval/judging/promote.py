@@ -1,0 +1,109 @@
+"""Judged spans as ground truth: the union over configurations becomes excerpts."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
+from pytest_chunkeval.judging.judge import Judgment, merge_spans
+from pytest_chunkeval.judging.run import Judging
+
+GENERATOR = "chunkeval judge"
+
+
+@dataclass
+class Promoted:
+    """The written query set and what it took."""
+
+    query_set: QuerySet
+    nothing_relevant: list[tuple[str, str]]
+    judging: Judging
+    configurations: list[str]
+
+    def summary(self, out: str | os.PathLike[str]) -> str:
+        s = self.judging.stats
+        return (
+            f"{len(self.query_set)} questions with judged excerpts in "
+            f"{os.fspath(out)} ({len(self.nothing_relevant)} left out: nothing "
+            f"relevant); {len(self.configurations)} configuration(s); {s.summary()}"
+        )
+
+
+def promote(
+    corpus: Corpus,
+    queries: QuerySet,
+    chunkers: Sequence[str],
+    judging: Judging,
+    *,
+    dry_run: bool = False,
+    echo: Callable[[str], None] = lambda message: None,
+    **evaluate_options: Any,
+) -> Promoted | None:
+    """Judge every question's context under each chunker and unite the judged
+    spans (see :mod:`pytest_chunkeval.cli.judge`). With ``dry_run``, print what
+    would be sent (the contexts are built, nothing is judged) and return None."""
+    from pytest_chunkeval.engine.evaluate import evaluate
+
+    if dry_run:
+        recorder = _Recorder(judging)
+        for chunker in chunkers:
+            evaluate(chunker, corpus, queries, judge=recorder, **evaluate_options)
+        items = recorder.items
+        plan = judging.plan(items)
+        echo(
+            f"dry run: {len(set(items))} contexts to judge; "
+            + (str(plan) if plan is not None else "a callable judge costs nothing")
+        )
+        return None
+    judged: dict[str, list[tuple[str, int, int]]] = {q.id: [] for q in queries}
+    labels: list[str] = []
+    for chunker in chunkers:
+        result = evaluate(chunker, corpus, queries, judge=judging, **evaluate_options)
+        labels.append(result.describe())
+        for record in result.queries:
+            judged[record.id].extend(
+                (d, int(s), int(e)) for d, s, e in record.details.get("judged", ())
+            )
+    out: list[Query] = []
+    nothing: list[tuple[str, str]] = []
+    for q in queries:
+        spans = judged[q.id]
+        if not spans:
+            nothing.append((q.id, q.text))
+            continue
+        by_doc: dict[str, list[tuple[int, int]]] = {}
+        for d, s, e in spans:
+            by_doc.setdefault(d, []).append((s, e))
+        excerpts = tuple(
+            Excerpt(corpus[d].text[s:e], d, s, e)
+            for d in sorted(by_doc)
+            for s, e in merge_spans(by_doc[d])
+        )
+        doc_id = q.doc_id or excerpts[0].doc_id
+        metadata = {**q.metadata, "judged_by": judging.judge.identity}
+        out.append(Query(q.id, q.text, excerpts, doc_id, metadata))
+    metadata = {
+        "generator": GENERATOR,
+        "judge": judging.judge.identity,
+        "prompt_version": judging.prompt_version,
+        "configurations": labels,
+        "corpus_hash": corpus.content_hash,
+        "nothing_relevant": [qid for qid, _ in nothing],
+    }
+    return Promoted(QuerySet(out, metadata), nothing, judging, labels)
+
+
+class _Recorder(Judging):
+    """Collects the contexts an evaluation would have judged; judges none."""
+
+    def __init__(self, judging: Judging) -> None:
+        super().__init__(judging.judge)
+        self.items: list[tuple[str, str]] = []
+
+    def judge_all(self, items: Sequence[tuple[str, str]]) -> list[Judgment | None]:
+        self.items.extend(items)
+        return [None] * len(items)

@@ -1,0 +1,204 @@
+"""Judged metrics through evaluate() and score() (SPEC §7, §10)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
+from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.engine.evaluate import EvaluationError, evaluate, score
+from pytest_chunkeval.engine.results import EvalResult
+from pytest_chunkeval.judging.judge import CallableJudge
+from pytest_chunkeval.judging.run import Judging
+from pytest_chunkeval.llm.answers import AnswerCache
+
+DOCS = {
+    "animals.md": (
+        "Cats sleep most of the day. They hunt at dawn and dusk.\n\n"
+        "Dogs were domesticated from wolves. Dogs bark at strangers.\n\n"
+        "Parrots can imitate human speech. Some parrots live eighty years."
+    ),
+    "space.md": (
+        "The Moon orbits the Earth every 27 days.\n\n"
+        "Mars has two small moons, Phobos and Deimos.\n\n"
+        "Jupiter is the largest planet of the solar system."
+    ),
+}
+
+
+def keyword_judge(calls: list[str]) -> CallableJudge:
+    """Sentences sharing a word of 4+ letters with the question."""
+
+    def judge(question: str, context: str) -> list[str]:
+        calls.append(question)
+        words = {w.strip("?,.").lower() for w in question.split() if len(w) > 4}
+        sentences = [s.strip() for s in context.replace("\n", " ").split(". ")]
+        return [
+            s if s.endswith(".") else s + "."
+            for s in sentences
+            if words & {w.strip("?,.").lower() for w in s.split()}
+        ]
+
+    return CallableJudge(judge, name="keywords", version="1")
+
+
+@pytest.fixture
+def corpus() -> Corpus:
+    return Corpus.from_mapping(DOCS, name="tiny")
+
+
+def bare(*questions: str) -> QuerySet:
+    return QuerySet(
+        [Query(f"u{i}", q, (), "") for i, q in enumerate(questions, 1)],
+        source="questions.jsonl",
+    )
+
+
+def run(corpus: Corpus, queries: QuerySet, tmp_path: Path, **kw: object) -> EvalResult:
+    return evaluate(
+        "recursive:20:0",
+        corpus,
+        queries,
+        embedder=HashingEmbedder(),
+        store="exact",
+        k=2,
+        cache=EmbeddingCache(tmp_path / "cache"),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_a_questions_only_set_gets_judged_metrics_and_no_span_metrics(
+    corpus: Corpus, tmp_path: Path
+) -> None:
+    calls: list[str] = []
+    queries = bare("How long do parrots live?", "Which moons does Mars have?")
+    result = run(corpus, queries, tmp_path, judge=keyword_judge(calls))
+    assert len(calls) == 2
+    cr = result.values("context_relevance")
+    assert cr.shape == (2,)
+    assert all(0 < v <= 1 for v in cr)
+    assert 0 < result.mean("context_relevance_tokens") <= 1
+    assert result.metrics["context_relevance"].n == 2
+    # no ground truth: absent, not zero
+    assert result.metrics["recall"].n == 0
+    assert math.isnan(result.mean("recall"))
+    assert all(q.recall is None for q in result.queries)
+    data = result.to_json()
+    assert data["queries"][0]["recall"] is None
+    assert data["queries"][0]["details"]["judged"]
+    assert result.config["judge"] == "keywords@1"
+    again = EvalResult.from_json(json.loads(json.dumps(data)))
+    assert again.queries == result.queries
+    # judged spans are corpus spans of the retrieved text
+    for q in result.queries:
+        assert q.details["judged"]
+        for doc, s, e in q.details["judged"]:
+            assert any(d == doc and a <= s and e <= b for d, a, b in q.retrieved)
+
+
+def test_a_mixed_set_scores_each_kind(corpus: Corpus, tmp_path: Path) -> None:
+    text = corpus["space.md"].text
+    sentence = "Mars has two small moons, Phobos and Deimos."
+    start = text.index(sentence)
+    with_gt = Query(
+        "g1",
+        "Which moons does Mars have?",
+        (Excerpt(sentence, "space.md", start, start + len(sentence)),),
+        "space.md",
+    )
+    queries = QuerySet([with_gt, Query("u1", "How long do parrots live?", (), "")])
+    result = run(corpus, queries, tmp_path, judge=keyword_judge([]))
+    assert result.metrics["recall"].n == 1
+    assert result.queries[0].recall == 1.0
+    assert result.queries[1].recall is None
+    assert result.metrics["context_relevance"].n == 2
+    # without a judge the span metrics still work; judged ones are not measured
+    plain = run(corpus, queries, tmp_path)
+    assert plain.mean("recall") == 1.0
+    with pytest.raises(KeyError, match="judge"):
+        plain.mean("context_relevance")
+    assert "scores" not in plain.to_json()["queries"][0]
+
+
+def test_questions_only_need_a_judge_and_a_number_for_k(
+    corpus: Corpus, tmp_path: Path
+) -> None:
+    with pytest.raises(EvaluationError, match="give a judge"):
+        run(corpus, bare("Why?"), tmp_path)
+    with pytest.raises(EvaluationError, match="k='min' needs excerpts"):
+        evaluate(
+            "recursive:20:0",
+            corpus,
+            bare("Why?"),
+            embedder=HashingEmbedder(),
+            store="exact",
+            k="min",
+            judge=keyword_judge([]),
+        )
+
+
+def test_judgments_are_cached_and_a_chunker_change_judges_only_new_contexts(
+    corpus: Corpus, tmp_path: Path
+) -> None:
+    calls: list[str] = []
+    judging = Judging(keyword_judge(calls), cache=AnswerCache(tmp_path / "cache"))
+    queries = bare("How long do parrots live?", "Which moons does Mars have?")
+    first = run(corpus, queries, tmp_path, judge=judging)
+    assert len(calls) == 2
+    calls.clear()
+    second = run(corpus, queries, tmp_path, judge=keyword_judge(calls))
+    assert calls == []  # all from the answer cache
+    assert list(second.values("context_relevance")) == list(
+        first.values("context_relevance")
+    )
+    # another chunking: new contexts are judged, and only those
+    third = evaluate(
+        "recursive:12:0",
+        corpus,
+        queries,
+        embedder=HashingEmbedder(),
+        store="exact",
+        k=2,
+        cache=EmbeddingCache(tmp_path / "cache"),
+        judge=keyword_judge(calls),
+    )
+    changed = [
+        a.question
+        for a, b in zip(first.queries, third.queries, strict=True)
+        if corpus_texts(corpus, a.retrieved) != corpus_texts(corpus, b.retrieved)
+    ]
+    assert changed
+    assert calls == changed
+
+
+def corpus_texts(corpus: Corpus, spans: tuple[tuple[str, int, int], ...]) -> list[str]:
+    return [corpus[d].text[s:e] for d, s, e in spans]
+
+
+def test_score_a_retriever_with_a_judge(corpus: Corpus, tmp_path: Path) -> None:
+    queries = bare("How long do parrots live?")
+    text = corpus["animals.md"].text
+    retrieved = {
+        "u1": ["Some parrots live eighty years.", "Cats sleep most of the day."]
+    }
+    result = score(
+        retrieved,
+        corpus,
+        queries,
+        unit="char",
+        judge=keyword_judge([]),
+        cache=tmp_path / "cache",
+    )
+    q = result.queries[0]
+    assert q.scores["context_relevance"] == 0.5  # one of the two chunks' sentences
+    start = text.index("Some parrots")
+    assert q.details["judged"] == [
+        ["animals.md", start, start + len("Some parrots live eighty years.")],
+    ]
+    assert q.scores["context_relevance_tokens"] == pytest.approx(31 / (31 + 27))
