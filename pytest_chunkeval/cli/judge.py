@@ -25,6 +25,7 @@ from pytest_chunkeval.cli.main import CommandError, _add_data_options, _k_value
 def register(subparsers: Any) -> None:
     """Add the ``judge`` subcommand to ``chunkeval``."""
     from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER, DEFAULT_STORE
+    from pytest_chunkeval.config.specs import spec_argument
 
     p = subparsers.add_parser(
         "judge",
@@ -39,15 +40,27 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--chunker",
         action="append",
+        type=spec_argument("chunker"),
         metavar="SPEC",
         help="chunker spec, repeatable (default recursive:200:0)",
     )
     p.add_argument(
-        "--judge", required=True, metavar="SPEC", help="llm:MODEL or a registered name"
+        "--judge",
+        required=True,
+        type=spec_argument("judge"),
+        metavar="SPEC",
+        help="llm:MODEL, or a name registered with register_judge()",
     )
     p.add_argument("--out", required=True, metavar="FILE", help="query set to write")
-    p.add_argument("--embedder", default=DEFAULT_EMBEDDER, metavar="SPEC")
-    p.add_argument("--store", default=DEFAULT_STORE, metavar="SPEC")
+    p.add_argument(
+        "--embedder",
+        default=DEFAULT_EMBEDDER,
+        type=spec_argument("embedder"),
+        metavar="SPEC",
+    )
+    p.add_argument(
+        "--store", default=DEFAULT_STORE, type=spec_argument("store"), metavar="SPEC"
+    )
     p.add_argument("--k", type=_k_value, default=5, metavar="N")
     p.add_argument("--unit", choices=("token", "char"), default="token")
     p.add_argument("--cache-dir", default=None, metavar="DIR")

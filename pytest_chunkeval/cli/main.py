@@ -263,12 +263,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extra_commands() -> list[Callable[[Any], None]]:
     """Subcommands defined in their own modules (generate, filter, report,
-    relationships)."""
+    relationships, judge)."""
     from pytest_chunkeval.cli import generate as cli_generate
+    from pytest_chunkeval.cli import judge as cli_judge
     from pytest_chunkeval.cli import relationships as cli_relationships
     from pytest_chunkeval.cli import report as cli_report
 
-    return [cli_generate.register, cli_report.register, cli_relationships.register]
+    return [
+        cli_generate.register,
+        cli_report.register,
+        cli_relationships.register,
+        cli_judge.register,
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
