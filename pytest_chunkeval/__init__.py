@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
     from pytest_chunkeval.engine.evaluate import evaluate, score
     from pytest_chunkeval.engine.results import EvalResult
+    from pytest_chunkeval.engine.two_stage import TwoStage
     from pytest_chunkeval.gate.assertions import (
         Statistic,
         assert_f1_at_least,
@@ -54,6 +55,7 @@ _LAZY = {
     "evaluate": "engine.evaluate",
     "score": "engine.evaluate",
     "EvalResult": "engine.results",
+    "TwoStage": "engine.two_stage",
     "evaluate_relationships": "graph.evaluate",
     "CallableExtractor": "graph.extractors",
     "Corpus": "data.corpus",
@@ -92,6 +94,7 @@ __all__ = [
     "RecursiveTokenChunker",
     "SentenceChunker",
     "Statistic",
+    "TwoStage",
     "as_chunker",
     "assert_f1_at_least",
     "assert_iou_at_least",

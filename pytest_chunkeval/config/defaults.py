@@ -34,6 +34,21 @@ def check_k(value: object) -> K:
     )
 
 
+def check_budget(value: object) -> int | None:
+    """A token budget: a positive whole number of units, or ``None`` (no budget)."""
+    if value is None:
+        return None
+    text = value.strip() if isinstance(value, str) else None
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if text is not None and text.isdigit() and int(text) > 0:
+        return int(text)
+    raise ValueError(
+        "budget must be a positive whole number of units (tokens, or characters with "
+        f"unit='char') of retrieved context per query, got {value!r}"
+    )
+
+
 def check_unit(value: object) -> Unit:
     """``"token"`` or ``"char"``; else ``ValueError``."""
     text = str(value).strip()

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.core.intervals import IntervalUnion, runs, unique
-from pytest_chunkeval.core.ranking import budget_prefix, rank_scores
+from pytest_chunkeval.core.ranking import budget_prefix, max_coverage, rank_scores
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.core.units import UnitMap
 
@@ -162,6 +162,7 @@ class QueryScores:
     excerpt_coverage: FloatArray  # per excerpt row: share of its units retrieved
     depth_recall: FloatArray  # recall of the first d ranks (= recall without budget)
     over_budget: npt.NDArray[np.bool_]  # the first chunk alone exceeded the budget
+    kept: npt.NDArray[np.bool_]  # per retrieved row: inside the budget (all without)
 
     def metric(self, name: str) -> FloatArray:
         """The per-query values of metric ``name`` (one of ``METRICS``)."""
@@ -173,6 +174,28 @@ class QueryScores:
 
     def __len__(self) -> int:
         return int(self.recall.size)
+
+
+def pool_ceiling(
+    units: UnitMap,
+    excerpts: QuerySpans,
+    pool: QuerySpans,
+    n_queries: int,
+    depth: IntArray,
+) -> FloatArray:
+    """Per query, the best recall any ``depth[q]`` of its ``pool`` spans reach together
+    (``C_d`` over the pool): what a reranker choosing from the pool could reach."""
+    band = units.total_units + 1
+    e_lo, e_hi = units.to_units(excerpts.doc, excerpts.start, excerpts.end)
+    te_union = IntervalUnion(excerpts.query, e_lo, e_hi, band)
+    te = te_union.group_lengths(n_queries)
+    lo, hi = units.to_units(pool.doc, pool.start, pool.end)
+    useful = te_union.covered(pool.query, lo, hi) > 0
+    d_max = int(depth.max()) if depth.size else 0
+    cover = max_coverage(
+        te_union, pool.query[useful], lo[useful], hi[useful], n_queries, d_max
+    )
+    return _ratio(cover[np.arange(n_queries), np.minimum(depth, d_max)], te)
 
 
 def _ratio(num: Any, den: Any) -> FloatArray:
@@ -208,6 +231,7 @@ def score_queries(
     if depth is None:
         depth = np.bincount(retrieved.query, minlength=n_queries).astype(np.int64)
     over_budget = np.zeros(n_queries, dtype=bool)
+    kept = np.ones(len(retrieved), dtype=bool)
     if budget is not None:
         kept = budget_prefix(retrieved.query, r_hi - r_lo, budget)
         over_budget[retrieved.query] = True
@@ -264,6 +288,7 @@ def score_queries(
         excerpt_coverage=coverage,
         depth_recall=_ratio(ranked.depth_true_positive_units, te),
         over_budget=over_budget,
+        kept=kept,
     )
 
 
@@ -318,15 +343,17 @@ def summarize(
     scores: QueryScores,
     groups: Sequence[str] | None = None,
     judged: Mapping[str, FloatArray] | None = None,
+    metrics: Sequence[str] = METRICS,
 ) -> tuple[dict[str, MetricStats], dict[str, dict[str, MetricStats]]]:
     """Overall stats per metric, and per group (e.g. the query's corpus document).
 
-    ``judged`` holds the per-query values of the judged metrics (NaN where a
-    judgment is missing); without it they are not measured and left out."""
-    names = METRICS + (JUDGED_METRICS if judged is not None else ())
+    ``metrics`` are read from ``scores``; ``judged`` holds the per-query values of
+    the judged metrics (NaN where a judgment is missing); without it they are not
+    measured and left out."""
+    names = tuple(metrics) + (JUDGED_METRICS if judged is not None else ())
 
     def values(m: str) -> FloatArray:
-        if m in METRICS:
+        if m in metrics:
             return scores.metric(m)
         assert judged is not None
         return np.asarray(judged[m], dtype=np.float64)

@@ -29,15 +29,20 @@ from pytest_chunkeval.config.defaults import (
     DEFAULT_K,
     DEFAULT_STORE,
     K,
+    check_budget,
     check_k,
     check_unit,
 )
 from pytest_chunkeval.core.locate import locate, preview
 from pytest_chunkeval.core.metrics import (
     JUDGED_METRICS,
+    METRICS,
+    RANK_METRICS,
     ChunkIndex,
     QueryScores,
     QuerySpans,
+    describe,
+    pool_ceiling,
     score_queries,
     summarize,
     without_ground_truth,
@@ -56,7 +61,10 @@ from pytest_chunkeval.engine.results import (
 from pytest_chunkeval.engine.retrieve import RetrievalInputs, retrieve
 from pytest_chunkeval.engine.retrieve import timed as _timed
 from pytest_chunkeval.engine.search_cache import SearchCache
+from pytest_chunkeval.engine.two_stage import split_stages
 from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
+from pytest_chunkeval.stores._base import FusionStore, Store, TextStore
+from pytest_chunkeval.stores.exact import ExactStore
 from pytest_chunkeval.stores.rerank import Reranker, get_reranker
 from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
 
@@ -169,35 +177,64 @@ def _stages(
     excerpts: QuerySpans,
     n_queries: int,
 ) -> dict[str, StageResult]:
-    """Recall of each earlier stage over its whole list and over its first k."""
-    from pytest_chunkeval.core.metrics import describe
-
+    """Recall of each earlier stage over its whole list and over its first k, and
+    the best any k of its rows reach (what a later stage choosing k could reach)."""
     out = {}
-    ids = units.doc_ids
     for name, hits in stages.items():
         depth = np.full(n_queries, hits.shape[1], dtype=np.int64)
         spans = _spans_of(hits, depth, chunking)
-        whole = score_queries(units, excerpts, spans, n_queries)
-        at_k = score_queries(
-            units, excerpts, _spans_of(hits, per_query_k, chunking), n_queries
-        )
-        per_query: list[list[SpanTuple]] = [[] for _ in range(n_queries)]
-        for q, d, s, e in zip(
-            spans.query.tolist(),
-            spans.doc.tolist(),
-            spans.start.tolist(),
-            spans.end.tolist(),
-            strict=True,
-        ):
-            per_query[q].append((ids[d], s, e))
-        out[name] = StageResult(
+        out[name] = stage_result(
             name,
             int(hits.shape[1]),
-            describe(whole.recall),
-            describe(at_k.recall),
-            tuple(tuple(p) for p in per_query),
+            units,
+            excerpts,
+            spans,
+            _spans_of(hits, per_query_k, chunking),
+            per_query_k,
+            n_queries,
         )
     return out
+
+
+def stage_result(
+    name: str,
+    depth: int,
+    units: UnitMap,
+    excerpts: QuerySpans,
+    pool: QuerySpans,
+    first_k: QuerySpans,
+    k: npt.NDArray[np.int64],
+    n_queries: int,
+) -> StageResult:
+    """An earlier stage's pool: its recall, its first k's, and C_k over the pool."""
+    whole = score_queries(units, excerpts, pool, n_queries)
+    at_k = score_queries(units, excerpts, first_k, n_queries)
+    ids = units.doc_ids
+    per_query: list[list[SpanTuple]] = [[] for _ in range(n_queries)]
+    for q, d, s, e in zip(
+        pool.query.tolist(),
+        pool.doc.tolist(),
+        pool.start.tolist(),
+        pool.end.tolist(),
+        strict=True,
+    ):
+        per_query[q].append((ids[d], s, e))
+    return StageResult(
+        name,
+        depth,
+        describe(whole.recall),
+        describe(at_k.recall),
+        tuple(tuple(p) for p in per_query),
+        ceiling=describe(pool_ceiling(units, excerpts, pool, n_queries, k)),
+    )
+
+
+def budget_ranks(chunk_units: npt.NDArray[np.int64], budget: int) -> int:
+    """Ranks to fetch so that every query's list passes ``budget``: any ``n`` chunks
+    hold at least as many units as the ``n`` smallest, so the first ``n`` whose
+    smallest sum exceeds the budget always do (or all chunks, if none)."""
+    total = np.cumsum(np.sort(chunk_units))
+    return min(int(np.searchsorted(total, budget, side="right")) + 1, total.size)
 
 
 def _excerpt_spans(queries: QuerySet, units: UnitMap) -> QuerySpans:
@@ -233,6 +270,7 @@ def evaluate(
     store: str | AnyStore = DEFAULT_STORE,
     rerank: str | Reranker | None = None,
     k: K = DEFAULT_K,
+    budget: int | None = None,
     unit: str = "token",
     tokenizer: str | Tokenizer | None = None,
     cache: EmbeddingCache | str | Path | None = None,
@@ -254,9 +292,15 @@ def evaluate(
     embedder runs) or both (``hybrid``); ``rerank`` re-scores the store's top
     candidates (``cross-encoder:PATH?n=20``) and keeps ``k``. Earlier stages' recall
     is in ``result.stages``. ``chunking``: the chunks of ``chunker`` on ``corpus``
-    when the caller has them already (the plugin chunks once to key its memo)."""
+    when the caller has them already (the plugin chunks once to key its memo).
+
+    ``budget`` (units per query, SPEC §9) scores, for the presence metrics and
+    ``complete``, the ranks whose summed length fits it (whole chunks; the first that
+    does not fit ends the list); mrr, ndcg and ceiling read the first ``k`` ranks.
+    ``result.loss`` says where recall was lost."""
     _check_queries(queries)
     k = check_k(k)
+    budget = check_budget(budget)
     unit = check_unit(unit)
     _check_ground_truth(queries, judge, k)
     chunker_obj = get_chunker(chunker)
@@ -297,22 +341,42 @@ def evaluate(
             if k == "min"
             else np.full(len(queries), k, dtype=np.int64)
         )
-    k_max = int(per_query_k.max()) if len(queries) else 0
-    found = retrieve(
-        store_obj,
-        inputs,
-        k_max,
-        SearchCache(emb_cache.directory),
-        timings,
-        reranker=reranker,
-    )
-    with _timed(timings, "score"):
-        retrieved = _spans_of(found.ids, per_query_k, chunking)
-        scores = score_queries(units, excerpts, retrieved, len(queries), chunk_index)
         chunk_units = chunk_index.unit_hi - chunk_index.unit_lo
+        depth = np.minimum(per_query_k, len(chunking))
+        fetch = per_query_k  # the search cache is keyed on the depth asked
+        if budget is not None:
+            fetch = np.maximum(depth, budget_ranks(chunk_units, budget))
+    k_max = int(fetch.max()) if len(queries) else 0
+    search_cache = SearchCache(emb_cache.directory)
+    found = retrieve(store_obj, inputs, k_max, search_cache, timings, reranker=reranker)
+    with _timed(timings, "score"):
+        listed = _spans_of(found.ids, fetch, chunking)
+        scores = score_queries(
+            units,
+            excerpts,
+            listed,
+            len(queries),
+            chunk_index,
+            depth=depth,
+            budget=budget,
+        )
+        retrieved = QuerySpans(*(a[scores.kept] for a in _columns(listed)))
         stages = _stages(
             found.stages, per_query_k, chunking, units, excerpts, len(queries)
         )
+    exact_scores = None
+    if reranker is None and _approximate(store_obj):
+        exact = retrieve(ExactStore(), inputs, k_max, search_cache, timings)
+        with _timed(timings, "score"):
+            exact_scores = score_queries(
+                units,
+                excerpts,
+                _spans_of(exact.ids, fetch, chunking),
+                len(queries),
+                chunk_index,
+                depth=depth,
+                budget=budget,
+            )
     config: dict[str, Any] = {
         "chunker": chunker_obj.name,
         "embedder": (
@@ -326,6 +390,8 @@ def evaluate(
         "corpus": corpus.name,
         "queries": queries.source or "queries",
     }
+    if budget is not None:  # absent, not null, so older baselines keep matching
+        config["budget"] = budget
     if reranker is not None:
         config["rerank"] = reranker.identity
         config["rerank_candidates"] = int(reranker.candidates)
@@ -336,7 +402,7 @@ def evaluate(
     }
     if chunking.fallback_share is not None:
         chunk_stats["fallback_share"] = chunking.fallback_share
-    return _result(
+    result = _result(
         label or chunker_obj.name,
         config,
         corpus,
@@ -349,8 +415,42 @@ def evaluate(
         timings,
         chunking.spans(),
         stages,
+        exact=exact_scores,
         judging=_judging(judge, emb_cache.directory),
     )
+    if budget is not None:
+        result.budget = {
+            "budget": budget,
+            "over_budget": float(scores.over_budget.mean()) if len(queries) else 0.0,
+            "mean_units": float(scores.retrieved_units.mean()) if len(queries) else 0.0,
+        }
+    return result
+
+
+def _columns(spans: QuerySpans) -> tuple[Any, Any, Any, Any]:
+    return spans.query, spans.doc, spans.start, spans.end
+
+
+def _approximate(store: object) -> bool:
+    """A vector store other than exact search (HNSW...): its loss is measurable."""
+    return isinstance(store, Store) and not isinstance(
+        store, (ExactStore, TextStore, FusionStore)
+    )
+
+
+def _losses(
+    scores: QueryScores, exact: QueryScores | None
+) -> dict[str, npt.NDArray[np.float64]]:
+    """Per query, where recall was lost (SPEC §9); NaN where undefined."""
+    out = {
+        "chunking": 1.0 - scores.ceiling,
+        "search": scores.ceiling - scores.depth_recall,
+    }
+    if exact is not None:
+        out["approximation"] = exact.recall - scores.recall
+        out["exact_recall"] = exact.recall
+        out["store_recall"] = scores.recall
+    return out
 
 
 def _check_ground_truth(queries: QuerySet, judge: Any, k: Any) -> None:
@@ -397,6 +497,7 @@ def _result(
     chunk_spans: list[SpanTuple],
     stages: dict[str, StageResult] | None = None,
     judging: Any = None,
+    exact: QueryScores | None = None,
 ) -> EvalResult:
     ids = units.doc_ids
     scores = without_ground_truth(scores, [bool(q.excerpts) for q in queries])
@@ -426,6 +527,8 @@ def _result(
     coverage = scores.excerpt_coverage.tolist()
     records, row = [], 0
     po = scores.precision_omega
+    losses = _losses(scores, exact)
+    ranked = {m: scores.metric(m) for m in RANK_METRICS}
     for i, q in enumerate(queries):
         n_ex = len(q.excerpts)
         j = judged[i]
@@ -449,10 +552,25 @@ def _result(
                 if j is None
                 else {m: _present(j.metric(m)) for m in JUDGED_METRICS},
                 details={} if j is None else {"judged": [list(s) for s in j.judged]},
+                mrr=_present(ranked["mrr"][i]),
+                ndcg=_present(ranked["ndcg"][i]),
+                complete=_present(ranked["complete"][i]),
+                ceiling=_present(ranked["ceiling"][i]),
+                loss={
+                    part: float(v[i])
+                    for part, v in losses.items()
+                    if not np.isnan(v[i])
+                },
             )
         )
         row += n_ex
-    overall, groups = summarize(scores, [q.doc_id for q in queries], judged_values)
+    overall, groups = summarize(
+        scores,
+        [q.doc_id for q in queries],
+        judged_values,
+        metrics=METRICS + RANK_METRICS,
+    )
+    loss = {part: describe(v) for part, v in losses.items()}
     return EvalResult(
         label=label,
         config=config,
@@ -466,6 +584,7 @@ def _result(
         chunk_spans=chunk_spans,
         corpus=corpus,
         stages=stages or {},
+        loss={part: s for part, s in loss.items() if s.n > 0},
     )
 
 
@@ -504,14 +623,31 @@ def _results_list(found: Any, who: str, query: Query) -> list[RetrievedItem]:
     return list(found)
 
 
-def _call_retriever(retriever: Any, query: Query) -> list[RetrievedItem]:
+def _answer_lists(
+    answer: Any, who: str, query: Query
+) -> tuple[list[RetrievedItem] | None, list[RetrievedItem]]:
+    """``(candidates, results)`` of one answer: candidates only from a two-stage
+    answer (:class:`TwoStage` or a mapping with both keys), else ``None``."""
+    where = f"{who} for query {query.id!r} ({preview(query.text, 50)})"
+    try:
+        candidates, results = split_stages(answer, where)
+    except TypeError as exc:
+        raise EvaluationError(str(exc)) from None
+    return (
+        None if candidates is None else _results_list(candidates, who, query),
+        _results_list(results, who, query),
+    )
+
+
+def _call_retriever(retriever: Any, query: Query) -> tuple[Any, str]:
+    """The retriever's raw answer for ``query`` and how to name the retriever."""
     who = _retriever_name(retriever)
     for method in ("retrieve", "invoke"):
         fn = getattr(retriever, method, None)
         if callable(fn):
-            return _results_list(fn(query.text), f"retriever {who}.{method}()", query)
+            return fn(query.text), f"retriever {who}.{method}()"
     if callable(retriever):
-        return _results_list(retriever(query.text), f"retriever {who}()", query)
+        return retriever(query.text), f"retriever {who}()"
     raise TypeError(
         f"a retriever must be callable (query text -> list of texts or spans) or "
         f"have .retrieve()/.invoke(); got {type(retriever).__name__}"
@@ -566,10 +702,14 @@ class LocatedResults:
     per_query: tuple[tuple[SpanTuple, ...], ...]
     k: int | None
     seconds: float
+    candidates: tuple[tuple[SpanTuple, ...], ...] | None = None
+    """A two-stage retriever's first-stage rows per query (all of them)."""
 
     def digest(self) -> str:
         """Equal digests, equal scores (for one corpus and query set)."""
-        blob = json.dumps([self.k, self.per_query], separators=(",", ":"))
+        blob = json.dumps(
+            [self.k, self.per_query, self.candidates], separators=(",", ":")
+        )
         return hashlib.sha256(blob.encode()).hexdigest()
 
     @property
@@ -594,20 +734,63 @@ def locate_results(
             f"got {k!r}"
         )
     per_query: list[tuple[SpanTuple, ...]] = []
+    pools: list[tuple[SpanTuple, ...] | None] = []
     began = time.perf_counter()
     for q in queries:
         if isinstance(retrieved, Mapping):
             if q.id not in retrieved:
                 raise EvaluationError(f"no results given for query {q.id!r}")
-            items = _results_list(retrieved[q.id], "the results mapping", q)
+            answer, who = retrieved[q.id], "the results mapping"
         else:
-            items = _call_retriever(retrieved, q)
+            answer, who = _call_retriever(retrieved, q)
+        candidates, items = _answer_lists(answer, who, q)
         if k is not None:
             items = items[:k]
         per_query.append(
             tuple(_locate_item(item, q, corpus, r) for r, item in enumerate(items))
         )
-    return LocatedResults(tuple(per_query), k, time.perf_counter() - began)
+        pools.append(
+            None
+            if candidates is None
+            else tuple(
+                _locate_item(item, q, corpus, r) for r, item in enumerate(candidates)
+            )
+        )
+    staged = [p is not None for p in pools]
+    if any(staged) and not all(staged):
+        plain = queries[staged.index(False)].id
+        raise EvaluationError(
+            f"the retriever answered candidates and results for some queries but a "
+            f"plain list for query {plain!r}: answer the same shape for every query"
+        )
+    return LocatedResults(
+        tuple(per_query),
+        k,
+        time.perf_counter() - began,
+        tuple(p or () for p in pools) if pools and all(staged) else None,
+    )
+
+
+def _candidate_stage(
+    pools: Sequence[Sequence[SpanTuple]],
+    results: Sequence[Sequence[SpanTuple]],
+    units: UnitMap,
+    excerpts: QuerySpans,
+) -> StageResult:
+    """A two-stage retriever's pool, measured at ``k`` = each query's result count."""
+    k_final = np.array([len(r) for r in results], dtype=np.int64)
+    return stage_result(
+        "candidates",
+        max((len(p) for p in pools), default=0),
+        units,
+        excerpts,
+        QuerySpans.from_lists(pools, units),
+        QuerySpans.from_lists(
+            [p[:k] for p, k in zip(pools, k_final.tolist(), strict=True)], units
+        ),
+        k_final,
+        len(pools),
+    )
 
 
 def score(
@@ -628,7 +811,13 @@ def score(
     texts (located in the corpus) or spans; with ``k``, only the first ``k`` of
     each question count, as a store's top ``k`` do in :func:`evaluate`.
 
-    ``precision_omega`` is undefined without a chunking and is left out (``None``).
+    A two-stage retriever may answer a :class:`TwoStage` (or a mapping with
+    ``"candidates"`` and ``"results"``): ``result.stages["candidates"]`` then holds
+    the pool's recall, its first ``k``'s (``k`` = the number of results) and its
+    ``ceiling``, the best any ``k`` of its rows reach, beside the final recall.
+
+    ``precision_omega``, ``ndcg`` and ``ceiling`` need a chunking and are left out
+    (``None``); ``mrr`` and ``complete`` are measured.
     ``judge`` adds the judged metrics, as in :func:`evaluate`; its answers are
     cached under ``cache`` (default: the evaluation cache directory).
     """
@@ -648,11 +837,16 @@ def score(
         )
     per_query = [list(spans) for spans in located.per_query]
     timings: dict[str, float] = {"retrieve": located.seconds}
+    stages: dict[str, StageResult] = {}
     with _timed(timings, "score"):
         units = unit_map(corpus, unit, tok)
         excerpts = _excerpt_spans(queries, units)
         spans = QuerySpans.from_lists(per_query, units)
         scores = score_queries(units, excerpts, spans, len(queries))
+        if located.candidates is not None:
+            stages["candidates"] = _candidate_stage(
+                located.candidates, per_query, units, excerpts
+            )
     sizes = np.array([e - s for spans_ in per_query for _, s, e in spans_], np.float64)
     lo, hi = units.to_units(spans.doc, spans.start, spans.end)
     chunk_stats = {
@@ -684,6 +878,7 @@ def score(
         chunk_stats,
         timings,
         [],
+        stages,
         judging=_judging(
             judge, Path(cache) if cache is not None else default_cache_dir()
         ),

@@ -13,17 +13,29 @@ Schema (``to_json``; version ``RESULT_SCHEMA``)::
                   "excerpts": [[doc_id, start, end], ...],
                   "retrieved": [[doc_id, start, end], ...],   # rank order, char offsets
                   "recall", "precision", "iou", "f1", "precision_omega",
+                  "mrr", "ndcg", "complete", "ceiling",
                   "excerpt_units", "retrieved_units", "first_relevant_rank",
                   "excerpt_coverage": [float, ...],
+                  "loss": {"chunking", "search", "approximation"},  # if measured
                   "scores": {metric: float | null},   # other metrics, if any
                   "details": {...}}],                  # what produced them, if any
      "chunk_spans": [[doc_id, start, end], ...],
-     "stages": {name: {"depth", "metrics": {"recall", "recall_at_k"}}},  # if any
+     "stages": {name: {"depth",
+                       "metrics": {"recall", "recall_at_k", "ceiling"}}},  # if any
+     "loss": {part: {"mean", "std", "n"}},              # where recall is lost
+     "budget": {"budget", "over_budget", "mean_units"},  # with a token budget
      "graph": {"relationships", "entities", "extraction", ...}}          # if any
 
 ``stages`` holds the earlier retrieval stages (a hybrid store's legs ``dense`` and
-``bm25``, a reranker's ``candidates``): each stage's recall over its whole list
-(``depth`` rows) and over its first ``k`` rows, beside the final result's metrics.
+``bm25``, a reranker's ``candidates``, the ``candidates`` of a two-stage retriever
+given to ``score``): each stage's recall over its whole list (``depth`` rows), over
+its first ``k`` rows, and ``ceiling``: the best recall any ``k`` of its rows reach
+together (what a reranker choosing from it could reach), beside the final result's.
+
+``loss`` says where recall is lost (SPEC §9): ``chunking`` = 1 - ceiling,
+``search`` = ceiling - recall of the first ``k`` ranks (embedding + search), and for
+an approximate store ``approximation`` = exact search's recall - the store's on the
+same vectors (signed), with ``exact_recall`` and ``store_recall`` beside it.
 
 Metric values are in [0, 1]; ``precision_omega`` is ``null`` when no chunking was
 scored (a whole retriever through ``score``). A relationship evaluation
@@ -47,7 +59,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS, MetricStats
+from pytest_chunkeval.core.metrics import (
+    JUDGED_METRICS,
+    METRICS,
+    RANK_METRICS,
+    MetricStats,
+)
 from pytest_chunkeval.data.corpus import Corpus
 
 RESULT_SCHEMA = 1
@@ -77,6 +94,12 @@ class QueryRecord:
     """Metrics other than the chunk metrics (e.g. ``rel_recall``), by name."""
     details: Mapping[str, Any] = field(default_factory=dict)
     """What produced ``scores`` (e.g. the retrieved relationships), JSON values."""
+    mrr: float | None = None  # SPEC §9; None when not measured
+    ndcg: float | None = None  # None without a chunking
+    complete: float | None = None
+    ceiling: float | None = None  # None without a chunking
+    loss: Mapping[str, float] = field(default_factory=dict)
+    """Where this query's recall was lost (``chunking``, ``search``...)."""
 
     def metric(self, name: str) -> float:
         value = self.scores[name] if name in self.scores else getattr(self, name)
@@ -90,10 +113,12 @@ class QueryRecord:
             "excerpts": [list(s) for s in self.excerpts],
             "retrieved": [list(s) for s in self.retrieved],
             **{m: getattr(self, m) for m in METRICS},
+            **{m: getattr(self, m) for m in RANK_METRICS if m not in METRICS},
             "excerpt_units": self.excerpt_units,
             "retrieved_units": self.retrieved_units,
             "first_relevant_rank": self.first_relevant_rank,
             "excerpt_coverage": list(self.excerpt_coverage),
+            **({"loss": dict(self.loss)} if self.loss else {}),
             **({"scores": dict(self.scores)} if self.scores else {}),
             **({"details": dict(self.details)} if self.details else {}),
         }
@@ -117,6 +142,9 @@ class QueryRecord:
             excerpt_coverage=tuple(data["excerpt_coverage"]),
             scores=dict(data.get("scores", {})),
             details=dict(data.get("details", {})),
+            # Results written before SPEC §9 lack these: None, never 0.
+            **{m: data.get(m) for m in RANK_METRICS},
+            loss=dict(data.get("loss", {})),
         )
 
 
@@ -164,19 +192,26 @@ class StageResult:
     """Recall of the first ``k`` rows, as if this stage alone had answered."""
     retrieved: tuple[tuple[SpanTuple, ...], ...] = field(default=(), repr=False)
     """Per query (in query order), the stage's spans in rank order (not in JSON)."""
+    ceiling: MetricStats | None = None
+    """The best recall any ``k`` of this stage's rows reach together: what a
+    reranker choosing ``k`` from them could reach at most (``C_k`` over its rows)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "depth": self.depth,
-            "metrics": _stats_json(
-                {"recall": self.recall, "recall_at_k": self.recall_at_k}
-            ),
-        }
+        stats = {"recall": self.recall, "recall_at_k": self.recall_at_k}
+        if self.ceiling is not None:
+            stats["ceiling"] = self.ceiling
+        return {"depth": self.depth, "metrics": _stats_json(stats)}
 
     @classmethod
     def from_json(cls, name: str, data: dict[str, Any]) -> StageResult:
         stats = _stats_from_json(data["metrics"])
-        return cls(name, int(data["depth"]), stats["recall"], stats["recall_at_k"])
+        return cls(
+            name,
+            int(data["depth"]),
+            stats["recall"],
+            stats["recall_at_k"],
+            ceiling=stats.get("ceiling"),
+        )
 
 
 @dataclass
@@ -197,6 +232,13 @@ class EvalResult:
     stages: dict[str, StageResult] = field(default_factory=dict)
     graph: dict[str, Any] = field(default_factory=dict)
     """A relationship evaluation's graph and extraction counts (else empty)."""
+    loss: dict[str, MetricStats] = field(default_factory=dict)
+    """Where recall is lost (SPEC §9): ``chunking`` (1 - ceiling), ``search``
+    (ceiling - recall at ``k``), and for an approximate store ``approximation``
+    (exact search's recall - the store's), ``exact_recall``, ``store_recall``."""
+    budget: dict[str, float] = field(default_factory=dict)
+    """With a token budget: ``budget``, ``over_budget`` (share of queries whose first
+    chunk alone exceeded it: they score 0) and ``mean_units`` sent per query."""
 
     def mean(self, metric: str, group: str | None = None) -> float:
         """Mean of ``metric`` overall, or for one group (source document)."""
@@ -250,6 +292,8 @@ class EvalResult:
         scored = self.chunks.get("results_per_query")
         if scored is not None:  # a whole retriever (score()): what it returned
             parts.append(f"{scored:.1f} results/query")
+        if c.get("budget") is not None:
+            parts.append(f"budget={c['budget']}")
         parts.append(str(c.get("unit")))
         parts += [str(c[key]) for key in ("embedder", "store") if c.get(key)]
         degraded = degraded_text(self.chunks)
@@ -275,6 +319,10 @@ class EvalResult:
             data["chunk_spans"] = [list(s) for s in self.chunk_spans]
         if self.stages:
             data["stages"] = {n: s.to_json() for n, s in self.stages.items()}
+        if self.loss:
+            data["loss"] = _stats_json(self.loss)
+        if self.budget:
+            data["budget"] = self.budget
         if self.graph:
             data["graph"] = self.graph
         return data
@@ -304,4 +352,6 @@ class EvalResult:
                 for n, s in data.get("stages", {}).items()
             },
             graph=dict(data.get("graph", {})),
+            loss=_stats_from_json(data.get("loss", {})),
+            budget=dict(data.get("budget", {})),
         )
