@@ -146,7 +146,7 @@ def vectors_against_fp32(
     chunk_rows: list[int],
     question_rows: list[int],
 ) -> None:
-    from pytest_chunkeval.embedders.base import get_embedder
+    from pytest_chunkeval.embedders.registry import get_embedder
     from pytest_chunkeval.engine.cache import EmbeddingCache
 
     cache = EmbeddingCache(work / "cache-0")

@@ -38,9 +38,10 @@ from test_chunkers_cluster import straightforward_segmentation
 
 from pytest_chunkeval.chunkers.cluster import ClusterSemanticChunker, cluster_segments
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
+from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
 from pytest_chunkeval.data.benchmarks import load_benchmark
-from pytest_chunkeval.embedders.base import DEFAULT_EMBEDDER, get_embedder
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.embedders.registry import get_embedder
 from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.tokenizers.base import get_tokenizer
 

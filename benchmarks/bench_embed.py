@@ -77,7 +77,7 @@ FRESH = textwrap.dedent(
     import json, sys, time
     t0 = time.perf_counter()
     from pytest_chunkeval.engine import cache as cache_module
-    from pytest_chunkeval.embedders.base import get_embedder
+    from pytest_chunkeval.embedders.registry import get_embedder
     t1 = time.perf_counter()
     texts = json.load(open(sys.argv[2]))
     emb = get_embedder()
@@ -113,7 +113,9 @@ def main() -> None:
     import json
     import platform
 
-    from pytest_chunkeval.embedders.base import SentenceTransformerEmbedder
+    from pytest_chunkeval.embedders.sentence_transformers import (
+        SentenceTransformerEmbedder,
+    )
     from pytest_chunkeval.engine import cache as cache_module
     from pytest_chunkeval.engine.cache import EmbeddingCache
 

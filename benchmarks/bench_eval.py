@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pytest_chunkeval.chunkers import get_chunker
 from pytest_chunkeval.data.benchmarks import load_benchmark
-from pytest_chunkeval.embedders.base import get_embedder
+from pytest_chunkeval.embedders.registry import get_embedder
 from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.engine.evaluate import Chunking, evaluate
 

@@ -36,7 +36,8 @@ from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.engine.evaluate import evaluate, score
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.gate.baseline import Baseline
-from pytest_chunkeval.gate.compare import GateSettings, bootstrap_intervals, compare
+from pytest_chunkeval.gate.compare import bootstrap_intervals, compare
+from pytest_chunkeval.gate.tolerances import GateSettings
 from pytest_chunkeval.stores import get_store
 
 CHUNKER = "recursive:200:0"

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from pytest_chunkeval.chunkers.sentence import SentenceChunker
     from pytest_chunkeval.data.benchmarks import load_benchmark
     from pytest_chunkeval.data.corpus import Corpus, Document
-    from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
+    from pytest_chunkeval.data.queries import QuerySet
+    from pytest_chunkeval.data.query_types import Excerpt, Query
     from pytest_chunkeval.engine.evaluate import evaluate, score
     from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.engine.two_stage import TwoStage
@@ -60,8 +61,8 @@ _LAZY = {
     "CallableExtractor": "graph.extractors",
     "Corpus": "data.corpus",
     "Document": "data.corpus",
-    "Excerpt": "data.queries",
-    "Query": "data.queries",
+    "Excerpt": "data.query_types",
+    "Query": "data.query_types",
     "QuerySet": "data.queries",
     "load_benchmark": "data.benchmarks",
     "get_chunker": "chunkers",

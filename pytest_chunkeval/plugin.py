@@ -46,7 +46,9 @@ if TYPE_CHECKING:
     from pytest_chunkeval.data.queries import QuerySet
     from pytest_chunkeval.embedders.base import Embedder
     from pytest_chunkeval.engine.results import EvalResult
-    from pytest_chunkeval.run.session import ChunkevalSession, Evaluator, MarkerOptions
+    from pytest_chunkeval.run.evaluator import Evaluator
+    from pytest_chunkeval.run.marker import MarkerOptions
+    from pytest_chunkeval.run.session import ChunkevalSession
     from pytest_chunkeval.stores import AnyStore
 
 T = TypeVar("T")
@@ -96,7 +98,7 @@ def _session_at_end(config: pytest.Config) -> ChunkevalSession | None:
         collected = config.stash.get(COLLECTED_KEY, [])
         if not collected:
             return None
-        from pytest_chunkeval.gate.baseline import baselines_exist
+        from pytest_chunkeval.gate.paths import baselines_exist
 
         if not baselines_exist(collected, settings.rootdir, settings.baseline_dir):
             return None
@@ -105,7 +107,7 @@ def _session_at_end(config: pytest.Config) -> ChunkevalSession | None:
 
 def _or_fail(make: Callable[[], T]) -> T:
     __tracebackhide__ = True
-    from pytest_chunkeval.run.session import ChunkevalError
+    from pytest_chunkeval.run.errors import ChunkevalError
 
     try:
         return make()
@@ -160,7 +162,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def chunkeval_corpus(pytestconfig: pytest.Config) -> Corpus:
     """The corpus configured by ``chunkeval_corpus`` / ``chunkeval_benchmark``."""
     session = _session(pytestconfig)
-    return _or_fail(lambda: session.corpus(session.default_run))
+    return _or_fail(lambda: session.datasets.corpus(session.default_run))
 
 
 @pytest.fixture(scope="session")
@@ -168,7 +170,7 @@ def chunkeval_queries(pytestconfig: pytest.Config) -> QuerySet:
     """The query set configured by ``chunkeval_queries`` (validated against the
     corpus); a missing file fails with the ``chunkeval generate`` command."""
     session = _session(pytestconfig)
-    return _or_fail(lambda: session.queries(session.default_run))
+    return _or_fail(lambda: session.datasets.queries(session.default_run))
 
 
 @pytest.fixture(scope="session")
@@ -205,7 +207,10 @@ def chunkeval(request: pytest.FixtureRequest) -> Evaluator:
     item = request.node
     callspec = getattr(item, "callspec", None)
     chunker = callspec.params.get("chunkeval_chunker") if callspec else None
-    evaluator = _session(request.config).evaluator(
+    from pytest_chunkeval.run.evaluator import Evaluator
+
+    evaluator = Evaluator.for_test(
+        _session(request.config),
         item.nodeid,
         item.stash.get(MARKER_KEY, None),
         path=item.path,
@@ -244,7 +249,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     marks = [(m.args, m.kwargs) for m in item.iter_markers("chunkeval")]
     if not marks:
         return
-    from pytest_chunkeval.run.session import MarkerError, parse_marker
+    from pytest_chunkeval.run.marker import MarkerError, parse_marker
 
     try:
         item.stash[MARKER_KEY] = parse_marker(marks, item.nodeid)
@@ -273,7 +278,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         _record_properties(item, evaluator.results if evaluator else [])
     marker = item.stash.get(MARKER_KEY, None)
     if marker is not None and (marker.thresholds or marker.baseline):
-        from pytest_chunkeval.run.session import after_test
+        from pytest_chunkeval.run.evaluator import after_test
 
         message = after_test(item.nodeid, marker, evaluator)
         if message is not None:

@@ -15,16 +15,17 @@ from pytest_chunkeval.gate.baseline import (
     BASELINE_SCHEMA,
     Baseline,
     BaselineCorrupt,
-    BaselineLayout,
     BaselineMismatch,
     BaselineMissing,
-    BaselineRegression,
-    BaselineStore,
+)
+from pytest_chunkeval.gate.paths import (
+    BaselineLayout,
     NodeRef,
     baseline_path,
     sanitize_name,
 )
-from pytest_chunkeval.gate.compare import GateSettings
+from pytest_chunkeval.gate.store import BaselineRegression, BaselineStore
+from pytest_chunkeval.gate.tolerances import GateSettings
 
 NODE = "tests/test_rag.py::test_chunker[recursive:200:0]"
 
@@ -496,8 +497,10 @@ def test_core_modules_do_not_import_pytest() -> None:
     code = (
         "import sys\n"
         "import pytest_chunkeval.gate.baseline, pytest_chunkeval.gate.compare\n"
-        "import pytest_chunkeval.reporting.history\n"
-        "import pytest_chunkeval.reporting.reports\n"
+        "import pytest_chunkeval.gate.store, pytest_chunkeval.gate.messages\n"
+        "import pytest_chunkeval.reporting.history, pytest_chunkeval.reporting.html\n"
+        "import pytest_chunkeval.reporting.markdown\n"
+        "import pytest_chunkeval.reporting.json_report\n"
         "import pytest_chunkeval.cli.report\n"
         "assert 'pytest' not in sys.modules, 'pytest imported'\n"
         "assert '_pytest' not in sys.modules, '_pytest imported'\n"

@@ -16,7 +16,8 @@ from pytest_chunkeval.data.benchmarks import (
     load_benchmark,
 )
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.data.queries import QuerySet, stable_query_id
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import stable_query_id
 
 GENERAL = Path(str(resources.files("pytest_chunkeval").joinpath("data", "general")))
 DOCS = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")

@@ -13,15 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_chunkeval.embedders.base import DEFAULT_EMBEDDER, FloatArray, get_embedder
-from pytest_chunkeval.engine import cache as cache_module
+from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
+from pytest_chunkeval.embedders.base import FloatArray
+from pytest_chunkeval.embedders.registry import get_embedder
+from pytest_chunkeval.engine import packs as packs_module
 from pytest_chunkeval.engine.cache import (
     CacheStats,
-    CacheWarning,
     EmbeddingCache,
     default_cache_dir,
     identity_dirname,
 )
+from pytest_chunkeval.engine.packs import CacheWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,7 +68,7 @@ def expected(texts: Sequence[str], dim: int = 8) -> FloatArray:
 @pytest.fixture(autouse=True)
 def _fresh_memo() -> None:
     # Packs are memoized per process; each test starts as a fresh process would.
-    cache_module._forget_loaded()
+    packs_module._forget_loaded()
 
 
 def packs(directory: Path) -> list[Path]:
@@ -89,7 +91,7 @@ def test_second_run_hits_everything_and_never_calls_the_embedder(
 ) -> None:
     texts = [f"text {i}" for i in range(50)]
     first = EmbeddingCache(tmp_path).embed(CountingEmbedder(), texts)
-    cache_module._forget_loaded()  # as if in a new process
+    packs_module._forget_loaded()  # as if in a new process
     emb = CountingEmbedder()
     cache = EmbeddingCache(tmp_path)
     again = cache.embed(emb, texts)
@@ -210,7 +212,7 @@ def test_corrupt_pack_is_reported_set_aside_and_recomputed(
     EmbeddingCache(tmp_path).embed(CountingEmbedder(), texts)
     [pack] = packs(tmp_path)
     pack.write_bytes(damage(pack.read_bytes()))  # type: ignore[operator]
-    cache_module._forget_loaded()
+    packs_module._forget_loaded()
 
     emb = CountingEmbedder()
     cache = EmbeddingCache(tmp_path)
@@ -221,7 +223,7 @@ def test_corrupt_pack_is_reported_set_aside_and_recomputed(
     assert pack.with_name(pack.name + ".corrupt").exists()
 
     # Reported once: the next process neither warns nor recomputes.
-    cache_module._forget_loaded()
+    packs_module._forget_loaded()
     emb = CountingEmbedder()
     EmbeddingCache(tmp_path).embed(emb, texts)
     assert emb.calls == []
@@ -232,7 +234,7 @@ def test_pack_of_another_format_version_is_skipped_silently(tmp_path: Path) -> N
     EmbeddingCache(tmp_path).embed(CountingEmbedder(), ["a"])
     [pack] = packs(tmp_path)
     pack.write_bytes(b"CEVPACK2" + pack.read_bytes()[8:])
-    cache_module._forget_loaded()
+    packs_module._forget_loaded()
     emb = CountingEmbedder()
     EmbeddingCache(tmp_path).embed(emb, ["a"])  # filterwarnings=error: no warning
     assert emb.embedded == ["a"]
@@ -245,7 +247,7 @@ def test_pack_of_another_identity_is_not_trusted(tmp_path: Path) -> None:
     cache.embed(CountingEmbedder("test:two"), ["b"])
     [one] = (tmp_path / identity_dirname("test:one")).glob("*.pack")
     (tmp_path / identity_dirname("test:two") / one.name).write_bytes(one.read_bytes())
-    cache_module._forget_loaded()
+    packs_module._forget_loaded()
     emb = CountingEmbedder("test:two")
     with pytest.warns(CacheWarning, match="another embedder identity"):
         EmbeddingCache(tmp_path).embed(emb, ["a", "b"])
@@ -257,7 +259,7 @@ def test_compaction_merges_packs_without_losing_vectors(tmp_path: Path) -> None:
     for i in range(8):
         cache.embed(CountingEmbedder(), [f"x{i}", f"y{i}", "shared"])
     assert len(packs(tmp_path)) <= 3
-    cache_module._forget_loaded()
+    packs_module._forget_loaded()
     emb = CountingEmbedder()
     texts = [f"{p}{i}" for p in "xy" for i in range(8)] + ["shared"]
     vectors = EmbeddingCache(tmp_path).embed(emb, texts)
@@ -283,19 +285,19 @@ def test_reader_survives_a_pack_vanishing_under_it(
     writer = EmbeddingCache(tmp_path)
     for i in range(3):
         writer.embed(CountingEmbedder(), [f"v{i}"])
-    cache_module._forget_loaded()
-    real_read = cache_module._read_pack_bytes
+    packs_module._forget_loaded()
+    real_read = packs_module._read_pack_bytes
     state = {"compacted": False}
 
     def read_then_compact(path: Path) -> bytes:
         if not state["compacted"]:
             state["compacted"] = True
             # the "other process": its own store, merging every pack into a new one
-            other = cache_module._IdentityStore(path.parent, "test:counting")
+            other = packs_module._IdentityStore(path.parent, "test:counting")
             assert other.compact(force=True)
         return real_read(path)
 
-    monkeypatch.setattr(cache_module, "_read_pack_bytes", read_then_compact)
+    monkeypatch.setattr(packs_module, "_read_pack_bytes", read_then_compact)
     emb = CountingEmbedder()
     vectors = EmbeddingCache(tmp_path).embed(emb, ["v0", "v1", "v2"])
     assert emb.calls == []
@@ -433,7 +435,7 @@ def test_fully_cached_run_never_imports_torch(tmp_path: Path) -> None:
         f"""
         import sys
         from pytest_chunkeval.engine.cache import EmbeddingCache
-        from pytest_chunkeval.embedders.base import get_embedder
+        from pytest_chunkeval.embedders.registry import get_embedder
         out = EmbeddingCache({str(tmp_path)!r}).embed(get_embedder(), {texts!r})
         assert out.shape == (2, 384) and out[0, 0] == 1.0 and out[1, 1] == 1.0, out
         heavy = [m for m in ("torch", "sentence_transformers", "transformers")

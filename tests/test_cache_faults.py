@@ -26,10 +26,12 @@ from test_engine import DOCS, make_queries
 
 from pytest_chunkeval.chunkers.llm import LLMSemanticChunker
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Excerpt, Query
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
-from pytest_chunkeval.engine.cache import CacheWarning, EmbeddingCache, _forget_loaded
+from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.engine.evaluate import evaluate
+from pytest_chunkeval.engine.packs import CacheWarning, _forget_loaded
 from pytest_chunkeval.llm.answers import AnswerCacheWarning
 from pytest_chunkeval.util.cache_kinds import CACHE_KINDS, is_metadata, kind_of
 

@@ -8,7 +8,8 @@ import pytest
 
 from pytest_chunkeval.cli.main import main
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Excerpt, Query
 
 DOCS = {
     "a.md": "Cats sleep all day. Dogs bark at night.\n\nFish swim in schools.",

@@ -16,20 +16,18 @@ import numpy as np
 import pytest
 from support.openai_server import OpenAIServer
 
+from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
 from pytest_chunkeval.config.registry import UnknownSpec
+from pytest_chunkeval.embedders.adapters import CallableEmbedder, callable_identity
 from pytest_chunkeval.embedders.base import (
-    DEFAULT_EMBEDDER,
-    EMBEDDERS,
-    CallableEmbedder,
     Embedder,
     EmbedderUnavailable,
     EmbeddingRequestError,
-    OpenAIEmbedder,
-    SentenceTransformerEmbedder,
-    callable_identity,
-    get_embedder,
     l2_normalize,
 )
+from pytest_chunkeval.embedders.openai import OpenAIEmbedder
+from pytest_chunkeval.embedders.registry import EMBEDDERS, get_embedder
+from pytest_chunkeval.embedders.sentence_transformers import SentenceTransformerEmbedder
 from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.util import model_files as models
 
@@ -144,7 +142,7 @@ def test_identity_computation_imports_no_heavy_module() -> None:
     script = textwrap.dedent(
         """
         import sys
-        from pytest_chunkeval.embedders.base import get_embedder
+        from pytest_chunkeval.embedders.registry import get_embedder
         print(get_embedder().identity)
         heavy = ("torch", "sentence_transformers", "transformers", "openai", "chromadb")
         print([m for m in heavy if m in sys.modules])
@@ -478,7 +476,7 @@ def test_minilm_cached_run_in_a_fresh_process_loads_nothing(
         import sys
         import numpy as np
         from pytest_chunkeval.engine.cache import EmbeddingCache
-        from pytest_chunkeval.embedders.base import get_embedder
+        from pytest_chunkeval.embedders.registry import get_embedder
         cache = EmbeddingCache({str(tmp_path)!r})
         np.save(sys.stdout.buffer, cache.embed(get_embedder(), {texts!r}))
         heavy = [m for m in ("torch", "sentence_transformers") if m in sys.modules]

@@ -15,18 +15,19 @@ from pytest_chunkeval.gate import compare as gate
 from pytest_chunkeval.gate.baseline import Baseline
 from pytest_chunkeval.gate.compare import (
     GateError,
+    bootstrap_intervals,
+    compare,
+    per_metric_level,
+)
+from pytest_chunkeval.gate.messages import format_failure, format_improvement
+from pytest_chunkeval.gate.tolerances import (
     GateSettings,
     Tolerance,
-    bootstrap_intervals,
     coerce_tolerances,
-    compare,
-    format_failure,
-    format_improvement,
     format_tolerances,
     parse_confidence,
     parse_gate_mode,
     parse_tolerances,
-    per_metric_level,
 )
 
 # ------------------------------------------------------------------ parsing
@@ -338,8 +339,8 @@ def test_parsing_options_needs_no_numpy() -> None:
     code = (
         "import sys\n"
         "import pytest_chunkeval.gate.baseline, pytest_chunkeval.gate.compare\n"
-        "import pytest_chunkeval.reporting.history\n"
-        "from pytest_chunkeval.gate.compare import GateSettings\n"
+        "import pytest_chunkeval.gate.store, pytest_chunkeval.reporting.history\n"
+        "from pytest_chunkeval.gate.tolerances import GateSettings\n"
         "GateSettings.from_options('recall:-1%', 'paired', '95%')\n"
         "heavy = [m for m in ('numpy', 'tiktoken') if m in sys.modules]\n"
         "assert not heavy, heavy\n"

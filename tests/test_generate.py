@@ -21,32 +21,29 @@ from pytest_chunkeval.cli import generate as cli_generate
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet, read_queries
 from pytest_chunkeval.generation import prompts
-from pytest_chunkeval.generation.generate import (
+from pytest_chunkeval.generation.answers import (
     COMPOUND,
     DUPLICATE,
     MALFORMED,
     NOT_VERBATIM,
     REFUSED,
     TOO_MANY_REFERENCES,
-    GenerationError,
-    GenerationSettings,
-    QueryGenerator,
     Rejection,
-    ResumeMismatch,
-    Window,
-    attempt_rng,
-    choose_window,
-    estimate_cost,
     extract_json,
-    format_summary,
     fuzzy_find,
-    generate_queries,
     parse_answer,
-    parse_price,
     place_reference,
-    price_for,
     validate_answer,
 )
+from pytest_chunkeval.generation.generate import QueryGenerator, generate_queries
+from pytest_chunkeval.generation.settings import (
+    GenerationError,
+    GenerationSettings,
+    ResumeMismatch,
+)
+from pytest_chunkeval.generation.summary import format_summary
+from pytest_chunkeval.generation.windows import Window, attempt_rng, choose_window
+from pytest_chunkeval.llm.pricing import estimate_cost, parse_price, price_for
 
 KEY = "sk-gen-DO-NOT-LEAK-7731"
 MODEL = "gpt-4o-mini"
@@ -898,6 +895,7 @@ def test_importing_the_generation_modules_loads_no_heavy_dependency() -> None:
     code = (
         "import sys\n"
         "import pytest_chunkeval.generation.generate\n"
+        "import pytest_chunkeval.generation.chat, pytest_chunkeval.llm.pricing\n"
         "import pytest_chunkeval.generation.filters\n"
         "import pytest_chunkeval.cli.generate, pytest_chunkeval.generation.prompts\n"
         "heavy = {'openai', 'torch', 'sentence_transformers', 'pytest', 'tqdm'}\n"

@@ -20,7 +20,7 @@ from support.openai_server import OpenAIServer
 
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
-from pytest_chunkeval.generation.generate import question_key
+from pytest_chunkeval.generation.answers import question_key
 
 KEY = "sk-resume-DO-NOT-LEAK-0303"
 N = 8

@@ -15,7 +15,8 @@ import pytest
 
 from pytest_chunkeval.chunkers import as_chunker
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Excerpt, Query
 from pytest_chunkeval.graph.evaluate import REL_METRICS, evaluate_relationships
 from pytest_chunkeval.graph.extraction import ExtractionStats, extract_texts
 from pytest_chunkeval.graph.extractors import (

@@ -16,7 +16,8 @@ from test_graph import DOC, FACTS, SENTENCES, TEXT, by_sentence, excerpt
 
 from pytest_chunkeval.chunkers import as_chunker
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.data.queries import Query, QuerySet
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Query
 from pytest_chunkeval.graph.evaluate import evaluate_relationships
 from pytest_chunkeval.graph.extraction import ExtractionFailed
 from pytest_chunkeval.graph.extractors import CallableExtractor

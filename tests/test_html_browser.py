@@ -22,7 +22,8 @@ import pytest
 from support.fake_results import make_result
 
 from pytest_chunkeval.reporting.history import GitInfo, history_record
-from pytest_chunkeval.reporting.reports import ReportEntry, html_report
+from pytest_chunkeval.reporting.html import html_report
+from pytest_chunkeval.reporting.rows import ReportEntry
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome")
 BROWSER = next((b for b in map(shutil.which, BROWSERS) if b), None)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Excerpt, Query
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.engine.evaluate import EvaluationError, evaluate, score

@@ -18,16 +18,12 @@ from pytest_chunkeval.config.options import (
     parse_unit,
     resolve_settings,
 )
-from pytest_chunkeval.run.session import (
-    ChunkevalError,
-    ChunkevalSession,
-    MarkerError,
-    RunConfig,
-    SummaryRow,
-    check_thresholds,
-    generate_command,
-    parse_marker,
-)
+from pytest_chunkeval.run.config import RunConfig, generate_command
+from pytest_chunkeval.run.errors import ChunkevalError
+from pytest_chunkeval.run.evaluator import check_thresholds
+from pytest_chunkeval.run.marker import MarkerError, parse_marker
+from pytest_chunkeval.run.outputs import SummaryRow
+from pytest_chunkeval.run.session import ChunkevalSession
 from pytest_chunkeval.run.summary import render_summary
 
 ROOT = Path("/project")
@@ -349,13 +345,13 @@ def test_generate_command_matches_the_cli() -> None:
 def test_missing_dataset_messages(tmp_path: Path) -> None:
     session = ChunkevalSession(Settings(rootdir=str(tmp_path)))
     with pytest.raises(ChunkevalError, match="no corpus configured"):
-        session.corpus(session.default_run)
+        session.datasets.corpus(session.default_run)
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("Some text.")
     settings = Settings(rootdir=str(tmp_path), corpus=("docs",), queries="q.jsonl")
     session = ChunkevalSession(settings)
     with pytest.raises(ChunkevalError) as info:
-        session.queries(session.default_run)
+        session.datasets.queries(session.default_run)
     assert (
         "chunkeval generate --corpus docs --out q.raw.jsonl --filtered-out q.jsonl"
         in str(info.value)

@@ -8,17 +8,15 @@ import pytest
 
 from pytest_chunkeval.core.spans import Span
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.data.queries import (
+from pytest_chunkeval.data.queries import QuerySet, read_queries
+from pytest_chunkeval.data.query_formats import append_query, write_header
+from pytest_chunkeval.data.query_types import (
     SCHEMA_VERSION,
     Excerpt,
     Query,
-    QuerySet,
     QuerySetError,
     QuerySetWarning,
-    append_query,
-    read_queries,
     stable_query_id,
-    write_header,
 )
 
 CAT = "The cat sat on the mat."

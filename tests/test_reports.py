@@ -13,15 +13,14 @@ from support.fake_results import make_result
 import pytest_chunkeval.cli.main
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.reporting.history import GitInfo, append_history, history_record
-from pytest_chunkeval.reporting.reports import (
-    ReportEntry,
+from pytest_chunkeval.reporting.html import html_report
+from pytest_chunkeval.reporting.json_report import json_report, read_json_report
+from pytest_chunkeval.reporting.markdown import (
     append_github_summary,
     history_markdown,
-    html_report,
-    json_report,
     markdown_report,
-    read_json_report,
 )
+from pytest_chunkeval.reporting.rows import ReportEntry
 
 T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
 

@@ -27,7 +27,7 @@ from pytest_chunkeval.config.specs import (
     format_spec,
     parse,
 )
-from pytest_chunkeval.embedders.base import EMBEDDERS
+from pytest_chunkeval.embedders.registry import EMBEDDERS
 from pytest_chunkeval.reporting.table import split_spec
 from pytest_chunkeval.stores import STORES
 from pytest_chunkeval.tokenizers.base import TOKENIZERS, get_tokenizer
@@ -362,7 +362,7 @@ def test_the_help_text_names_every_built_in() -> None:
         import re
         from pytest_chunkeval.chunkers import CHUNKERS
         from pytest_chunkeval.config.specs import SPEC_GRAMMAR
-        from pytest_chunkeval.embedders.base import EMBEDDERS
+        from pytest_chunkeval.embedders.registry import EMBEDDERS
         from pytest_chunkeval.stores import STORES
         from pytest_chunkeval.tokenizers.base import TOKENIZERS
         for registry in (CHUNKERS, EMBEDDERS, STORES, TOKENIZERS):

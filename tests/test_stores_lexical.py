@@ -13,7 +13,8 @@ import pytest
 
 from pytest_chunkeval.config.registry import UnknownSpec
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Excerpt, Query
 from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult

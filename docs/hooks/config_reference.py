@@ -220,7 +220,7 @@ _MARKER_VALUES = {
 
 def render_marker() -> str:
     from pytest_chunkeval.config.options import OPTIONS_BY_NAME
-    from pytest_chunkeval.run.session import MARKER_KEYWORDS, THRESHOLDS
+    from pytest_chunkeval.run.marker import MARKER_KEYWORDS, THRESHOLDS
 
     rows = ["| keyword | value | meaning |", "|---|---|---|"]
     for key, validator in MARKER_KEYWORDS.items():
@@ -300,7 +300,7 @@ def render_hookspecs() -> str:
 
 def render_forms(kind: str) -> str:
     from pytest_chunkeval.chunkers import CHUNKERS
-    from pytest_chunkeval.embedders.base import EMBEDDERS
+    from pytest_chunkeval.embedders.registry import EMBEDDERS
     from pytest_chunkeval.stores import STORES
     from pytest_chunkeval.tokenizers.base import TOKENIZERS
 

@@ -23,7 +23,7 @@ Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 def load_embedder(model: str = MODEL) -> Embed:
     """``texts -> (n, d)`` unit vectors."""
     try:
-        from pytest_chunkeval.embedders.base import get_embedder
+        from pytest_chunkeval.embedders.registry import get_embedder
     except ImportError:
         from sentence_transformers import SentenceTransformer
 

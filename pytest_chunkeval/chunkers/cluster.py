@@ -202,7 +202,8 @@ class ClusterSemanticChunker(EmbeddingChunker):
     most ``max_tokens // min_tokens`` pieces (about ``max_tokens`` tokens).
 
     ``embedder``: a spec string or object (see
-    :func:`~pytest_chunkeval.embedders.base.get_embedder`; default all-MiniLM-L6-v2);
+    :func:`~pytest_chunkeval.embedders.registry.get_embedder`; default
+    all-MiniLM-L6-v2);
     pieces are embedded through ``cache`` (default: the project's embedding cache).
     """
 

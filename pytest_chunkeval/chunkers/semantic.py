@@ -62,13 +62,10 @@ from pytest_chunkeval.chunkers._counting import piece_counter
 from pytest_chunkeval.chunkers.base import spec_name
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
 from pytest_chunkeval.chunkers.sentence import sentence_spans
+from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
 from pytest_chunkeval.core.spans import IntArray, as_bounds
-from pytest_chunkeval.embedders.base import (
-    DEFAULT_EMBEDDER,
-    EMBEDDERS,
-    Embedder,
-    get_embedder,
-)
+from pytest_chunkeval.embedders.base import Embedder
+from pytest_chunkeval.embedders.registry import EMBEDDERS, get_embedder
 from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
 
@@ -86,8 +83,9 @@ def resolve_embedding(
 ) -> tuple[Embedder, EmbeddingCache, str]:
     """The embedder, the cache, and the suffix a chunker's name gets for them.
 
-    ``embedder`` is anything :func:`~pytest_chunkeval.embedders.base.get_embedder` takes
-    (None: :data:`DEFAULT_EMBEDDER`); the suffix is ``""``
+    ``embedder`` is anything
+    :func:`~pytest_chunkeval.embedders.registry.get_embedder` takes (None:
+    :data:`DEFAULT_EMBEDDER`); the suffix is ``""``
     for the default embedder, else ``"@" + identity``, so chunkers that embed with
     different models never share a name. ``cache`` defaults to the project's cache
     directory (``default_cache_dir()``).

@@ -30,9 +30,7 @@ from pytest_chunkeval.chunkers.llm import (
     DEFAULT_WINDOW_TOKENS,
     LLMSemanticChunker,
 )
-from pytest_chunkeval.chunkers.llm import (
-    DEFAULT_PIECE_TOKENS as LLM_PIECE_TOKENS,
-)
+from pytest_chunkeval.chunkers.llm import DEFAULT_PIECE_TOKENS as LLM_PIECE_TOKENS
 from pytest_chunkeval.chunkers.semantic import (
     DEFAULT_BUFFER,
     DEFAULT_PERCENTILE,
@@ -52,7 +50,7 @@ from pytest_chunkeval.config.registry import (
     non_negative_int,
     positive_int,
 )
-from pytest_chunkeval.embedders.base import EMBEDDERS
+from pytest_chunkeval.embedders.registry import EMBEDDERS
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, TOKENIZERS
 
 TOKENIZER_OPTION = Param(

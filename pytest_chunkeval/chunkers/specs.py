@@ -17,12 +17,7 @@ from pytest_chunkeval.chunkers.fixed import FixedTokenChunker
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
 from pytest_chunkeval.chunkers.semantic_specs import TOKENIZER_OPTION, register_semantic
 from pytest_chunkeval.chunkers.sentence import SentenceChunker
-from pytest_chunkeval.config.registry import (
-    Param,
-    Registry,
-    Signature,
-    integer,
-)
+from pytest_chunkeval.config.registry import Param, Registry, Signature, integer
 
 CHUNKERS: Registry[Chunker] = Registry("chunker")
 

@@ -64,7 +64,7 @@ def _non_negative_int(text: str) -> int:
 
 
 def _price(text: str) -> tuple[float, float]:
-    from pytest_chunkeval.generation.generate import parse_price
+    from pytest_chunkeval.llm.pricing import parse_price
 
     try:
         return parse_price(text)
@@ -77,7 +77,7 @@ def _say(message: str) -> None:
 
 
 def _add_filter_options(p: argparse.ArgumentParser, *, title: str) -> None:
-    from pytest_chunkeval.embedders.base import DEFAULT_EMBEDDER
+    from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
 
     g = p.add_argument_group(title)
     g.add_argument(
@@ -137,13 +137,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     """``chunkeval generate``: see docs/generate.md."""
     from pytest_chunkeval.cli.main import CommandError
     from pytest_chunkeval.data.corpus import Corpus
-    from pytest_chunkeval.generation.generate import (
-        GenerationSettings,
-        QueryGenerator,
-        dry_run_plan,
-        format_summary,
-        openai_client,
-    )
+    from pytest_chunkeval.generation.chat import openai_client
+    from pytest_chunkeval.generation.generate import QueryGenerator
+    from pytest_chunkeval.generation.settings import GenerationSettings
+    from pytest_chunkeval.generation.summary import dry_run_plan, format_summary
     from pytest_chunkeval.llm.client import base_url_of
 
     out = Path(args.out)

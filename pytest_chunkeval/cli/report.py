@@ -34,12 +34,9 @@ def register(subparsers: Any) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     from pytest_chunkeval.cli.main import CommandError
     from pytest_chunkeval.reporting.history import HistoryError, read_history
-    from pytest_chunkeval.reporting.reports import (
-        history_markdown,
-        html_report,
-        markdown_report,
-        read_json_report,
-    )
+    from pytest_chunkeval.reporting.html import html_report
+    from pytest_chunkeval.reporting.json_report import read_json_report
+    from pytest_chunkeval.reporting.markdown import history_markdown, markdown_report
     from pytest_chunkeval.util.files import atomic_write_text
 
     if args.html is None and args.md is None:

@@ -119,7 +119,7 @@ def parse_bool(value: str | bool) -> bool:
 def parse_tolerance(value: str) -> str:
     """Per-metric tolerances such as ``recall:-1%, iou:-0.002`` (checked, kept as
     text: the gate parses it again where it is used)."""
-    from pytest_chunkeval.gate.compare import parse_tolerances
+    from pytest_chunkeval.gate.tolerances import parse_tolerances
 
     parse_tolerances(value)
     return value.strip()
@@ -127,14 +127,14 @@ def parse_tolerance(value: str) -> str:
 
 def parse_gate_mode(value: str) -> str:
     """``paired`` or ``mean``."""
-    from pytest_chunkeval.gate.compare import parse_gate_mode as parse
+    from pytest_chunkeval.gate.tolerances import parse_gate_mode as parse
 
     return parse(value)
 
 
 def parse_confidence(value: str) -> float:
     """``95%``, ``95`` or ``0.95`` -> 0.95."""
-    from pytest_chunkeval.gate.compare import parse_confidence as parse
+    from pytest_chunkeval.gate.tolerances import parse_confidence as parse
 
     return parse(value)
 

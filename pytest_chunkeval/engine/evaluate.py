@@ -49,8 +49,10 @@ from pytest_chunkeval.core.metrics import (
 )
 from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.data.queries import Query, QuerySet
-from pytest_chunkeval.embedders.base import Embedder, get_embedder
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Query
+from pytest_chunkeval.embedders.base import Embedder
+from pytest_chunkeval.embedders.registry import get_embedder
 from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
 from pytest_chunkeval.engine.results import (
     EvalResult,

@@ -26,9 +26,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
 from pytest_chunkeval.core.locate import preview
-from pytest_chunkeval.data.queries import Query, QuerySet
-from pytest_chunkeval.embedders.base import DEFAULT_EMBEDDER, Embedder, get_embedder
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Query
+from pytest_chunkeval.embedders.base import Embedder
+from pytest_chunkeval.embedders.registry import get_embedder
 
 FloatArray = npt.NDArray[np.float64]
 

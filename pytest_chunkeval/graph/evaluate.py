@@ -46,7 +46,8 @@ from pytest_chunkeval.core.metrics import (
 from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
-from pytest_chunkeval.embedders.base import Embedder, get_embedder
+from pytest_chunkeval.embedders.base import Embedder
+from pytest_chunkeval.embedders.registry import get_embedder
 from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.engine.evaluate import (
     Chunking,
@@ -63,11 +64,7 @@ from pytest_chunkeval.engine.retrieve import (
     timed,
 )
 from pytest_chunkeval.engine.search_cache import SearchCache
-from pytest_chunkeval.graph.extraction import (
-    ExtractionStats,
-    cost_plan,
-    extract_texts,
-)
+from pytest_chunkeval.graph.extraction import ExtractionStats, cost_plan, extract_texts
 from pytest_chunkeval.graph.extractors import Extractor, get_extractor
 from pytest_chunkeval.graph.gold import excerpt_texts, gold_relationships
 from pytest_chunkeval.graph.graph import Relationship, RelationshipGraph

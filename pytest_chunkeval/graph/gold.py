@@ -16,7 +16,8 @@ from typing import Any
 
 from pytest_chunkeval.core.locate import locate, preview
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.data.queries import Query, QuerySet
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Query
 from pytest_chunkeval.graph.extraction import ExtractionStats, extract_texts
 from pytest_chunkeval.graph.extractors import Extractor
 from pytest_chunkeval.graph.graph import Relationship, RelationshipGraph

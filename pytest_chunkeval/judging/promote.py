@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Excerpt, Query
 from pytest_chunkeval.judging.judge import Judgment, merge_spans
 from pytest_chunkeval.judging.run import Judging
 

@@ -1,0 +1,8 @@
+"""Session reports: JSON, a Markdown table, and one self-contained HTML page.
+
+Everything in this package is text from plain data: results in their JSON form
+(``EvalResult.to_json``, what xdist workers send) and history records (see
+``history.py``). The HTML page draws its plots as inline SVG built here, so it needs
+no network, no CDN and no JavaScript to show them; a small inline script only makes
+the table sortable and marks the page as drawn (``#chunkeval-status``) for tests.
+"""

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_chunkeval.reporting.table import format_rows
-from pytest_chunkeval.run.session import SessionEnd, SummaryRow
+from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
 
 # (header, metric) in table order; means are printed in percent.
 METRIC_COLUMNS = (

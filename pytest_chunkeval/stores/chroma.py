@@ -43,11 +43,22 @@ from pytest_chunkeval.stores._base import (
     check_search,
     empty_result,
 )
+from pytest_chunkeval.stores.chroma_client import (
+    _close,
+    _holds,
+    _holds_prefix,
+    _is_connection_error,
+    _reason,
+    _sessions,
+    _settings,
+    _shared_client,
+)
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from chromadb.api.collection_configuration import CreateCollectionConfiguration
     from chromadb.api.models.Collection import Collection
+
 
 COLLECTION_PREFIX = "chunkeval-"
 DEFAULT_HNSW: Mapping[str, Any] = {
@@ -59,10 +70,6 @@ DEFAULT_HNSW: Mapping[str, Any] = {
 DEFAULT_PORT = 8000
 EPHEMERAL_KEEP = 4
 """Idle collections an in-process store keeps for reuse before deleting the oldest."""
-
-# Vectors read back from a reused collection must match the ones given to within
-# float noise (a different embedder build may differ in the last bits).
-_REUSE_ATOL = 1e-4
 
 
 def collection_name(key: str) -> str:
@@ -403,112 +410,6 @@ class ChromaStore:
                 for name in names:
                     _EPHEMERAL.recent.pop(name, None)
         return len(names)
-
-
-def _holds(collection: Collection, arr: FloatArray) -> bool:
-    """Whether ``collection`` has ``arr``'s first and last rows under their ids."""
-    n = arr.shape[0]
-    return _rows_match(collection, arr, sorted({0, n - 1}))
-
-
-def _holds_prefix(collection: Collection, arr: FloatArray) -> bool:
-    """Whether the row ``"0"`` (when present) matches, i.e. the same vectors."""
-    got = collection.get(ids=["0"], include=["embeddings"])
-    return not got["ids"] or _rows_match(collection, arr, [0])
-
-
-def _rows_match(collection: Collection, arr: FloatArray, rows: list[int]) -> bool:
-    got = collection.get(ids=[str(i) for i in rows], include=["embeddings"])
-    embeddings = got["embeddings"]
-    if embeddings is None or len(got["ids"]) != len(rows):
-        return False
-    by_id = dict(zip(got["ids"], embeddings, strict=True))
-    for i in rows:
-        vec = np.asarray(by_id[str(i)], dtype=np.float32)
-        if vec.shape != arr[i].shape or not np.allclose(vec, arr[i], atol=_REUSE_ATOL):
-            return False
-    return True
-
-
-def _settings(**values: Any) -> Any:
-    """chromadb settings with telemetry off.
-
-    chromadb's ``Settings`` also reads environment variables and a ``.env`` file in
-    the working directory (``CHROMA_SERVER_HOST``, ``CHROMA_CLIENT_AUTH_*``...);
-    values given here win, so the spec string decides where we connect while
-    auth settings from the environment still apply.
-
-    Telemetry is turned off through the environment (which ``Settings`` reads) rather
-    than an argument, so a user's own ``chromadb.EphemeralClient()`` opened later in
-    the same process gets equal settings and shares the in-process system instead
-    of failing with "already exists with different settings".
-    """
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    from chromadb.config import Settings
-
-    settings = Settings(**values)
-    if settings.anonymized_telemetry:  # the user's environment asked for it: not here
-        settings = Settings(anonymized_telemetry=False, **values)
-    return settings
-
-
-def _shared_client(make: Any) -> ClientAPI:
-    """Open an in-process client, joining an existing system if the user's differs.
-
-    Chroma allows one in-process system per path (one for all ephemeral clients)
-    and refuses a second one with different settings; a user may already have
-    opened one with defaults, and sharing it is what they would expect.
-    """
-    try:
-        return make(_settings())  # type: ignore[no-any-return]
-    except ValueError as exc:
-        if "already exists" not in str(exc):
-            raise
-        from chromadb.api.shared_system_client import SharedSystemClient
-
-        systems = getattr(SharedSystemClient, "_identifier_to_system", {})
-        for system in list(systems.values()):
-            try:
-                return make(system.settings.model_copy())  # type: ignore[no-any-return]
-            except ValueError:
-                continue
-        raise
-
-
-def _sessions(client: object) -> list[Any]:
-    """The httpx sessions behind a chromadb client (private; looked up defensively).
-
-    An HTTP client owns two: its own and its internal admin client's.
-    """
-    found = []
-    for owner in (client, getattr(client, "_admin_client", None)):
-        session = getattr(getattr(owner, "_server", None), "_session", None)
-        if session is not None:
-            found.append(session)
-    return found
-
-
-def _close(client: ClientAPI) -> None:
-    for session in _sessions(client):
-        with suppress(Exception):
-            session.close()
-    with suppress(Exception):
-        client.close()  # type: ignore[attr-defined]
-
-
-def _is_connection_error(exc: BaseException) -> bool:
-    try:
-        import httpx
-    except ImportError:  # pragma: no cover - chromadb depends on httpx
-        return False
-    return isinstance(exc, (httpx.TransportError, ConnectionError)) or (
-        "Could not connect" in str(exc)
-    )
-
-
-def _reason(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0]
 
 
 def parse_server(rest: str, *, scheme: str) -> tuple[str, int]:

@@ -1,0 +1,81 @@
+"""A query and its excerpts (the ground-truth spans), and the query set's errors."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_chunkeval.core.spans import Span
+
+SCHEMA_VERSION = 1
+"""Version of the JSON / JSONL query-set schema this package reads and writes."""
+
+
+class QuerySetError(ValueError):
+    """A query set cannot be read, or does not match its corpus."""
+
+
+class QuerySetWarning(UserWarning):
+    """Something in a query file was skipped (an incomplete final JSONL line)."""
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """A ground-truth passage: its text and where it is, ``text[start:end]``.
+
+    ``approximate`` is true when the stored text was found in the document only up
+    to whitespace (the text then holds the document's own characters).
+    """
+
+    text: str
+    doc_id: str
+    start: int
+    end: int
+    approximate: bool = False
+
+    @property
+    def span(self) -> Span:
+        return Span(self.doc_id, self.start, self.end)
+
+
+@dataclass(frozen=True)
+class StatedRelationship:
+    """A gold relationship given in a query file (Graph-RAG evaluation): subject,
+    predicate, object and its evidence texts (empty: the query's excerpts)."""
+
+    subject: str
+    predicate: str
+    object: str
+    evidence: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Query:
+    """A question, its excerpts, and the document it was generated from.
+
+    ``relationships``: gold relationships given in the file (else, a relationship
+    evaluation extracts them from the excerpts).
+    """
+
+    id: str
+    text: str
+    excerpts: tuple[Excerpt, ...]
+    doc_id: str
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    relationships: tuple[StatedRelationship, ...] = ()
+
+    @property
+    def spans(self) -> tuple[Span, ...]:
+        return tuple(e.span for e in self.excerpts)
+
+
+def stable_query_id(prefix: str, question: str) -> str:
+    """``<prefix>-<first 8 hex digits of sha256(question as UTF-8)>``.
+
+    The reference CSV importer uses the ``corpus_id`` as prefix and appends ``-2``,
+    ``-3``... to later duplicates.
+    """
+    digest = hashlib.sha256(question.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{prefix}-{digest[:8]}"

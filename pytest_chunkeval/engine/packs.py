@@ -1,0 +1,336 @@
+"""The embedding cache's files: immutable, checksummed packs of vectors, one
+directory per embedder identity (:class:`_IdentityStore`), with the lock that
+lets one process merge them. See :mod:`pytest_chunkeval.engine.cache`."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import struct
+import threading
+import time
+import uuid
+import warnings
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from pytest_chunkeval.embedders.base import FloatArray
+from pytest_chunkeval.util.files import atomic_write_text, atomic_writer
+
+DEFAULT_COMPACT_AFTER = 16
+_LOCK_STALE_SECONDS = 600.0
+_TEMP_STALE_SECONDS = 3600.0
+
+_MAGIC = b"CEVPACK1"
+_HEADER = struct.Struct("<8sIIQ8sII")  # magic, flags, dim, n, identity hash, crc, pad
+_KEY_SIZE = 16
+_PACK_SUFFIX = ".pack"
+_CORRUPT_SUFFIX = ".corrupt"
+_IDENTITY_FILE = "identity.txt"
+_LOCK_FILE = ".compact.lock"
+
+
+def identity_hash(identity: str) -> bytes:
+    return hashlib.blake2b(identity.encode("utf-8"), digest_size=8).digest()
+
+
+class CacheWarning(UserWarning):
+    """A cache file could not be used (corrupt, truncated, foreign); it is ignored."""
+
+
+class _CorruptPack(Exception):
+    pass
+
+
+class _OtherVersion(Exception):
+    """A pack written by another format version: skipped, never set aside."""
+
+
+@dataclass(frozen=True)
+class _Pack:
+    keys: bytes  # n * 16 bytes
+    vectors: FloatArray  # (n, dim), read-only view of the file's bytes
+
+    @property
+    def n(self) -> int:
+        return int(self.vectors.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1])
+
+    def iter_keys(self) -> Iterator[bytes]:
+        keys = self.keys
+        return (keys[i : i + _KEY_SIZE] for i in range(0, len(keys), _KEY_SIZE))
+
+
+def _encode_pack(
+    id_hash: bytes, keys: Sequence[bytes], vectors: FloatArray
+) -> list[bytes]:
+    n, dim = vectors.shape
+    payload_keys = b"".join(keys)
+    payload_vectors = np.ascontiguousarray(vectors, dtype="<f4").tobytes()
+    head = _HEADER.pack(_MAGIC, 0, dim, n, id_hash, 0, 0)
+    crc = zlib.crc32(payload_vectors, zlib.crc32(payload_keys, zlib.crc32(head)))
+    head = _HEADER.pack(_MAGIC, 0, dim, n, id_hash, crc, 0)
+    return [head, payload_keys, payload_vectors]
+
+
+def _decode_pack(data: bytes, id_hash: bytes) -> _Pack:
+    if len(data) < _HEADER.size:
+        raise _CorruptPack(f"truncated: {len(data)} bytes, shorter than the header")
+    magic, flags, dim, n, stored_id, crc, _ = _HEADER.unpack_from(data)
+    if magic != _MAGIC:
+        if magic[:7] == _MAGIC[:7]:
+            raise _OtherVersion(magic.decode("ascii", "replace"))
+        raise _CorruptPack("not a chunkeval pack (bad magic bytes)")
+    expected = _HEADER.size + n * (_KEY_SIZE + 4 * dim)
+    if len(data) != expected:
+        raise _CorruptPack(
+            f"truncated or padded: {len(data)} bytes, expected {expected}"
+        )
+    head = _HEADER.pack(magic, flags, dim, n, stored_id, 0, 0)
+    if zlib.crc32(memoryview(data)[_HEADER.size :], zlib.crc32(head)) != crc:
+        raise _CorruptPack("checksum mismatch")
+    if stored_id != id_hash:
+        raise _CorruptPack("it belongs to another embedder identity")
+    keys_end = _HEADER.size + n * _KEY_SIZE
+    vectors = np.frombuffer(data, dtype="<f4", count=n * dim, offset=keys_end)
+    return _Pack(keys=data[_HEADER.size : keys_end], vectors=vectors.reshape(n, dim))
+
+
+def _read_pack_bytes(path: Path) -> bytes:
+    """The bytes of a pack (a seam for tests of packs vanishing mid-read)."""
+    return path.read_bytes()
+
+
+class _IdentityStore:
+    """The packs of one identity directory, loaded once per process and refreshed."""
+
+    def __init__(self, directory: Path, identity: str) -> None:
+        self.directory = directory
+        self.identity = identity
+        self.id_hash = identity_hash(identity)
+        self.lock = threading.RLock()
+        self.packs: dict[str, _Pack] = {}
+        self.slots: list[_Pack] = []
+        # key -> slot << 32 | row: ints are much lighter than tuples at 1e6 entries.
+        self.index: dict[bytes, int] = {}
+        self.dim: int | None = None
+        self._ignored: set[str] = set()
+
+    def _pack_names(self) -> set[str]:
+        try:
+            with os.scandir(self.directory) as entries:
+                return {
+                    e.name
+                    for e in entries
+                    if e.name.endswith(_PACK_SUFFIX) and not e.name.startswith(".")
+                }
+        except FileNotFoundError:
+            return set()
+
+    def refresh(self) -> None:
+        """Load packs written since the last look; forget packs that were merged."""
+        for _ in range(5):
+            names = self._pack_names() - self._ignored
+            gone = self.packs.keys() - names
+            vanished = False
+            for name in sorted(names - self.packs.keys()):
+                path = self.directory / name
+                try:
+                    pack = _decode_pack(_read_pack_bytes(path), self.id_hash)
+                except FileNotFoundError:
+                    vanished = True  # merged by another process: list again
+                    continue
+                except _CorruptPack as exc:
+                    self._set_aside(path, str(exc))
+                    continue
+                except _OtherVersion:
+                    self._ignored.add(name)  # a newer chunkeval shares this cache
+                    continue
+                if self.dim is None:
+                    self.dim = pack.dim
+                elif pack.dim != self.dim:
+                    self._ignored.add(name)
+                    warnings.warn(
+                        CacheWarning(
+                            f"chunkeval cache: ignoring {path}: {pack.dim}-dimensional "
+                            f"vectors where identity {self.identity!r} has {self.dim}; "
+                            "two different embedders share this identity"
+                        ),
+                        stacklevel=4,
+                    )
+                    continue
+                self.packs[name] = pack
+            if gone:
+                for name in gone:
+                    del self.packs[name]
+            if gone or len(self.slots) != len(self.packs):
+                self._reindex()
+            if not vanished:
+                return
+
+    def _reindex(self) -> None:
+        self.slots = []
+        self.index = {}
+        # Insertion in name order; a key present in two packs keeps its first copy.
+        for name in sorted(self.packs):
+            self._index_pack(self.packs[name])
+        if not self.packs:
+            self.dim = None
+
+    def _index_pack(self, pack: _Pack) -> None:
+        slot = len(self.slots)
+        self.slots.append(pack)
+        base = slot << 32
+        index = self.index
+        for row, key in enumerate(pack.iter_keys()):
+            index.setdefault(key, base | row)
+
+    def _set_aside(self, path: Path, reason: str) -> None:
+        self._ignored.add(path.name)
+        warnings.warn(
+            CacheWarning(
+                f"chunkeval cache: ignoring corrupt file {path} ({reason}); its "
+                "vectors will be recomputed; the file is renamed "
+                f"{path.name}{_CORRUPT_SUFFIX}"
+            ),
+            stacklevel=4,
+        )
+        with contextlib.suppress(OSError):  # another process may have moved it
+            os.replace(path, path.with_name(path.name + _CORRUPT_SUFFIX))
+
+    def gather(
+        self,
+        codes: npt.NDArray[np.int64],
+        out: FloatArray,
+        targets: npt.NDArray[np.int64],
+    ) -> None:
+        """Copy the vectors of index values ``codes`` to rows ``targets`` of ``out``."""
+        slots = codes >> 32
+        rows = codes & 0xFFFFFFFF
+        if len(self.slots) == 1:  # the usual case once packs are compacted
+            out[targets] = self.slots[0].vectors[rows]
+            return
+        for slot in set(slots.tolist()):  # (np.unique imports numpy.ma: 25 ms)
+            sel = slots == slot
+            out[targets[sel]] = self.slots[slot].vectors[rows[sel]]
+
+    def add(self, keys: list[bytes], vectors: FloatArray) -> Path:
+        """Write a new pack and index it."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        id_file = self.directory / _IDENTITY_FILE
+        if not id_file.exists():
+            atomic_write_text(id_file, self.identity + "\n")
+        name = f"{uuid.uuid4().hex}{_PACK_SUFFIX}"
+        path = self.directory / name
+        parts = _encode_pack(self.id_hash, keys, vectors)
+        with atomic_writer(path, "wb") as fh:
+            for part in parts:
+                fh.write(part)
+        data = b"".join(parts)
+        pack = _decode_pack(data, self.id_hash)
+        self.packs[name] = pack
+        if self.dim is None:
+            self.dim = pack.dim
+        self._index_pack(pack)
+        return path
+
+    def compact(
+        self, *, force: bool = False, threshold: int = DEFAULT_COMPACT_AFTER
+    ) -> bool:
+        """Merge this process's view of the packs into one; True if it did."""
+        self.refresh()
+        if len(self.packs) <= (1 if force else threshold):
+            return False
+        lock = self.directory / _LOCK_FILE
+        if not _try_lock(lock):
+            return False  # another process is compacting
+        try:
+            self.refresh()
+            merged_names = sorted(self.packs)
+            if len(merged_names) <= 1:
+                return False
+            keys = list(self.index)
+            codes = np.fromiter(self.index.values(), dtype=np.int64, count=len(keys))
+            assert self.dim is not None
+            vectors = np.empty((len(keys), self.dim), dtype=np.float32)
+            self.gather(codes, vectors, np.arange(len(keys), dtype=np.int64))
+            self.packs = {}
+            self.slots = []
+            self.index = {}
+            self.add(keys, vectors)
+            # Only now delete the merged packs: a reader that misses one of them
+            # lists the directory again and finds the merged pack.
+            for name in merged_names:
+                # Gone already, or open elsewhere on Windows: a duplicate is harmless.
+                with contextlib.suppress(OSError):
+                    os.unlink(self.directory / name)
+            _remove_stale_temps(self.directory)
+            return True
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(lock)
+
+
+def _try_lock(path: Path) -> bool:
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                age = time.time() - path.stat().st_mtime
+            except FileNotFoundError:
+                continue
+            if age < _LOCK_STALE_SECONDS:
+                return False
+            with contextlib.suppress(FileNotFoundError):  # a crashed compactor's lock
+                os.unlink(path)
+            continue
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        return True
+    return False
+
+
+def _remove_stale_temps(directory: Path) -> None:
+    """Delete temp files that crashed writers left behind (never a live one)."""
+    now = time.time()
+    with contextlib.suppress(FileNotFoundError), os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    if now - entry.stat().st_mtime > _TEMP_STALE_SECONDS:
+                        os.unlink(entry.path)
+
+
+_STORES: dict[tuple[str, str], _IdentityStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def _forget_loaded(directory: Path | None = None) -> None:
+    """Drop memoized packs (all, or one cache directory's): next use reloads."""
+    with _STORES_LOCK:
+        for key in list(_STORES):
+            if directory is None or key[0] == str(directory):
+                del _STORES[key]
+
+
+def _read_keys(path: Path) -> tuple[set[bytes], int | None]:
+    """The text keys and dimension of a pack, reading only its header and keys."""
+    with open(path, "rb") as fh:
+        head = fh.read(_HEADER.size)
+        if len(head) < _HEADER.size:
+            return set(), None
+        magic, _flags, dim, n, *_ = _HEADER.unpack(head)
+        if magic != _MAGIC:
+            return set(), None
+        block = fh.read(n * _KEY_SIZE)
+    return {block[i : i + _KEY_SIZE] for i in range(0, len(block), _KEY_SIZE)}, dim

@@ -1,0 +1,122 @@
+"""The gate's text: the method line, the table of metric verdicts, and the
+failure / improvement messages a test shows."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.gate.compare import GateReport, MetricCheck
+
+
+def _pts(x: float | None, signed: bool = False) -> str:
+    if x is None or math.isnan(x):
+        return "-"
+    return f"{100 * x:+.2f}" if signed else f"{100 * x:.2f}"
+
+
+def _ci(check: MetricCheck) -> str:
+    if check.low is None or check.high is None:
+        return "-"
+    return f"[{_pts(check.low, True)}, {_pts(check.high, True)}]"
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def method_line(report: GateReport) -> str:
+    """How the verdict was reached, in one line."""
+    s = report.settings
+    if s.mode == "mean":
+        return "means compared against the tolerance (mode 'mean')"
+    joint = (
+        f", simultaneous over {len(report.checks)} metrics"
+        if len(report.checks) > 1
+        else ""
+    )
+    return (
+        f"paired over {report.n} queries: bootstrap CI of the mean delta "
+        f"({s.samples} resamples, seed {s.seed}), {100 * s.confidence:g}% "
+        f"confidence{joint}"
+    )
+
+
+def report_table(report: GateReport) -> str:
+    """One row per gated metric, in points (percent); deltas signed."""
+    from pytest_chunkeval.reporting.table import format_rows
+
+    ci_head = f"{100 * report.settings.confidence:g}% CI"
+    headers = ["metric", "baseline", "now", "delta", ci_head, "tolerance", "verdict"]
+    rows = [
+        [
+            c.metric,
+            _pts(c.before),
+            _pts(c.after),
+            _pts(c.delta, True),
+            _ci(c),
+            f"{c.tolerance} ({_pts(-c.allowed, True)})"
+            if c.tolerance.relative
+            else str(c.tolerance),
+            {"regressed": "REGRESSED", "improved": "improved"}.get(c.status, "ok"),
+        ]
+        for c in report.checks
+    ]
+    return format_rows(headers, rows)
+
+
+def _verdict_line(check: MetricCheck) -> str:
+    if check.low is not None and check.high is not None:
+        where = f"mean delta {_pts(check.delta, True)} points, CI {_ci(check)}"
+    else:
+        where = f"{_pts(check.before)} -> {_pts(check.after)}"
+    if check.status == "regressed":
+        return (
+            f"{check.metric} got worse: {where}, beyond the tolerance "
+            f"{check.tolerance} ({_pts(-check.allowed, True)} points)"
+        )
+    return f"{check.metric} improved: {where}"
+
+
+def format_failure(report: GateReport, *, test: str, path: str, command: str) -> str:
+    """The text of a failed gate: verdict, table, worst queries, update command."""
+    lines = [f"chunkeval baseline regression in {test}"]
+    lines += [f"  {_verdict_line(c)}" for c in report.regressed]
+    lines += [f"baseline: {path}", method_line(report), "", report_table(report)]
+    for check in report.regressed:
+        if check.by_group and len(check.by_group) > 1:
+            parts = ", ".join(f"{g} {_pts(d, True)}" for g, d in check.by_group.items())
+            lines += ["", f"{check.metric} delta by corpus (points): {parts}"]
+        if check.worst:
+            lines += [
+                "",
+                f"queries whose {check.metric} got worse the most "
+                f"({check.changed} of {check.n} queries changed):",
+            ]
+            rows = [
+                [
+                    _clip(q.id, 32),
+                    f"{_pts(q.before)} → {_pts(q.after)}",
+                    _clip(q.question, 90),
+                ]
+                for q in check.worst
+            ]
+            width = [max(len(r[i]) for r in rows) for i in range(2)]
+            lines += [
+                f"  {r[0].ljust(width[0])}  {r[1].rjust(width[1])}  {r[2]}"
+                for r in rows
+            ]
+    lines += [
+        "",
+        "If the new numbers are intended, update the baseline:",
+        f"  {command}",
+    ]
+    return "\n".join(lines)
+
+
+def format_improvement(report: GateReport, *, test: str, command: str) -> str:
+    """A passing run that improved beyond noise: what improved, how to record it."""
+    parts = "; ".join(_verdict_line(c) for c in report.improved)
+    return f"{test}: {parts}. Record the new baseline with: {command}"

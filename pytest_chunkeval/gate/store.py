@@ -1,0 +1,412 @@
+"""The session's baselines: check a result against its file (or write it in
+update mode), record outcomes, find unused files, merge xdist workers' records."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_chunkeval.gate.baseline import (
+    MEAN_DECIMALS,
+    Baseline,
+    BaselineCorrupt,
+    BaselineError,
+    BaselineMismatch,
+    BaselineMissing,
+    changes,
+)
+from pytest_chunkeval.gate.compare import GateError, GateReport, compare
+from pytest_chunkeval.gate.messages import format_failure, format_improvement
+from pytest_chunkeval.gate.paths import (
+    BaselineLayout,
+    NodeRef,
+    _abs,
+    _real,
+    sanitize_name,
+)
+from pytest_chunkeval.gate.tolerances import GateSettings
+from pytest_chunkeval.util.files import atomic_write_text
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.engine.results import EvalResult
+
+UPDATE_COMMAND = "pytest --chunkeval-update"
+
+
+class BaselineRegression(BaselineError):
+    """The gate failed; ``report`` holds the verdicts."""
+
+    def __init__(self, message: str, path: Path, report: GateReport) -> None:
+        super().__init__(message, path)
+        self.report = report
+
+
+OUTCOMES = (
+    "passed",
+    "improved",
+    "created",
+    "updated",
+    "unchanged",
+    "missing",
+    "corrupt",
+    "mismatch",
+    "regressed",
+)
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """What one baseline check did, for the terminal summary (JSON-serializable)."""
+
+    nodeid: str
+    path: str
+    status: str  # one of OUTCOMES
+    message: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "nodeid": self.nodeid,
+            "path": self.path,
+            "status": self.status,
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CheckOutcome:
+        return cls(
+            str(data["nodeid"]),
+            str(data["path"]),
+            str(data["status"]),
+            str(data.get("message", "")),
+        )
+
+
+class BaselineStore:
+    """One session's baselines: checks, writes (update mode only), and the
+    bookkeeping for unused files and the summary.
+
+    The plugin keeps one per process; xdist workers send :meth:`worker_payload`
+    and the controller :meth:`merge_payload` s it before asking :meth:`unused`.
+    """
+
+    def __init__(
+        self,
+        *,
+        update: bool = False,
+        layout: BaselineLayout | None = None,
+        gate: GateSettings | None = None,
+        update_command: str = UPDATE_COMMAND,
+    ) -> None:
+        self.update = update
+        self.layout = layout or BaselineLayout()
+        self.gate = gate or GateSettings()
+        self.update_command = update_command
+        self.touched: set[Path] = set()
+        self.outcomes: list[CheckOutcome] = []
+        self.removed: list[Path] = []
+        self.collected: set[str] = set()
+        self.passed: set[str] = set()
+        self.partial: set[str] = set()
+        self._counts: dict[str, int] = {}
+
+    # -- one test ---------------------------------------------------------------
+
+    def begin(self, nodeid: str) -> None:
+        """Start (or restart, e.g. on a rerun) numbering a test's unnamed baselines."""
+        self._counts.pop(nodeid, None)
+
+    def path_for(self, test: NodeRef, name: str | None = None) -> Path:
+        """The file of the test's next baseline: ``<test>.json`` for its first
+        unnamed check, then ``<test>.2.json``...; ``<test>.<name>.json`` if named."""
+        if name is None:
+            count = self._counts[test.nodeid] = self._counts.get(test.nodeid, 0) + 1
+            name = None if count == 1 else str(count)
+        return self.layout.path(test.path, test.name, name)
+
+    def command(self, nodeid: str) -> str:
+        """The command that (re)writes this test's baselines."""
+        return f"{self.update_command} {shlex.quote(nodeid)}"
+
+    def check(
+        self,
+        result: EvalResult,
+        test: NodeRef,
+        *,
+        name: str | None = None,
+        tolerance: str | Mapping[str, Any] | None = None,
+        mode: str | None = None,
+        confidence: str | float | None = None,
+    ) -> CheckOutcome:
+        """Compare ``result`` with the test's baseline (or write it in update mode).
+
+        Raises a :class:`BaselineError` subclass when the test should fail; returns
+        the outcome otherwise (``improved`` outcomes carry the update hint). The
+        call's ``tolerance``/``mode``/``confidence`` override the session's.
+        """
+        settings = self.gate.override(
+            tolerance=tolerance, mode=mode, confidence=confidence
+        )
+        path = self.path_for(test, name)
+        key = _abs(path)
+        self.touched.add(key)
+        shown = self._shown(path)
+        if self.update:
+            return self._record(self._write(result, test, path, shown, settings))
+        if not path.is_file():
+            outcome = CheckOutcome(
+                test.nodeid,
+                shown,
+                "missing",
+                f"no baseline for {test.nodeid}: {shown} does not exist. Create it "
+                f"with:\n  {self.command(test.nodeid)}",
+            )
+            self._record(outcome)
+            raise BaselineMissing(outcome.message, path)
+        try:
+            baseline = Baseline.load(path)
+        except BaselineCorrupt as exc:
+            message = (
+                f"{exc}\nIt is left untouched; regenerate it with:\n"
+                f"  {self.command(test.nodeid)}"
+            )
+            self._record(CheckOutcome(test.nodeid, shown, "corrupt", message))
+            raise BaselineCorrupt(message, path) from None
+        problems = changes(baseline, result)
+        if baseline.test != test.name:
+            problems.insert(
+                0, f"the file belongs to test {baseline.test!r}, not {test.name!r}"
+            )
+        if problems:
+            message = (
+                f"baseline {shown} was made under another configuration or "
+                f"dataset, so its metrics are not comparable (this is not a metric "
+                f"regression):\n  "
+                + "\n  ".join(problems)
+                + f"\nIf the change is intended, re-record the baseline:\n  "
+                f"{self.command(test.nodeid)}"
+            )
+            self._record(CheckOutcome(test.nodeid, shown, "mismatch", message))
+            raise BaselineMismatch(message, path)
+        try:
+            report = compare(baseline, result, settings)
+        except GateError as exc:
+            message = f"baseline {shown}: {exc}"
+            self._record(CheckOutcome(test.nodeid, shown, "mismatch", message))
+            raise BaselineMismatch(message, path) from None
+        if not report.passed:
+            message = format_failure(
+                report, test=test.nodeid, path=shown, command=self.command(test.nodeid)
+            )
+            self._record(CheckOutcome(test.nodeid, shown, "regressed", message))
+            raise BaselineRegression(message, path, report)
+        if report.improved:
+            message = format_improvement(
+                report, test=test.nodeid, command=self.command(test.nodeid)
+            )
+            return self._record(CheckOutcome(test.nodeid, shown, "improved", message))
+        return self._record(CheckOutcome(test.nodeid, shown, "passed"))
+
+    def _write(
+        self,
+        result: EvalResult,
+        test: NodeRef,
+        path: Path,
+        shown: str,
+        settings: GateSettings,
+    ) -> CheckOutcome:
+        text = Baseline.from_result(result, test.name).to_text()
+        if not path.is_file():
+            atomic_write_text(path, text)
+            return CheckOutcome(test.nodeid, shown, "created", f"created {shown}")
+        try:
+            old_text: str | None = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            old_text = None
+        if old_text == text:
+            return CheckOutcome(test.nodeid, shown, "unchanged")
+        atomic_write_text(path, text)
+        return CheckOutcome(
+            test.nodeid,
+            shown,
+            "updated",
+            f"updated {shown}{_what_changed(path, old_text, result, settings)}",
+        )
+
+    def _record(self, outcome: CheckOutcome) -> CheckOutcome:
+        self.outcomes.append(outcome)
+        return outcome
+
+    def _shown(self, path: Path) -> str:
+        root = self.layout.rootdir
+        if root is not None:
+            try:
+                return str(_abs(path).relative_to(_abs(Path(root))))
+            except ValueError:
+                pass
+        return str(path)
+
+    # -- session end ------------------------------------------------------------
+
+    def note_collected(self, nodeids: Iterable[str]) -> None:
+        """Record collected tests (deselected ones included) for :meth:`unused`."""
+        self.collected.update(nodeids)
+
+    def note_passed(self, nodeid: str) -> None:
+        """Record a test that passed, for :meth:`unused`."""
+        self.passed.add(nodeid)
+
+    def note_partial(self, test_files: Iterable[str | os.PathLike[str]]) -> None:
+        """Record test files the command line selected by node id
+        (``pytest 't.py::test_x[a]'``): only some of their tests were collected, so
+        :meth:`unused` leaves their baselines alone."""
+        self.partial.update(os.fspath(f) for f in test_files)
+
+    def unused(
+        self,
+        collected: Iterable[NodeRef] | None = None,
+        passed: Iterable[str] | None = None,
+        partial: Iterable[str | os.PathLike[str]] | None = None,
+    ) -> list[Path]:
+        """Baseline files no test used, among the modules this session collected.
+
+        ``collected``: every collected test, deselected ones included; ``passed``:
+        node ids of the tests that passed (default: what :meth:`note_collected` and
+        :meth:`note_passed` recorded, merged from workers; node ids resolve against
+        the layout's rootdir). Files of a test that did not pass (failed, skipped,
+        deselected, not reached) are never reported: the test may still use them.
+        Files of a test module that no longer exists are reported; modules not
+        collected in this session (``pytest tests/test_a.py``) are left alone, and
+        so are those collected in part: ``partial`` (default: what
+        :meth:`note_partial` recorded) lists test files selected by node id, whose
+        other tests' files have no owner in this session but are not unused.
+        """
+        if collected is None:
+            root = self.layout.rootdir or Path.cwd()
+            collected = [NodeRef.from_nodeid(n, root) for n in sorted(self.collected)]
+        collected = list(collected)
+        passed_ids = set(self.passed if passed is None else passed)
+        # Real paths: the command line's paths (relative to the invocation
+        # directory) and node ids (relative to rootdir) may differ by a symlink.
+        partial_files = {
+            _real(Path(f)) for f in (self.partial if partial is None else partial)
+        }
+        modules: dict[Path, list[NodeRef]] = {}
+        for ref in collected:
+            modules.setdefault(_abs(ref.path), []).append(ref)
+        roots = {self.layout.scan_root(f) for f in modules}
+        unused = []
+        for root in sorted(roots):
+            for file in self.layout.files_under(root):
+                if _abs(file) in self.touched:
+                    continue
+                test_file = _abs(self.layout.test_file_of(file.parent))
+                if partial_files and _real(test_file) in partial_files:
+                    continue  # only some of its tests were collected
+                tests = modules.get(test_file)
+                if tests is None:
+                    if not test_file.exists():
+                        unused.append(file)  # its test module was deleted or renamed
+                    continue
+                owners = [t for t in tests if _owns(t.name, file.stem)]
+                if all(t.nodeid in passed_ids for t in owners):
+                    unused.append(file)
+        return unused
+
+    def remove(self, paths: Iterable[Path]) -> list[Path]:
+        """Delete baseline files (update mode) and the directories they leave empty."""
+        removed = []
+        for path in paths:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            removed.append(path)
+            for parent in self.layout.empty_candidates(path):
+                if parent.is_dir() and not any(parent.iterdir()):
+                    parent.rmdir()
+        self.removed += removed
+        return removed
+
+    def worker_payload(self) -> dict[str, Any]:
+        """What an xdist worker sends the controller (JSON-serializable)."""
+        return {
+            "touched": sorted(str(p) for p in self.touched),
+            "outcomes": [o.to_json() for o in self.outcomes],
+            "collected": sorted(self.collected),
+            "passed": sorted(self.passed),
+            "partial": sorted(self.partial),
+        }
+
+    def merge_payload(self, payload: Mapping[str, Any]) -> None:
+        """Add a worker's bookkeeping to this (controller) store."""
+        self.touched.update(Path(p) for p in payload.get("touched", []))
+        self.collected.update(payload.get("collected", []))
+        self.passed.update(payload.get("passed", []))
+        self.partial.update(payload.get("partial", []))
+        self.outcomes += [
+            CheckOutcome.from_json(o) for o in payload.get("outcomes", [])
+        ]
+
+    def failed(self) -> bool:
+        """True when some check failed (missing, corrupt, mismatch, regressed)."""
+        return any(o.status in _FAILED for o in self.outcomes)
+
+    def summary_lines(self, unused: Sequence[Path] = ()) -> list[str]:
+        """Lines for the terminal summary: counts, improvements, unused files."""
+        if not self.outcomes and not unused and not self.removed:
+            return []
+        counts: dict[str, int] = {}
+        for o in self.outcomes:
+            counts[o.status] = counts.get(o.status, 0) + 1
+        parts = [f"{counts[s]} {s}" for s in OUTCOMES if counts.get(s)]
+        lines = [f"baselines: {', '.join(parts) or 'none checked'}"]
+        for o in self.outcomes:
+            if o.status in ("improved", "updated", "created") and o.message:
+                lines.append(f"  {o.message}")
+        if self.removed:
+            lines.append(f"removed {len(self.removed)} unused baseline(s):")
+            lines += [f"  {self._shown(p)}" for p in self.removed]
+        elif unused:
+            lines.append(
+                f"{len(unused)} unused baseline(s) (no test used them; "
+                f"`{self.update_command}` removes them):"
+            )
+            lines += [f"  {self._shown(p)}" for p in unused]
+        return lines
+
+
+_FAILED = frozenset({"missing", "corrupt", "mismatch", "regressed"})
+
+
+def _owns(test: str, stem: str) -> bool:
+    own = sanitize_name(test)
+    return stem == own or stem.startswith(own + ".")
+
+
+def _what_changed(
+    path: Path, old_text: str | None, result: EvalResult, settings: GateSettings
+) -> str:
+    """``: recall 31.38 -> 33.10, iou …`` for an updated file, when comparable."""
+    if old_text is None:
+        return ""
+    try:
+        old = Baseline.from_json(json.loads(old_text), str(path))
+    except (BaselineCorrupt, json.JSONDecodeError):
+        return " (the old file was unreadable)"
+    problems = changes(old, result)
+    if problems:
+        return f" ({'; '.join(problems)})"
+    moved = []
+    for metric, _ in settings.gated():
+        if metric in old.metrics and metric in result.metrics:
+            before = old.metrics[metric].mean
+            after = round(result.metrics[metric].mean, MEAN_DECIMALS)
+            if not (math.isnan(before) or math.isnan(after)) and before != after:
+                moved.append(f"{metric} {100 * before:.2f} -> {100 * after:.2f}")
+    return f": {', '.join(moved)}" if moved else ""

@@ -1,0 +1,296 @@
+"""What the gate allows: per-metric tolerances (absolute, ``pp`` or relative to
+the baseline mean), the confidence and the mode, parsed from options and
+markers (:class:`GateSettings`).
+
+Only the standard library at import time: the plugin parses tolerances at
+start-up and must not pay for numpy there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+# Only the standard library at import time: the plugin parses tolerances at start-up
+# and must not pay for numpy there. numpy is imported where the gate computes.
+
+HIGHER_IS_BETTER: dict[str, bool] = {
+    "recall": True,
+    "precision": True,
+    "iou": True,
+    "f1": True,
+    "precision_omega": True,
+}
+"""Direction of each metric the gate knows (every one of ``metrics.METRICS``)."""
+
+# F1 is a monotone function of IoU query by query, and precision_omega measures the
+# chunking alone: gating them by default would add metrics (and so widen the
+# simultaneous intervals) without adding information. Configure them to gate them.
+DEFAULT_GATED: tuple[str, ...] = ("recall", "precision", "iou")
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_SAMPLES = 10_000
+DEFAULT_SEED = 0
+DEFAULT_WORST = 5
+GATE_MODES: tuple[str, ...] = ("paired", "mean")
+_TOLERANCE_FORM = "METRIC:-NUMBER[%|pp] (e.g. 'recall:-1%, iou:-0.002')"
+_OFF = ("off", "none")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How much worse a metric may get: ``amount`` absolute (a fraction of 1), or
+    relative to the baseline mean when ``relative``."""
+
+    amount: float = 0.0
+    relative: bool = False
+    points: bool = False  # written in percentage points; only changes ``str()``
+
+    def allowed(self, baseline_mean: float) -> float:
+        """The absolute worsening allowed for a metric whose baseline mean is given."""
+        if self.relative:
+            return self.amount * abs(baseline_mean)
+        return self.amount
+
+    def __str__(self) -> str:
+        if self.relative:
+            return f"-{_short(100 * self.amount)}%"
+        if self.points:
+            return f"-{_short(100 * self.amount)}pp"
+        return f"-{_short(self.amount)}"
+
+
+Tolerances = dict[str, Tolerance | None]
+"""metric -> tolerance; ``None`` means "not gated" (written ``metric:off``)."""
+
+
+def _short(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _metric_name(name: str) -> str:
+    if name == "*" or name in HIGHER_IS_BETTER:
+        return name
+    close = difflib.get_close_matches(name, list(HIGHER_IS_BETTER), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise argparse.ArgumentTypeError(
+        f"unknown metric {name!r}{hint}; known: {', '.join(HIGHER_IS_BETTER)}, "
+        "or '*' for all"
+    )
+
+
+_VALUE = re.compile(
+    r"^(?P<sign>[+-]?)\s*(?P<num>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>%|pp)?$"
+)
+
+
+def parse_tolerance_value(text: str | float, metric: str = "") -> Tolerance | None:
+    """``-1%`` (relative), ``-1pp`` (percentage points), ``-0.002`` (absolute) or
+    ``off``; an unsigned number means the same drop. Raises ArgumentTypeError."""
+    where = f"{metric}: " if metric else ""
+    if isinstance(text, bool):
+        raise argparse.ArgumentTypeError(f"{where}expected a tolerance, got {text!r}")
+    if isinstance(text, (int, float)):
+        text = repr(float(text))
+    value = text.strip().lower()
+    if value in _OFF:
+        return None
+    match = _VALUE.match(value)
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"{where}bad tolerance {text!r}; expected -NUMBER (absolute, e.g. "
+            "-0.002), -NUMBER% (relative to the baseline mean), -NUMBERpp "
+            "(percentage points) or 'off'"
+        )
+    if match["sign"] == "+":
+        raise argparse.ArgumentTypeError(
+            f"{where}tolerance {text!r} is positive; a tolerance is the drop you "
+            f"accept, written with a minus sign (e.g. -{match['num']}"
+            f"{match['unit'] or ''})"
+        )
+    number = float(match["num"])
+    unit = match["unit"]
+    if unit == "%":
+        if number > 100:
+            raise argparse.ArgumentTypeError(
+                f"{where}relative tolerance {text!r} is above 100%"
+            )
+        return Tolerance(number / 100, relative=True)
+    if unit == "pp":
+        if number > 100:
+            raise argparse.ArgumentTypeError(
+                f"{where}tolerance {text!r} is above 100 percentage points"
+            )
+        return Tolerance(number / 100, points=True)
+    if number > 1:
+        raise argparse.ArgumentTypeError(
+            f"{where}absolute tolerance {text!r} is above 1, but metrics are "
+            f"fractions in [0, 1]; did you mean -{match['num']}% (relative) or "
+            f"-{match['num']}pp (percentage points)?"
+        )
+    return Tolerance(number)
+
+
+def parse_tolerances(text: str) -> Tolerances:
+    """``"recall:-1%, iou:-0.002, f1:off"`` -> ``{metric: Tolerance | None}``.
+
+    ``*`` sets every metric (later items override it). Raises ArgumentTypeError
+    (pytest-benchmark's ``parse_compare_fail`` style) with what is allowed.
+    """
+    out: Tolerances = {}
+    seen: set[str] = set()
+    for raw in re.split(r"[,\n]", text):
+        item = raw.strip()
+        if not item:
+            continue
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip() or not value.strip():
+            raise argparse.ArgumentTypeError(
+                f"bad tolerance item {item!r}; expected {_TOLERANCE_FORM}"
+            )
+        metric = _metric_name(name.strip())
+        if metric in seen:
+            raise argparse.ArgumentTypeError(
+                f"metric {metric!r} is given twice in {text.strip()!r}"
+            )
+        seen.add(metric)
+        tol = parse_tolerance_value(value, metric)
+        if metric == "*":
+            for m in HIGHER_IS_BETTER:
+                out.setdefault(m, tol)
+        else:
+            out[metric] = tol
+    return out
+
+
+def coerce_tolerances(value: str | Mapping[str, Any] | None) -> Tolerances:
+    """Tolerances from a call: a string as in ini, or ``{metric: "-1%" | -0.002}``."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return parse_tolerances(value)
+    if not isinstance(value, Mapping):
+        raise argparse.ArgumentTypeError(
+            f"tolerance must be a string such as 'recall:-1%' or a mapping "
+            f"{{metric: tolerance}}, got {type(value).__name__}"
+        )
+    out: Tolerances = {}
+    for name, raw in value.items():
+        metric = _metric_name(str(name))
+        if raw is not None and not isinstance(raw, (str, int, float, Tolerance)):
+            raise argparse.ArgumentTypeError(
+                f"{metric}: expected a tolerance such as '-1%' or -0.002, got "
+                f"{type(raw).__name__} {raw!r}"
+            )
+        tol = raw if raw is None or isinstance(raw, Tolerance) else None
+        if isinstance(raw, (str, int, float)):
+            tol = parse_tolerance_value(raw, metric)
+        targets = list(HIGHER_IS_BETTER) if metric == "*" else [metric]
+        for m in targets:
+            if metric != "*" or m not in value:
+                out[m] = tol
+    return out
+
+
+def format_tolerances(tolerances: Mapping[str, Tolerance | None]) -> str:
+    """The inverse of :func:`parse_tolerances` (metrics in canonical order)."""
+    order = [m for m in HIGHER_IS_BETTER if m in tolerances]
+    return ", ".join(f"{m}:{tolerances[m] or 'off'}" for m in order)
+
+
+def parse_confidence(text: str | float) -> float:
+    """``95%``, ``95`` or ``0.95`` -> 0.95; between 50% and 100% exclusive."""
+    raw = text.strip() if isinstance(text, str) else text
+    try:
+        if isinstance(raw, str) and raw.endswith("%"):
+            value = float(raw[:-1]) / 100
+        else:
+            value = float(raw)
+            if value > 1:
+                value /= 100
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"bad confidence {text!r}; expected a level such as 95% or 0.95"
+        ) from None
+    if not 0.5 <= value < 1:
+        raise argparse.ArgumentTypeError(
+            f"confidence {text!r} must be at least 50% and below 100% (e.g. 95%)"
+        )
+    return value
+
+
+def parse_gate_mode(text: str) -> str:
+    """``paired`` (bootstrap over per-query deltas) or ``mean`` (means only)."""
+    value = text.strip().lower()
+    if value not in GATE_MODES:
+        raise argparse.ArgumentTypeError(
+            f"bad gate mode {text!r}; expected one of {', '.join(GATE_MODES)}"
+        )
+    return value
+
+
+def default_tolerances() -> Tolerances:
+    """Zero tolerance on :data:`DEFAULT_GATED`: any drop beyond noise fails."""
+    return {m: Tolerance() for m in DEFAULT_GATED}
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """Everything a comparison needs besides the two results."""
+
+    tolerances: Mapping[str, Tolerance | None] = field(
+        default_factory=default_tolerances
+    )
+    mode: str = "paired"
+    confidence: float = DEFAULT_CONFIDENCE
+    samples: int = DEFAULT_SAMPLES
+    seed: int = DEFAULT_SEED
+    worst: int = DEFAULT_WORST
+
+    @classmethod
+    def from_options(
+        cls,
+        tolerance: str | None = None,
+        mode: str | None = None,
+        confidence: str | float | None = None,
+    ) -> GateSettings:
+        """Session settings from ini/flag strings (None: the default). A configured
+        tolerance replaces the default one: only the metrics it names are gated.
+        Raises ArgumentTypeError for bad values (a usage error at startup)."""
+        base = cls()
+        tolerances = (
+            base.tolerances if tolerance is None else parse_tolerances(tolerance)
+        )
+        return replace(base, tolerances=tolerances).override(
+            mode=mode, confidence=confidence
+        )
+
+    def gated(self) -> list[tuple[str, Tolerance]]:
+        """(metric, tolerance) pairs that are gated, in canonical metric order."""
+        return [
+            (m, tol)
+            for m in HIGHER_IS_BETTER
+            if (tol := self.tolerances.get(m)) is not None
+        ]
+
+    def override(
+        self,
+        *,
+        tolerance: str | Mapping[str, Any] | None = None,
+        mode: str | None = None,
+        confidence: str | float | None = None,
+    ) -> GateSettings:
+        """These settings with a call's overrides: tolerances merge per metric."""
+        merged = dict(self.tolerances)
+        merged.update(coerce_tolerances(tolerance))
+        return replace(
+            self,
+            tolerances=merged,
+            mode=self.mode if mode is None else parse_gate_mode(mode),
+            confidence=(
+                self.confidence if confidence is None else parse_confidence(confidence)
+            ),
+        )

@@ -1,0 +1,219 @@
+"""The HTML report (``--chunkeval-html``): one self-contained file with a sortable
+table and SVG charts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from pytest_chunkeval.core.metrics import METRICS
+from pytest_chunkeval.reporting.history import commits
+from pytest_chunkeval.reporting.markdown import _latest_two, _result_rows
+from pytest_chunkeval.reporting.rows import TABLE_METRICS, _Row
+from pytest_chunkeval.reporting.svg import (
+    BAR_METRICS,
+    _colors,
+    _esc,
+    _legend,
+    bars_svg,
+    history_svg,
+    scatter_svg,
+)
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.reporting.rows import ReportEntry
+
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1b1f24;
+margin:24px auto;max-width:1240px;padding:0 16px;background:#fff}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;
+border-bottom:1px solid #d8dee4;padding-bottom:4px}
+.meta,.note{color:#57606a}
+table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
+th,td{padding:4px 8px;border-bottom:1px solid #eaeef2;text-align:right;
+white-space:nowrap}.table-wrap{overflow-x:auto}
+td:nth-child(-n+2){white-space:normal;overflow-wrap:anywhere}
+th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}
+th{cursor:pointer;background:#f6f8fa;user-select:none}
+th.sorted-asc::after{content:" \\25B2"}th.sorted-desc::after{content:" \\25BC"}
+td.test{max-width:320px}
+.plots{display:grid;gap:12px;
+grid-template-columns:repeat(auto-fill,minmax(min(100%,420px),1fr))}
+.plots figure{margin:0;min-width:0}.plots figure.wide{grid-column:1/-1}
+svg.plot{width:100%;height:auto;background:#fff;border:1px solid #eaeef2}
+svg .grid{stroke:#eaeef2;stroke-width:1}svg .frame{stroke:#57606a}
+svg text{font-size:11px;fill:#57606a}svg text.title{font-size:13px;fill:#1b1f24;
+font-weight:600}svg text.axis{font-size:12px}svg text.point-label{fill:#1b1f24}
+.legend{list-style:none;padding:0;margin:4px 0;display:flex;flex-wrap:wrap;
+gap:4px 14px;font-size:12px}
+.swatch{display:inline-block;width:10px;height:10px;margin-right:5px;
+border-radius:2px}
+"""
+
+_JS = """
+(function () {
+  "use strict";
+  function key(cell) {
+    var v = cell.getAttribute("data-v");
+    return v === null ? cell.textContent : parseFloat(v);
+  }
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    var heads = table.querySelectorAll("thead th");
+    heads.forEach(function (th, col) {
+      th.addEventListener("click", function () {
+        var asc = !th.classList.contains("sorted-asc");
+        heads.forEach(function (h) {
+          h.classList.remove("sorted-asc", "sorted-desc");
+        });
+        th.classList.add(asc ? "sorted-asc" : "sorted-desc");
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (a, b) {
+          var x = key(a.cells[col]), y = key(b.cells[col]);
+          var c = (typeof x === "number" && typeof y === "number")
+            ? (isNaN(x) ? -1 : isNaN(y) ? 1 : x - y)
+            : String(x).localeCompare(String(y));
+          return asc ? c : -c;
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
+      });
+    });
+  });
+  var plots = document.querySelectorAll("svg.plot");
+  var drawn = 0;
+  plots.forEach(function (svg) {
+    var marks = svg.querySelectorAll(".mark");
+    var ok = marks.length > 0;
+    marks.forEach(function (m) {
+      var box = m.getBBox();
+      if (!(box.width > 0 || box.height > 0)) { ok = false; }
+    });
+    if (ok) { drawn += 1; }
+  });
+  var status = document.createElement("div");
+  status.id = "chunkeval-status";
+  status.hidden = true;
+  status.setAttribute("data-plots", String(plots.length));
+  status.setAttribute("data-drawn", String(drawn));
+  document.body.appendChild(status);
+})();
+"""
+
+
+def _html_table(rows: Sequence[_Row]) -> str:
+    headers, body = _result_rows(rows)
+    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
+    lines = []
+    for row, cells in zip(rows, body, strict=True):
+        sort_values = [
+            None,
+            None,
+            *(row.means.get(m) for m in TABLE_METRICS),
+            row.chunk_size,
+            row.n,
+        ]
+        tds = []
+        for i, (cell, value) in enumerate(zip(cells, sort_values, strict=True)):
+            attrs = ' class="test"' if i == 0 else ""
+            if i == 0 and row.tests:
+                attrs += f' title="{_esc(chr(10).join(row.tests))}"'
+            if value is not None:
+                attrs += f' data-v="{value:.6g}"'
+            elif i >= 2:
+                attrs += ' data-v="NaN"'
+            tds.append(f"<td{attrs}>{_esc(cell)}</td>")
+        lines.append("<tr>" + "".join(tds) + "</tr>")
+    return (
+        f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr>'
+        f"</thead><tbody>{''.join(lines)}</tbody></table></div>"
+    )
+
+
+def _figure(svg: str, legend: str = "", wide: bool = False) -> str:
+    cls = ' class="wide"' if wide else ""
+    return f"<figure{cls}>{svg}{legend}</figure>"
+
+
+def html_report(
+    entries: Iterable[ReportEntry] = (),
+    history: Sequence[Mapping[str, Any]] = (),
+    *,
+    title: str = "chunkeval report",
+    generated: datetime | None = None,
+) -> str:
+    """One self-contained HTML page: results table, per-corpus bars, recall vs
+    IoU / precision, and each metric over commits (when ``history`` is given).
+
+    Without ``entries``, the table and plots show each configuration's latest
+    record in ``history``.
+    """
+    rows = [_Row.from_entry(e) for e in entries]
+    source = "this session"
+    if not rows and history:
+        rows = list(_latest_two(history)[0].values())
+        source = "the latest record of each configuration in the history"
+    labels = [r.label for r in rows]
+    labels += [_Row.from_record(r).label for r in history]
+    colors = _colors(labels)
+    when = (generated or datetime.now(timezone.utc)).isoformat(timespec="seconds")
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{_esc(title)}</h1>",
+        f'<p class="meta">Generated {_esc(when)} by pytest-chunkeval: '
+        f"{len(rows)} configuration(s) from {_esc(source)}"
+        + (
+            f"; history of {len(history)} records over {len(commits(history))} "
+            "commit(s)"
+            if history
+            else ""
+        )
+        + ". Metrics in percent (mean ± std over queries).</p>",
+    ]
+    if rows:
+        row_colors = {r.label: colors[r.label] for r in rows}
+        legend = _legend(row_colors)
+        parts += [
+            '<section id="results"><h2>Results</h2>',
+            '<p class="note">Click a column header to sort.</p>',
+            _html_table(rows),
+            "</section>",
+            '<section id="corpora"><h2>Per corpus</h2><div class="plots">',
+            *(
+                _figure(bars_svg(rows, m, colors), legend, wide=True)
+                for m in BAR_METRICS
+                if any(g.get(m) is not None for r in rows for g in r.groups.values())
+            ),
+            "</div></section>",
+            '<section id="tradeoffs"><h2>Recall against IoU and precision</h2>',
+            '<div class="plots">',
+            _figure(scatter_svg(rows, "iou", colors), legend),
+            _figure(scatter_svg(rows, "precision", colors), legend),
+            "</div></section>",
+        ]
+    if history:
+        history_colors = {
+            label: colors[label]
+            for label in dict.fromkeys(_Row.from_record(r).label for r in history)
+        }
+        parts += [
+            '<section id="history"><h2>Over commits</h2>',
+            '<p class="note">Commits in the order the history file recorded them; '
+            "<code>+</code> marks a dirty work tree.</p>",
+            _legend(history_colors),
+            '<div class="plots">',
+            *(
+                _figure(history_svg(history, m, colors))
+                for m in METRICS
+                if any(_Row.from_record(r).means.get(m) is not None for r in history)
+            ),
+            "</div></section>",
+        ]
+    if not rows and not history:
+        parts.append("<p>No results and no history to show.</p>")
+    parts += [f"<script>{_JS}</script>", "</body></html>"]
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,41 @@
+"""The JSON report (``--chunkeval-json``): every result with its tests."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from pytest_chunkeval.reporting.rows import REPORT_SCHEMA, ReportEntry
+
+
+def json_report(entries: Iterable[ReportEntry]) -> str:
+    """Every result of a session: ``{"chunkeval_report": 1, "results": [{"tests",
+    "result"}]}``; each ``result`` loads with ``EvalResult.from_json``."""
+    payload = {
+        "chunkeval_report": REPORT_SCHEMA,
+        "results": [
+            {"tests": list(e.nodeids), "result": dict(e.result)} for e in entries
+        ],
+    }
+    return json.dumps(payload, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def read_json_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
+    """The entries of a file written from :func:`json_report`."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"results file {path} does not exist") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"results file {path}: invalid JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("chunkeval_report") != REPORT_SCHEMA:
+        raise ValueError(
+            f"results file {path} is not a chunkeval JSON report "
+            f"(--chunkeval-json) of schema {REPORT_SCHEMA}"
+        )
+    return [
+        ReportEntry(item["result"], tuple(item.get("tests", [])))
+        for item in data.get("results", [])
+    ]

@@ -1,0 +1,133 @@
+"""The Markdown report (``--chunkeval-md``), the history table and the GitHub job
+summary."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_chunkeval.reporting.history import append_lines, commits
+from pytest_chunkeval.reporting.rows import (
+    TABLE_METRICS,
+    _chunk_cell,
+    _mean_std,
+    _pct,
+    _Row,
+)
+from pytest_chunkeval.reporting.table import HEADERS
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.reporting.rows import ReportEntry
+
+GITHUB_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = [
+        "| " + " | ".join(_md_cell(h) for h in headers) + " |",
+        "|" + "|".join(":---" if i < 2 else "---:" for i in range(len(headers))) + "|",
+    ]
+    lines += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _result_rows(rows: Sequence[_Row]) -> tuple[list[str], list[list[str]]]:
+    headers = [
+        "Test",
+        "Configuration",
+        *(HEADERS[m] for m in TABLE_METRICS),
+        "Chunk size",
+        "Queries",
+    ]
+    body = [
+        [
+            _tests_cell(r.tests),
+            r.label,
+            *(_mean_std(r, m) for m in TABLE_METRICS),
+            _chunk_cell(r),
+            str(r.n),
+        ]
+        for r in rows
+    ]
+    return headers, body
+
+
+def _tests_cell(tests: Sequence[str]) -> str:
+    if not tests:
+        return "-"
+    return tests[0] + (f" (+{len(tests) - 1})" if len(tests) > 1 else "")
+
+
+def markdown_report(
+    entries: Iterable[ReportEntry], *, title: str = "chunkeval results"
+) -> str:
+    """A Markdown table of the session's results (percent, mean ± std)."""
+    rows = [_Row.from_entry(e) for e in entries]
+    headers, body = _result_rows(rows)
+    return f"## {title}\n\n{_md_table(headers, body)}\n"
+
+
+def history_markdown(
+    records: Sequence[Mapping[str, Any]], *, title: str = "chunkeval history"
+) -> str:
+    """The latest commit's numbers per configuration, with the change since the
+    previous commit that has the same configuration."""
+    latest, previous = _latest_two(records)
+    headers = ["Configuration", "Commit", *(HEADERS[m] for m in TABLE_METRICS)]
+    body = []
+    for label, row in latest.items():
+        before = previous.get(label)
+        cells = [label, row.extra.get("commit", "")]
+        for m in TABLE_METRICS:
+            now = row.means.get(m)
+            cell = _pct(now)
+            old = before.means.get(m) if before else None
+            if now is not None and old is not None:
+                cell += f" ({100 * (now - old):+.1f})"
+            cells.append(cell)
+        body.append(cells)
+    n_commits = len(commits(records))
+    note = (
+        f"{len(records)} records over {n_commits} commit(s); in parentheses: the "
+        "change in points since the previous commit."
+    )
+    return f"## {title}\n\n{note}\n\n{_md_table(headers, body)}\n"
+
+
+def _latest_two(
+    records: Sequence[Mapping[str, Any]],
+) -> tuple[dict[str, _Row], dict[str, _Row]]:
+    """Per configuration: its row at its latest commit, and at the commit before."""
+    by_label: dict[str, dict[str, _Row]] = {}
+    for record in records:
+        row = _Row.from_record(record)
+        per_commit = by_label.setdefault(row.label, {})
+        # re-inserted so the order is that of each commit's LAST record (A, B, A:
+        # the latest is A)
+        per_commit.pop(row.extra["commit"], None)
+        per_commit[row.extra["commit"]] = row
+    latest, previous = {}, {}
+    for label, per_commit in by_label.items():
+        rows = list(per_commit.values())
+        latest[label] = rows[-1]
+        if len(rows) > 1:
+            previous[label] = rows[-2]
+    return latest, previous
+
+
+def append_github_summary(
+    markdown: str, environ: Mapping[str, str] | None = None
+) -> Path | None:
+    """Append to the file ``$GITHUB_STEP_SUMMARY`` names, when it is set."""
+    env = os.environ if environ is None else environ
+    target = env.get(GITHUB_SUMMARY_ENV)
+    if not target:
+        return None
+    append_lines(target, markdown if markdown.endswith("\n") else markdown + "\n")
+    return Path(target)

@@ -1,0 +1,116 @@
+"""What every report shows: one row per evaluated configuration (or history
+record), with the cell formatting the reports share."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_chunkeval.engine.results import EvalResult
+from pytest_chunkeval.reporting.history import commit_key
+
+REPORT_SCHEMA = 1
+TABLE_METRICS = ("recall", "precision", "iou", "f1", "precision_omega")
+
+
+@dataclass(frozen=True)
+class ReportEntry:
+    """One result of the session (its JSON form) and the tests that produced it."""
+
+    result: Mapping[str, Any]
+    nodeids: Sequence[str] = ()
+
+    @classmethod
+    def of(
+        cls, result: EvalResult, nodeids: Sequence[str] = (), *, details: bool = False
+    ) -> ReportEntry:
+        return cls(result.to_json(details=details), tuple(nodeids))
+
+
+@dataclass(frozen=True)
+class _Row:
+    """What a table line or a plot point needs, from a result or a history record."""
+
+    label: str  # the configuration in one line
+    chunker: str
+    k: str
+    unit: str
+    tests: tuple[str, ...]
+    means: Mapping[str, float | None]
+    stds: Mapping[str, float | None]
+    groups: Mapping[str, Mapping[str, float | None]]
+    chunk_size: float | None
+    n: int
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_entry(cls, entry: ReportEntry) -> _Row:
+        result = EvalResult.from_json(dict(entry.result))
+        return cls(
+            label=series_label(result.describe(), result.config),
+            chunker=str(result.config.get("chunker", result.label)),
+            k=str(result.config.get("k", "")),
+            unit=str(result.config.get("unit", "")),
+            tests=tuple(entry.nodeids),
+            means={m: _num(s.mean) for m, s in result.metrics.items()},
+            stds={m: _num(s.std) for m, s in result.metrics.items()},
+            groups={
+                g: {m: _num(s.mean) for m, s in stats.items()}
+                for g, stats in result.groups.items()
+            },
+            chunk_size=_num(result.chunks.get("mean_units")),
+            n=max((s.n for s in result.metrics.values()), default=0),
+        )
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> _Row:
+        config = record.get("config") or {}
+        metrics = record.get("metrics") or {}
+        return cls(
+            label=series_label(
+                str(record.get("configuration") or record.get("label", "?")), config
+            ),
+            chunker=str(config.get("chunker", record.get("label", "?"))),
+            k=str(config.get("k", "")),
+            unit=str(config.get("unit", "")),
+            tests=(str(record["test"]),) if record.get("test") else (),
+            means={m: _num(v.get("mean")) for m, v in metrics.items()},
+            stds={m: _num(v.get("std")) for m, v in metrics.items()},
+            groups=record.get("groups") or {},
+            chunk_size=_num((record.get("chunks") or {}).get("mean_units")),
+            n=int(record.get("n") or 0),
+            extra={"commit": commit_key(record)},
+        )
+
+
+def series_label(configuration: str, config: Mapping[str, Any]) -> str:
+    """One series per configuration AND dataset: the same chunker measured on two
+    corpora must not become one line of the history plots."""
+    corpus = config.get("corpus")
+    return f"{configuration} on {corpus}" if corpus else configuration
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def _pct(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{100 * value:.{digits}f}"
+
+
+def _mean_std(row: _Row, metric: str) -> str:
+    mean, std = row.means.get(metric), row.stds.get(metric)
+    if mean is None:
+        return "-"
+    return _pct(mean) if std is None else f"{_pct(mean)} ± {_pct(std)}"
+
+
+def _chunk_cell(row: _Row) -> str:
+    if row.chunk_size is None:
+        return "-"
+    return f"{row.chunk_size:.0f} {'tok' if row.unit == 'token' else row.unit}"

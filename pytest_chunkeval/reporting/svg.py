@@ -1,0 +1,298 @@
+"""Inline SVG charts for the HTML report: bars per metric, a metric against chunk
+size, and the history over commits. No plotting library."""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pytest_chunkeval.reporting.history import commit_key, commits
+from pytest_chunkeval.reporting.rows import _pct, _Row
+from pytest_chunkeval.reporting.table import HEADERS
+
+BAR_METRICS = ("recall", "iou")
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _nice_ceiling(value: float) -> float:
+    """The smallest of 1, 2, 2.5, 5 times a power of ten that is >= value."""
+    if value <= 0:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(value))
+    for step in (1, 2, 2.5, 5, 10):
+        if step * power >= value * (1 - 1e-9):
+            return float(step * power)
+    return 10.0 * power  # pragma: no cover
+
+
+def _ticks(top: float, count: int = 5) -> list[float]:
+    return [top * i / count for i in range(count + 1)]
+
+
+def _fmt_tick(value: float) -> str:
+    return f"{value:.3g}"
+
+
+class _Frame:
+    """A plot area inside an SVG viewBox, mapping data (in percent) to pixels."""
+
+    def __init__(
+        self,
+        width: int,
+        height: int,
+        *,
+        x_top: float = 1.0,
+        y_top: float = 100.0,
+        left: int = 56,
+        right: int = 16,
+        top: int = 30,
+        bottom: int = 48,
+    ) -> None:
+        self.width, self.height = width, height
+        self.left, self.right, self.top, self.bottom = left, right, top, bottom
+        self.x_top, self.y_top = x_top, y_top
+
+    @property
+    def inner_width(self) -> float:
+        return self.width - self.left - self.right
+
+    @property
+    def inner_height(self) -> float:
+        return self.height - self.top - self.bottom
+
+    def x(self, value: float) -> float:
+        return self.left + self.inner_width * value / self.x_top
+
+    def y(self, value: float) -> float:
+        return self.top + self.inner_height * (1 - value / self.y_top)
+
+    def open(self, title: str, kind: str) -> list[str]:
+        return [
+            f'<svg class="plot plot-{kind}" viewBox="0 0 {self.width} {self.height}" '
+            f'role="img" aria-label="{_esc(title)}">',
+            f'<text class="title" x="{self.left}" y="18">{_esc(title)}</text>',
+        ]
+
+    def y_axis(self, label: str) -> list[str]:
+        out = []
+        for tick in _ticks(self.y_top):
+            y = self.y(tick)
+            out.append(
+                f'<line class="grid" x1="{self.left}" x2="{self.width - self.right}" '
+                f'y1="{y:.1f}" y2="{y:.1f}"/>'
+            )
+            out.append(
+                f'<text class="tick" x="{self.left - 6}" y="{y + 4:.1f}" '
+                f'text-anchor="end">{_fmt_tick(tick)}</text>'
+            )
+        mid = self.top + self.inner_height / 2
+        out.append(
+            f'<text class="axis" transform="translate(14 {mid:.1f}) rotate(-90)" '
+            f'text-anchor="middle">{_esc(label)}</text>'
+        )
+        return out
+
+    def x_axis_numeric(self, label: str) -> list[str]:
+        out = []
+        base = self.height - self.bottom
+        for tick in _ticks(self.x_top):
+            x = self.x(tick)
+            out.append(
+                f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{self.top}" '
+                f'y2="{base}"/>'
+            )
+            out.append(
+                f'<text class="tick" x="{x:.1f}" y="{base + 16}" '
+                f'text-anchor="middle">{_fmt_tick(tick)}</text>'
+            )
+        out.append(self._x_label(label))
+        return out
+
+    def _x_label(self, label: str) -> str:
+        x = self.left + self.inner_width / 2
+        return (
+            f'<text class="axis" x="{x:.1f}" y="{self.height - 6}" '
+            f'text-anchor="middle">{_esc(label)}</text>'
+        )
+
+    def baseline(self) -> str:
+        y = self.height - self.bottom
+        return (
+            f'<line class="frame" x1="{self.left}" x2="{self.width - self.right}" '
+            f'y1="{y}" y2="{y}"/>'
+        )
+
+
+def _colors(labels: Iterable[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for label in labels:
+        out.setdefault(label, PALETTE[len(out) % len(PALETTE)])
+    return out
+
+
+def _legend(colors: Mapping[str, str]) -> str:
+    items = "".join(
+        f'<li><span class="swatch" style="background:{c}"></span>{_esc(label)}</li>'
+        for label, c in colors.items()
+    )
+    return f'<ul class="legend">{items}</ul>'
+
+
+def _top(values: Iterable[float | None]) -> float:
+    finite = [v for v in values if v is not None]
+    # metrics live in [0, 100] %: headroom above the top bar, never past 100
+    return min(100.0, _nice_ceiling(100 * max(finite, default=0.0) * 1.05 or 1.0))
+
+
+def bars_svg(rows: Sequence[_Row], metric: str, colors: Mapping[str, str]) -> str:
+    """Grouped bars: one group per corpus, one bar per configuration."""
+    groups = sorted({g for r in rows for g in r.groups})
+    frame = _Frame(
+        880,
+        300,
+        y_top=_top(r.groups.get(g, {}).get(metric) for r in rows for g in groups),
+    )
+    title = f"{HEADERS.get(metric, metric)} per corpus (%)"
+    out = frame.open(title, "bars") + frame.y_axis(HEADERS.get(metric, metric) + " %")
+    band = frame.inner_width / max(len(groups), 1)
+    bar = band * 0.8 / max(len(rows), 1)
+    base = frame.y(0)
+    for gi, group in enumerate(groups):
+        x0 = frame.left + gi * band + band * 0.1
+        for ri, row in enumerate(rows):
+            value = row.groups.get(group, {}).get(metric)
+            if value is None:
+                continue
+            y = frame.y(100 * value)
+            out.append(
+                f'<rect class="mark" x="{x0 + ri * bar:.1f}" y="{y:.1f}" '
+                f'width="{max(bar - 1, 1):.1f}" height="{max(base - y, 0):.1f}" '
+                f'fill="{colors[row.label]}"><title>{_esc(row.label)} — '
+                f"{_esc(group)}: {_pct(value)}%</title></rect>"
+            )
+        out.append(
+            f'<text class="tick" x="{frame.left + (gi + 0.5) * band:.1f}" '
+            f'y="{frame.height - frame.bottom + 16}" text-anchor="middle">'
+            f"{_esc(_short_label(group))}</text>"
+        )
+    out += [frame.baseline(), "</svg>"]
+    return "\n".join(out)
+
+
+def _short_label(text: str, width: int = 22) -> str:
+    stem = text.rsplit(".", 1)[0] if "." in text else text
+    return stem if len(stem) <= width else stem[: width - 1] + "…"
+
+
+def scatter_svg(rows: Sequence[_Row], x_metric: str, colors: Mapping[str, str]) -> str:
+    """Recall (y) against another metric (x), one labelled point per configuration."""
+    points = [
+        (r, r.means.get(x_metric), r.means.get("recall"))
+        for r in rows
+        if r.means.get(x_metric) is not None and r.means.get("recall") is not None
+    ]
+    frame = _Frame(
+        430,
+        320,
+        x_top=_top(p[1] for p in points),
+        y_top=_top(p[2] for p in points),
+    )
+    x_name = HEADERS.get(x_metric, x_metric)
+    out = frame.open(f"Recall vs {x_name} (%)", "scatter")
+    out += frame.y_axis("Recall %") + frame.x_axis_numeric(f"{x_name} %")
+    for row, xv, yv in points:
+        assert xv is not None
+        assert yv is not None
+        cx, cy = frame.x(100 * xv), frame.y(100 * yv)
+        out.append(
+            f'<circle class="mark" cx="{cx:.1f}" cy="{cy:.1f}" r="6" '
+            f'fill="{colors[row.label]}"><title>{_esc(row.label)}: recall '
+            f"{_pct(yv)}%, {_esc(x_name)} {_pct(xv)}%</title></circle>"
+        )
+        out.append(
+            f'<text class="point-label" x="{cx + 8:.1f}" y="{cy - 8:.1f}">'
+            f"{_esc(_short_label(row.chunker, 28))}</text>"
+        )
+    out += [frame.baseline(), "</svg>"]
+    return "\n".join(out)
+
+
+def history_svg(
+    records: Sequence[Mapping[str, Any]], metric: str, colors: Mapping[str, str]
+) -> str:
+    """One metric over commits (file order), one line per configuration."""
+    keys = commits(records)
+    index = {k: i for i, k in enumerate(keys)}
+    series: dict[str, dict[int, tuple[float, Mapping[str, Any]]]] = {}
+    for record in records:
+        row = _Row.from_record(record)
+        value = row.means.get(metric)
+        if value is not None:
+            series.setdefault(row.label, {})[index[commit_key(record)]] = (
+                value,
+                record,
+            )
+    frame = _Frame(
+        430,
+        260,
+        x_top=max(len(keys) - 1, 1),
+        y_top=_top(v for s in series.values() for v, _ in s.values()),
+        bottom=62,
+    )
+    name = HEADERS.get(metric, metric)
+    out = frame.open(f"{name} over commits (%)", "history") + frame.y_axis(name + " %")
+    step = max(1, math.ceil(len(keys) / 12))  # at most ~12 commit labels
+    base = frame.height - frame.bottom
+    for i, key in enumerate(keys):
+        if i % step == 0 or i == len(keys) - 1:
+            x = _commit_x(frame, i, len(keys))
+            out.append(
+                f'<text class="tick" transform="translate({x + 4:.1f} {base + 14}) '
+                f'rotate(-30)" text-anchor="end">{_esc(key)}</text>'
+            )
+    for label, points in series.items():
+        color = colors.get(label, PALETTE[0])
+        ordered = sorted(points.items())
+        coords = [
+            (_commit_x(frame, i, len(keys)), frame.y(100 * v)) for i, (v, _) in ordered
+        ]
+        if len(coords) > 1:
+            path = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
+            out.append(
+                f'<polyline class="line" points="{path}" fill="none" '
+                f'stroke="{color}" stroke-width="2"/>'
+            )
+        for (x, y), (i, (value, record)) in zip(coords, ordered, strict=True):
+            git = record.get("git") or {}
+            when = str(record.get("timestamp", ""))[:19]
+            out.append(
+                f'<circle class="mark" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{color}">'
+                f"<title>{_esc(label)}\n{_esc(keys[i])} "
+                f"{_esc(git.get('branch') or '')} {_esc(when)}: {_pct(value, 2)}%"
+                "</title></circle>"
+            )
+    out += [frame.baseline(), "</svg>"]
+    return "\n".join(out)
+
+
+def _commit_x(frame: _Frame, i: int, count: int) -> float:
+    if count == 1:
+        return frame.left + frame.inner_width / 2
+    return frame.x(i)

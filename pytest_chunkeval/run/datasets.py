@@ -1,0 +1,103 @@
+"""The corpus and query sets of the run's configurations, each read once."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pytest_chunkeval.run.config import RunConfig, generate_command
+from pytest_chunkeval.run.errors import ChunkevalError
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.data.corpus import Corpus
+    from pytest_chunkeval.data.queries import QuerySet
+
+
+class Datasets:
+    """Corpora and query sets by dataset key: twenty tests on one corpus read and
+    validate it once."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[tuple[object, ...], Any] = {}
+
+    def corpus(self, run: RunConfig) -> Corpus:
+        """The corpus of ``run`` (read once per session)."""
+        key = ("corpus", run.dataset_key[0])
+        if key not in self._loaded:
+            self._loaded[key] = self._load_corpus(run)
+        corpus: Corpus = self._loaded[key]
+        return corpus
+
+    def _load_corpus(self, run: RunConfig) -> Corpus:
+        if run.benchmark:
+            return self._benchmark(run)[0]
+        if not run.corpus:
+            raise ChunkevalError(
+                "no corpus configured for chunkeval: set chunkeval_corpus and "
+                'chunkeval_queries (or chunkeval_benchmark = "general") in '
+                "[tool.pytest.ini_options], pass --chunkeval-corpus / "
+                "--chunkeval-benchmark, or mark the test with "
+                "@pytest.mark.chunkeval(corpus=..., queries=...)"
+            )
+        from pytest_chunkeval.data.corpus import Corpus, CorpusError
+
+        paths = [str(run.path(p)) for p in run.corpus]
+        try:
+            return Corpus.from_paths(paths)
+        except CorpusError as exc:
+            where = run.origins.get("corpus", "chunkeval_corpus")
+            raise ChunkevalError(
+                f"cannot read the corpus {list(run.corpus)} (from {where}, relative "
+                f"to rootdir {run.rootdir}): {exc}"
+            ) from None
+
+    def _benchmark(self, run: RunConfig) -> tuple[Corpus, QuerySet]:
+        from pytest_chunkeval.config.registry import UnknownSpec
+        from pytest_chunkeval.data.benchmarks import load_benchmark
+
+        assert run.benchmark is not None
+        try:
+            return load_benchmark(run.benchmark)
+        except UnknownSpec as exc:
+            raise ChunkevalError(str(exc)) from None
+
+    def queries(self, run: RunConfig) -> QuerySet:
+        """The validated query set of ``run`` (read once per session)."""
+        key = ("queries", run.dataset_key)
+        if key not in self._loaded:
+            self._loaded[key] = self._load_queries(run)
+        queries: QuerySet = self._loaded[key]
+        return queries
+
+    def _load_queries(self, run: RunConfig) -> QuerySet:
+        if run.benchmark and not run.queries:
+            return self._benchmark(run)[1]
+        corpus = self.corpus(run)
+        if not run.queries:
+            raise ChunkevalError(
+                f"no query set configured for the corpus {list(run.corpus)}: set "
+                "chunkeval_queries (or --chunkeval-queries, or the marker's "
+                "queries=). To create one:\n\n    "
+                + generate_command(run.corpus, "queries.filtered.jsonl")
+                + f"\n\n(run in {run.rootdir}; choose --n and --model, see "
+                "`chunkeval generate --help`)"
+            )
+        path = run.path(run.queries)
+        where = run.origins.get("queries", "chunkeval_queries")
+        if not path.exists():
+            corpus_args = list(run.corpus) or [f"<the {run.benchmark} corpus>"]
+            raise ChunkevalError(
+                f"query set {run.queries} (from {where}) does not exist: {path}\n"
+                "Generate it from the corpus with:\n\n    "
+                + generate_command(corpus_args, run.queries)
+                + f"\n\n(run in {run.rootdir}; choose --n and --model, see "
+                "`chunkeval generate --help`)"
+            )
+        from pytest_chunkeval.data.queries import QuerySet
+        from pytest_chunkeval.data.query_types import QuerySetError
+
+        try:
+            return QuerySet.load(path, corpus)
+        except (QuerySetError, OSError) as exc:
+            raise ChunkevalError(
+                f"cannot load the query set (from {where}): {exc}"
+            ) from None

@@ -1,0 +1,289 @@
+"""The ``chunkeval`` fixture's object (:class:`Evaluator`) and the checks a
+test's marker asks for once its body passed (thresholds, baselines)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+from pytest_chunkeval.config.options import K, parse_k
+from pytest_chunkeval.run.config import RunConfig
+from pytest_chunkeval.run.errors import ChunkevalError, _fail
+from pytest_chunkeval.run.marker import MarkerOptions
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.data.corpus import Corpus
+    from pytest_chunkeval.data.queries import QuerySet
+    from pytest_chunkeval.engine.results import EvalResult
+    from pytest_chunkeval.gate.store import CheckOutcome
+    from pytest_chunkeval.run.session import ChunkevalSession
+
+
+T = TypeVar("T")
+
+
+class Evaluator:
+    """The ``chunkeval`` fixture: evaluates under the test's configuration (the
+    settings with its ``@pytest.mark.chunkeval`` on top) and keeps what it
+    produced, on which the marker's thresholds are checked after the test."""
+
+    def __init__(
+        self,
+        session: ChunkevalSession,
+        config: RunConfig,
+        nodeid: str,
+        *,
+        marker: MarkerOptions,
+        path: Path | None = None,
+        default_chunker: object = None,
+        fail: Callable[[str], NoReturn] = _fail,
+    ) -> None:
+        self.session = session
+        self.config = config
+        self.nodeid = nodeid
+        self.marker = marker
+        self.path = path
+        """The test's file (baselines live next to it)."""
+        self.default_chunker = default_chunker
+        self.results: list[EvalResult] = []
+        self._fail = fail
+        self._checked: list[EvalResult] = []
+        self._begun = False
+
+    @classmethod
+    def for_test(
+        cls,
+        session: ChunkevalSession,
+        nodeid: str,
+        marker: MarkerOptions | None = None,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        chunker: object = None,
+        fail: Callable[[str], NoReturn] = _fail,
+    ) -> Evaluator:
+        """The evaluator for one test (``chunker``: its ``chunkeval_chunker``)."""
+        run = RunConfig.from_settings(session.settings, marker)
+        return cls(
+            session,
+            run,
+            nodeid,
+            marker=marker or MarkerOptions(),
+            path=None if path is None else Path(path),
+            default_chunker=chunker,
+            fail=fail,
+        )
+
+    def __repr__(self) -> str:
+        return f"<chunkeval evaluator for {self.nodeid}>"
+
+    def _or_fail(self, make: Callable[[], T]) -> T:
+        __tracebackhide__ = True
+        try:
+            return make()
+        except ChunkevalError as exc:
+            message = str(exc)
+        # Outside the except block: the failure needs no chained traceback.
+        self._fail(message)
+
+    @property
+    def corpus(self) -> Corpus:
+        """The corpus this test evaluates on."""
+        return self._or_fail(lambda: self.session.datasets.corpus(self.config))
+
+    @property
+    def queries(self) -> QuerySet:
+        """The query set this test evaluates with."""
+        return self._or_fail(lambda: self.session.datasets.queries(self.config))
+
+    def evaluate(
+        self,
+        chunker: object = None,
+        *,
+        k: K | None = None,
+        label: str | None = None,
+    ) -> EvalResult:
+        """Chunk the corpus with ``chunker`` (a spec string such as
+        ``"recursive:200:0"``, a chunker object, or a function ``str -> list[str]``;
+        default: this test's ``chunkeval_chunker``), embed, index, retrieve ``k``
+        chunks per query and score. Memoized per session by configuration."""
+        __tracebackhide__ = True
+        if chunker is None:
+            if self.default_chunker is None:
+                self._fail(
+                    f"{self.nodeid}: chunkeval.evaluate() needs a chunker: pass a "
+                    "spec such as 'recursive:200:0' or a chunker object, or use the "
+                    "chunkeval_chunker fixture"
+                )
+            chunker = self.default_chunker
+        if k is not None:
+            try:
+                k = parse_k(k)
+            except argparse.ArgumentTypeError as exc:
+                raise ValueError(str(exc)) from None
+        chosen = chunker
+        result = self._or_fail(
+            lambda: self.session.evaluate(
+                self.config, chosen, nodeid=self.nodeid, k=k, label=label
+            )
+        )
+        self.results.append(result)
+        return result
+
+    def score(self, retriever: object, *, label: str | None = None) -> EvalResult:
+        """Score a whole retriever: a callable ``question -> results`` (texts,
+        ``(doc_id, start, end)`` spans or LangChain documents), an object with
+        ``.retrieve``/``.invoke``, or a mapping query id -> results. ``label``
+        names it in the summary and reports; results under one label share a
+        summary row (across xdist workers too)."""
+        __tracebackhide__ = True
+        result = self._or_fail(
+            lambda: self.session.score(
+                self.config, retriever, nodeid=self.nodeid, label=label
+            )
+        )
+        self.results.append(result)
+        return result
+
+    def check_baseline(
+        self,
+        result: EvalResult,
+        *,
+        name: str | None = None,
+        tolerance: str | Mapping[str, Any] | None = None,
+        mode: str | None = None,
+        confidence: str | float | None = None,
+    ) -> CheckOutcome:
+        """Compare ``result`` with this test's baseline file (``--chunkeval-update``
+        writes it instead). ``name`` tells apart several baselines of one test
+        (default: ``<test>.json``, then ``<test>.2.json``...); ``tolerance``
+        (``"recall:-2%"`` or ``{"recall": "-2%", "iou": -0.002}``), ``mode``
+        (``paired``/``mean``) and ``confidence`` override the session's for this
+        check. Raises an ``AssertionError`` (a ``BaselineError``) whose text says
+        what changed and the command that records the new numbers."""
+        __tracebackhide__ = True
+        from pytest_chunkeval.gate.baseline import BaselineError
+
+        failure: BaselineError | None = None
+        try:
+            outcome = self._check(result, name, tolerance, mode, confidence)
+        except BaselineError as exc:
+            failure = exc
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(f"check_baseline: {exc}") from None
+        if failure is not None:
+            # Raised here, without the store's frames: the report shows the test's
+            # line and the explanation.
+            raise failure.with_traceback(None) from None
+        return outcome
+
+    def _check(
+        self,
+        result: EvalResult,
+        name: str | None = None,
+        tolerance: str | Mapping[str, Any] | None = None,
+        mode: str | None = None,
+        confidence: str | float | None = None,
+    ) -> CheckOutcome:
+        from pytest_chunkeval.engine.results import EvalResult
+        from pytest_chunkeval.gate.paths import NodeRef
+
+        if not isinstance(result, EvalResult):
+            raise TypeError(
+                f"check_baseline takes the EvalResult of chunkeval.evaluate() or "
+                f"chunkeval.score(), got {type(result).__name__}"
+            )
+        store = self.session.baselines
+        if not self._begun:
+            store.begin(self.nodeid)  # numbering of unnamed baselines restarts
+            self._begun = True
+        test = (
+            NodeRef(self.nodeid, self.path)
+            if self.path is not None
+            else NodeRef.from_nodeid(self.nodeid, self.config.rootdir)
+        )
+        self._checked.append(result)
+        return store.check(
+            result,
+            test,
+            name=name,
+            tolerance=tolerance,
+            mode=mode,
+            confidence=confidence,
+        )
+
+    def check_marker_baselines(self) -> str | None:
+        """``@pytest.mark.chunkeval(baseline=True)``: every result the test
+        produced and did not check itself, compared after the test; the failures
+        as one text (None: all passed)."""
+        from pytest_chunkeval.gate.baseline import BaselineError
+
+        if not self.results:
+            return (
+                f"{self.nodeid}: @pytest.mark.chunkeval(baseline=True) compares the "
+                "test's results with their baselines, but the test produced no "
+                "chunkeval result: request the chunkeval fixture and call "
+                "chunkeval.evaluate(...) or chunkeval.score(...)"
+            )
+        failures = []
+        pending: list[EvalResult] = []
+        for result in self.results:  # each result once, in the order produced
+            if not any(result is r for r in [*self._checked, *pending]):
+                pending.append(result)
+        for result in pending:
+            try:
+                self._check(result)
+            except BaselineError as exc:
+                failures.append(str(exc))
+        return "\n\n".join(failures) or None
+
+
+def after_test(
+    nodeid: str, marker: MarkerOptions, evaluator: Evaluator | None
+) -> str | None:
+    """The marker's checks once the test body passed: thresholds, then baselines
+    (``baseline=True``); the failure text, or None."""
+    results = evaluator.results if evaluator is not None else []
+    if marker.thresholds:
+        message = check_thresholds(nodeid, marker.thresholds, results)
+        if message is not None:
+            return message
+    if not marker.baseline:
+        return None
+    if evaluator is None:
+        return (
+            f"{nodeid}: @pytest.mark.chunkeval(baseline=True) needs the chunkeval "
+            "fixture: request it and call chunkeval.evaluate(...) or "
+            "chunkeval.score(...)"
+        )
+    return evaluator.check_marker_baselines()
+
+
+def check_thresholds(
+    nodeid: str, thresholds: Mapping[str, float], results: Sequence[EvalResult]
+) -> str | None:
+    """Failure text when a result misses a marker threshold (or there is none)."""
+    stated = ", ".join(f"min_{m}={v:g}" for m, v in thresholds.items())
+    if not results:
+        return (
+            f"{nodeid}: @pytest.mark.chunkeval({stated}) states thresholds but the "
+            "test produced no chunkeval result: request the chunkeval fixture and "
+            "call chunkeval.evaluate(...) or chunkeval.score(...)"
+        )
+    from pytest_chunkeval.gate.assertions import check_metric
+
+    failures = []
+    for result in results:
+        for metric, minimum in thresholds.items():
+            try:
+                text = check_metric(result, metric, minimum)
+            except ValueError as exc:
+                text = str(exc)
+            if text is not None:
+                failures.append(text)
+    if not failures:
+        return None
+    head = f"{nodeid}: @pytest.mark.chunkeval({stated}) not met"
+    return "\n\n".join([head, *failures])

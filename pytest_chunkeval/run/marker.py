@@ -1,0 +1,173 @@
+"""``@pytest.mark.chunkeval(...)``: its keywords, their validators and the merge
+of a test's marker applications."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_chunkeval.config.options import K, parse_k, parse_spec, parse_unit
+from pytest_chunkeval.run.errors import ChunkevalError
+
+THRESHOLDS: dict[str, str] = {
+    "min_recall": "recall",
+    "min_precision": "precision",
+    "min_iou": "iou",
+    "min_f1": "f1",
+    "min_precision_omega": "precision_omega",
+}
+
+
+class MarkerError(ChunkevalError):
+    """``@pytest.mark.chunkeval(...)`` has an unknown keyword or a bad value."""
+
+
+def _marker_paths(value: object) -> tuple[str, ...]:
+    items = [value] if isinstance(value, (str, os.PathLike)) else value
+    if not isinstance(items, (list, tuple)) or not items:
+        raise argparse.ArgumentTypeError(
+            f"must be a path, a glob or a list of them, got {value!r}"
+        )
+    out = []
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)) or not os.fspath(item).strip():
+            raise argparse.ArgumentTypeError(
+                f"must be a path, a glob or a list of them, got {value!r}"
+            )
+        out.append(os.fspath(item).strip())
+    return tuple(out)
+
+
+def _marker_path(value: object) -> str:
+    if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).strip():
+        raise argparse.ArgumentTypeError(f"must be a path, got {value!r}")
+    return os.fspath(value).strip()
+
+
+def _marker_str(kind: str) -> Callable[[object], str]:
+    def parse(value: object) -> str:
+        if not isinstance(value, str):
+            raise argparse.ArgumentTypeError(
+                f"must be a spec string naming the {kind}, got "
+                f"{type(value).__name__} {value!r}"
+            )
+        return parse_spec(value, kind)
+
+    return parse
+
+
+def _marker_k(value: object) -> K:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer or 'min', got {value!r}"
+        )
+    return parse_k(value)
+
+
+def _marker_unit(value: object) -> str:
+    if not isinstance(value, str):
+        raise argparse.ArgumentTypeError(f"must be 'token' or 'char', got {value!r}")
+    return parse_unit(value)
+
+
+def _marker_fraction(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise argparse.ArgumentTypeError(
+            f"must be a number between 0 and 1, got {type(value).__name__} {value!r}"
+        )
+    if not 0.0 <= float(value) <= 1.0:
+        raise argparse.ArgumentTypeError(
+            f"must be between 0 and 1 (a fraction: 0.8 means 80%), got {value!r}"
+        )
+    return float(value)
+
+
+def _marker_bool(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise argparse.ArgumentTypeError(f"must be True or False, got {value!r}")
+    return value
+
+
+def _marker_benchmark(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise argparse.ArgumentTypeError(
+            f"must be a bundled benchmark name such as 'general', got {value!r}"
+        )
+    return value.strip()
+
+
+MARKER_KEYWORDS: dict[str, Callable[[object], Any]] = {
+    "corpus": _marker_paths,
+    "queries": _marker_path,
+    "benchmark": _marker_benchmark,
+    "k": _marker_k,
+    "unit": _marker_unit,
+    "embedder": _marker_str("embedder"),
+    "store": _marker_str("store"),
+    "tokenizer": _marker_str("tokenizer"),
+    **dict.fromkeys(THRESHOLDS, _marker_fraction),
+    "baseline": _marker_bool,
+}
+"""Every keyword ``@pytest.mark.chunkeval`` accepts, with its validator."""
+
+
+@dataclass(frozen=True)
+class MarkerOptions:
+    """A test's ``@pytest.mark.chunkeval`` keywords, validated."""
+
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+    """metric -> minimum mean."""
+    baseline: bool = False
+    """Compare every result the test produced with its baseline, after the test."""
+
+
+def parse_marker(
+    marks: Sequence[tuple[Sequence[object], Mapping[str, object]]], test: str
+) -> MarkerOptions:
+    """Merge marker applications (closest first: a function's marker overrides its
+    class's and module's) and validate them; :class:`MarkerError` names ``test``."""
+    merged: dict[str, Any] = {}
+    for args, kwargs in reversed(list(marks)):
+        if args:
+            raise MarkerError(
+                f"{test}: @pytest.mark.chunkeval takes keyword arguments only, "
+                f"got positional {', '.join(map(repr, args))}"
+            )
+        if "corpus" in kwargs and "benchmark" in kwargs:
+            raise MarkerError(
+                f"{test}: @pytest.mark.chunkeval: corpus= and benchmark= are "
+                "exclusive (a benchmark brings its own corpus)"
+            )
+        for key, value in kwargs.items():
+            if key not in MARKER_KEYWORDS:
+                close = difflib.get_close_matches(key, MARKER_KEYWORDS, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise MarkerError(
+                    f"{test}: @pytest.mark.chunkeval got an unknown keyword "
+                    f"{key!r}{hint}; valid: {', '.join(MARKER_KEYWORDS)}"
+                )
+            try:
+                parsed = MARKER_KEYWORDS[key](value)
+            except argparse.ArgumentTypeError as exc:
+                raise MarkerError(
+                    f"{test}: @pytest.mark.chunkeval({key}={value!r}): "
+                    + _naming(key, str(exc))
+                ) from None
+            if key in ("corpus", "benchmark"):
+                merged.pop("benchmark" if key == "corpus" else "corpus", None)
+            merged[key] = parsed
+    thresholds = {THRESHOLDS[k]: merged.pop(k) for k in list(merged) if k in THRESHOLDS}
+    baseline = bool(merged.pop("baseline", False))
+    return MarkerOptions(merged, thresholds, baseline)
+
+
+def _naming(key: str, message: str) -> str:
+    """``message`` starting with ``key`` once: the validators shared with the
+    settings (``k must be…``, ``embedder spec must…``) name it already, the
+    marker's own (``must be a path…``) do not."""
+    return message if message.startswith(f"{key} ") else f"{key} {message}"

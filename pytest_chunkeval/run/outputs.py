@@ -1,0 +1,165 @@
+"""End-of-session outputs: the history file and the JSON, Markdown and HTML
+reports. A failure to write one is reported in the summary, not raised."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.config.options import Settings
+    from pytest_chunkeval.reporting.rows import ReportEntry
+
+
+@dataclass
+class SummaryRow:
+    """One evaluated configuration: its result (without per-query detail) and the
+    tests that asserted on it."""
+
+    key: str
+    result: dict[str, Any]
+    nodeids: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "result": self.result, "nodeids": self.nodeids}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SummaryRow:
+        return cls(str(data["key"]), dict(data["result"]), list(data["nodeids"]))
+
+
+@dataclass
+class SessionEnd:
+    """What the end of the session did, for the terminal summary."""
+
+    unused: list[Path] = field(default_factory=list)
+    """Baseline files no test used (empty in update mode: they were deleted)."""
+    fail_unused: bool = False
+    """Unused baselines fail the run (``chunkeval_fail_unused``)."""
+    baselines: list[str] = field(default_factory=list)
+    """The baseline store's summary lines."""
+    written: list[str] = field(default_factory=list)
+    """One line per history append / report written."""
+    errors: list[str] = field(default_factory=list)
+    """Outputs that could not be written."""
+
+    @property
+    def failed(self) -> bool:
+        """True when the run must fail although every test passed."""
+        return bool(self.errors) or (self.fail_unused and bool(self.unused))
+
+
+def _attempt(end: SessionEnd, what: str, write: Callable[[], list[str]]) -> None:
+    """Run one output writer; a failure is reported, not raised: the tests ran
+    and their results must still be shown."""
+    try:
+        end.written += write()
+    except (OSError, ValueError) as exc:  # ValueError: also history.HistoryError
+        end.errors.append(f"could not {what}: {exc}")
+
+
+def _json(path: str, entries: Sequence[ReportEntry]) -> list[str]:
+    from pytest_chunkeval.reporting.json_report import json_report
+    from pytest_chunkeval.util.files import atomic_write_text
+
+    atomic_write_text(path, json_report(entries))
+    return [f"JSON report: {path}"]
+
+
+def _markdown(
+    path: str, entries: Sequence[ReportEntry], environ: Mapping[str, str]
+) -> list[str]:
+    from pytest_chunkeval.reporting.markdown import (
+        GITHUB_SUMMARY_ENV,
+        append_github_summary,
+        markdown_report,
+    )
+    from pytest_chunkeval.util.files import atomic_write_text
+
+    text = markdown_report(entries)
+    atomic_write_text(path, text)
+    lines = [f"Markdown report: {path}"]
+    if append_github_summary(text, environ) is not None:
+        lines.append(f"Markdown report appended to ${GITHUB_SUMMARY_ENV}")
+    return lines
+
+
+def _html(path: str, entries: Sequence[ReportEntry], history: str | None) -> list[str]:
+    from pytest_chunkeval.reporting.history import read_history
+    from pytest_chunkeval.reporting.html import html_report
+    from pytest_chunkeval.util.files import atomic_write_text
+
+    records = read_history(history) if history and Path(history).exists() else []
+    atomic_write_text(path, html_report(entries, records))
+    return [f"HTML report: {path}"]
+
+
+def write_outputs(
+    s: Settings, rows: Sequence[SummaryRow], end: SessionEnd, environ: Mapping[str, str]
+) -> None:
+    """Append the history and write the configured reports; failures go to
+    ``end.errors``."""
+    if s.history:
+        _attempt(
+            end,
+            f"append to the history file {s.history}",
+            lambda: _history(s, rows),
+        )
+    if not (s.json or s.md or s.html):
+        return
+    from pytest_chunkeval.reporting.rows import ReportEntry
+
+    entries = [ReportEntry(r.result, tuple(r.nodeids)) for r in rows]
+    if s.json:
+        path = s.json
+        _attempt(end, f"write the JSON report {path}", lambda: _json(path, entries))
+    if s.md:
+        path = s.md
+        _attempt(
+            end,
+            f"write the Markdown report {path}",
+            lambda: _markdown(path, entries, environ),
+        )
+    if s.html:
+        path = s.html
+        _attempt(
+            end,
+            f"write the HTML report {path}",
+            lambda: _html(path, entries, s.history),
+        )
+
+
+def _history(settings: Settings, rows: Sequence[SummaryRow]) -> list[str]:
+    from datetime import datetime, timezone
+
+    from pytest_chunkeval.engine.results import EvalResult
+    from pytest_chunkeval.reporting.history import (
+        append_history,
+        git_info,
+        history_record,
+    )
+
+    assert settings.history is not None
+    git = git_info(settings.rootdir)
+    now = datetime.now(timezone.utc)  # one timestamp: the records of one run
+    records = [
+        history_record(
+            EvalResult.from_json(row.result),
+            test=row.nodeids[0] if row.nodeids else None,
+            git=git,
+            timestamp=now,
+        )
+        for row in rows
+    ]
+    if not records:
+        return []
+    # a repaired torn line is reported in the summary, not as a warning (which
+    # a filterwarnings=error configuration would turn into a crash here)
+    notes: list[str] = []
+    count = append_history(settings.history, records, note=notes.append)
+    return [
+        *notes,
+        f"history: {count} record(s) appended to {settings.history}",
+    ]
