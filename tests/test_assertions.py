@@ -233,8 +233,10 @@ def test_statistic_errors() -> None:
         percentile(150)
     with pytest.raises(ValueError, match=r"0\.8 means 80%"):
         assert_recall_at_least(make_result(), 80)
-    with pytest.raises(ValueError, match="unknown metric 'mrr'"):
-        assert_metric_at_least(make_result(), "mrr", 0.5)
+    with pytest.raises(ValueError, match="unknown metric 'mmr'"):
+        assert_metric_at_least(make_result(), "mmr", 0.5)
+    with pytest.raises(ValueError, match="mrr was not measured"):
+        assert_metric_at_least(make_result(), "mrr", 0.5)  # a result from before §9
 
 
 def test_precision_omega_undefined_for_retrievers() -> None:
@@ -276,3 +278,36 @@ def test_helpers_are_exported_lazily() -> None:
     assert "assert_iou_at_least" in dir(pytest_chunkeval)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = pytest_chunkeval.nope  # type: ignore[attr-defined]
+
+
+def test_rank_metric_helpers_pass_and_fail_readably(tmp_path):
+    from pytest_chunkeval import (
+        assert_complete_at_least,
+        assert_mrr_at_least,
+        assert_ndcg_at_least,
+    )
+    from pytest_chunkeval.data.corpus import Corpus
+    from pytest_chunkeval.embedders.hashing import HashingEmbedder
+    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.engine.evaluate import evaluate
+    from tests.test_engine import DOCS, make_queries
+    from tests.test_engine_ranking import ShuffledStore
+
+    corpus = Corpus.from_mapping(DOCS, name="tiny")
+    result = evaluate(
+        "recursive:20:0",
+        corpus,
+        make_queries(corpus),
+        embedder=HashingEmbedder(),
+        store=ShuffledStore(),  # misses each query's best chunk
+        k=2,
+        cache=EmbeddingCache(tmp_path),
+    )
+    assert_mrr_at_least(result, result.mean("mrr"))
+    assert_ndcg_at_least(result, 0.0)
+    with pytest.raises(
+        AssertionError, match=r"^ndcg mean [0-9.]+ is below the required 1\.000"
+    ):
+        assert_ndcg_at_least(result, 1.0)
+    with pytest.raises(AssertionError, match="complete mean"):
+        assert_complete_at_least(result, 1.0)

@@ -124,3 +124,43 @@ def test_cache_info_and_clear(project, capsys):
     assert "and 1 stored search results" in capsys.readouterr().out
     main(["cache", "info", "--cache-dir", str(project / "cache")])
     assert "(empty)" in capsys.readouterr().out
+
+
+def test_eval_budget_sweep_shows_budget_and_asked_columns_only(project, capsys):
+    out_json = project / "sweep.json"
+    code = run(
+        project,
+        "--chunker",
+        "recursive:4:0",
+        "--chunker",
+        "recursive:10:0",
+        "--budget",
+        "12",
+        "--metric",
+        "recall",
+        "--metric",
+        "ndcg",
+        "--loss",
+        "--json",
+        str(out_json),
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("Chunking"))
+    assert header.split() == [
+        "Chunking", "Size", "Overlap", "k", "Budget", "Sent", "Recall", "nDCG",
+        "Chunk", "size",
+    ]  # fmt: skip
+    assert "where recall is lost" in out
+    assert "chunking lost" in out
+    results = json.loads(out_json.read_text())
+    assert [r["config"]["budget"] for r in results] == [12, 12]
+    for r in results:
+        assert all(q["retrieved_units"] <= 12 for q in r["queries"])
+        assert set(r["loss"]) == {"chunking", "search"}
+
+
+def test_bad_budget_is_rejected_by_argparse(project, capsys):
+    with pytest.raises(SystemExit):
+        run(project, "--budget", "0")
+    assert "budget must be a positive whole number" in capsys.readouterr().err

@@ -20,6 +20,12 @@ class CommandError(Exception):
     """A failure the user can fix; printed without a traceback."""
 
 
+def _budget_value(text: str) -> int:
+    from pytest_chunkeval.config.options import parse_budget
+
+    return parse_budget(text)
+
+
 def _k_value(text: str) -> int | str:
     from pytest_chunkeval.config.defaults import check_k
 
@@ -54,7 +60,7 @@ def _load_data(args: argparse.Namespace) -> tuple[Any, Any]:
 def cmd_eval(args: argparse.Namespace) -> int:
     from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
     from pytest_chunkeval.engine.evaluate import evaluate
-    from pytest_chunkeval.reporting.table import results_table
+    from pytest_chunkeval.reporting.table import loss_lines, results_table
     from pytest_chunkeval.util.files import atomic_write_text
 
     corpus, queries = _load_data(args)
@@ -64,24 +70,27 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from pytest_chunkeval.config.defaults import DEFAULT_STORE
 
     stores: list[str] = args.store or [DEFAULT_STORE]
+    budgets: list[int | None] = args.budget or [None]
     for chunker in args.chunker or ["recursive:200:0"]:
         for k in args.k or [5]:
-            for store in stores:
-                results.append(
-                    evaluate(
-                        chunker,
-                        corpus,
-                        queries,
-                        embedder=args.embedder,
-                        store=store,
-                        rerank=args.rerank,
-                        k=k,
-                        unit=args.unit,
-                        tokenizer=args.tokenizer,
-                        cache=cache,
-                        progress=True if args.progress else None,
+            for budget in budgets:
+                for store in stores:
+                    results.append(
+                        evaluate(
+                            chunker,
+                            corpus,
+                            queries,
+                            embedder=args.embedder,
+                            store=store,
+                            rerank=args.rerank,
+                            k=k,
+                            budget=budget,
+                            unit=args.unit,
+                            tokenizer=args.tokenizer,
+                            cache=cache,
+                            progress=True if args.progress else None,
+                        )
                     )
-                )
     embedders = {str(r.config["embedder"]) for r in results if r.config["embedder"]}
     print(
         f"{corpus.name}: {len(corpus)} documents, {len(queries)} queries; "
@@ -90,7 +99,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         + (f", rerank {args.rerank}" if args.rerank else "")
         + f", unit {args.unit}"
     )
-    print(results_table(results))
+    print(results_table(results, args.metric))
+    if args.loss:
+        print("where recall is lost (points of recall):")
+        for line in loss_lines(results):
+            print(line)
     if len(stores) > 1 or args.rerank or any(r.stages for r in results):
         for line in _stage_lines(results):
             print(line)
@@ -229,6 +242,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--k", action="append", type=_k_value, metavar="N|min", help="repeatable"
+    )
+    from pytest_chunkeval.reporting.table import CHUNK_COLUMNS
+
+    ev.add_argument(
+        "--budget",
+        action="append",
+        type=_budget_value,
+        metavar="B",
+        help="token budget per query, repeatable: score the ranks whose summed "
+        "length fits B (whole chunks), so chunkers of different sizes compare at "
+        "equal context",
+    )
+    ev.add_argument(
+        "--metric",
+        action="append",
+        choices=CHUNK_COLUMNS,
+        metavar="NAME",
+        help="a column of the table, repeatable (default recall, precision, "
+        f"precision_omega, iou); one of {', '.join(CHUNK_COLUMNS)}",
+    )
+    ev.add_argument(
+        "--loss",
+        action="store_true",
+        help="print where recall is lost: chunking (1 - ceiling), search "
+        "(ceiling - recall), approximate index (exact - store)",
     )
     ev.add_argument("--unit", choices=UNITS, default=DEFAULT_UNIT)
     ev.add_argument(

@@ -24,7 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_chunkeval.config.defaults import CACHE_DIR_ENV, check_k, check_unit
+from pytest_chunkeval.config.defaults import (
+    CACHE_DIR_ENV,
+    check_budget,
+    check_k,
+    check_unit,
+)
 from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER as DEFAULT_EMBEDDER
 from pytest_chunkeval.config.defaults import DEFAULT_K as DEFAULT_K
 from pytest_chunkeval.config.defaults import DEFAULT_STORE as DEFAULT_STORE
@@ -40,6 +45,16 @@ def parse_k(value: str | int) -> K:
         return check_k(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def parse_budget(value: str | int) -> int:
+    """``1000`` -> 1000: a positive whole number of units per query."""
+    try:
+        budget = check_budget(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    assert budget is not None
+    return budget
 
 
 def parse_unit(value: str) -> str:
@@ -263,6 +278,13 @@ OPTIONS: tuple[Option, ...] = (
         default_text=str(DEFAULT_K),
     ),
     Option(
+        "budget",
+        "Token budget per query (units of --chunkeval-unit): score the ranks whose "
+        "summed length fits it, whole chunks only (default: no budget, k ranks).",
+        parse_budget,
+        metavar="B",
+    ),
+    Option(
         "unit",
         "Unit the metrics count: 'token' or 'char'.",
         parse_unit,
@@ -375,9 +397,10 @@ OPTIONS: tuple[Option, ...] = (
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
 
 MARKER_HELP = (
-    "chunkeval(corpus=, queries=, benchmark=, k=, unit=, embedder=, store=, "
-    "tokenizer=, min_recall=, min_precision=, min_iou=, min_f1=, "
-    "min_precision_omega=, baseline=): evaluation settings for this test, "
+    "chunkeval(corpus=, queries=, benchmark=, k=, budget=, unit=, embedder=, "
+    "store=, tokenizer=, min_recall=, min_precision=, min_iou=, min_f1=, "
+    "min_precision_omega=, min_mrr=, min_ndcg=, min_complete=, baseline=): "
+    "evaluation settings for this test, "
     "thresholds checked on every result it produces, and baseline=True to compare "
     "every result with its baseline file"
 )
@@ -402,6 +425,7 @@ class Settings:
     embedder: str | None = None
     store: str | None = None
     k: K | None = None
+    budget: int | None = None
     unit: str | None = None
     tokenizer: str | None = None
     cache_dir: str = ""
@@ -444,6 +468,7 @@ _COMPONENT_FIELDS = (
     "embedder",
     "store",
     "k",
+    "budget",
     "unit",
     "tokenizer",
     "chunkers",

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.core.locate import preview
-from pytest_chunkeval.core.metrics import METRICS
+from pytest_chunkeval.core.metrics import METRICS, RANK_METRICS
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
@@ -152,8 +152,14 @@ def check_metric(
     ``None``. Raises ``ValueError`` for a metric the result does not define."""
     __tracebackhide__ = True
     check_group(result, group)
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; expected one of {METRICS}")
+    known = METRICS + tuple(m for m in RANK_METRICS if m not in METRICS)
+    if metric not in known:
+        raise ValueError(f"unknown metric {metric!r}; expected one of {known}")
+    if metric not in result.metrics:
+        raise ValueError(
+            f"{metric} was not measured for {result.describe()} (a result written "
+            "before the metric existed, or of another kind); re-run the evaluation"
+        )
     minimum = _check_fraction(minimum, "minimum")
     stat = as_statistic(statistic)
     values = result.values(metric, group)
@@ -161,7 +167,7 @@ def check_metric(
     if values.size == 0:
         why = (
             "it is undefined for a whole retriever scored without a chunking"
-            if metric == "precision_omega"
+            if metric in ("precision_omega", "ndcg", "ceiling")
             else "there are no queries"
         )
         raise ValueError(
@@ -345,4 +351,45 @@ def assert_precision_omega_at_least(
     __tracebackhide__ = True
     assert_metric_at_least(
         result, "precision_omega", minimum, statistic=statistic, group=group
+    )
+
+
+def assert_mrr_at_least(
+    result: EvalResult,
+    minimum: float,
+    *,
+    statistic: str | Statistic = "mean",
+    group: str | None = None,
+) -> None:
+    """Fail unless MRR (1 / rank of the first chunk overlapping an excerpt, 0 when
+    none does) reaches ``minimum``."""
+    __tracebackhide__ = True
+    assert_metric_at_least(result, "mrr", minimum, statistic=statistic, group=group)
+
+
+def assert_ndcg_at_least(
+    result: EvalResult,
+    minimum: float,
+    *,
+    statistic: str | Statistic = "mean",
+    group: str | None = None,
+) -> None:
+    """Fail unless nDCG (new excerpt tokens per rank, discounted, against the best
+    any ranking of this chunking could do) reaches ``minimum``."""
+    __tracebackhide__ = True
+    assert_metric_at_least(result, "ndcg", minimum, statistic=statistic, group=group)
+
+
+def assert_complete_at_least(
+    result: EvalResult,
+    minimum: float,
+    *,
+    statistic: str | Statistic = "mean",
+    group: str | None = None,
+) -> None:
+    """Fail unless the share of questions whose whole evidence was retrieved (every
+    token of every excerpt) reaches ``minimum``."""
+    __tracebackhide__ = True
+    assert_metric_at_least(
+        result, "complete", minimum, statistic=statistic, group=group
     )

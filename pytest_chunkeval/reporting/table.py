@@ -9,6 +9,15 @@ if TYPE_CHECKING:  # runtime import would load numpy for plain text formatting
     from pytest_chunkeval.engine.results import EvalResult
 
 REPORT_COLUMNS = ("recall", "precision", "precision_omega", "iou")
+CHUNK_COLUMNS = (
+    *REPORT_COLUMNS,
+    "f1",
+    "mrr",
+    "ndcg",
+    "complete",
+    "ceiling",
+)
+"""Every chunk metric a table can show (``--metric``)."""
 RELATIONSHIP_COLUMNS = (
     "rel_recall",
     "rel_precision",
@@ -22,6 +31,10 @@ HEADERS = {
     "precision_omega": "PrecisionΩ",
     "iou": "IoU",
     "f1": "F1",
+    "mrr": "MRR",
+    "ndcg": "nDCG",
+    "complete": "Complete",
+    "ceiling": "Ceiling",
     "rel_recall": "Rel recall",
     "rel_precision": "Rel precision",
     "evidence_recall": "Evidence recall",
@@ -120,29 +133,63 @@ def format_rows(
     return "\n".join([*lines, *(line(r) for r in rows)])
 
 
-def results_table(results: Sequence[EvalResult]) -> str:
-    """One row per result: chunking, size, overlap, k, metrics, mean chunk size."""
-    columns = table_columns(results)
+def results_table(
+    results: Sequence[EvalResult], columns: Sequence[str] | None = None
+) -> str:
+    """One row per result: chunking, size, overlap, k (and budget, with the units
+    sent per query, when a result has one), metrics, mean chunk size.
+
+    ``columns``: the metrics to show (default: the report's), so a run that asks
+    for ``ndcg`` gets that column and the table stays narrow otherwise."""
+    columns = tuple(columns) if columns is not None else table_columns(results)
+    budgeted = any(r.config.get("budget") is not None for r in results)
     headers = [
         "Chunking",
         "Size",
         "Overlap",
         "k",
-        *(HEADERS[m] for m in columns),
+        *(("Budget", "Sent") if budgeted else ()),
+        *(HEADERS.get(m, m) for m in columns),
     ]
     headers.append("Chunk size")
     rows = []
     for r in results:
         name, size, overlap = split_spec(str(r.config.get("chunker", r.label)))
         unit = "tok" if r.config.get("unit") == "token" else "chr"
+        budget = []
+        if budgeted:
+            sent = r.budget.get("mean_units")
+            budget = [
+                str(r.config.get("budget") or ""),
+                "" if sent is None else f"{sent:.0f}",
+            ]
         rows.append(
             [
                 name,
                 size,
                 overlap,
                 str(r.config.get("k", "")),
+                *budget,
                 *(mean_std(r, m) for m in columns),
                 f"{r.chunks['mean_units']:.0f} {unit}",
             ]
         )
     return format_rows(headers, rows)
+
+
+def loss_lines(results: Sequence[EvalResult]) -> list[str]:
+    """Per result, where recall was lost (SPEC §9), in points of recall."""
+    lines = []
+    for r in results:
+        parts = [
+            f"{label} {100 * r.loss[part].mean:.1f}"
+            for part, label in (
+                ("chunking", "chunking lost"),
+                ("search", "search lost"),
+                ("approximation", "approximate index lost"),
+            )
+            if part in r.loss
+        ]
+        if parts:
+            lines.append(f"  {r.describe()}: " + ", ".join(parts))
+    return lines

@@ -32,6 +32,7 @@ class RunConfig:
     embedder: str
     store: str
     k: K
+    budget: int | None
     unit: str
     tokenizer: str | None
     cache_dir: str
@@ -50,6 +51,7 @@ class RunConfig:
             "embedder": settings.embedder or DEFAULT_EMBEDDER,
             "store": settings.store or DEFAULT_STORE,
             "k": settings.k if settings.k is not None else DEFAULT_K,
+            "budget": settings.budget,
             "unit": settings.unit or DEFAULT_UNIT,
             "tokenizer": settings.tokenizer,
         }
@@ -97,6 +99,7 @@ class RunConfig:
             self.embedder,
             self.store,
             self.k,
+            self.budget,
             self.unit,
             self.tokenizer if self.unit == "token" else None,
             self.cache_dir,

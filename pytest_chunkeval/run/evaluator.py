@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from pytest_chunkeval.config.options import K, parse_k
+from pytest_chunkeval.config.options import K, parse_budget, parse_k
 from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.errors import ChunkevalError, _fail
 from pytest_chunkeval.run.marker import MarkerOptions
@@ -103,12 +103,14 @@ class Evaluator:
         chunker: object = None,
         *,
         k: K | None = None,
+        budget: int | None = None,
         label: str | None = None,
     ) -> EvalResult:
         """Chunk the corpus with ``chunker`` (a spec string such as
         ``"recursive:200:0"``, a chunker object, or a function ``str -> list[str]``;
         default: this test's ``chunkeval_chunker``), embed, index, retrieve ``k``
-        chunks per query and score. Memoized per session by configuration."""
+        chunks per query (with ``budget``: the ranks whose summed length fits it)
+        and score. Memoized per session by configuration."""
         __tracebackhide__ = True
         if chunker is None:
             if self.default_chunker is None:
@@ -123,10 +125,20 @@ class Evaluator:
                 k = parse_k(k)
             except argparse.ArgumentTypeError as exc:
                 raise ValueError(str(exc)) from None
+        if budget is not None:
+            try:
+                budget = parse_budget(budget)
+            except argparse.ArgumentTypeError as exc:
+                raise ValueError(str(exc)) from None
         chosen = chunker
         result = self._or_fail(
             lambda: self.session.evaluate(
-                self.config, chosen, nodeid=self.nodeid, k=k, label=label
+                self.config,
+                chosen,
+                nodeid=self.nodeid,
+                k=k,
+                budget=budget,
+                label=label,
             )
         )
         self.results.append(result)

@@ -10,7 +10,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_chunkeval.config.options import K, parse_k, parse_spec, parse_unit
+from pytest_chunkeval.config.options import (
+    K,
+    parse_budget,
+    parse_k,
+    parse_spec,
+    parse_unit,
+)
 from pytest_chunkeval.run.errors import ChunkevalError
 
 THRESHOLDS: dict[str, str] = {
@@ -19,6 +25,9 @@ THRESHOLDS: dict[str, str] = {
     "min_iou": "iou",
     "min_f1": "f1",
     "min_precision_omega": "precision_omega",
+    "min_mrr": "mrr",
+    "min_ndcg": "ndcg",
+    "min_complete": "complete",
 }
 
 
@@ -68,6 +77,14 @@ def _marker_k(value: object) -> K:
     return parse_k(value)
 
 
+def _marker_budget(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise argparse.ArgumentTypeError(
+            f"must be a positive whole number of tokens, got {value!r}"
+        )
+    return parse_budget(value)
+
+
 def _marker_unit(value: object) -> str:
     if not isinstance(value, str):
         raise argparse.ArgumentTypeError(f"must be 'token' or 'char', got {value!r}")
@@ -105,6 +122,7 @@ MARKER_KEYWORDS: dict[str, Callable[[object], Any]] = {
     "queries": _marker_path,
     "benchmark": _marker_benchmark,
     "k": _marker_k,
+    "budget": _marker_budget,
     "unit": _marker_unit,
     "embedder": _marker_str("embedder"),
     "store": _marker_str("store"),

@@ -216,6 +216,7 @@ class ChunkevalSession:
         *,
         nodeid: str,
         k: K | None = None,
+        budget: int | None = None,
         label: str | None = None,
     ) -> EvalResult:
         """The result of ``chunker`` under ``run`` (memoized by configuration)."""
@@ -223,6 +224,8 @@ class ChunkevalSession:
 
         if k is not None:
             run = dataclasses.replace(run, k=k)
+        if budget is not None:
+            run = dataclasses.replace(run, budget=budget)
         key = ("evaluate", run.key, self._chunker_key(chunker))
 
         def compute() -> EvalResult:
@@ -235,6 +238,7 @@ class ChunkevalSession:
                 embedder=run.embedder,
                 store=self.store(run.store),
                 k=run.k,
+                budget=run.budget,
                 unit=run.unit,
                 tokenizer=run.tokenizer,
                 cache=self.cache(run.cache_dir),
