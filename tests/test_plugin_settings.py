@@ -38,6 +38,7 @@ def test_option_table_is_complete_and_prefixed() -> None:
         "embedder",
         "store",
         "k",
+        "budget",
         "unit",
         "tokenizer",
         "cache_dir",

@@ -211,6 +211,7 @@ _MARKER_VALUES = {
     "queries": "path",
     "benchmark": "name",
     "k": 'int or `"min"`',
+    "budget": "int (units per query)",
     "unit": '`"token"` or `"char"`',
     "embedder": "spec string",
     "store": "spec string",
