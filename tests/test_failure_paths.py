@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.openai_server import OpenAIServer
-from support.plugin_project import run, write_project
+from support.plugin_project import FAST, run, write_project
 from test_chunkers_llm import DOC as LLM_DOC
 from test_engine import DOCS, make_queries
 
@@ -296,3 +297,214 @@ def test_score_applies_k_and_reports_the_results_scored(tmp_path: Path) -> None:
     assert "retriever k=2 2.0 results/query token" in top2.describe()
     with pytest.raises(EvaluationError, match="k must be a positive number"):
         score(retrieve, corpus, queries, k=0)
+
+
+# -------------------------------------- 1. results memoized by what determines them
+
+MUTATED = """
+class Splitter:
+    def __init__(self, size):
+        self.size = size
+
+    def split_text(self, text):
+        return [text[i : i + self.size] for i in range(0, len(text), self.size)]
+
+
+class Retriever:
+    k = 1
+
+    def retrieve(self, question):
+        return ["Dogs bark at the mailman every morning.",
+                "Mars has two small moons, Phobos and Deimos.",
+                "The auditor is Example LLP."][: self.k]
+
+
+SP = Splitter(60)
+RETRIEVER = Retriever()
+SEEN = {}
+
+
+def test_small(chunkeval):
+    SEEN["small"] = chunkeval.evaluate(SP).chunks["count"]
+
+
+def test_big(chunkeval):
+    SP.size = 400
+    big = chunkeval.evaluate(SP).chunks["count"]
+    assert big < SEEN["small"], (big, SEEN["small"])
+
+
+def test_one_result(chunkeval):
+    SEEN["one"] = chunkeval.score(RETRIEVER, label="r").queries[0].retrieved
+
+
+def test_three_results(chunkeval):
+    RETRIEVER.k = 3
+    three = chunkeval.score(RETRIEVER, label="r").queries[0].retrieved
+    assert len(three) == 3 and len(SEEN["one"]) == 1
+"""
+
+
+def test_a_changed_chunker_or_retriever_object_is_evaluated_again(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    pytester.makepyfile(test_mutated=MUTATED)
+    result = run(pytester)
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["4 configurations evaluated, 0 results reused"])
+
+
+def test_twenty_tests_over_one_chunker_object_embed_and_search_once(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    tests = "\n".join(
+        f"def test_{i}(chunkeval):\n    chunkeval.evaluate(SP)\n" for i in range(20)
+    )
+    pytester.makepyfile(
+        test_many="class Splitter:\n"
+        "    def split_text(self, text):\n"
+        "        return [text[i : i + 80] for i in range(0, len(text), 80)]\n\n"
+        "SP = Splitter()\n\n" + tests
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=20)
+    result.stdout.fnmatch_lines(["1 configuration evaluated, 19 results reused"])
+
+
+# ---------------------------------------------- 6. k of a whole retriever, in pytest
+
+
+def test_k_applies_to_score_in_the_plugin_and_the_summary_shows_it(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        def everything(question):
+            return ["Dogs bark at the mailman every morning.",
+                    "Mars has two small moons, Phobos and Deimos.",
+                    "The auditor is Example LLP.",
+                    "Cats sleep most of the day."]
+
+        @pytest.mark.chunkeval(k=2)
+        def test_top2(chunkeval):
+            result = chunkeval.score(everything, label="top2")
+            assert {len(q.retrieved) for q in result.queries} == {2}
+
+        def test_all(chunkeval):
+            result = chunkeval.score(everything, label="all")
+            assert {len(q.retrieved) for q in result.queries} == {4}
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        ["*::test_top2 * top2 * 2 (2.0) *", "*::test_all * all * all (4.0) *"]
+    )
+
+
+# ---------------------------------------- 7. an unwritable or read-only cache folder
+
+
+@pytest.mark.parametrize("where", ["proc", "file"])
+def test_an_unusable_cache_directory_fails_at_the_first_evaluation(
+    pytester: pytest.Pytester,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
+) -> None:
+    if where == "proc":
+        if not Path("/proc/self").is_dir():
+            pytest.skip("needs /proc")
+        bad = "/proc/chunkeval-x"
+    else:
+        (project / "blocker").write_text("a file where the cache folder would be")
+        bad = str(project / "blocker" / "cache")
+    monkeypatch.setenv("CHUNKEVAL_CACHE_DIR", bad)
+    pytester.makepyfile(
+        """
+        def test_a(chunkeval):
+            chunkeval.evaluate("recursive:30:0")
+
+        def test_b(chunkeval):
+            chunkeval.evaluate("recursive:60:0")
+
+        def test_no_plugin():
+            pass
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            f"*the cache directory {bad} cannot be used (*); set chunkeval_cache_dir "
+            "/ --chunkeval-cache-dir (or CHUNKEVAL_CACHE_DIR) to a writable directory*"
+        ]
+    )
+    output = result.stdout.str()
+    assert "Traceback" not in output
+    assert "FileNotFoundError" not in output and "PermissionError" not in output
+
+
+def test_a_read_only_cache_is_used_and_a_cold_one_runs_uncached(
+    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_chunkeval.util import files
+
+    pytester.makepyfile(
+        """
+        def test_a(chunkeval):
+            assert chunkeval.evaluate("recursive:30:0").mean("recall") > 0
+        """
+    )
+    warm = run(pytester)  # fills .chunkeval/cache
+    warm.assert_outcomes(passed=1)
+    cache = project / ".chunkeval" / "cache"
+    shutil.rmtree(cache / "search")  # the optional folder is missing
+    before = sorted(p.name for p in cache.rglob("*"))
+    real = files.directory_writable
+    monkeypatch.setattr(
+        files,
+        "directory_writable",
+        lambda path: False if Path(path) == cache else real(path),
+    )
+    again = run(pytester)  # root ignores chmod: read-only is simulated
+    again.assert_outcomes(passed=1)
+    assert sorted(p.name for p in cache.rglob("*")) == before  # nothing written
+    shutil.rmtree(cache)
+    cache.mkdir(parents=True)
+    cold = run(pytester, "-W", "default::UserWarning")
+    cold.assert_outcomes(passed=1)
+    cold.stdout.fnmatch_lines(["*is read-only: cached entries are used, new ones*"])
+    assert cold.stdout.str().count("is read-only") == 1
+    assert list(cache.iterdir()) == []
+
+
+# ------------------------------------------------ 9. chroma:PATH under pytest-xdist
+
+
+def test_a_local_chroma_path_under_xdist_is_refused_at_start(
+    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile("def test_a(chunkeval): chunkeval.evaluate('recursive:30:0')")
+    result = pytester.runpytest_subprocess(
+        *FAST,
+        "-p",
+        "xdist.plugin",
+        "-p",
+        "pytest_chunkeval.plugin",
+        "-n",
+        "2",
+        "--chunkeval-store",
+        "chroma:chroma-db",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*chroma:chroma-db: a local Chroma folder cannot be shared by "
+            "pytest-xdist workers*use exact or chroma (in memory, one per worker), "
+            "or a Chroma server: chroma+http://HOST:PORT*"
+        ]
+    )
