@@ -207,7 +207,8 @@ class LLMSemanticChunker:
     def adopt_cache(self, cache: Any) -> None:
         """Keep answers beside the evaluation's cache (unless given one)."""
         if not self._own_cache:
-            self.answers = AnswerCache(cache.directory)
+            read_only = bool(getattr(cache, "read_only", False))
+            self.answers = AnswerCache(cache.directory, read_only=read_only)
 
     def take_fallbacks(self) -> tuple[int, int]:
         """(windows that fell back, windows) since the last call; resets both."""

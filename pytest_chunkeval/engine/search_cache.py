@@ -37,8 +37,10 @@ _HEADER = struct.Struct("<8sII32s")  # magic, queries, k, SHA-256 of key + ids
 class SearchCache:
     """``(store, collection key, query vectors, k) -> (q, k)`` row ids."""
 
-    def __init__(self, directory: str | Path) -> None:
+    def __init__(self, directory: str | Path, *, read_only: bool = False) -> None:
         self.directory = Path(directory) / "search"
+        self.read_only = read_only
+        """Results are read, never stored (a read-only cache directory)."""
 
     @staticmethod
     def key(
@@ -93,6 +95,8 @@ class SearchCache:
         return len(files)
 
     def put(self, key: str, ids: IdArray) -> None:
+        if self.read_only:
+            return
         payload = np.ascontiguousarray(ids, dtype="<i8")
         n_queries, k = payload.shape
         body = payload.tobytes()

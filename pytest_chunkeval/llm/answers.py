@@ -172,10 +172,14 @@ class AnswerCache:
     nothing is created until the first :meth:`put`.
     """
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, directory: str | os.PathLike[str], *, read_only: bool = False
+    ) -> None:
         self.directory = Path(directory)
         self.root = self.directory / ANSWERS_DIR
         self.stats = AnswerStats()
+        self.read_only = read_only
+        """Answers are read, never stored (a read-only cache directory)."""
 
     def __repr__(self) -> str:
         return f"AnswerCache({str(self.directory)!r})"
@@ -209,7 +213,8 @@ class AnswerCache:
         return CachedAnswer(record["value"], str(record.get("created", "")))
 
     def put(self, key: AnswerKey, value: Any) -> Path:
-        """Store ``value`` (JSON-serializable) for ``key``; returns the entry's path."""
+        """Store ``value`` (JSON-serializable) for ``key``; returns the entry's path
+        (nothing is written when the cache is read-only)."""
         record: dict[str, Any] = {
             "format": FORMAT,
             **key.as_dict(),
@@ -223,6 +228,8 @@ class AnswerCache:
                 f"answer for role {key.role!r} is not JSON-serializable: {exc}"
             ) from exc
         path = self.path(key)
+        if self.read_only:
+            return path
         ensure_cache_root(self.directory)
         identity_file = path.parent.parent / _IDENTITY_FILE
         if not identity_file.exists():

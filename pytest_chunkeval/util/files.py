@@ -312,3 +312,32 @@ def ensure_cache_root(directory: str | os.PathLike[str]) -> Path:
         "# This file is a cache directory tag created by pytest-chunkeval.\n",
     )
     return root
+
+
+def directory_writable(path: str | os.PathLike[str]) -> bool:
+    """True when a file can be created in the existing directory ``path`` (tried,
+    not guessed from permission bits: root, ACLs and read-only mounts differ)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".chunkeval-probe.", dir=path)
+    except OSError:
+        return False
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return True
+
+
+def cache_dir_access(path: str | os.PathLike[str]) -> bool:
+    """Prepare a cache directory: True when it can be written (created if need
+    be), False when it exists and can only be read. ``OSError`` (with the reason)
+    when it can be neither: it cannot be created, or is not a readable directory."""
+    root = Path(path)
+    if not root.exists():
+        ensure_cache_root(root)  # raises OSError: /proc/x, a file in the way...
+    if not root.is_dir():
+        raise NotADirectoryError(f"{root} is not a directory")
+    if directory_writable(root):
+        return True
+    if os.access(root, os.R_OK | os.X_OK):
+        return False
+    raise PermissionError(f"{root} can be neither read nor written")
