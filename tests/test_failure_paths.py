@@ -6,6 +6,7 @@ The cache fault injection is in ``test_cache_faults.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -508,3 +509,40 @@ def test_a_local_chroma_path_under_xdist_is_refused_at_start(
             "or a Chroma server: chroma+http://HOST:PORT*"
         ]
     )
+
+
+# --------------------------------- 13. baselines do not record where the store lives
+
+
+@pytest.mark.parametrize(
+    ("recorded", "checked"),
+    [
+        ("chroma+http://127.0.0.1:8769", "chroma+http://localhost:8769"),
+        ("chroma+http://localhost:8000", "chroma+https://chroma:443"),
+        ("chroma:/home/ann/db", "chroma:/builds/ci/db"),
+        ("hybrid:chroma+http://10.0.0.5:8000?n=50", "hybrid:chroma:db?n=50"),
+    ],
+)
+def test_a_baseline_holds_no_store_address(
+    tmp_path: Path, recorded: str, checked: str
+) -> None:
+    from pytest_chunkeval.gate.baseline import Baseline, changes
+
+    clean = _evaluate("recursive:20:0", tmp_path)
+
+    def at(store: str) -> EvalResult:
+        return dataclasses.replace(clean, config={**clean.config, "store": store})
+
+    baseline = Baseline.from_result(at(recorded), "test_x")
+    text = baseline.to_text()
+    for part in ("127.0.0.1", "localhost", "10.0.0.5", "/home/ann", "8769", "8000"):
+        assert part not in text
+    assert changes(baseline, at(checked)) == []
+    # a baseline written before, with the address in it, matches too
+    old = dataclasses.replace(
+        baseline, config={**baseline.config, "store": recorded}
+    )
+    assert changes(old, at(checked)) == []
+    # what does determine the numbers still counts
+    assert changes(baseline, at("exact")) != []
+    assert changes(baseline, at("chroma?space=ip")) != []
