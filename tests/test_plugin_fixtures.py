@@ -178,7 +178,9 @@ def test_score_a_whole_retriever(pytester: pytest.Pytester, project: Path) -> No
     )
     result = run(pytester)
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*::test_retriever*perfect*-*100.0*100.0*100.0*-*"])
+    result.stdout.fnmatch_lines(
+        ["*::test_retriever*perfect*all (1.0)*100.0*100.0*100.0*-*"]
+    )
 
 
 def test_retriever_results_not_in_the_corpus_fail_cleanly(

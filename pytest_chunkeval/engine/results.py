@@ -66,6 +66,7 @@ from pytest_chunkeval.core.metrics import (
     MetricStats,
 )
 from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.engine.labels import degraded_text
 
 RESULT_SCHEMA = 1
 
@@ -168,15 +169,6 @@ def _num(x: float) -> float | None:
 
 def _float(x: float | None) -> float:
     return math.nan if x is None else float(x)
-
-
-def degraded_text(chunks: Mapping[str, Any]) -> str | None:
-    """``"degraded: 40% of windows fell back"`` for a model-driven chunker some of
-    whose windows were split by its fallback; None for any other result."""
-    share = chunks.get("fallback_share") if chunks else None
-    if not share:
-        return None
-    return f"degraded: {100 * float(share):.0f}% of windows fell back"
 
 
 @dataclass(frozen=True)

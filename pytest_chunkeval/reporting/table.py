@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pytest_chunkeval.engine.labels import chunker_text, k_text
+
 if TYPE_CHECKING:  # runtime import would load numpy for plain text formatting
     from pytest_chunkeval.engine.results import EvalResult
 
@@ -165,10 +167,10 @@ def results_table(
             ]
         rows.append(
             [
-                name,
+                chunker_text(name, r.chunks),
                 size,
                 overlap,
-                str(r.config.get("k", "")),
+                k_text(r.config, r.chunks),
                 *budget,
                 *(mean_std(r, m) for m in columns),
                 f"{r.chunks['mean_units']:.0f} {unit}",

@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_chunkeval.engine.labels import chunker_text, k_text
 from pytest_chunkeval.reporting.table import format_rows
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
 
@@ -103,8 +104,11 @@ def render_summary(
             body.append(
                 [
                     _test_cell(row),
-                    str(config.get("chunker") or result.get("label", "")),
-                    "-" if config.get("k") is None else str(config["k"]),
+                    chunker_text(
+                        str(config.get("chunker") or result.get("label", "")),
+                        result.get("chunks") or {},
+                    ),
+                    k_text(config, result.get("chunks") or {}),
                     *(_percent(_mean(result, m)) for _, m in METRIC_COLUMNS),
                     _chunk_cell(result),
                     _time_cell(result),
