@@ -80,6 +80,7 @@ def _session(config: pytest.Config) -> ChunkevalSession:
             config.stash[SETTINGS_KEY],
             register=functools.partial(_register, config),
             worker_id=getattr(config, "workerinput", {}).get("workerid", ""),
+            distributed=bool(getattr(config.option, "numprocesses", None)),
         )
         config.stash[SESSION_KEY] = session
     return session

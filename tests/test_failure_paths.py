@@ -445,7 +445,8 @@ def test_an_unusable_cache_directory_fails_at_the_first_evaluation(
     )
     output = result.stdout.str()
     assert "Traceback" not in output
-    assert "FileNotFoundError" not in output and "PermissionError" not in output
+    assert "FileNotFoundError" not in output
+    assert "PermissionError" not in output
 
 
 def test_a_read_only_cache_is_used_and_a_cold_one_runs_uncached(
@@ -539,9 +540,7 @@ def test_a_baseline_holds_no_store_address(
         assert part not in text
     assert changes(baseline, at(checked)) == []
     # a baseline written before, with the address in it, matches too
-    old = dataclasses.replace(
-        baseline, config={**baseline.config, "store": recorded}
-    )
+    old = dataclasses.replace(baseline, config={**baseline.config, "store": recorded})
     assert changes(old, at(checked)) == []
     # what does determine the numbers still counts
     assert changes(baseline, at("exact")) != []

@@ -32,6 +32,7 @@ import hashlib
 import os
 import re
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,7 @@ from pytest_chunkeval.engine.packs import (
     _STORES,
     _STORES_LOCK,
     DEFAULT_COMPACT_AFTER,
+    CacheWarning,
     _forget_loaded,
     _IdentityStore,
     _read_keys,
@@ -135,6 +137,7 @@ class EmbeddingCache:
         *,
         compact_after: int = DEFAULT_COMPACT_AFTER,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        read_only: bool = False,
     ) -> None:
         if compact_after < 1 or batch_size < 1:
             raise ValueError("compact_after and batch_size must be >= 1")
@@ -142,6 +145,10 @@ class EmbeddingCache:
         self.compact_after = compact_after
         self.batch_size = batch_size
         self.stats = CacheStats()
+        self.read_only = read_only
+        """Vectors (and search results, answers) are read, never stored: a
+        read-only cache directory. New vectors are used for this run only."""
+        self._warned_read_only = False
 
     def __repr__(self) -> str:
         return f"EmbeddingCache({str(self.directory)!r})"
@@ -296,6 +303,8 @@ class EmbeddingCache:
         computed: dict[int, FloatArray],
         rows: list[int],
     ) -> None:
+        if self._skip_write():
+            return
         self._ensure_root()
         vectors = np.stack([computed[i] for i in rows]).astype(np.float32, copy=False)
         with store.lock:
@@ -322,8 +331,27 @@ class EmbeddingCache:
                     f"{arr.shape[1]}-dimensional vectors for identity {identity!r}, "
                     f"whose cached vectors are {store.dim}-dimensional"
                 )
+            if self._skip_write():
+                return
             self._ensure_root()
             store.add([text_key(t) for t in unique], arr[list(unique.values())])
+
+    def _skip_write(self) -> bool:
+        """True (after one warning) when the cache cannot store anything."""
+        if not self.read_only:
+            return False
+        if not self._warned_read_only:
+            self._warned_read_only = True
+            warnings.warn(
+                CacheWarning(
+                    f"chunkeval cache: {self.directory} is read-only: cached entries "
+                    "are used, new ones are not stored (set chunkeval_cache_dir / "
+                    "--chunkeval-cache-dir or CHUNKEVAL_CACHE_DIR to a writable "
+                    "directory to keep them)"
+                ),
+                stacklevel=4,
+            )
+        return True
 
     def compact(self, identity: str | None = None) -> int:
         """Merge each identity's packs into one now; returns how many were merged."""

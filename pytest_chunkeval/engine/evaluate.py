@@ -349,7 +349,7 @@ def evaluate(
         if budget is not None:
             fetch = np.maximum(depth, budget_ranks(chunk_units, budget))
     k_max = int(fetch.max()) if len(queries) else 0
-    search_cache = SearchCache(emb_cache.directory)
+    search_cache = SearchCache(emb_cache.directory, read_only=emb_cache.read_only)
     found = retrieve(store_obj, inputs, k_max, search_cache, timings, reranker=reranker)
     with _timed(timings, "score"):
         listed = _spans_of(found.ids, fetch, chunking)
@@ -418,7 +418,7 @@ def evaluate(
         chunking.spans(),
         stages,
         exact=exact_scores,
-        judging=_judging(judge, emb_cache.directory),
+        judging=_judging(judge, emb_cache.directory, emb_cache.read_only),
     )
     if budget is not None:
         result.budget = {
@@ -473,7 +473,7 @@ def _check_ground_truth(queries: QuerySet, judge: Any, k: Any) -> None:
         )
 
 
-def _judging(judge: Any, cache_dir: Path) -> Any:
+def _judging(judge: Any, cache_dir: Path, read_only: bool = False) -> Any:
     if judge is None:
         return None
     from pytest_chunkeval.judging.run import Judging
@@ -482,7 +482,8 @@ def _judging(judge: Any, cache_dir: Path) -> Any:
 
     if isinstance(judge, Judging):
         return judge
-    return Judging(get_judge(judge), cache=AnswerCache(cache_dir))
+    answers = AnswerCache(cache_dir, read_only=read_only)
+    return Judging(get_judge(judge), cache=answers)
 
 
 def _result(

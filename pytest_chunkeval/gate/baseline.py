@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.gate.paths import nodeid_name
+from pytest_chunkeval.gate.portable import portable_store
 
 if TYPE_CHECKING:
     from pytest_chunkeval.core.metrics import MetricStats
@@ -138,9 +139,7 @@ class Baseline:
         }
         return cls(
             test=nodeid_name(test),
-            config={
-                k: v for k, v in result.config.items() if k not in VOLATILE_CONFIG_KEYS
-            },
+            config=recorded_config(result.config),
             corpus_hash=result.corpus_hash,
             queries_hash=result.queries_hash,
             metrics=metrics,
@@ -298,13 +297,23 @@ def _show(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def recorded_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What a baseline keeps of a result's configuration: what determines the
+    numbers, never where a store lives (``portable_store``) nor volatile keys."""
+    out = {k: v for k, v in config.items() if k not in VOLATILE_CONFIG_KEYS}
+    if isinstance(out.get("store"), str):
+        out["store"] = portable_store(out["store"])
+    return out
+
+
 def changes(baseline: Baseline, result: EvalResult) -> list[str]:
     """What differs between the baseline's configuration/data and ``result``'s,
     one phrase per difference (empty: they match)."""
     out = []
-    current = {k: v for k, v in result.config.items() if k not in VOLATILE_CONFIG_KEYS}
-    for key in [*baseline.config, *(k for k in current if k not in baseline.config)]:
-        old, new = baseline.config.get(key), current.get(key)
+    current = recorded_config(result.config)
+    recorded = recorded_config(baseline.config)  # files written before: same reading
+    for key in [*recorded, *(k for k in current if k not in recorded)]:
+        old, new = recorded.get(key), current.get(key)
         if old != new and not (key == "embedder_identity" and _unresolved(old, new)):
             out.append(f"{key}: {_show(old)} -> {_show(new)}")
     if baseline.corpus_hash != result.corpus_hash:

@@ -140,7 +140,7 @@ def evaluate_relationships(
     embedder_obj = get_embedder(embedder) if uses_vectors(store_obj) else None
     tok = get_tokenizer(tokenizer) if unit == "token" else None
     emb_cache = _resolve_cache(cache)
-    answers = AnswerCache(emb_cache.directory)
+    answers = AnswerCache(emb_cache.directory, read_only=emb_cache.read_only)
     timings = dict.fromkeys(
         ("chunk", "extract", "embed", "index", "search", "score"), 0.0
     )
@@ -202,7 +202,7 @@ def evaluate_relationships(
             store_obj,
             inputs,
             min(k, len(relationships)),
-            SearchCache(emb_cache.directory),
+            SearchCache(emb_cache.directory, read_only=emb_cache.read_only),
             timings,
         )
         hits = [[int(i) for i in row if i >= 0] for row in ranked.ids.tolist()]

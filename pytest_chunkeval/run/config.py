@@ -36,6 +36,9 @@ class RunConfig:
     unit: str
     tokenizer: str | None
     cache_dir: str
+    k_set: bool = False
+    """``k`` was configured (setting, flag or marker), not the default: only then
+    does it limit what a whole retriever (``score()``) is scored on."""
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     """Where each dataset setting came from, for error messages."""
 
@@ -73,9 +76,16 @@ class RunConfig:
         return cls(
             rootdir=settings.rootdir,
             cache_dir=settings.cache_dir,
+            k_set=settings.k is not None or "k" in overrides,
             origins=origins,
             **values,
         )
+
+    @property
+    def score_k(self) -> int | None:
+        """What a whole retriever is scored on: its first ``k`` results when ``k``
+        is configured (``"min"`` needs a chunking: all), else all of them."""
+        return self.k if self.k_set and isinstance(self.k, int) else None
 
     def path(self, relative: str) -> Path:
         """``relative`` resolved against rootdir (``~`` expanded)."""

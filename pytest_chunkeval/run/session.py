@@ -1,8 +1,9 @@
 """The plugin's state for one pytest run, without pytest.
 
 :class:`ChunkevalSession` resolves settings into a corpus, queries, embedder and
-store, memoizes results by full configuration (twenty tests asserting on one
-configuration evaluate it once), collects them for the terminal summary and merges
+store, memoizes results by what determines them (twenty tests asserting on one
+configuration evaluate it once; a chunker or retriever object changed between two
+tests is evaluated again), collects them for the terminal summary and merges
 what pytest-xdist workers send. At the end, :meth:`ChunkevalSession.finish`
 (controller only) handles unused baselines, the history file and the reports
 (:mod:`pytest_chunkeval.run.outputs`).
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +44,10 @@ if TYPE_CHECKING:
     from pytest_chunkeval.stores import AnyStore
 
 
+# ``chroma:PATH`` (also inside ``hybrid:...``), not ``chroma+http://``.
+_LOCAL_CHROMA = re.compile(r"(?<![\w+])chroma:(?!//)[^?&@\s]+")
+
+
 @dataclass(frozen=True)
 class RecordedResult:
     """A result a test produced (``reused``: taken from the memo)."""
@@ -68,9 +74,12 @@ class ChunkevalSession:
         *,
         register: Register | None = None,
         worker_id: str = "",
+        distributed: bool = False,
     ) -> None:
         self.settings = settings
         self.worker_id = worker_id
+        self.distributed = distributed or bool(worker_id)
+        """Several processes (pytest-xdist) run the tests."""
         self.evaluations = 0
         """Evaluations actually run (memo misses)."""
         self.reused = 0
@@ -183,6 +192,13 @@ class ChunkevalSession:
     def store(self, spec: str = DEFAULT_STORE) -> AnyStore:
         """The store a spec names (one client per spec per session)."""
         if spec not in self._stores:
+            if self.distributed and _LOCAL_CHROMA.search(spec):
+                raise ChunkevalError(
+                    f"{spec}: a local Chroma folder cannot be shared by pytest-xdist "
+                    "workers (they would write one database at once); use exact or "
+                    "chroma (in memory, one per worker), or a Chroma server: "
+                    "chroma+http://HOST:PORT"
+                )
             self.ensure_registered()
             from pytest_chunkeval.stores import get_store
 
@@ -190,24 +206,26 @@ class ChunkevalSession:
         return self._stores[spec]
 
     def cache(self, directory: str) -> EmbeddingCache:
+        """The evaluation cache in ``directory``, checked at its first use (before
+        anything is embedded): one that cannot be created or used is an error
+        naming the setting; a read-only one is read and never written."""
         if directory not in self._caches:
             from pytest_chunkeval.engine.cache import EmbeddingCache
+            from pytest_chunkeval.util.files import cache_dir_access
 
-            self._caches[directory] = EmbeddingCache(directory)
+            try:
+                writable = cache_dir_access(directory)
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                raise ChunkevalError(
+                    f"the cache directory {directory} cannot be used ({reason}); set "
+                    "chunkeval_cache_dir / --chunkeval-cache-dir (or "
+                    "CHUNKEVAL_CACHE_DIR) to a writable directory"
+                ) from None
+            self._caches[directory] = EmbeddingCache(directory, read_only=not writable)
         return self._caches[directory]
 
     # -- evaluation ---------------------------------------------------------------
-
-    def _chunker_key(self, chunker: object) -> tuple[str, object]:
-        if isinstance(chunker, str):
-            return ("spec", chunker.strip())
-        spec = self._chunker_specs.get(id(chunker))
-        if spec is not None:
-            return ("spec", spec)
-        # Arbitrary objects: same object, same result. Kept alive so that its id
-        # is never reused by another object during the session.
-        self._keep_alive.append(chunker)
-        return ("object", id(chunker))
 
     def evaluate(
         self,
@@ -219,20 +237,39 @@ class ChunkevalSession:
         budget: int | None = None,
         label: str | None = None,
     ) -> EvalResult:
-        """The result of ``chunker`` under ``run`` (memoized by configuration)."""
-        from pytest_chunkeval.engine.evaluate import evaluate
+        """The result of ``chunker`` under ``run``, memoized by what determines it:
+        a spec string by the spec; any other object is run every time (chunking is
+        cheap) and keyed on the spans it produced, so a chunker changed between two
+        tests is evaluated again while an unchanged one reuses everything."""
+        from pytest_chunkeval.engine.evaluate import Chunking, evaluate
 
         if k is not None:
             run = dataclasses.replace(run, k=k)
         if budget is not None:
             run = dataclasses.replace(run, budget=budget)
-        key = ("evaluate", run.key, self._chunker_key(chunker))
+        chunking: Chunking | None = None
+        key: tuple[object, ...]
+        spec = chunker.strip() if isinstance(chunker, str) else None
+        if spec is None:
+            spec = self._chunker_specs.get(id(chunker))
+        if spec is not None:
+            key = ("evaluate", run.key, ("spec", spec))
+        else:
+            try:
+                obj = self.chunker(chunker)
+                adopt_cache = getattr(obj, "adopt_cache", None)
+                if callable(adopt_cache):  # a chunker that embeds uses our cache
+                    adopt_cache(self.cache(run.cache_dir))
+                chunking = Chunking(obj, self.datasets.corpus(run))
+            except _user_errors() as exc:
+                raise ChunkevalError(str(exc)) from None
+            key = ("evaluate", run.key, ("chunks", obj.name, chunking.digest()))
 
         def compute() -> EvalResult:
             self.ensure_registered()
-            obj = self.chunker(chunker) if isinstance(chunker, str) else chunker
+            obj = self.chunker(chunker)
             return evaluate(
-                obj,  # type: ignore[arg-type]
+                obj,
                 self.datasets.corpus(run),
                 self.datasets.queries(run),
                 embedder=run.embedder,
@@ -243,6 +280,7 @@ class ChunkevalSession:
                 tokenizer=run.tokenizer,
                 cache=self.cache(run.cache_dir),
                 progress=None,
+                chunking=chunking,
             )
 
         return self._memoized(key, compute, nodeid, label)
@@ -255,35 +293,49 @@ class ChunkevalSession:
         nodeid: str,
         label: str | None = None,
     ) -> EvalResult:
-        """The result of a whole retriever (memoized by dataset and object).
+        """The result of a whole retriever. It is asked every question in every
+        call (it may have changed); scoring is memoized by the spans it returned.
 
         Its summary row is named by ``label`` (else a module-level function's
         qualified name): results under one label share a row, across xdist
         workers too, so give different retrievers different labels."""
-        from pytest_chunkeval.engine.evaluate import score
+        from pytest_chunkeval.engine.evaluate import locate_results, score
 
-        # Memoized by identity (kept alive: its id is never reused), but its summary
-        # row is named by the label or the function's name, so that workers
-        # scoring one retriever share a row.
-        self._keep_alive.append(retriever)
         data = (
             "score",
             run.dataset_key,
             run.unit,
             run.tokenizer if run.unit == "token" else None,
         )
-        key = (*data, ("object", id(retriever)))
-        row = (*data, _retriever_key(retriever, label))
+        qualname = getattr(retriever, "__qualname__", None)
+        name = label or (
+            qualname if isinstance(qualname, str) else type(retriever).__qualname__
+        )
+        try:
+            located = locate_results(
+                retriever,
+                self.datasets.corpus(run),
+                self.datasets.queries(run),
+                k=run.score_k,
+            )
+        except _user_errors() as exc:
+            raise ChunkevalError(str(exc)) from None
+        digest = located.digest()
+        key = (*data, name, digest)
+        if isinstance(_retriever_key(retriever, label)[1], int):
+            # Its row names an object of this process: kept alive, so that its id
+            # is never reused by another object during the session.
+            self._keep_alive.append(retriever)
+        row = (*data, digest, _retriever_key(retriever, label))
 
         def compute() -> EvalResult:
-            name = getattr(retriever, "__qualname__", type(retriever).__qualname__)
             return score(
-                retriever,
+                located,
                 self.datasets.corpus(run),
                 self.datasets.queries(run),
                 unit=run.unit,
                 tokenizer=run.tokenizer,
-                label=label or name,
+                label=name,
             )
 
         return self._memoized(key, compute, nodeid, label, row=row)
