@@ -3,6 +3,7 @@ the ini and the flag, and chunkeval.evaluate(budget=)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,92 @@ def test_budget_from_marker_ini_flag_and_call(
     result.stdout.fnmatch_lines(["*budget*must be a positive whole number*"])
     flagged = run(pytester, "--chunkeval-budget", "40", "-k", "setting")
     flagged.assert_outcomes(passed=1, deselected=3)
+
+
+# ------------------------------------------------------------------ baselines
+
+
+@pytest.fixture
+def baseline_project(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    from tests.test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, KEEP
+
+    monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
+    monkeypatch.delenv(KEEP, raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    ini = BASELINE_INI.replace(
+        "chunkeval_tolerance = recall:-1pp",
+        "chunkeval_tolerance = recall:-1pp, ndcg:-1pp, mrr:-1pp",
+    )
+    write_project(pytester.path, ini, conftest=BASELINE_CONFTEST)
+    return pytester.path
+
+
+def test_baseline_lifecycle_with_rank_metrics(
+    pytester: pytest.Pytester,
+    baseline_project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.test_plugin_baseline import BASELINE, KEEP, TEST_RAG, _section
+
+    pytester.makepyfile(test_rag=TEST_RAG)
+    baseline = baseline_project / BASELINE
+    run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
+    data = json.loads(baseline.read_text())
+    for name in ("mrr", "ndcg", "complete", "ceiling"):
+        assert data["metrics"][name]["n"] == 6
+        assert name in data["queries"]["q-bark"]
+    assert data["metrics"]["ceiling"]["mean"] == 1.0
+    run(pytester).assert_outcomes(passed=1)
+
+    # Worse retrieval: ndcg and mrr are gated beside recall and fail too.
+    monkeypatch.setenv(KEEP, "Pets")
+    regressed = run(pytester)
+    regressed.assert_outcomes(failed=1)
+    regressed.stdout.fnmatch_lines(
+        [
+            "E *   mrr got worse: mean delta -* points*",
+            "E *   ndcg got worse: mean delta -* points*",
+            "E * ndcg * REGRESSED",
+        ]
+    )
+    monkeypatch.delenv(KEEP)
+
+    # A baseline recorded before the §9 metrics: they are "not compared", said so.
+    for name in ("mrr", "ndcg", "complete", "ceiling"):
+        del data["metrics"][name]
+        for values in data["queries"].values():
+            del values[name]
+        for values in data["groups"].values():
+            values.pop(name, None)
+    baseline.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    old = run(pytester)
+    old.assert_outcomes(passed=1)
+    summary = _section(old)
+    assert "baselines: 1 passed" in summary
+    assert (
+        "test_rag.py::test_rag: mrr, ndcg not compared: the baseline was "
+        "recorded before these metrics existed" in summary
+    )
+    # Updating records them; then they are compared again.
+    run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
+    assert "ndcg" in json.loads(baseline.read_text())["metrics"]
+    assert "not compared" not in _section(run(pytester))
+
+
+def test_a_budget_change_is_a_configuration_change(
+    pytester: pytest.Pytester, baseline_project: Path
+) -> None:
+    from tests.test_plugin_baseline import TEST_RAG
+
+    pytester.makepyfile(test_rag=TEST_RAG)
+    run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
+    changed = run(pytester, "--chunkeval-budget", "30")
+    changed.assert_outcomes(failed=1)
+    changed.stdout.fnmatch_lines(
+        [
+            "E * was made under another configuration or dataset*",
+            "E *   budget: * -> 30",
+        ]
+    )

@@ -30,7 +30,8 @@ PRESENCE_METRICS: tuple[str, ...] = (
 RANK_METRICS: tuple[str, ...] = ("mrr", "ndcg", "complete", "ceiling")
 """SPEC §9: rank-aware (mrr, ndcg), whole evidence (complete), the chunking's best
 (ceiling). ``ndcg`` and ``ceiling`` need a chunking (NaN for a whole retriever)."""
-METRICS: tuple[str, ...] = PRESENCE_METRICS
+METRICS: tuple[str, ...] = PRESENCE_METRICS + RANK_METRICS
+"""Every per-query metric of a chunk evaluation, in table order."""
 JUDGED_METRICS: tuple[str, ...] = ("context_relevance", "context_relevance_tokens")
 """Reference-free, from a judge's spans (SPEC §10); see ``judging/``. Measured
 only when a judge runs; stored in a query record's ``scores``."""

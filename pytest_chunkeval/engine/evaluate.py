@@ -571,7 +571,7 @@ def _result(
         scores,
         [q.doc_id for q in queries],
         judged_values,
-        metrics=METRICS + RANK_METRICS,
+        metrics=METRICS,
     )
     loss = {part: describe(v) for part, v in losses.items()}
     return EvalResult(

@@ -114,7 +114,6 @@ class QueryRecord:
             "excerpts": [list(s) for s in self.excerpts],
             "retrieved": [list(s) for s in self.retrieved],
             **{m: getattr(self, m) for m in METRICS},
-            **{m: getattr(self, m) for m in RANK_METRICS if m not in METRICS},
             "excerpt_units": self.excerpt_units,
             "retrieved_units": self.retrieved_units,
             "first_relevant_rank": self.first_relevant_rank,

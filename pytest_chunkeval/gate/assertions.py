@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.core.locate import preview
-from pytest_chunkeval.core.metrics import METRICS, RANK_METRICS
+from pytest_chunkeval.core.metrics import METRICS
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
@@ -152,7 +152,7 @@ def check_metric(
     ``None``. Raises ``ValueError`` for a metric the result does not define."""
     __tracebackhide__ = True
     check_group(result, group)
-    known = METRICS + tuple(m for m in RANK_METRICS if m not in METRICS)
+    known = METRICS
     if metric not in known:
         raise ValueError(f"unknown metric {metric!r}; expected one of {known}")
     if metric not in result.metrics:
@@ -165,11 +165,12 @@ def check_metric(
     values = result.values(metric, group)
     values = values[~np.isnan(values)]
     if values.size == 0:
-        why = (
-            "it is undefined for a whole retriever scored without a chunking"
-            if metric in ("precision_omega", "ndcg", "ceiling")
-            else "there are no queries"
-        )
+        if not result.queries:
+            why = "there are no queries"
+        elif metric in ("precision_omega", "ndcg", "ceiling"):
+            why = "it is undefined for a whole retriever scored without a chunking"
+        else:
+            why = "no query has a value (a result recorded before it existed?)"
         raise ValueError(
             f"{metric} cannot be checked for {result.describe()}"
             f"{_group_text(group)}: {why}"

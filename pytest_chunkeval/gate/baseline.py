@@ -122,7 +122,11 @@ class Baseline:
     @classmethod
     def from_result(cls, result: EvalResult, test: str) -> Baseline:
         """What to store for ``result``, rounded as written."""
-        from pytest_chunkeval.core.metrics import METRICS, MetricStats
+        from pytest_chunkeval.core.metrics import (
+            METRICS,
+            PRESENCE_METRICS,
+            MetricStats,
+        )
 
         ids = [q.id for q in result.queries]
         if len(set(ids)) != len(ids):
@@ -131,6 +135,14 @@ class Baseline:
                 f"query ids are not unique ({', '.join(dup[:5])}); a baseline pairs "
                 "queries by id"
             )
+        # The §9 metrics only where measured, so results from before them (and a
+        # retriever's ndcg/ceiling) add no null columns to the file.
+        written = [
+            m
+            for m in METRICS
+            if m in PRESENCE_METRICS
+            or (m in result.metrics and result.metrics[m].n > 0)
+        ]
         metrics = {
             m: MetricStats(
                 _f(_r(s.mean, MEAN_DECIMALS)), _f(_r(s.std, MEAN_DECIMALS)), s.n
@@ -148,7 +160,7 @@ class Baseline:
                 for g, stats in result.groups.items()
             },
             queries={
-                q.id: {m: _r(q.metric(m), QUERY_DECIMALS) for m in METRICS}
+                q.id: {m: _r(q.metric(m), QUERY_DECIMALS) for m in written}
                 for q in result.queries
             },
             chunks={

@@ -120,7 +120,7 @@ class MetricCheck:
     after: float
     delta: float
     allowed: float
-    status: str  # "ok" | "regressed" | "improved"
+    status: str  # "ok" | "regressed" | "improved" | "not compared"
     n: int
     low: float | None = None  # interval of the mean delta (paired mode)
     high: float | None = None
@@ -154,9 +154,15 @@ class GateReport:
         return not self.regressed
 
     @property
+    def not_compared(self) -> list[MetricCheck]:
+        """Gated metrics the baseline does not hold (recorded before they existed)."""
+        return [c for c in self.checks if c.status == "not compared"]
+
+    @property
     def level(self) -> float:
-        """Confidence of each metric's interval (Bonferroni over gated metrics)."""
-        return per_metric_level(self.settings.confidence, len(self.checks))
+        """Confidence of each metric's interval (Bonferroni over compared metrics)."""
+        compared = len(self.checks) - len(self.not_compared)
+        return per_metric_level(self.settings.confidence, compared)
 
 
 def per_metric_level(confidence: float, metrics: int) -> float:
@@ -171,11 +177,15 @@ def compare(
     import numpy as np
 
     settings = settings or GateSettings()
-    gated = [
+    measured = [
         (m, tol)
         for m, tol in settings.gated()
         if m in current.metrics and current.metrics[m].n > 0
     ]
+    # A baseline recorded before a metric existed holds no values for it: that
+    # metric is reported "not compared", never compared against NaN or zero.
+    gated = [(m, tol) for m, tol in measured if m in baseline.metrics]
+    absent = [(m, tol) for m, tol in measured if m not in baseline.metrics]
     records = current.queries
     ids = [q.id for q in records]
     if settings.mode == "paired":
@@ -266,6 +276,19 @@ def compare(
                 changed=int(np.count_nonzero(column[finite])),
             )
         )
+    checks += [
+        MetricCheck(
+            metric=metric,
+            tolerance=tol,
+            before=math.nan,
+            after=round(current.metrics[metric].mean, MEAN_DECIMALS),
+            delta=math.nan,
+            allowed=0.0,
+            status="not compared",
+            n=0,
+        )
+        for metric, tol in absent
+    ]
     return GateReport(tuple(checks), settings, len(records))
 
 

@@ -60,7 +60,11 @@ def report_table(report: GateReport) -> str:
             f"{c.tolerance} ({_pts(-c.allowed, True)})"
             if c.tolerance.relative
             else str(c.tolerance),
-            {"regressed": "REGRESSED", "improved": "improved"}.get(c.status, "ok"),
+            {
+                "regressed": "REGRESSED",
+                "improved": "improved",
+                "not compared": "not compared",
+            }.get(c.status, "ok"),
         ]
         for c in report.checks
     ]
@@ -114,6 +118,16 @@ def format_failure(report: GateReport, *, test: str, path: str, command: str) ->
         f"  {command}",
     ]
     return "\n".join(lines)
+
+
+def format_not_compared(report: GateReport, *, test: str, command: str) -> str:
+    """Gated metrics the baseline does not hold: said, never silently passed."""
+    names = ", ".join(c.metric for c in report.not_compared)
+    return (
+        f"{test}: {names} not compared: the baseline was recorded before "
+        f"{'this metric' if len(report.not_compared) == 1 else 'these metrics'} "
+        f"existed. Record them with: {command}"
+    )
 
 
 def format_improvement(report: GateReport, *, test: str, command: str) -> str:

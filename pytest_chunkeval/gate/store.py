@@ -22,7 +22,11 @@ from pytest_chunkeval.gate.baseline import (
     changes,
 )
 from pytest_chunkeval.gate.compare import GateError, GateReport, compare
-from pytest_chunkeval.gate.messages import format_failure, format_improvement
+from pytest_chunkeval.gate.messages import (
+    format_failure,
+    format_improvement,
+    format_not_compared,
+)
 from pytest_chunkeval.gate.paths import (
     BaselineLayout,
     NodeRef,
@@ -209,7 +213,16 @@ class BaselineStore:
             message = format_improvement(
                 report, test=test.nodeid, command=self.command(test.nodeid)
             )
+            if report.not_compared:
+                message += "\n  " + format_not_compared(
+                    report, test=test.nodeid, command=self.command(test.nodeid)
+                )
             return self._record(CheckOutcome(test.nodeid, shown, "improved", message))
+        if report.not_compared:
+            message = format_not_compared(
+                report, test=test.nodeid, command=self.command(test.nodeid)
+            )
+            return self._record(CheckOutcome(test.nodeid, shown, "passed", message))
         return self._record(CheckOutcome(test.nodeid, shown, "passed"))
 
     def _write(
@@ -367,7 +380,7 @@ class BaselineStore:
         parts = [f"{counts[s]} {s}" for s in OUTCOMES if counts.get(s)]
         lines = [f"baselines: {', '.join(parts) or 'none checked'}"]
         for o in self.outcomes:
-            if o.status in ("improved", "updated", "created") and o.message:
+            if o.status in ("passed", "improved", "updated", "created") and o.message:
                 lines.append(f"  {o.message}")
         if self.removed:
             lines.append(f"removed {len(self.removed)} unused baseline(s):")

@@ -24,6 +24,10 @@ HIGHER_IS_BETTER: dict[str, bool] = {
     "iou": True,
     "f1": True,
     "precision_omega": True,
+    "mrr": True,
+    "ndcg": True,
+    "complete": True,
+    "ceiling": True,
 }
 """Direction of each metric the gate knows (every one of ``metrics.METRICS``)."""
 
