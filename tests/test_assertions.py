@@ -235,7 +235,7 @@ def test_statistic_errors() -> None:
         assert_recall_at_least(make_result(), 80)
     with pytest.raises(ValueError, match="unknown metric 'mmr'"):
         assert_metric_at_least(make_result(), "mmr", 0.5)
-    with pytest.raises(ValueError, match="mrr cannot be checked.*before it existed"):
+    with pytest.raises(ValueError, match=r"mrr cannot be checked.*before it existed"):
         assert_metric_at_least(make_result(), "mrr", 0.5)  # a result from before §9
 
 
