@@ -545,3 +545,46 @@ def test_a_baseline_holds_no_store_address(
     # what does determine the numbers still counts
     assert changes(baseline, at("exact")) != []
     assert changes(baseline, at("chroma?space=ip")) != []
+
+
+# --------------------------------- 8. a baseline folder --chunkeval-update cannot write
+
+BASELINE_TEST = """
+def test_base(chunkeval):
+    chunkeval.check_baseline(chunkeval.evaluate("recursive:30:0"))
+"""
+
+
+def test_a_read_only_baseline_folder_is_named_under_update(
+    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def denied(path: object, text: str) -> None:
+        # what tempfile.mkstemp raises in a read-only folder (root ignores chmod)
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr("pytest_chunkeval.gate.store.atomic_write_text", denied)
+    pytester.makepyfile(test_base=BASELINE_TEST)
+    result = run(pytester, "--chunkeval-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*cannot write baseline __chunkeval__/test_base/test_base.json: Permission "
+            "denied (in .). --chunkeval-update writes baselines there: make that "
+            "folder writable, or set chunkeval_baseline_dir / "
+            "--chunkeval-baseline-dir to a writable folder*"
+        ]
+    )
+    assert "tempfile" not in result.stdout.str()
+
+
+def test_a_file_in_place_of_the_baseline_folder_is_named_under_update(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    (project / "blocker").write_text("not a folder")
+    pytester.makepyfile(test_base=BASELINE_TEST)
+    result = run(pytester, "--chunkeval-update", "--chunkeval-baseline-dir=blocker")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*cannot write baseline blocker/test_base/test_base.json: * (in blocker)*"]
+    )
+    assert "Traceback" not in result.stdout.str()

@@ -99,6 +99,11 @@ class BaselineMismatch(BaselineError):
     """The baseline was made under another configuration or dataset."""
 
 
+class BaselineUnwritable(BaselineError):
+    """``--chunkeval-update`` cannot write the baseline file (its folder is
+    read-only, or a file stands where a folder should be)."""
+
+
 def _r(value: float | None, decimals: int) -> float | None:
     if value is None or math.isnan(value):
         return None

@@ -19,6 +19,7 @@ from pytest_chunkeval.gate.baseline import (
     BaselineError,
     BaselineMismatch,
     BaselineMissing,
+    BaselineUnwritable,
     changes,
 )
 from pytest_chunkeval.gate.compare import GateError, GateReport, compare
@@ -61,6 +62,7 @@ OUTCOMES = (
     "corrupt",
     "mismatch",
     "regressed",
+    "unwritable",
 )
 
 
@@ -161,7 +163,13 @@ class BaselineStore:
         self.touched.add(key)
         shown = self._shown(path)
         if self.update:
-            return self._record(self._write(result, test, path, shown, settings))
+            try:
+                outcome = self._write(result, test, path, shown, settings)
+            except OSError as exc:
+                message = self._unwritable(path, exc)
+                self._record(CheckOutcome(test.nodeid, shown, "unwritable", message))
+                raise BaselineUnwritable(message, path) from None
+            return self._record(outcome)
         if not path.is_file():
             outcome = CheckOutcome(
                 test.nodeid,
@@ -249,6 +257,18 @@ class BaselineStore:
             shown,
             "updated",
             f"updated {shown}{_what_changed(path, old_text, result, settings)}",
+        )
+
+    def _unwritable(self, path: Path, exc: OSError) -> str:
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent  # the folder that refused to hold ours
+        reason = exc.strerror or str(exc)
+        return (
+            f"cannot write baseline {self._shown(path)}: {reason} (in "
+            f"{self._shown(folder)}). --chunkeval-update writes baselines there: make "
+            "that folder writable, or set chunkeval_baseline_dir / "
+            "--chunkeval-baseline-dir to a writable folder"
         )
 
     def _record(self, outcome: CheckOutcome) -> CheckOutcome:
@@ -394,7 +414,7 @@ class BaselineStore:
         return lines
 
 
-_FAILED = frozenset({"missing", "corrupt", "mismatch", "regressed"})
+_FAILED = frozenset({"missing", "corrupt", "mismatch", "regressed", "unwritable"})
 
 
 def _owns(test: str, stem: str) -> bool:
