@@ -588,3 +588,28 @@ def test_a_file_in_place_of_the_baseline_folder_is_named_under_update(
         ["*cannot write baseline blocker/test_base/test_base.json: * (in blocker)*"]
     )
     assert "Traceback" not in result.stdout.str()
+
+
+def test_a_degraded_result_is_marked_wherever_it_is_shown(tmp_path: Path) -> None:
+    from pytest_chunkeval.reporting.html import html_report
+    from pytest_chunkeval.reporting.markdown import markdown_report
+    from pytest_chunkeval.reporting.rows import ReportEntry
+    from pytest_chunkeval.reporting.table import results_table
+    from pytest_chunkeval.run.outputs import SummaryRow
+    from pytest_chunkeval.run.summary import render_summary
+
+    clean = _evaluate("recursive:20:0", tmp_path)
+    degraded = dataclasses.replace(
+        clean, chunks={**clean.chunks, "fallback_share": 0.25}
+    )
+    mark = "[degraded: 25% of windows fell back]"
+    row = SummaryRow("k", degraded.to_json(details=False), ["t.py::test_a"])
+    shown = {
+        "describe": degraded.describe(),
+        "summary": "\n".join(render_summary([row])),
+        "table": results_table([degraded]),
+        "markdown": markdown_report([ReportEntry.of(degraded)]),
+        "html": html_report([ReportEntry.of(degraded)]),
+    }
+    assert [where for where, text in shown.items() if mark not in text] == []
+    assert mark not in results_table([clean]) + clean.describe()

@@ -32,3 +32,16 @@ def chunker_text(name: str, chunks: Mapping[str, Any]) -> str:
     """A result's chunker as tables show it, marked when it is degraded."""
     degraded = degraded_text(chunks)
     return f"{name} [{degraded}]" if degraded else name
+
+
+def measured_text(chunks: Mapping[str, Any]) -> str:
+    """What a run measured about its configuration, for a table's configuration
+    cell: ``2.0 results/query`` (a whole retriever), ``[degraded: …]``."""
+    parts = []
+    scored = chunks.get("results_per_query") if chunks else None
+    if scored is not None:
+        parts.append(f"{float(scored):.1f} results/query")
+    degraded = degraded_text(chunks)
+    if degraded:
+        parts.append(f"[{degraded}]")
+    return " ".join(parts)

@@ -274,20 +274,24 @@ class EvalResult:
         doc, start, end = span
         return self.corpus[doc].text[start:end]
 
-    def describe(self) -> str:
-        """The configuration in one line: ``recursive:200:0 k=5 token all-MiniLM…``."""
+    def describe(self, *, measured: bool = True) -> str:
+        """The configuration in one line: ``recursive:200:0 k=5 token all-MiniLM…``.
+
+        ``measured``: also what this run measured about it (a whole retriever's
+        results per query, a degraded LLM chunking); False gives a label that
+        stays the same from run to run (history series)."""
         c = self.config
         parts = [str(c.get("chunker", self.label))]
         if c.get("k") is not None:
             parts.append(f"k={c['k']}")
-        scored = self.chunks.get("results_per_query")
+        scored = self.chunks.get("results_per_query") if measured else None
         if scored is not None:  # a whole retriever (score()): what it returned
             parts.append(f"{scored:.1f} results/query")
         if c.get("budget") is not None:
             parts.append(f"budget={c['budget']}")
         parts.append(str(c.get("unit")))
         parts += [str(c[key]) for key in ("embedder", "store") if c.get(key)]
-        degraded = degraded_text(self.chunks)
+        degraded = degraded_text(self.chunks) if measured else None
         if degraded:
             parts.append(f"[{degraded}]")
         return " ".join(parts)

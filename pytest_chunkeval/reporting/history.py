@@ -139,7 +139,7 @@ def history_record(
         "git": (git or GitInfo()).to_json(),
         "test": test,
         "label": result.label,
-        "configuration": result.describe(),
+        "configuration": result.describe(measured=False),
         "config": dict(result.config),
         "corpus_hash": result.corpus_hash,
         "queries_hash": result.queries_hash,

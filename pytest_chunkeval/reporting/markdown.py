@@ -48,7 +48,7 @@ def _result_rows(rows: Sequence[_Row]) -> tuple[list[str], list[list[str]]]:
     body = [
         [
             _tests_cell(r.tests),
-            r.label,
+            r.shown,
             *(_mean_std(r, m) for m in TABLE_METRICS),
             _chunk_cell(r),
             str(r.n),

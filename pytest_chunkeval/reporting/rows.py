@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_chunkeval.engine.labels import chunker_text, k_text, measured_text
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.reporting.history import commit_key
 
@@ -44,14 +45,24 @@ class _Row:
     chunk_size: float | None
     n: int
     extra: Mapping[str, str] = field(default_factory=dict)
+    note: str = ""
+    """What the run measured about the configuration (results per query of a
+    whole retriever, a degraded LLM chunking): shown, never part of ``label``."""
+
+    @property
+    def shown(self) -> str:
+        """The configuration cell of a table."""
+        return f"{self.label} {self.note}" if self.note else self.label
 
     @classmethod
     def from_entry(cls, entry: ReportEntry) -> _Row:
         result = EvalResult.from_json(dict(entry.result))
         return cls(
-            label=series_label(result.describe(), result.config),
-            chunker=str(result.config.get("chunker", result.label)),
-            k=str(result.config.get("k", "")),
+            label=series_label(result.describe(measured=False), result.config),
+            chunker=chunker_text(
+                str(result.config.get("chunker", result.label)), result.chunks
+            ),
+            k=k_text(result.config, result.chunks),
             unit=str(result.config.get("unit", "")),
             tests=tuple(entry.nodeids),
             means={m: _num(s.mean) for m, s in result.metrics.items()},
@@ -62,6 +73,7 @@ class _Row:
             },
             chunk_size=_num(result.chunks.get("mean_units")),
             n=max((s.n for s in result.metrics.values()), default=0),
+            note=measured_text(result.chunks),
         )
 
     @classmethod
@@ -72,8 +84,11 @@ class _Row:
             label=series_label(
                 str(record.get("configuration") or record.get("label", "?")), config
             ),
-            chunker=str(config.get("chunker", record.get("label", "?"))),
-            k=str(config.get("k", "")),
+            chunker=chunker_text(
+                str(config.get("chunker", record.get("label", "?"))),
+                record.get("chunks") or {},
+            ),
+            k=k_text(config, record.get("chunks") or {}),
             unit=str(config.get("unit", "")),
             tests=(str(record["test"]),) if record.get("test") else (),
             means={m: _num(v.get("mean")) for m, v in metrics.items()},
@@ -82,6 +97,7 @@ class _Row:
             chunk_size=_num((record.get("chunks") or {}).get("mean_units")),
             n=int(record.get("n") or 0),
             extra={"commit": commit_key(record)},
+            note=measured_text(record.get("chunks") or {}),
         )
 
 
