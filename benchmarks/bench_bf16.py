@@ -48,7 +48,7 @@ def unique_texts() -> tuple[list[str], list[int], list[int]]:
     and the rows of the chunks and of the questions in that list."""
     from pytest_chunkeval.chunkers import get_chunker
     from pytest_chunkeval.data.benchmarks import load_benchmark
-    from pytest_chunkeval.engine.evaluate import Chunking
+    from pytest_chunkeval.engine.chunking import Chunking
 
     corpus, queries = load_benchmark("general")
     chunks = Chunking(get_chunker(CHUNKER), corpus).texts()

@@ -33,8 +33,9 @@ from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder, l2_normalize
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.engine.cache import EmbeddingCache
-from pytest_chunkeval.engine.evaluate import evaluate, score
+from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
+from pytest_chunkeval.engine.score import score
 from pytest_chunkeval.gate.baseline import Baseline
 from pytest_chunkeval.gate.compare import bootstrap_intervals, compare
 from pytest_chunkeval.gate.tolerances import GateSettings

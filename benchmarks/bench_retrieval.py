@@ -30,7 +30,7 @@ EXTRA_STORES = ("bm25?stem=english", "hybrid?weights=1,2")
 def bm25_timing(chunker: str) -> None:
     from pytest_chunkeval.chunkers import get_chunker
     from pytest_chunkeval.data.benchmarks import load_benchmark
-    from pytest_chunkeval.engine.evaluate import Chunking
+    from pytest_chunkeval.engine.chunking import Chunking
     from pytest_chunkeval.stores import BM25Store, ExactStore
 
     corpus, queries = load_benchmark("general")

@@ -27,8 +27,9 @@ if TYPE_CHECKING:
     from pytest_chunkeval.data.corpus import Corpus, Document
     from pytest_chunkeval.data.queries import QuerySet
     from pytest_chunkeval.data.query_types import Excerpt, Query
-    from pytest_chunkeval.engine.evaluate import evaluate, score
+    from pytest_chunkeval.engine.evaluate import evaluate
     from pytest_chunkeval.engine.results import EvalResult
+    from pytest_chunkeval.engine.score import score
     from pytest_chunkeval.engine.two_stage import TwoStage
     from pytest_chunkeval.gate.assertions import (
         Statistic,
@@ -57,7 +58,7 @@ _LAZY = {
     "ClusterSemanticChunker": "chunkers.cluster",
     "LLMSemanticChunker": "chunkers.llm",
     "evaluate": "engine.evaluate",
-    "score": "engine.evaluate",
+    "score": "engine.score",
     "EvalResult": "engine.results",
     "TwoStage": "engine.two_stage",
     "evaluate_relationships": "graph.evaluate",

@@ -65,6 +65,20 @@ def validate_chunks(text: str, bounds: IntArray, *, chunker: str, doc_id: str) -
         )
 
 
+def check_size_overlap(size: int, overlap: int, *, overlap_may_equal: bool) -> None:
+    """``ValueError`` unless ``size > 0`` and ``0 <= overlap <= size``. The rules
+    differ at ``overlap == size``: fixed windows must reject it (their stride
+    ``size - overlap`` would be 0 and never advance), the recursive splitter
+    accepts it as LangChain does (``overlap_may_equal``)."""
+    if size <= 0:
+        raise ValueError(f"chunk_size must be > 0, got {size}")
+    if overlap < 0:
+        raise ValueError(f"chunk_overlap must be >= 0, got {overlap}")
+    if overlap > size or (overlap == size and not overlap_may_equal):
+        bound = "not exceed" if overlap_may_equal else "be smaller than"
+        raise ValueError(f"chunk_overlap ({overlap}) must {bound} chunk_size ({size})")
+
+
 def spec_name(
     kind: str,
     args: str,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pytest_chunkeval.chunkers.base import spec_name
+from pytest_chunkeval.chunkers.base import check_size_overlap, spec_name
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.tokenizers.base import (
     DEFAULT_ENCODING,
@@ -62,15 +62,7 @@ class FixedTokenChunker:
         chunk_overlap: int = 0,
         encoding: str | Tokenizer = DEFAULT_ENCODING,
     ) -> None:
-        if chunk_size <= 0:
-            raise ValueError(f"chunk_size must be > 0, got {chunk_size}")
-        if chunk_overlap < 0:
-            raise ValueError(f"chunk_overlap must be >= 0, got {chunk_overlap}")
-        if chunk_overlap >= chunk_size:
-            raise ValueError(
-                f"chunk_overlap ({chunk_overlap}) must be smaller than chunk_size "
-                f"({chunk_size})"
-            )
+        check_size_overlap(chunk_size, chunk_overlap, overlap_may_equal=False)
         self.chunk_size = int(chunk_size)
         self.chunk_overlap = int(chunk_overlap)
         self.tokenizer = get_tokenizer(encoding)

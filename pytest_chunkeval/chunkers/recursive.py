@@ -34,7 +34,7 @@ import logging
 from collections.abc import Sequence
 
 from pytest_chunkeval.chunkers._counting import JoinedCounter
-from pytest_chunkeval.chunkers.base import spec_name
+from pytest_chunkeval.chunkers.base import check_size_overlap, spec_name
 from pytest_chunkeval.core.spans import IntArray, as_bounds
 from pytest_chunkeval.tokenizers.base import (
     DEFAULT_ENCODING,
@@ -122,15 +122,7 @@ class RecursiveTokenChunker:
         separators: Sequence[str] | None = None,
         encoding: str | Tokenizer = DEFAULT_ENCODING,
     ) -> None:
-        if chunk_size <= 0:
-            raise ValueError(f"chunk_size must be > 0, got {chunk_size}")
-        if chunk_overlap < 0:
-            raise ValueError(f"chunk_overlap must be >= 0, got {chunk_overlap}")
-        if chunk_overlap > chunk_size:
-            raise ValueError(
-                f"chunk_overlap ({chunk_overlap}) must not exceed chunk_size "
-                f"({chunk_size})"
-            )
+        check_size_overlap(chunk_size, chunk_overlap, overlap_may_equal=True)
         seps = tuple(DEFAULT_SEPARATORS if separators is None else separators)
         if not seps:
             raise ValueError("separators must not be empty")

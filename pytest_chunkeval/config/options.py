@@ -96,12 +96,6 @@ def parse_path(value: str) -> str:
     return text
 
 
-def parse_path_list(value: str | Sequence[str]) -> tuple[str, ...]:
-    """Paths, directories or glob patterns (one per item)."""
-    items = [value] if isinstance(value, str) else list(value)
-    return tuple(parse_path(v) for v in items if v.strip())
-
-
 def parse_name(value: str) -> str:
     """A bundled benchmark name such as ``general``."""
     text = value.strip()

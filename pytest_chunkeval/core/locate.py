@@ -69,7 +69,13 @@ def normalize_whitespace(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
+def clip(text: str, width: int) -> str:
+    """``text`` on one line (whitespace runs collapsed), cut to ``width``
+    characters with an ellipsis when longer."""
+    flat = normalize_whitespace(text)
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
 def preview(text: str, width: int = 60) -> str:
     """A one-line, shortened rendering of ``text`` for error messages."""
-    flat = normalize_whitespace(text)
-    return repr(flat if len(flat) <= width else flat[: width - 1] + "…")
+    return repr(clip(text, width))

@@ -14,25 +14,21 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.core.intervals import IntervalUnion, runs, unique
+from pytest_chunkeval.core.metric_names import JUDGED, PRESENCE, RANK, names
 from pytest_chunkeval.core.ranking import budget_prefix, max_coverage, rank_scores
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.core.units import UnitMap
 
 FloatArray = npt.NDArray[np.float64]
 
-PRESENCE_METRICS: tuple[str, ...] = (
-    "recall",
-    "precision",
-    "iou",
-    "f1",
-    "precision_omega",
-)
-RANK_METRICS: tuple[str, ...] = ("mrr", "ndcg", "complete", "ceiling")
+PRESENCE_METRICS: tuple[str, ...] = names(PRESENCE)
+"""SPEC §3: recall, precision, iou, f1, precision_omega (baselines and the gate)."""
+RANK_METRICS: tuple[str, ...] = names(RANK)
 """SPEC §9: rank-aware (mrr, ndcg), whole evidence (complete), the chunking's best
 (ceiling). ``ndcg`` and ``ceiling`` need a chunking (NaN for a whole retriever)."""
 METRICS: tuple[str, ...] = PRESENCE_METRICS + RANK_METRICS
 """Every per-query metric of a chunk evaluation, in table order."""
-JUDGED_METRICS: tuple[str, ...] = ("context_relevance", "context_relevance_tokens")
+JUDGED_METRICS: tuple[str, ...] = names(JUDGED)
 """Reference-free, from a judge's spans (SPEC §10); see ``judging/``. Measured
 only when a judge runs; stored in a query record's ``scores``."""
 
@@ -300,9 +296,6 @@ class MetricStats:
     mean: float
     std: float
     n: int
-
-    def to_dict(self) -> dict[str, float | int]:
-        return {"mean": self.mean, "std": self.std, "n": self.n}
 
 
 def describe(values: FloatArray) -> MetricStats:

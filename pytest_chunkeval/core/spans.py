@@ -29,17 +29,3 @@ def as_bounds(pairs: Iterable[tuple[int, int]] | Sequence[Sequence[int]]) -> Int
     if arr.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
     return arr.astype(np.int64, copy=False).reshape(-1, 2)
-
-
-def check_bounds(bounds: IntArray, length: int, *, what: str) -> None:
-    """Raise ``ValueError`` naming ``what`` unless ``0 <= start <= end <= length``."""
-    if bounds.size == 0:
-        return
-    starts, ends = bounds[:, 0], bounds[:, 1]
-    bad = np.flatnonzero((starts < 0) | (ends < starts) | (ends > length))
-    if bad.size:
-        i = int(bad[0])
-        raise ValueError(
-            f"{what}: span #{i} ({int(starts[i])}, {int(ends[i])}) is not inside "
-            f"the document (length {length})"
-        )

@@ -94,7 +94,3 @@ class UnitMap:
         hi = _search(self._token_starts, g_end, "left")
         hi = np.where(g_end > g_start, np.maximum(hi, lo), lo)
         return lo.astype(np.int64), hi.astype(np.int64)
-
-    def doc_lengths(self) -> IntArray:
-        """Each document's length in units."""
-        return np.diff(self.unit_offsets)

@@ -128,10 +128,6 @@ class MetricCheck:
     by_group: Mapping[str, float] = field(default_factory=dict)
     changed: int = 0  # queries whose value moved
 
-    @property
-    def higher_is_better(self) -> bool:
-        return HIGHER_IS_BETTER.get(self.metric, True)
-
 
 @dataclass(frozen=True)
 class GateReport:

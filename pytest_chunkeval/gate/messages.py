@@ -6,6 +6,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from pytest_chunkeval.core.locate import clip
+from pytest_chunkeval.core.metric_names import format_percent
+
 if TYPE_CHECKING:
     from pytest_chunkeval.gate.compare import GateReport, MetricCheck
 
@@ -13,18 +16,13 @@ if TYPE_CHECKING:
 def _pts(x: float | None, signed: bool = False) -> str:
     if x is None or math.isnan(x):
         return "-"
-    return f"{100 * x:+.2f}" if signed else f"{100 * x:.2f}"
+    return format_percent(x, 2, signed=signed)
 
 
 def _ci(check: MetricCheck) -> str:
     if check.low is None or check.high is None:
         return "-"
     return f"[{_pts(check.low, True)}, {_pts(check.high, True)}]"
-
-
-def _clip(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def method_line(report: GateReport) -> str:
@@ -101,9 +99,9 @@ def format_failure(report: GateReport, *, test: str, path: str, command: str) ->
             ]
             rows = [
                 [
-                    _clip(q.id, 32),
+                    clip(q.id, 32),
                     f"{_pts(q.before)} → {_pts(q.after)}",
-                    _clip(q.question, 90),
+                    clip(q.question, 90),
                 ]
                 for q in check.worst
             ]

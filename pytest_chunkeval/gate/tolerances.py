@@ -15,21 +15,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pytest_chunkeval.core.metric_names import PRESENCE, RANK, directions
+
 # Only the standard library at import time: the plugin parses tolerances at start-up
 # and must not pay for numpy there. numpy is imported where the gate computes.
 
-HIGHER_IS_BETTER: dict[str, bool] = {
-    "recall": True,
-    "precision": True,
-    "iou": True,
-    "f1": True,
-    "precision_omega": True,
-    "mrr": True,
-    "ndcg": True,
-    "complete": True,
-    "ceiling": True,
-}
-"""Direction of each metric the gate knows (every one of ``metrics.METRICS``)."""
+HIGHER_IS_BETTER: dict[str, bool] = directions(PRESENCE, RANK)
+"""Direction of each metric the gate knows (every one of ``metrics.METRICS``), from
+the metric table."""
 
 # F1 is a monotone function of IoU query by query, and precision_omega measures the
 # chunking alone: gating them by default would add metrics (and so widen the

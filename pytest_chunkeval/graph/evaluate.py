@@ -36,6 +36,7 @@ from pytest_chunkeval.config.defaults import (
     DEFAULT_STORE,
     check_unit,
 )
+from pytest_chunkeval.core.metric_names import RELATIONSHIP, names
 from pytest_chunkeval.core.metrics import (
     ChunkIndex,
     MetricStats,
@@ -49,13 +50,8 @@ from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder
 from pytest_chunkeval.embedders.registry import get_embedder
 from pytest_chunkeval.engine.cache import EmbeddingCache
-from pytest_chunkeval.engine.evaluate import (
-    Chunking,
-    EvaluationError,
-    _resolve_cache,
-    _spec_of,
-    unit_map,
-)
+from pytest_chunkeval.engine.chunking import Chunking, unit_map
+from pytest_chunkeval.engine.evaluate import EvaluationError, _resolve_cache, _spec_of
 from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
 from pytest_chunkeval.engine.retrieve import (
     RetrievalInputs,
@@ -73,15 +69,7 @@ from pytest_chunkeval.llm.answers import AnswerCache
 from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
 from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
 
-REL_METRICS: tuple[str, ...] = (
-    "rel_recall",
-    "rel_precision",
-    "evidence_recall",
-    "evidence_precision",
-    "evidence_iou",
-    "evidence_f1",
-    "evidence_precision_omega",
-)
+REL_METRICS: tuple[str, ...] = names(RELATIONSHIP)
 """The metrics of a relationship evaluation, named apart from the chunk metrics."""
 
 

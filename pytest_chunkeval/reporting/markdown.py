@@ -8,15 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_chunkeval.core.metric_names import format_percent, header
 from pytest_chunkeval.reporting.history import append_lines, commits
-from pytest_chunkeval.reporting.rows import (
-    TABLE_METRICS,
-    _chunk_cell,
-    _mean_std,
-    _pct,
-    _Row,
-)
-from pytest_chunkeval.reporting.table import HEADERS
+from pytest_chunkeval.reporting.rows import TABLE_METRICS, _chunk_cell, _mean_std, _Row
 
 if TYPE_CHECKING:
     from pytest_chunkeval.reporting.rows import ReportEntry
@@ -41,7 +35,7 @@ def _result_rows(rows: Sequence[_Row]) -> tuple[list[str], list[list[str]]]:
     headers = [
         "Test",
         "Configuration",
-        *(HEADERS[m] for m in TABLE_METRICS),
+        *(header(m) for m in TABLE_METRICS),
         "Chunk size",
         "Queries",
     ]
@@ -79,17 +73,17 @@ def history_markdown(
     """The latest commit's numbers per configuration, with the change since the
     previous commit that has the same configuration."""
     latest, previous = _latest_two(records)
-    headers = ["Configuration", "Commit", *(HEADERS[m] for m in TABLE_METRICS)]
+    headers = ["Configuration", "Commit", *(header(m) for m in TABLE_METRICS)]
     body = []
     for label, row in latest.items():
         before = previous.get(label)
         cells = [label, row.extra.get("commit", "")]
         for m in TABLE_METRICS:
             now = row.means.get(m)
-            cell = _pct(now)
+            cell = format_percent(now)
             old = before.means.get(m) if before else None
             if now is not None and old is not None:
-                cell += f" ({100 * (now - old):+.1f})"
+                cell += f" ({format_percent(now - old, signed=True)})"
             cells.append(cell)
         body.append(cells)
     n_commits = len(commits(records))

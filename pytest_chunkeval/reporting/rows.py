@@ -8,12 +8,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_chunkeval.core.metric_names import (
+    PRESENCE,
+    format_mean_std,
+    names,
+    unit_label,
+)
 from pytest_chunkeval.engine.labels import chunker_text, k_text, measured_text
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.reporting.history import commit_key
 
 REPORT_SCHEMA = 1
-TABLE_METRICS = ("recall", "precision", "iou", "f1", "precision_omega")
+TABLE_METRICS = names(PRESENCE)
 
 
 @dataclass(frozen=True)
@@ -115,18 +121,11 @@ def _num(value: Any) -> float | None:
     return None if math.isnan(value) else value
 
 
-def _pct(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None else f"{100 * value:.{digits}f}"
-
-
 def _mean_std(row: _Row, metric: str) -> str:
-    mean, std = row.means.get(metric), row.stds.get(metric)
-    if mean is None:
-        return "-"
-    return _pct(mean) if std is None else f"{_pct(mean)} ± {_pct(std)}"
+    return format_mean_std(row.means.get(metric), row.stds.get(metric))
 
 
 def _chunk_cell(row: _Row) -> str:
     if row.chunk_size is None:
         return "-"
-    return f"{row.chunk_size:.0f} {'tok' if row.unit == 'token' else row.unit}"
+    return f"{row.chunk_size:.0f} {unit_label(row.unit)}"

@@ -8,9 +8,11 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pytest_chunkeval.core.locate import clip
+from pytest_chunkeval.core.metric_names import format_percent as pct
+from pytest_chunkeval.core.metric_names import header
 from pytest_chunkeval.reporting.history import commit_key, commits
-from pytest_chunkeval.reporting.rows import _pct, _Row
-from pytest_chunkeval.reporting.table import HEADERS
+from pytest_chunkeval.reporting.rows import _Row
 
 BAR_METRICS = ("recall", "iou")
 PALETTE = (
@@ -169,8 +171,8 @@ def bars_svg(rows: Sequence[_Row], metric: str, colors: Mapping[str, str]) -> st
         300,
         y_top=_top(r.groups.get(g, {}).get(metric) for r in rows for g in groups),
     )
-    title = f"{HEADERS.get(metric, metric)} per corpus (%)"
-    out = frame.open(title, "bars") + frame.y_axis(HEADERS.get(metric, metric) + " %")
+    title = f"{header(metric)} per corpus (%)"
+    out = frame.open(title, "bars") + frame.y_axis(header(metric) + " %")
     band = frame.inner_width / max(len(groups), 1)
     bar = band * 0.8 / max(len(rows), 1)
     base = frame.y(0)
@@ -185,7 +187,7 @@ def bars_svg(rows: Sequence[_Row], metric: str, colors: Mapping[str, str]) -> st
                 f'<rect class="mark" x="{x0 + ri * bar:.1f}" y="{y:.1f}" '
                 f'width="{max(bar - 1, 1):.1f}" height="{max(base - y, 0):.1f}" '
                 f'fill="{colors[row.label]}"><title>{_esc(row.label)} — '
-                f"{_esc(group)}: {_pct(value)}%</title></rect>"
+                f"{_esc(group)}: {pct(value)}%</title></rect>"
             )
         out.append(
             f'<text class="tick" x="{frame.left + (gi + 0.5) * band:.1f}" '
@@ -198,7 +200,7 @@ def bars_svg(rows: Sequence[_Row], metric: str, colors: Mapping[str, str]) -> st
 
 def _short_label(text: str, width: int = 22) -> str:
     stem = text.rsplit(".", 1)[0] if "." in text else text
-    return stem if len(stem) <= width else stem[: width - 1] + "…"
+    return clip(stem, width)
 
 
 def scatter_svg(rows: Sequence[_Row], x_metric: str, colors: Mapping[str, str]) -> str:
@@ -214,7 +216,7 @@ def scatter_svg(rows: Sequence[_Row], x_metric: str, colors: Mapping[str, str]) 
         x_top=_top(p[1] for p in points),
         y_top=_top(p[2] for p in points),
     )
-    x_name = HEADERS.get(x_metric, x_metric)
+    x_name = header(x_metric)
     out = frame.open(f"Recall vs {x_name} (%)", "scatter")
     out += frame.y_axis("Recall %") + frame.x_axis_numeric(f"{x_name} %")
     for row, xv, yv in points:
@@ -224,7 +226,7 @@ def scatter_svg(rows: Sequence[_Row], x_metric: str, colors: Mapping[str, str]) 
         out.append(
             f'<circle class="mark" cx="{cx:.1f}" cy="{cy:.1f}" r="6" '
             f'fill="{colors[row.label]}"><title>{_esc(row.label)}: recall '
-            f"{_pct(yv)}%, {_esc(x_name)} {_pct(xv)}%</title></circle>"
+            f"{pct(yv)}%, {_esc(x_name)} {pct(xv)}%</title></circle>"
         )
         out.append(
             f'<text class="point-label" x="{cx + 8:.1f}" y="{cy - 8:.1f}">'
@@ -256,7 +258,7 @@ def history_svg(
         y_top=_top(v for s in series.values() for v, _ in s.values()),
         bottom=62,
     )
-    name = HEADERS.get(metric, metric)
+    name = header(metric)
     out = frame.open(f"{name} over commits (%)", "history") + frame.y_axis(name + " %")
     step = max(1, math.ceil(len(keys) / 12))  # at most ~12 commit labels
     base = frame.height - frame.bottom
@@ -285,7 +287,7 @@ def history_svg(
             out.append(
                 f'<circle class="mark" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{color}">'
                 f"<title>{_esc(label)}\n{_esc(keys[i])} "
-                f"{_esc(git.get('branch') or '')} {_esc(when)}: {_pct(value, 2)}%"
+                f"{_esc(git.get('branch') or '')} {_esc(when)}: {pct(value, 2)}%"
                 "</title></circle>"
             )
     out += [frame.baseline(), "</svg>"]

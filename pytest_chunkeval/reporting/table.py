@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pytest_chunkeval.core.metric_names import METRIC_TABLE, format_mean_std, unit_label
 from pytest_chunkeval.engine.labels import chunker_text, k_text
 
 if TYPE_CHECKING:  # runtime import would load numpy for plain text formatting
@@ -27,24 +28,8 @@ RELATIONSHIP_COLUMNS = (
     "evidence_iou",
 )
 """Columns for relationship results (Graph-RAG), named apart from chunk metrics."""
-HEADERS = {
-    "recall": "Recall",
-    "precision": "Precision",
-    "precision_omega": "PrecisionΩ",
-    "iou": "IoU",
-    "f1": "F1",
-    "mrr": "MRR",
-    "ndcg": "nDCG",
-    "complete": "Complete",
-    "ceiling": "Ceiling",
-    "rel_recall": "Rel recall",
-    "rel_precision": "Rel precision",
-    "evidence_recall": "Evidence recall",
-    "evidence_precision": "Evidence precision",
-    "evidence_iou": "Evidence IoU",
-    "evidence_f1": "Evidence F1",
-    "evidence_precision_omega": "Evidence PrecisionΩ",
-}
+HEADERS = {m.name: m.header for m in METRIC_TABLE}
+"""Column header of every metric (see :mod:`pytest_chunkeval.core.metric_names`)."""
 
 
 def table_columns(results: Sequence[EvalResult]) -> tuple[str, ...]:
@@ -108,7 +93,7 @@ def mean_std(result: EvalResult, metric: str) -> str:
     stats = result.metrics.get(metric)
     if stats is None or stats.n == 0:
         return "-"
-    return f"{100 * stats.mean:.1f} ± {100 * stats.std:.1f}"
+    return format_mean_std(stats.mean, stats.std)
 
 
 def format_rows(
@@ -157,7 +142,7 @@ def results_table(
     rows = []
     for r in results:
         name, size, overlap = split_spec(str(r.config.get("chunker", r.label)))
-        unit = "tok" if r.config.get("unit") == "token" else "chr"
+        unit = unit_label(str(r.config.get("unit", "char")))
         budget = []
         if budgeted:
             sent = r.budget.get("mean_units")

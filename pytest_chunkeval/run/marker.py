@@ -17,18 +17,11 @@ from pytest_chunkeval.config.options import (
     parse_spec,
     parse_unit,
 )
+from pytest_chunkeval.core.metric_names import thresholds
 from pytest_chunkeval.run.errors import ChunkevalError
 
-THRESHOLDS: dict[str, str] = {
-    "min_recall": "recall",
-    "min_precision": "precision",
-    "min_iou": "iou",
-    "min_f1": "f1",
-    "min_precision_omega": "precision_omega",
-    "min_mrr": "mrr",
-    "min_ndcg": "ndcg",
-    "min_complete": "complete",
-}
+THRESHOLDS: dict[str, str] = thresholds()
+"""Threshold keyword -> metric (``min_recall`` -> ``recall``), from the metric table."""
 
 
 class MarkerError(ChunkevalError):

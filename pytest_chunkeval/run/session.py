@@ -241,7 +241,8 @@ class ChunkevalSession:
         a spec string by the spec; any other object is run every time (chunking is
         cheap) and keyed on the spans it produced, so a chunker changed between two
         tests is evaluated again while an unchanged one reuses everything."""
-        from pytest_chunkeval.engine.evaluate import Chunking, evaluate
+        from pytest_chunkeval.engine.chunking import Chunking
+        from pytest_chunkeval.engine.evaluate import evaluate
 
         if k is not None:
             run = dataclasses.replace(run, k=k)
@@ -299,7 +300,7 @@ class ChunkevalSession:
         Its summary row is named by ``label`` (else a module-level function's
         qualified name): results under one label share a row, across xdist
         workers too, so give different retrievers different labels."""
-        from pytest_chunkeval.engine.evaluate import locate_results, score
+        from pytest_chunkeval.engine.score import locate_results, score
 
         data = (
             "score",

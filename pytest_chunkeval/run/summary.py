@@ -7,31 +7,24 @@ Rows come from ``EvalResult.to_json(details=False)`` (what xdist workers send).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_chunkeval.core.metric_names import (
+    PRESENCE,
+    format_percent,
+    names,
+    short_label,
+    unit_label,
+)
 from pytest_chunkeval.engine.labels import chunker_text, k_text
 from pytest_chunkeval.reporting.table import format_rows
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
 
 # (header, metric) in table order; means are printed in percent.
-METRIC_COLUMNS = (
-    ("recall", "recall"),
-    ("precision", "precision"),
-    ("IoU", "iou"),
-    ("F1", "f1"),
-    ("P_omega", "precision_omega"),
-)
+METRIC_COLUMNS = tuple((short_label(m), m) for m in names(PRESENCE))
 SHORT_COLUMNS = METRIC_COLUMNS[:3]
-UNIT_ABBREVIATIONS = {"token": "tok", "char": "ch"}
 MAX_TEST_WIDTH = 70
-
-
-def _percent(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return f"{100 * float(value):.1f}"
 
 
 def _mean(result: Mapping[str, Any], metric: str) -> Any:
@@ -52,7 +45,7 @@ def _chunk_cell(result: Mapping[str, Any]) -> str:
     if not chunks.get("count") or size is None:
         return "-"
     unit = str(result.get("config", {}).get("unit", ""))
-    return f"{float(size):.0f} {UNIT_ABBREVIATIONS.get(unit, unit)}"
+    return f"{float(size):.0f} {unit_label(unit)}"
 
 
 def _time_cell(result: Mapping[str, Any]) -> str:
@@ -109,7 +102,7 @@ def render_summary(
                         result.get("chunks") or {},
                     ),
                     k_text(config, result.get("chunks") or {}),
-                    *(_percent(_mean(result, m)) for _, m in METRIC_COLUMNS),
+                    *(format_percent(_mean(result, m)) for _, m in METRIC_COLUMNS),
                     _chunk_cell(result),
                     _time_cell(result),
                 ]
@@ -119,7 +112,10 @@ def render_summary(
     elif verbosity == -1:
         header = ["test", *(h for h, _ in SHORT_COLUMNS)]
         body = [
-            [_test_cell(r), *(_percent(_mean(r.result, m)) for _, m in SHORT_COLUMNS)]
+            [
+                _test_cell(r),
+                *(format_percent(_mean(r.result, m)) for _, m in SHORT_COLUMNS),
+            ]
             for r in rows
         ]
         lines += _table(header, body, 1)

@@ -62,12 +62,6 @@ def atomic_write_text(path: str | Path, text: str) -> None:
         fh.write(text)
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically."""
-    with atomic_writer(path, "wb") as fh:
-        fh.write(data)
-
-
 # -- JSON Lines: appending and reading --------------------------------------------
 
 

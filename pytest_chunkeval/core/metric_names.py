@@ -1,0 +1,132 @@
+"""The metrics chunkeval reports, one row each, and how they are shown.
+
+Every name, column header, terminal label, direction and marker keyword other
+modules show comes from :data:`METRIC_TABLE`: the engine's metric tuples, the
+marker's ``min_*`` keywords, the gate's directions, the tables, the terminal
+summary and the reports. Adding a metric is adding a row (and computing it).
+
+Standard library only: the plugin reads this at start-up (marker keywords,
+tolerances) and must not load numpy for it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+PRESENCE = "presence"
+"""SPEC §3: what share of the excerpts the retrieved chunks cover, and at what
+cost (recall, precision, IoU, F1, Precision Ω)."""
+RANK = "rank"
+"""SPEC §9: rank-aware (mrr, ndcg), whole evidence (complete), the chunking's best
+(ceiling)."""
+JUDGED = "judged"
+"""SPEC §10: reference-free, from a judge's spans (see ``judging/``)."""
+RELATIONSHIP = "relationship"
+"""Relationship retrieval (Graph-RAG, see ``graph/``), apart from chunk metrics."""
+
+
+@dataclass(frozen=True)
+class MetricName:
+    """How one metric is named and shown."""
+
+    name: str
+    """Key in results, baselines, tolerances and history: ``precision_omega``."""
+    header: str
+    """Column header of tables and reports: ``PrecisionΩ``."""
+    short: str
+    """Label of the terminal summary (ASCII: any console prints it): ``P_omega``."""
+    family: str
+    """Which evaluation produces it: :data:`PRESENCE`, :data:`RANK`, ..."""
+    higher_is_better: bool = True
+    """Direction: the gate calls a move against it a regression."""
+    marker: bool = False
+    """``@pytest.mark.chunkeval(min_<name>=...)`` accepts a threshold on it."""
+    percent: bool = True
+    """A fraction in [0, 1], shown in percent."""
+
+    @property
+    def marker_keyword(self) -> str:
+        """The marker's threshold keyword: ``min_precision_omega``."""
+        return f"min_{self.name}"
+
+
+M = MetricName
+METRIC_TABLE: tuple[MetricName, ...] = (
+    M("recall", "Recall", "recall", PRESENCE, marker=True),
+    M("precision", "Precision", "precision", PRESENCE, marker=True),
+    M("iou", "IoU", "IoU", PRESENCE, marker=True),
+    M("f1", "F1", "F1", PRESENCE, marker=True),
+    M("precision_omega", "PrecisionΩ", "P_omega", PRESENCE, marker=True),
+    M("mrr", "MRR", "MRR", RANK, marker=True),
+    M("ndcg", "nDCG", "nDCG", RANK, marker=True),
+    M("complete", "Complete", "complete", RANK, marker=True),
+    M("ceiling", "Ceiling", "ceiling", RANK),
+    M("context_relevance", "Context relevance", "CR", JUDGED),
+    M("context_relevance_tokens", "Context relevance (tokens)", "CR_tok", JUDGED),
+    M("rel_recall", "Rel recall", "rel_recall", RELATIONSHIP),
+    M("rel_precision", "Rel precision", "rel_precision", RELATIONSHIP),
+    M("evidence_recall", "Evidence recall", "ev_recall", RELATIONSHIP),
+    M("evidence_precision", "Evidence precision", "ev_precision", RELATIONSHIP),
+    M("evidence_iou", "Evidence IoU", "ev_IoU", RELATIONSHIP),
+    M("evidence_f1", "Evidence F1", "ev_F1", RELATIONSHIP),
+    M("evidence_precision_omega", "Evidence PrecisionΩ", "ev_P_omega", RELATIONSHIP),
+)
+del M
+
+METRIC_NAMES: dict[str, MetricName] = {m.name: m for m in METRIC_TABLE}
+"""Every row by metric name."""
+
+UNIT_LABELS: dict[str, str] = {"token": "tok", "char": "chr"}
+"""Short label of a length unit, after a number: ``180 tok``."""
+
+
+def names(family: str) -> tuple[str, ...]:
+    """The metric names of one family, in table order."""
+    return tuple(m.name for m in METRIC_TABLE if m.family == family)
+
+
+def header(name: str) -> str:
+    """The column header of ``name`` (the name itself when not in the table)."""
+    row = METRIC_NAMES.get(name)
+    return row.header if row is not None else name
+
+
+def short_label(name: str) -> str:
+    """The terminal label of ``name`` (the name itself when not in the table)."""
+    row = METRIC_NAMES.get(name)
+    return row.short if row is not None else name
+
+
+def thresholds() -> dict[str, str]:
+    """Marker threshold keyword -> metric: ``{"min_recall": "recall", ...}``."""
+    return {m.marker_keyword: m.name for m in METRIC_TABLE if m.marker}
+
+
+def directions(*families: str) -> dict[str, bool]:
+    """Metric -> higher is better, for the metrics of ``families``."""
+    return {m.name: m.higher_is_better for m in METRIC_TABLE if m.family in families}
+
+
+def unit_label(unit: str) -> str:
+    """``tok`` for ``token``, ``chr`` for ``char``; other units as given."""
+    return UNIT_LABELS.get(unit, unit)
+
+
+def format_percent(
+    value: float | None, digits: int = 1, *, signed: bool = False
+) -> str:
+    """A fraction in percent without the sign (``0.4567`` -> ``45.7``); ``-`` for
+    a missing or undefined (NaN) value. ``signed`` writes ``+`` on gains."""
+    if value is None or math.isnan(float(value)):
+        return "-"
+    return f"{100 * float(value):{'+' if signed else ''}.{digits}f}"
+
+
+def format_mean_std(mean: float | None, std: float | None, digits: int = 1) -> str:
+    """``mean ± std`` in percent; the mean alone without a std; ``-`` when the
+    mean is missing or undefined."""
+    text = format_percent(mean, digits)
+    if text == "-" or std is None:
+        return text
+    return f"{text} ± {format_percent(std, digits)}"

@@ -1,0 +1,324 @@
+"""Scoring a whole retriever (SPEC §3 without a chunking): what a callable, an
+object with ``.retrieve``/``.invoke`` or a mapping returned for each question,
+located in the corpus and scored like chunks (:func:`score`, :func:`locate_results`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pytest_chunkeval.config.defaults import check_unit
+from pytest_chunkeval.core.locate import locate, preview
+from pytest_chunkeval.core.metrics import QuerySpans, score_queries
+from pytest_chunkeval.core.units import UnitMap
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Query
+from pytest_chunkeval.engine.cache import default_cache_dir
+from pytest_chunkeval.engine.chunking import _excerpt_spans, stage_result, unit_map
+from pytest_chunkeval.engine.evaluate import (
+    EvaluationError,
+    _check_ground_truth,
+    _check_queries,
+    _judging,
+    _result,
+)
+from pytest_chunkeval.engine.results import EvalResult, SpanTuple, StageResult
+from pytest_chunkeval.engine.retrieve import timed as _timed
+from pytest_chunkeval.engine.two_stage import split_stages
+from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
+
+RetrievedItem = Any  # str | Span | (doc_id, start, end) | object with text or span
+Retriever = Callable[[str], Sequence[RetrievedItem]]
+
+
+def _retriever_name(retriever: Any) -> str:
+    name = getattr(retriever, "__qualname__", None)
+    return name if isinstance(name, str) else type(retriever).__qualname__
+
+
+def _results_list(found: Any, who: str, query: Query) -> list[RetrievedItem]:
+    """The retriever's answer as a list; a bare text (iterated it would be one
+    result per character), ``None`` or a non-iterable is an error naming both."""
+    where = f"{who} for query {query.id!r} ({preview(query.text, 50)})"
+    if isinstance(found, (str, bytes)):
+        raise EvaluationError(
+            f"{where} returned a single {type(found).__name__} {preview(str(found))} "
+            "instead of a list of results; return a list (e.g. [text]) of texts or "
+            "(doc_id, start, end) spans"
+        )
+    if found is None or not hasattr(found, "__iter__"):
+        raise EvaluationError(
+            f"{where} returned {type(found).__name__} ({found!r:.60}) instead of a "
+            "list of results (texts or (doc_id, start, end) spans)"
+        )
+    return list(found)
+
+
+def _answer_lists(
+    answer: Any, who: str, query: Query
+) -> tuple[list[RetrievedItem] | None, list[RetrievedItem]]:
+    """``(candidates, results)`` of one answer: candidates only from a two-stage
+    answer (:class:`TwoStage` or a mapping with both keys), else ``None``."""
+    where = f"{who} for query {query.id!r} ({preview(query.text, 50)})"
+    try:
+        candidates, results = split_stages(answer, where)
+    except TypeError as exc:
+        raise EvaluationError(str(exc)) from None
+    return (
+        None if candidates is None else _results_list(candidates, who, query),
+        _results_list(results, who, query),
+    )
+
+
+def _call_retriever(retriever: Any, query: Query) -> tuple[Any, str]:
+    """The retriever's raw answer for ``query`` and how to name the retriever."""
+    who = _retriever_name(retriever)
+    for method in ("retrieve", "invoke"):
+        fn = getattr(retriever, method, None)
+        if callable(fn):
+            return fn(query.text), f"retriever {who}.{method}()"
+    if callable(retriever):
+        return retriever(query.text), f"retriever {who}()"
+    raise TypeError(
+        f"a retriever must be callable (query text -> list of texts or spans) or "
+        f"have .retrieve()/.invoke(); got {type(retriever).__name__}"
+    )
+
+
+def _locate_item(
+    item: RetrievedItem, query: Query, corpus: Corpus, rank: int
+) -> SpanTuple:
+    where = f"query {query.id!r} ({preview(query.text, 50)}), result #{rank + 1}"
+    if isinstance(item, tuple) and len(item) == 3 and isinstance(item[0], str):
+        doc_id, start, end = item[0], int(item[1]), int(item[2])
+    elif all(hasattr(item, a) for a in ("doc_id", "start", "end")):
+        doc_id, start, end = item.doc_id, int(item.start), int(item.end)
+    else:
+        text = getattr(item, "page_content", getattr(item, "text", item))
+        if not isinstance(text, str):
+            raise EvaluationError(
+                f"{where}: expected a text, a (doc_id, start, end) span or an object "
+                f"with .page_content/.text, got {type(item).__name__}"
+            )
+        return _find_text(text, query, corpus, where)
+    if doc_id not in corpus:
+        raise EvaluationError(f"{where}: document {doc_id!r} is not in the corpus")
+    n = len(corpus[doc_id].text)
+    if not 0 <= start < end <= n:
+        raise EvaluationError(
+            f"{where}: span ({start}, {end}) is not inside {doc_id!r} (length {n})"
+        )
+    return (doc_id, start, end)
+
+
+def _find_text(text: str, query: Query, corpus: Corpus, where: str) -> SpanTuple:
+    # The query's own document first: retrieved text usually comes from there.
+    order = [query.doc_id] + [d for d in corpus.ids if d != query.doc_id]
+    for doc_id in order:
+        if doc_id in corpus:
+            found = locate(corpus[doc_id].text, text)
+            if found is not None:
+                return (doc_id, found[0], found[1])
+    raise EvaluationError(
+        f"{where}: retrieved text {preview(text)} was not found in the corpus "
+        f"(not verbatim, nor with whitespace ignored)"
+    )
+
+
+@dataclass(frozen=True)
+class LocatedResults:
+    """What a whole retriever returned, as corpus spans per query (the first ``k``
+    of each list when ``k`` is set): all that its score depends on."""
+
+    per_query: tuple[tuple[SpanTuple, ...], ...]
+    k: int | None
+    seconds: float
+    candidates: tuple[tuple[SpanTuple, ...], ...] | None = None
+    """A two-stage retriever's first-stage rows per query (all of them)."""
+
+    def digest(self) -> str:
+        """Equal digests, equal scores (for one corpus and query set)."""
+        blob = json.dumps(
+            [self.k, self.per_query, self.candidates], separators=(",", ":")
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    @property
+    def mean_results(self) -> float:
+        """Results scored per query, on average."""
+        n = len(self.per_query)
+        return sum(len(spans) for spans in self.per_query) / n if n else 0.0
+
+
+def locate_results(
+    retrieved: Mapping[str, Sequence[RetrievedItem]] | Retriever | Any,
+    corpus: Corpus,
+    queries: QuerySet,
+    *,
+    k: int | None = None,
+) -> LocatedResults:
+    """Ask the retriever every question (or read the mapping) and locate each of
+    the first ``k`` results (all when ``k`` is None) in the corpus."""
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise EvaluationError(
+            f"k must be a positive number of results per question (or None: all), "
+            f"got {k!r}"
+        )
+    per_query: list[tuple[SpanTuple, ...]] = []
+    pools: list[tuple[SpanTuple, ...] | None] = []
+    began = time.perf_counter()
+    for q in queries:
+        if isinstance(retrieved, Mapping):
+            if q.id not in retrieved:
+                raise EvaluationError(f"no results given for query {q.id!r}")
+            answer, who = retrieved[q.id], "the results mapping"
+        else:
+            answer, who = _call_retriever(retrieved, q)
+        candidates, items = _answer_lists(answer, who, q)
+        if k is not None:
+            items = items[:k]
+        per_query.append(
+            tuple(_locate_item(item, q, corpus, r) for r, item in enumerate(items))
+        )
+        pools.append(
+            None
+            if candidates is None
+            else tuple(
+                _locate_item(item, q, corpus, r) for r, item in enumerate(candidates)
+            )
+        )
+    staged = [p is not None for p in pools]
+    if any(staged) and not all(staged):
+        plain = queries[staged.index(False)].id
+        raise EvaluationError(
+            f"the retriever answered candidates and results for some queries but a "
+            f"plain list for query {plain!r}: answer the same shape for every query"
+        )
+    return LocatedResults(
+        tuple(per_query),
+        k,
+        time.perf_counter() - began,
+        tuple(p or () for p in pools) if pools and all(staged) else None,
+    )
+
+
+def _candidate_stage(
+    pools: Sequence[Sequence[SpanTuple]],
+    results: Sequence[Sequence[SpanTuple]],
+    units: UnitMap,
+    excerpts: QuerySpans,
+) -> StageResult:
+    """A two-stage retriever's pool, measured at ``k`` = each query's result count."""
+    k_final = np.array([len(r) for r in results], dtype=np.int64)
+    return stage_result(
+        "candidates",
+        max((len(p) for p in pools), default=0),
+        units,
+        excerpts,
+        QuerySpans.from_lists(pools, units),
+        QuerySpans.from_lists(
+            [p[:k] for p, k in zip(pools, k_final.tolist(), strict=True)], units
+        ),
+        k_final,
+        len(pools),
+    )
+
+
+def score(
+    retrieved: Mapping[str, Sequence[RetrievedItem]] | Retriever | Any,
+    corpus: Corpus,
+    queries: QuerySet,
+    *,
+    k: int | None = None,
+    unit: str = "token",
+    tokenizer: str | Tokenizer | None = None,
+    label: str = "retriever",
+    config: Mapping[str, Any] | None = None,
+    judge: Any = None,
+    cache: str | Path | None = None,
+) -> EvalResult:
+    """Score a whole retriever: ``retrieved`` maps query id -> results, or is called
+    with each question (or is what :func:`locate_results` returned). Results are
+    texts (located in the corpus) or spans; with ``k``, only the first ``k`` of
+    each question count, as a store's top ``k`` do in :func:`evaluate`.
+
+    A two-stage retriever may answer a :class:`TwoStage` (or a mapping with
+    ``"candidates"`` and ``"results"``): ``result.stages["candidates"]`` then holds
+    the pool's recall, its first ``k``'s (``k`` = the number of results) and its
+    ``ceiling``, the best any ``k`` of its rows reach, beside the final recall.
+
+    ``precision_omega``, ``ndcg`` and ``ceiling`` need a chunking and are left out
+    (``None``); ``mrr`` and ``complete`` are measured.
+    ``judge`` adds the judged metrics, as in :func:`evaluate`; its answers are
+    cached under ``cache`` (default: the evaluation cache directory).
+    """
+    _check_queries(queries)
+    unit = check_unit(unit)
+    _check_ground_truth(queries, judge, None)
+    tok = get_tokenizer(tokenizer) if unit == "token" else None
+    located = (
+        retrieved
+        if isinstance(retrieved, LocatedResults)
+        else locate_results(retrieved, corpus, queries, k=k)
+    )
+    if len(located.per_query) != len(queries):
+        raise EvaluationError(
+            f"results for {len(located.per_query)} queries, the query set has "
+            f"{len(queries)}"
+        )
+    per_query = [list(spans) for spans in located.per_query]
+    timings: dict[str, float] = {"retrieve": located.seconds}
+    stages: dict[str, StageResult] = {}
+    with _timed(timings, "score"):
+        units = unit_map(corpus, unit, tok)
+        excerpts = _excerpt_spans(queries, units)
+        spans = QuerySpans.from_lists(per_query, units)
+        scores = score_queries(units, excerpts, spans, len(queries))
+        if located.candidates is not None:
+            stages["candidates"] = _candidate_stage(
+                located.candidates, per_query, units, excerpts
+            )
+    sizes = np.array([e - s for spans_ in per_query for _, s, e in spans_], np.float64)
+    lo, hi = units.to_units(spans.doc, spans.start, spans.end)
+    chunk_stats = {
+        "count": int(sizes.size),
+        "mean_units": float((hi - lo).mean()) if sizes.size else 0.0,
+        "mean_chars": float(sizes.mean()) if sizes.size else 0.0,
+        "results_per_query": located.mean_results,
+    }
+    cfg = {
+        "chunker": label,
+        "embedder": None,
+        "store": None,
+        "k": located.k,
+        "unit": unit,
+        "tokenizer": tok.name if tok is not None else None,
+        "corpus": corpus.name,
+        "queries": queries.source or "queries",
+        **(dict(config) if config else {}),
+    }
+    return _result(
+        label,
+        cfg,
+        corpus,
+        queries,
+        units,
+        excerpts,
+        spans,
+        scores,
+        chunk_stats,
+        timings,
+        [],
+        stages,
+        judging=_judging(
+            judge, Path(cache) if cache is not None else default_cache_dir()
+        ),
+    )

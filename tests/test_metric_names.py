@@ -1,0 +1,105 @@
+"""One table of metric names: everything that shows a metric takes it from there."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pytest
+
+from pytest_chunkeval.core import metric_names
+from pytest_chunkeval.core.metric_names import (
+    METRIC_TABLE,
+    PRESENCE,
+    format_mean_std,
+    format_percent,
+    header,
+    names,
+    short_label,
+    unit_label,
+)
+from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS, RANK_METRICS
+from pytest_chunkeval.gate.tolerances import HIGHER_IS_BETTER
+from pytest_chunkeval.graph.evaluate import REL_METRICS
+from pytest_chunkeval.reporting.rows import TABLE_METRICS
+from pytest_chunkeval.reporting.table import HEADERS
+from pytest_chunkeval.run.marker import MARKER_KEYWORDS, THRESHOLDS
+from pytest_chunkeval.run.summary import METRIC_COLUMNS
+
+
+def test_names_headers_and_labels_are_unique() -> None:
+    for field in ("name", "header", "short"):
+        values = [getattr(m, field) for m in METRIC_TABLE]
+        assert len(values) == len(set(values)), field
+
+
+def test_terminal_labels_are_ascii() -> None:
+    assert all(m.short.isascii() for m in METRIC_TABLE)
+
+
+def test_the_engine_tuples_come_from_the_table() -> None:
+    assert names(PRESENCE) == ("recall", "precision", "iou", "f1", "precision_omega")
+    assert names(PRESENCE) + RANK_METRICS == METRICS
+    assert names(metric_names.RANK) == RANK_METRICS
+    assert names(metric_names.JUDGED) == JUDGED_METRICS
+    assert names(metric_names.RELATIONSHIP) == REL_METRICS
+    every = {m.name for m in METRIC_TABLE}
+    assert every == {*METRICS, *RANK_METRICS, *JUDGED_METRICS, *REL_METRICS}
+
+
+def test_every_view_uses_the_table() -> None:
+    assert {m.name: m.header for m in METRIC_TABLE} == HEADERS
+    assert HEADERS["precision_omega"] == "PrecisionΩ"
+    assert dict(METRIC_COLUMNS) == {short_label(m): m for m in names(PRESENCE)}
+    assert names(PRESENCE) == TABLE_METRICS
+    assert set(HIGHER_IS_BETTER) == set(METRICS)
+    marked = [m for m in METRICS if m != "ceiling"]
+    assert {f"min_{m}": m for m in marked} == THRESHOLDS
+    assert set(THRESHOLDS) <= set(MARKER_KEYWORDS)
+
+
+def test_one_unit_label_everywhere() -> None:
+    assert unit_label("token") == "tok"
+    assert unit_label("char") == "chr"
+    assert unit_label("word") == "word"
+
+
+@pytest.mark.parametrize(
+    ("value", "kwargs", "text"),
+    [
+        (0.4567, {}, "45.7"),
+        (0.4567, {"digits": 2}, "45.67"),
+        (0.012, {"signed": True}, "+1.2"),
+        (-0.012, {"signed": True}, "-1.2"),
+        (None, {}, "-"),
+        (math.nan, {}, "-"),
+        (1, {}, "100.0"),
+    ],
+)
+def test_format_percent(value: float | None, kwargs: dict[str, int], text: str) -> None:
+    assert format_percent(value, **kwargs) == text  # type: ignore[arg-type]
+
+
+def test_format_mean_std() -> None:
+    assert format_mean_std(0.5, 0.25) == "50.0 ± 25.0"
+    assert format_mean_std(0.5, None) == "50.0"
+    assert format_mean_std(None, 0.1) == "-"
+    assert format_mean_std(math.nan, 0.1) == "-"
+
+
+def test_unknown_names_show_as_themselves() -> None:
+    assert header("latency") == "latency"
+    assert short_label("latency") == "latency"
+
+
+def test_the_table_imports_nothing_heavy() -> None:
+    code = (
+        "import sys\n"
+        "import pytest_chunkeval.core.metric_names\n"
+        "print(sorted(m for m in ('numpy', 'pytest') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
