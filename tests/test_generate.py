@@ -24,12 +24,8 @@ from pytest_chunkeval.generation import prompts
 from pytest_chunkeval.generation.answers import (
     COMPOUND,
     DUPLICATE,
-    MALFORMED,
     NOT_VERBATIM,
-    REFUSED,
     TOO_MANY_REFERENCES,
-    Rejection,
-    extract_json,
     fuzzy_find,
     parse_answer,
     place_reference,
@@ -43,6 +39,8 @@ from pytest_chunkeval.generation.settings import (
 )
 from pytest_chunkeval.generation.summary import format_summary
 from pytest_chunkeval.generation.windows import Window, attempt_rng, choose_window
+from pytest_chunkeval.llm.chat import MALFORMED, REFUSED, Rejection
+from pytest_chunkeval.llm.parse import extract_json
 from pytest_chunkeval.llm.pricing import estimate_cost, parse_price, price_for
 
 KEY = "sk-gen-DO-NOT-LEAK-7731"

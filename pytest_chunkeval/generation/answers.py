@@ -4,7 +4,6 @@ rejections with their reasons."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -15,19 +14,19 @@ from pytest_chunkeval.core.locate import find_normalized, preview
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.query_types import Excerpt
 from pytest_chunkeval.generation.settings import DEFAULT_MAX_REFERENCES
+from pytest_chunkeval.llm.chat import API_ERROR, MALFORMED, REFUSED, Rejection
+from pytest_chunkeval.llm.parse import extract_json
 
 if TYPE_CHECKING:
     from pytest_chunkeval.generation.windows import Window
 
 
-# Rejection reasons, in the order the summary lists them.
-MALFORMED = "malformed"
-REFUSED = "refused"
+# Rejection reasons, in the order the summary lists them (MALFORMED, REFUSED and
+# API_ERROR are the ones every LLM role shares, from llm/chat.py).
 NOT_VERBATIM = "not verbatim"
 TOO_MANY_REFERENCES = "too many references"
 COMPOUND = "compound question"
 DUPLICATE = "duplicate"
-API_ERROR = "api error"
 REASONS = (
     NOT_VERBATIM,
     MALFORMED,
@@ -40,14 +39,6 @@ REASONS = (
 
 
 @dataclass(frozen=True)
-class Rejection:
-    """Why an answer was not accepted (one of :data:`REASONS`) and a detail."""
-
-    reason: str
-    detail: str
-
-
-@dataclass(frozen=True)
 class Candidate:
     """A validated answer: the question and its located excerpts."""
 
@@ -56,30 +47,11 @@ class Candidate:
     approximate: tuple[dict[str, Any], ...] = ()  # what the model wrote, for audit
 
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"^```[A-Za-z]*\s*\n(.*?)\n?```$", re.DOTALL)
 _REFUSAL = re.compile(
     r"^\W*(i'?m sorry|i am sorry|sorry|i can(?:no|')t|i am unable|i'?m unable|"
     r"i won'?t|i will not|as an ai)\b",
     re.IGNORECASE,
 )
-
-
-def extract_json(content: str) -> Any:
-    """The JSON value in a model's answer: bare, in a ``` fence, or the outermost
-    ``{...}`` of a chatty answer. ValueError if there is none."""
-    text = _THINK.sub("", content).strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    i, j = text.find("{"), text.rfind("}")
-    if 0 <= i < j:
-        return json.loads(text[i : j + 1])
-    raise ValueError("no JSON object in the answer")
 
 
 def parse_answer(

@@ -38,14 +38,7 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import read_queries
 from pytest_chunkeval.data.query_formats import append_query, write_header
 from pytest_chunkeval.data.query_types import Query, stable_query_id
-from pytest_chunkeval.generation.answers import (
-    API_ERROR,
-    DUPLICATE,
-    MALFORMED,
-    Rejection,
-    question_key,
-    validate_answer,
-)
+from pytest_chunkeval.generation.answers import DUPLICATE, question_key, validate_answer
 from pytest_chunkeval.generation.chat import openai_client, request_chat
 from pytest_chunkeval.generation.prompts import PROMPT_VERSION, build_messages
 from pytest_chunkeval.generation.settings import (
@@ -60,6 +53,7 @@ from pytest_chunkeval.generation.settings import (
     ResumeMismatch,
 )
 from pytest_chunkeval.generation.windows import attempt_rng, choose_window
+from pytest_chunkeval.llm.chat import API_ERROR, MALFORMED, Rejection
 from pytest_chunkeval.util.progress import progress_bar
 
 if TYPE_CHECKING:

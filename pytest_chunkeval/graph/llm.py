@@ -18,8 +18,6 @@ arrive, so an interrupted run resumes where it stopped.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +30,7 @@ from pytest_chunkeval.llm.chat import (
     Messages,
     Rejection,
 )
+from pytest_chunkeval.llm.parse import extract_json
 
 DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_CONCURRENCY = 4
@@ -53,9 +52,6 @@ SYSTEM_PROMPT = (
     '{"relationships": []}.'
 )
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
-
 
 class InvalidAnswer(ValueError):
     """Why an answer cannot be used (sent back to the model)."""
@@ -66,21 +62,10 @@ def user_prompt(text: str) -> str:
 
 
 def _json_of(content: str) -> Any:
-    text = _THINK.sub("", content).strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
     try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    i, j = text.find("{"), text.rfind("}")
-    if 0 <= i < j:
-        try:
-            return json.loads(text[i : j + 1])
-        except ValueError:
-            pass
-    raise InvalidAnswer("the answer is not valid JSON")
+        return extract_json(content)
+    except ValueError:  # json.JSONDecodeError too
+        raise InvalidAnswer("the answer is not valid JSON") from None
 
 
 def parse_answer(content: str) -> list[RawRelationship]:
