@@ -187,3 +187,41 @@ def test_screenshot_shows_the_plots(tmp_path: Path) -> None:
     bands = {int(y) // 200 for y in rows}
     assert len(bands) >= 6, sorted(bands)
     assert (image > 250).all(axis=2).mean() > 0.5  # and the page is not a blank error
+
+
+def test_a_budget_sweep_draws_its_pareto_front(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A chunk-size sweep at one budget through the plugin: the HTML report plots
+    recall against units sent, with the front, and the browser draws it."""
+    from support.plugin_project import run, write_project
+
+    monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
+    write_project(pytester.path)
+    pytester.makepyfile(
+        test_sweep="""
+        import pytest
+
+        @pytest.mark.parametrize("size", [10, 20, 40, 80])
+        @pytest.mark.chunkeval(budget=60, k=3)
+        def test_size(chunkeval, size):
+            chunkeval.evaluate(f"recursive:{size}:0")
+        """
+    )
+    run(pytester, "--chunkeval-html=report.html").assert_outcomes(passed=4)
+    page = pytester.path / "report.html"
+    text = page.read_text(encoding="utf-8")
+    assert text.count('class="plot plot-pareto"') == 1
+    assert 'class="front"' in text
+    assert 'id="loss"' in text
+    assert "Chunking (1 - ceiling)" in text
+    proc = _chromium(
+        tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri()
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    match = re.search(r'data-plots="(\d+)" data-drawn="(\d+)"', proc.stdout)
+    assert match is not None
+    assert match.group(1) == match.group(2)  # every plot, the front's too, drawn
+    pareto = re.search(r'<svg class="plot plot-pareto".*?</svg>', proc.stdout, re.S)
+    assert pareto is not None
+    assert pareto.group(0).count('class="mark') == 4  # one point per chunk size

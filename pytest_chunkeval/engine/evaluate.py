@@ -230,6 +230,10 @@ def evaluate(
     }
     if chunking.fallback_share is not None:
         chunk_stats["fallback_share"] = chunking.fallback_share
+    # Units sent to the LLM per query (|tr|): the cost axis of a budget sweep.
+    chunk_stats["sent_units"] = (
+        float(scores.retrieved_units.mean()) if len(queries) else 0.0
+    )
     result = _result(
         label or chunker_obj.name,
         config,

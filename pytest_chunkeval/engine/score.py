@@ -293,6 +293,7 @@ def score(
         "mean_units": float((hi - lo).mean()) if sizes.size else 0.0,
         "mean_chars": float(sizes.mean()) if sizes.size else 0.0,
         "results_per_query": located.mean_results,
+        "sent_units": float(scores.retrieved_units.mean()) if len(queries) else 0.0,
     }
     cfg = {
         "chunker": label,

@@ -7,10 +7,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from pytest_chunkeval.core.metric_names import format_percent
 from pytest_chunkeval.core.metrics import METRICS
 from pytest_chunkeval.reporting.history import commits
 from pytest_chunkeval.reporting.markdown import _latest_two, _result_rows
-from pytest_chunkeval.reporting.rows import TABLE_METRICS, _Row
+from pytest_chunkeval.reporting.rows import _Row, table_metrics
 from pytest_chunkeval.reporting.svg import (
     BAR_METRICS,
     _colors,
@@ -18,6 +19,7 @@ from pytest_chunkeval.reporting.svg import (
     _legend,
     bars_svg,
     history_svg,
+    pareto_svg,
     scatter_svg,
 )
 
@@ -50,6 +52,8 @@ font-weight:600}svg text.axis{font-size:12px}svg text.point-label{fill:#1b1f24}
 gap:4px 14px;font-size:12px}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:5px;
 border-radius:2px}
+svg .front{fill:none;stroke:#57606a;stroke-width:1.5;stroke-dasharray:5 4}
+svg circle.on-front{stroke:#1b1f24;stroke-width:1.5}
 """
 
 _JS = """
@@ -110,7 +114,7 @@ def _html_table(rows: Sequence[_Row]) -> str:
         sort_values = [
             None,
             None,
-            *(row.means.get(m) for m in TABLE_METRICS),
+            *(row.means.get(m) for m in table_metrics(rows)),
             row.chunk_size,
             row.n,
         ]
@@ -128,6 +132,36 @@ def _html_table(rows: Sequence[_Row]) -> str:
     return (
         f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr>'
         f"</thead><tbody>{''.join(lines)}</tbody></table></div>"
+    )
+
+
+_LOSS_PARTS = (
+    ("chunking", "Chunking (1 - ceiling)"),
+    ("search", "Embedding + search (ceiling - recall)"),
+    ("approximation", "Approximate index (exact - store)"),
+)
+
+
+def _loss_section(rows: Sequence[_Row]) -> str:
+    """Where recall is lost, per configuration, in points of recall (SPEC §9)."""
+    parts = [p for p in _LOSS_PARTS if any(r.loss.get(p[0]) is not None for r in rows)]
+    head = "".join(
+        f"<th>{_esc(h)}</th>"
+        for h in ["Configuration", "Recall", *(p[1] for p in parts)]
+    )
+    body = []
+    for r in rows:
+        cells = [r.label, format_percent(r.means.get("recall"))]
+        cells += [format_percent(r.loss.get(key)) for key, _ in parts]
+        body.append("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in cells) + "</tr>")
+    return (
+        '<section id="loss"><h2>Where recall is lost</h2>'
+        '<p class="note">Points of recall: what the chunking could not reach at '
+        "this depth, what embedding and search missed of what it could, and for an "
+        "approximate index what exact search on the same vectors found and it did "
+        "not (signed).</p>"
+        f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr>'
+        f"</thead><tbody>{''.join(body)}</tbody></table></div></section>"
     )
 
 
@@ -195,6 +229,19 @@ def html_report(
             _figure(scatter_svg(rows, "precision", colors), legend),
             "</div></section>",
         ]
+        if sum(r.sent is not None for r in rows) > 1:
+            parts += [
+                '<section id="budget"><h2>Recall against context sent</h2>',
+                '<p class="note">Each configuration at the units it sends the LLM '
+                "per query. Points on the dashed front are the ones no other "
+                "configuration beats with less context and more recall; compare "
+                "chunk sizes at an equal budget, not at an equal k.</p>",
+                '<div class="plots">',
+                _figure(pareto_svg(rows, colors), legend, wide=True),
+                "</div></section>",
+            ]
+        if any(r.loss for r in rows):
+            parts.append(_loss_section(rows))
     if history:
         history_colors = {
             label: colors[label]

@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.metric_names import format_percent, header
 from pytest_chunkeval.reporting.history import append_lines, commits
-from pytest_chunkeval.reporting.rows import TABLE_METRICS, _chunk_cell, _mean_std, _Row
+from pytest_chunkeval.reporting.rows import (
+    _chunk_cell,
+    _mean_std,
+    _Row,
+    table_metrics,
+)
 
 if TYPE_CHECKING:
     from pytest_chunkeval.reporting.rows import ReportEntry
@@ -32,10 +37,11 @@ def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def _result_rows(rows: Sequence[_Row]) -> tuple[list[str], list[list[str]]]:
+    columns = table_metrics(rows)
     headers = [
         "Test",
         "Configuration",
-        *(header(m) for m in TABLE_METRICS),
+        *(header(m) for m in columns),
         "Chunk size",
         "Queries",
     ]
@@ -43,7 +49,7 @@ def _result_rows(rows: Sequence[_Row]) -> tuple[list[str], list[list[str]]]:
         [
             _tests_cell(r.tests),
             r.shown,
-            *(_mean_std(r, m) for m in TABLE_METRICS),
+            *(_mean_std(r, m) for m in columns),
             _chunk_cell(r),
             str(r.n),
         ]
@@ -73,12 +79,13 @@ def history_markdown(
     """The latest commit's numbers per configuration, with the change since the
     previous commit that has the same configuration."""
     latest, previous = _latest_two(records)
-    headers = ["Configuration", "Commit", *(header(m) for m in TABLE_METRICS)]
+    columns = table_metrics(list(latest.values()))
+    headers = ["Configuration", "Commit", *(header(m) for m in columns)]
     body = []
     for label, row in latest.items():
         before = previous.get(label)
         cells = [label, row.extra.get("commit", "")]
-        for m in TABLE_METRICS:
+        for m in columns:
             now = row.means.get(m)
             cell = format_percent(now)
             old = before.means.get(m) if before else None

@@ -10,6 +10,7 @@ from typing import Any
 
 from pytest_chunkeval.core.metric_names import (
     PRESENCE,
+    RANK,
     format_mean_std,
     names,
     unit_label,
@@ -20,6 +21,17 @@ from pytest_chunkeval.reporting.history import commit_key
 
 REPORT_SCHEMA = 1
 TABLE_METRICS = names(PRESENCE)
+RANK_COLUMNS = names(RANK)
+"""SPEC §9 columns: shown when some row measured them (results from before them,
+and relationship results, keep the narrower table)."""
+
+
+def table_metrics(rows: Sequence[_Row]) -> tuple[str, ...]:
+    """The metric columns of a report table for ``rows``."""
+    rank = tuple(
+        m for m in RANK_COLUMNS if any(r.means.get(m) is not None for r in rows)
+    )
+    return TABLE_METRICS + rank
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,9 @@ class _Row:
     chunk_size: float | None
     n: int
     extra: Mapping[str, str] = field(default_factory=dict)
+    sent: float | None = None  # units sent to the LLM per query (mean)
+    budget: int | None = None
+    loss: Mapping[str, float | None] = field(default_factory=dict)
     note: str = ""
     """What the run measured about the configuration (results per query of a
     whole retriever, a degraded LLM chunking): shown, never part of ``label``."""
@@ -80,6 +95,9 @@ class _Row:
             chunk_size=_num(result.chunks.get("mean_units")),
             n=max((s.n for s in result.metrics.values()), default=0),
             note=measured_text(result.chunks),
+            sent=_num(result.chunks.get("sent_units")),
+            budget=result.config.get("budget"),
+            loss={part: _num(s.mean) for part, s in result.loss.items()},
         )
 
     @classmethod

@@ -298,3 +298,55 @@ def _commit_x(frame: _Frame, i: int, count: int) -> float:
     if count == 1:
         return frame.left + frame.inner_width / 2
     return frame.x(i)
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
+    """Indices of the points no other point beats on both axes (fewer units sent,
+    more recall), in order of units sent."""
+    order = sorted(range(len(points)), key=lambda i: (points[i][0], -points[i][1]))
+    front, best = [], -math.inf
+    for i in order:
+        if points[i][1] > best:
+            front.append(i)
+            best = points[i][1]
+    return front
+
+
+def pareto_svg(rows: Sequence[_Row], colors: Mapping[str, str]) -> str:
+    """Recall (y) against the units sent to the LLM per query (x), one point per
+    configuration, the Pareto front drawn through the ones nothing beats."""
+    points = [
+        (r, r.sent, r.means.get("recall"))
+        for r in rows
+        if r.sent is not None and r.means.get("recall") is not None
+    ]
+    x_top = _nice_ceiling(max((p[1] or 0.0 for p in points), default=1.0) * 1.05)
+    frame = _Frame(
+        880, 340, x_top=x_top, y_top=_top(p[2] for p in points), left=64, right=150
+    )
+    title = "Recall against tokens sent to the LLM per query (Pareto front)"
+    out = frame.open(title, "pareto")
+    out += frame.y_axis("Recall %") + frame.x_axis_numeric("units sent per query")
+    coords = [(float(x or 0.0), 100 * float(y or 0.0)) for _, x, y in points]
+    front = pareto_front(coords)
+    if len(front) > 1:
+        path = " ".join(
+            f"{frame.x(coords[i][0]):.1f},{frame.y(coords[i][1]):.1f}" for i in front
+        )
+        out.append(f'<polyline class="front" points="{path}"/>')
+    on_front = set(front)
+    for i, (row, xv, yv) in enumerate(points):
+        cx, cy = frame.x(coords[i][0]), frame.y(coords[i][1])
+        budget = f", budget {row.budget}" if row.budget is not None else ""
+        out.append(
+            f'<circle class="mark{" on-front" if i in on_front else ""}" '
+            f'cx="{cx:.1f}" cy="{cy:.1f}" r="6" fill="{colors[row.label]}">'
+            f"<title>{_esc(row.label)}: recall {pct(yv)}%, "
+            f"{float(xv or 0):.0f} units sent per query{budget}</title></circle>"
+        )
+        out.append(
+            f'<text class="point-label" x="{cx + 8:.1f}" y="{cy - 8:.1f}">'
+            f"{_esc(_short_label(row.chunker, 28))}</text>"
+        )
+    out += [frame.baseline(), "</svg>"]
+    return "\n".join(out)
