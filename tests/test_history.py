@@ -24,6 +24,8 @@ from pytest_chunkeval.reporting.history import (
     git_info,
     history_record,
     read_history,
+    run_key,
+    runs,
 )
 
 WHEN = datetime(2025, 5, 1, 12, 0, tzinfo=timezone.utc)
@@ -36,6 +38,7 @@ def _record() -> dict[str, Any]:
         test="tests/test_rag.py::test_x",
         git=GitInfo("a" * 40, "main", False),
         timestamp=WHEN,
+        run="5d1c09e2a7f4",
     )
 
 
@@ -157,6 +160,32 @@ def test_commit_keys_in_order_of_first_appearance() -> None:
     assert commits([a, b, a, none]) == ["1111111", "2222222+", "no-git"]
 
 
+def test_every_run_is_a_point_and_a_commits_runs_stay_together() -> None:
+    def record(commit: str, run: str) -> dict[str, Any]:
+        return {"git": {"commit": commit * 40, "dirty": False}, "run": run}
+
+    a1, b1, a2 = record("1", "r1"), record("2", "r2"), record("1", "r3")
+    # two runs of commit 1 are two points, grouped before commit 2's run
+    assert runs([a1, b1, a2, a1]) == [
+        ("1111111", "r1"),
+        ("1111111", "r3"),
+        ("2222222", "r2"),
+    ]
+    # records written before run ids: one run's records share a timestamp
+    old = {"git": {"commit": "3" * 40}, "timestamp": "2025-01-01T00:00:00+00:00"}
+    assert run_key(old) == ("3333333", "2025-01-01T00:00:00+00:00")
+
+
+def test_history_plot_draws_each_run_of_a_commit() -> None:
+    from pytest_chunkeval.reporting.svg import history_svg
+
+    base = history_record(make_result([1.0]), git=GitInfo("1" * 40, "main", False))
+    records = [{**base, "run": "r1"}, {**base, "run": "r2"}]
+    svg = history_svg(records, "recall", {})
+    assert svg.count('<circle class="mark"') == 2
+    assert svg.count(">1111111</text>") == 1  # one commit label for its two runs
+
+
 # ------------------------------------------------------------------ git
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
@@ -192,10 +221,26 @@ def test_git_info_commit_branch_and_dirty(tmp_path: Path) -> None:
     assert git_info(repo, environ=env).dirty is False
     (repo / "a.txt").write_text("two\n")
     assert git_info(repo, environ=env).dirty is True
+    (repo / "a.txt").write_text("one\n")
     _git(repo, "checkout", "-q", "--detach")
     detached = git_info(repo, environ={**env, "GITHUB_REF_NAME": "release"})
     assert detached.branch == "release"
     assert detached.commit == head
+    # the plugin's own outputs (history, reports) do not make a tree dirty
+    (repo / "a.txt").write_text("one\n")
+    (repo / "history.jsonl").write_text("{}\n")
+    _git(repo, "add", "history.jsonl")
+    _git(repo, "commit", "-q", "-m", "history")
+    (repo / "history.jsonl").write_text("{}\n{}\n")
+    assert git_info(repo, environ=env).dirty is True
+    own = (repo / "history.jsonl").resolve()
+    assert (
+        git_info(repo, environ=env, ignore=lambda p: p.resolve() == own).dirty is False
+    )
+    (repo / "a.txt").write_text("three\n")
+    assert (
+        git_info(repo, environ=env, ignore=lambda p: p.resolve() == own).dirty is True
+    )
 
 
 def test_git_absent_or_outside_a_repository(tmp_path: Path) -> None:

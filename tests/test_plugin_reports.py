@@ -94,7 +94,7 @@ def test_reports_and_history(
     page = (out / "report.html").read_text()
     assert page.startswith("<!DOCTYPE html>")
     assert page.count("<svg") >= 4
-    assert "history of 2 records over 1 commit(s)" in page
+    assert "history of 2 records from 1 run(s) of 1 commit(s)" in page
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in page
 
@@ -147,6 +147,34 @@ def test_history_records_the_commit(pytester: pytest.Pytester, project: Path) ->
     (project / "test_rag.py").write_text(TESTS + "\n# edited\n")
     run(pytester, "-k", "again").assert_outcomes(passed=1, deselected=2)
     assert _lines(project / "results" / "history.jsonl")[-1]["git"]["dirty"] is True  # type: ignore[index]
+
+
+def test_a_committed_history_gives_each_clean_run_a_point(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+            cwd=project,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    run(pytester, "-k", "again", *OUTPUTS).assert_outcomes(passed=1, deselected=2)
+    git("add", "-A")  # history and reports committed, as a team might
+    git("commit", "-q", "-m", "start")
+    for _ in range(2):
+        run(pytester, "-k", "again", *OUTPUTS).assert_outcomes(passed=1, deselected=2)
+    records = _lines(project / "results" / "history.jsonl")[1:]
+    assert [r["git"]["dirty"] for r in records] == [False, False]  # type: ignore[index]
+    assert len({r["run"] for r in records}) == 2
+    page = (project / "out" / "report.html").read_text()
+    assert "history of 3 records from 3 run(s) of 2 commit(s)" in page
 
 
 def test_reports_of_a_session_without_results(pytester: pytest.Pytester) -> None:

@@ -48,6 +48,7 @@ def _history(commits: int = 4) -> list[dict[str, object]]:
                     test=f"t.py::test[{chunker}]",
                     git=GitInfo(f"{i:x}" * 40, "main", i == commits - 1),
                     timestamp=T0 + timedelta(days=i),
+                    run=f"run{i}",
                 )
             )
     return records
@@ -105,7 +106,7 @@ def test_github_step_summary_is_appended(tmp_path: Path) -> None:
 
 def test_history_markdown_shows_change_since_previous_commit() -> None:
     text = history_markdown(_history(3))
-    assert "6 records over 3 commit(s)" in text
+    assert "6 records from 3 run(s) of 3 commit(s)" in text
     row = next(line for line in text.splitlines() if "recursive:200:0" in line)
     # recall at commit 2 = mean(0.6, 0.5, 0.5); at commit 1 = mean(0.55, 0.5, 0.4)
     assert "| 2222222+ | 53.3 (+5.0) |" in row

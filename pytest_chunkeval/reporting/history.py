@@ -3,6 +3,7 @@
 Each record (``chunkeval_history`` schema 1)::
 
     {"chunkeval_history": 1, "timestamp": "2025-05-01T12:00:00+00:00",
+     "run": "5d1c09e2a7f4",
      "git": {"commit": "3f2a…", "branch": "main", "dirty": false},
      "test": "tests/test_rag.py::test_chunker[recursive:200:0]",
      "label": "recursive:200:0", "configuration": "recursive:200:0 k=5 token …",
@@ -25,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import secrets
 import subprocess
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -77,15 +79,27 @@ def git_info(
     *,
     timeout: float = GIT_TIMEOUT_SECONDS,
     environ: Mapping[str, str] | None = None,
+    ignore: Callable[[Path], bool] | None = None,
 ) -> GitInfo:
     """Commit, branch and dirty flag of the work tree at ``cwd``, from one
     ``git status --porcelain=v2 --branch`` call. Without git, outside a
     repository, or when git hangs: the fields it could not learn are ``None``.
-    Tracked changes make a tree dirty; untracked files do not."""
+    Tracked changes make a tree dirty; untracked files do not, and neither do
+    changed files for which ``ignore(absolute path)`` is true (the plugin's own
+    outputs: a committed history file that every run appends to is not a change
+    to the code under test)."""
     env = os.environ if environ is None else environ
     try:
         proc = subprocess.run(
-            ["git", "status", "--porcelain=v2", "--branch", "--untracked-files=no"],
+            [
+                "git",
+                "status",
+                "--porcelain=v2",
+                "--branch",
+                "--untracked-files=no",
+                "--no-renames",
+                "-z",
+            ],
             cwd=cwd,
             capture_output=True,
             text=True,
@@ -99,16 +113,54 @@ def git_info(
         return GitInfo(branch=_env_branch(env))
     commit = branch = None
     dirty = False
-    for line in proc.stdout.splitlines():
+    top: Path | None = None
+    for line in proc.stdout.split("\0"):
         if line.startswith("# branch.oid "):
             value = line.removeprefix("# branch.oid ").strip()
             commit = None if value == "(initial)" else value
         elif line.startswith("# branch.head "):
             value = line.removeprefix("# branch.head ").strip()
             branch = None if value == "(detached)" else value
-        elif line and not line.startswith("#"):
-            dirty = True
+        elif line and not line.startswith("#") and not dirty:
+            path = _changed_path(line)
+            if ignore is None or path is None:
+                dirty = True
+                continue
+            if top is None:
+                top = _toplevel(cwd, env, timeout)
+            dirty = top is None or not ignore(top / path)
     return GitInfo(commit, branch or _env_branch(env), dirty)
+
+
+# Fields before the path in `git status --porcelain=v2` entries: ordinary (1),
+# unmerged (u). Renames (2) are off (--no-renames).
+_PATH_FIELD = {"1": 8, "u": 10}
+
+
+def _changed_path(entry: str) -> str | None:
+    fields = _PATH_FIELD.get(entry[:1])
+    if fields is None:
+        return None
+    parts = entry.split(" ", fields)
+    return parts[fields] if len(parts) > fields else None
+
+
+def _toplevel(
+    cwd: str | os.PathLike[str] | None, env: Mapping[str, str], timeout: float
+) -> Path | None:
+    try:
+        proc = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env={**env, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return Path(proc.stdout.strip()) if proc.returncode == 0 else None
 
 
 def _env_branch(env: Mapping[str, str]) -> str | None:
@@ -130,12 +182,16 @@ def history_record(
     test: str | None = None,
     git: GitInfo | None = None,
     timestamp: datetime | None = None,
+    run: str | None = None,
 ) -> dict[str, Any]:
-    """The history record of one result (see the module docstring)."""
+    """The history record of one result (see the module docstring). ``run``
+    names the pytest session (or CLI call) the record comes from: the records of
+    one run share it, and each run is a point of its own in the trend."""
     when = timestamp or datetime.now(timezone.utc)
     return {
         VERSION_KEY: HISTORY_SCHEMA,
         "timestamp": when.isoformat(timespec="seconds"),
+        "run": run or new_run_id(),
         "git": (git or GitInfo()).to_json(),
         "test": test,
         "label": result.label,
@@ -236,6 +292,29 @@ def commits(records: Sequence[Mapping[str, Any]]) -> list[str]:
     for r in records:
         seen.setdefault(commit_key(r), None)
     return list(seen)
+
+
+def new_run_id() -> str:
+    """A fresh id for the records of one run."""
+    return secrets.token_hex(6)
+
+
+def run_key(record: Mapping[str, Any]) -> tuple[str, str]:
+    """One run of the suite: its commit key and its run id (records written
+    before run ids existed: their timestamp, which one run's records share).
+    Every run is a point of a trend, never merged with another run of the same
+    commit."""
+    return commit_key(record), str(record.get("run") or record.get("timestamp", ""))
+
+
+def runs(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """Run keys in order of first appearance, a commit's runs side by side (each
+    commit where it first appears), so the runs of one commit form a group."""
+    by_commit: dict[str, dict[tuple[str, str], None]] = {}
+    for r in records:
+        key = run_key(r)
+        by_commit.setdefault(key[0], {}).setdefault(key, None)
+    return [key for group in by_commit.values() for key in group]
 
 
 def commit_key(record: Mapping[str, Any]) -> str:

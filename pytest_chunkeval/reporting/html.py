@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.metric_names import format_percent
 from pytest_chunkeval.core.metrics import METRICS
-from pytest_chunkeval.reporting.history import commits
+from pytest_chunkeval.reporting.history import commits, runs
 from pytest_chunkeval.reporting.markdown import _latest_two, _result_rows
 from pytest_chunkeval.reporting.rows import _Row, table_metrics
 from pytest_chunkeval.reporting.svg import (
@@ -201,8 +201,8 @@ def html_report(
         f'<p class="meta">Generated {_esc(when)} by pytest-chunkeval: '
         f"{len(rows)} configuration(s) from {_esc(source)}"
         + (
-            f"; history of {len(history)} records over {len(commits(history))} "
-            "commit(s)"
+            f"; history of {len(history)} records from {len(runs(history))} run(s) "
+            f"of {len(commits(history))} commit(s)"
             if history
             else ""
         )

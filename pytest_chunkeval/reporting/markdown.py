@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.metric_names import format_percent, header
-from pytest_chunkeval.reporting.history import append_lines, commits
+from pytest_chunkeval.reporting.history import append_lines, commits, runs
 from pytest_chunkeval.reporting.rows import (
     _chunk_cell,
     _mean_std,
@@ -93,10 +93,10 @@ def history_markdown(
                 cell += f" ({format_percent(now - old, signed=True)})"
             cells.append(cell)
         body.append(cells)
-    n_commits = len(commits(records))
     note = (
-        f"{len(records)} records over {n_commits} commit(s); in parentheses: the "
-        "change in points since the previous commit."
+        f"{len(records)} records from {len(runs(records))} run(s) of "
+        f"{len(commits(records))} commit(s); in parentheses: the change in points "
+        "since the previous commit."
     )
     return f"## {title}\n\n{note}\n\n{_md_table(headers, body)}\n"
 

@@ -11,7 +11,7 @@ from typing import Any
 from pytest_chunkeval.core.locate import clip
 from pytest_chunkeval.core.metric_names import format_percent as pct
 from pytest_chunkeval.core.metric_names import header
-from pytest_chunkeval.reporting.history import commit_key, commits
+from pytest_chunkeval.reporting.history import run_key, runs
 from pytest_chunkeval.reporting.rows import _Row
 
 BAR_METRICS = ("recall", "iou")
@@ -239,15 +239,16 @@ def scatter_svg(rows: Sequence[_Row], x_metric: str, colors: Mapping[str, str]) 
 def history_svg(
     records: Sequence[Mapping[str, Any]], metric: str, colors: Mapping[str, str]
 ) -> str:
-    """One metric over commits (file order), one line per configuration."""
-    keys = commits(records)
+    """One metric over runs, one line per configuration: every run is a point,
+    the runs of one commit side by side under one commit label."""
+    keys = runs(records)
     index = {k: i for i, k in enumerate(keys)}
     series: dict[str, dict[int, tuple[float, Mapping[str, Any]]]] = {}
     for record in records:
         row = _Row.from_record(record)
         value = row.means.get(metric)
         if value is not None:
-            series.setdefault(row.label, {})[index[commit_key(record)]] = (
+            series.setdefault(row.label, {})[index[run_key(record)]] = (
                 value,
                 record,
             )
@@ -260,14 +261,16 @@ def history_svg(
     )
     name = header(metric)
     out = frame.open(f"{name} over commits (%)", "history") + frame.y_axis(name + " %")
-    step = max(1, math.ceil(len(keys) / 12))  # at most ~12 commit labels
+    # a commit label under the first run of each commit (at most ~12 labels)
+    firsts = [i for i, key in enumerate(keys) if i == 0 or keys[i - 1][0] != key[0]]
+    step = max(1, math.ceil(len(firsts) / 12))
     base = frame.height - frame.bottom
-    for i, key in enumerate(keys):
-        if i % step == 0 or i == len(keys) - 1:
+    for n, i in enumerate(firsts):
+        if n % step == 0 or n == len(firsts) - 1:
             x = _commit_x(frame, i, len(keys))
             out.append(
                 f'<text class="tick" transform="translate({x + 4:.1f} {base + 14}) '
-                f'rotate(-30)" text-anchor="end">{_esc(key)}</text>'
+                f'rotate(-30)" text-anchor="end">{_esc(keys[i][0])}</text>'
             )
     for label, points in series.items():
         color = colors.get(label, PALETTE[0])

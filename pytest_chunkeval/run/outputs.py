@@ -139,17 +139,20 @@ def _history(settings: Settings, rows: Sequence[SummaryRow]) -> list[str]:
         append_history,
         git_info,
         history_record,
+        new_run_id,
     )
 
     assert settings.history is not None
-    git = git_info(settings.rootdir)
-    now = datetime.now(timezone.utc)  # one timestamp: the records of one run
+    git = git_info(settings.rootdir, ignore=own_outputs(settings))
+    now = datetime.now(timezone.utc)  # one timestamp and id: the records of one run
+    run = new_run_id()
     records = [
         history_record(
             EvalResult.from_json(row.result),
             test=row.nodeids[0] if row.nodeids else None,
             git=git,
             timestamp=now,
+            run=run,
         )
         for row in rows
     ]
@@ -163,3 +166,31 @@ def _history(settings: Settings, rows: Sequence[SummaryRow]) -> list[str]:
         *notes,
         f"history: {count} record(s) appended to {settings.history}",
     ]
+
+
+def own_outputs(settings: Settings) -> Callable[[Path], bool]:
+    """Whether a changed file is one this plugin writes (history, reports, and
+    under ``--chunkeval-update`` the baselines): such a change does not make the
+    work tree dirty, or a committed history file would mark every second run on
+    a clean commit as ``dirty``."""
+    from pytest_chunkeval.gate.paths import BASELINE_DIRNAME
+
+    root = Path(settings.rootdir)
+    files = {
+        (root / p).resolve()
+        for p in (settings.history, settings.json, settings.md, settings.html)
+        if p
+    }
+    folder = (root / settings.baseline_dir).resolve() if settings.baseline_dir else None
+
+    def ignore(path: Path) -> bool:
+        path = path.resolve()
+        if path in files:
+            return True
+        if not settings.update:
+            return False
+        return BASELINE_DIRNAME in path.parts or (
+            folder is not None and path.is_relative_to(folder)
+        )
+
+    return ignore
