@@ -376,6 +376,7 @@ def pytest_terminal_summary(
         verbosity=int(config.getoption("verbose")),
         evaluations=session.evaluations,
         reused=session.reused,
+        extra=session.summary_metrics(),
     ) + render_end(session.end)
     if lines:
         terminalreporter.write_sep("-", "chunkeval")

@@ -175,3 +175,37 @@ def test_a_budget_change_is_a_configuration_change(
             "E *   budget: * -> 30",
         ]
     )
+
+
+def test_terminal_table_shows_rank_columns_only_when_asked(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    pytester.makepyfile(
+        test_plain="""
+        def test_plain(chunkeval):
+            chunkeval.evaluate("recursive:30:0")
+        """
+    )
+    plain = run(pytester)
+    plain.assert_outcomes(passed=1)
+    header = next(
+        line for line in plain.stdout.lines if line.startswith("test ")
+    ).split()
+    assert "nDCG" not in header
+    assert "MRR" not in header
+    pytester.makepyfile(
+        test_asked="""
+        import pytest
+
+        @pytest.mark.chunkeval(min_ndcg=0.0)
+        def test_asked(chunkeval):
+            chunkeval.evaluate("recursive:30:0")
+        """
+    )
+    asked = run(pytester)
+    asked.assert_outcomes(passed=2)
+    header = next(
+        line for line in asked.stdout.lines if line.startswith("test ")
+    ).split()
+    assert header[-3:] == ["nDCG", "chunk", "time"]
+    assert "MRR" not in header

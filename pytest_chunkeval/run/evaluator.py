@@ -45,6 +45,7 @@ class Evaluator:
         self.config = config
         self.nodeid = nodeid
         self.marker = marker
+        session.asked.update(marker.thresholds)
         self.path = path
         """The test's file (baselines live next to it)."""
         self.default_chunker = default_chunker

@@ -29,6 +29,7 @@ from pytest_chunkeval.config.options import (
     Settings,
     SettingsError,
 )
+from pytest_chunkeval.core.metric_names import RANK, names
 from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.datasets import Datasets
 from pytest_chunkeval.run.errors import ChunkevalError, _user_errors
@@ -86,6 +87,8 @@ class ChunkevalSession:
         """Results served from the memo."""
         self.results: list[RecordedResult] = []
         self.rows: dict[str, SummaryRow] = {}
+        self.asked: set[str] = set()
+        """Metrics a marker threshold named: the terminal table shows them."""
         self._register = register
         self._registered = False
         self._memo: dict[tuple[object, ...], EvalResult] = {}
@@ -396,6 +399,7 @@ class ChunkevalSession:
             "evaluations": self.evaluations,
             "reused": self.reused,
             "rows": [row.to_json() for row in self.rows.values()],
+            "asked": sorted(self.asked),
         }
         if self._baselines is not None:
             payload["baselines"] = self._baselines.worker_payload()
@@ -405,6 +409,7 @@ class ChunkevalSession:
         """Add a worker's results to this (controller) session."""
         self.evaluations += int(payload.get("evaluations", 0))
         self.reused += int(payload.get("reused", 0))
+        self.asked.update(payload.get("asked", []))
         if "baselines" in payload:
             self.baselines.merge_payload(payload["baselines"])
         for data in payload.get("rows", []):
@@ -418,6 +423,20 @@ class ChunkevalSession:
     def summary_rows(self) -> list[SummaryRow]:
         """Rows in the order tests ran (merged rows: by test id)."""
         return list(self.rows.values())
+
+    def summary_metrics(self) -> list[str]:
+        """Metrics beyond the default columns that this run asked for: named by a
+        marker threshold or by a gate tolerance (the table stays narrow else)."""
+        named = set(self.asked) | set(self.settings_gate_metrics())
+        return [m for m in names(RANK) if m in named]
+
+    def settings_gate_metrics(self) -> list[str]:
+        from pytest_chunkeval.gate.tolerances import parse_tolerances
+
+        text = self.settings.tolerance
+        if not text:
+            return []
+        return [m for m, tol in parse_tolerances(text).items() if tol is not None]
 
     # -- baselines ----------------------------------------------------------------
 

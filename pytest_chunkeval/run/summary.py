@@ -71,22 +71,25 @@ def render_summary(
     verbosity: int = 0,
     evaluations: int = 0,
     reused: int = 0,
+    extra: Sequence[str] = (),
 ) -> list[str]:
     """The summary lines (empty when nothing was evaluated).
 
     ``verbosity`` as pytest's: 0 the full table (test id, chunker, k, metric means
     in %, mean chunk size, time); -1 (``-q``) test id with recall, precision and
-    IoU; -2 and below only the footer line.
+    IoU; -2 and below only the footer line. ``extra``: metric columns the run
+    asked for beyond the default ones (e.g. ``ndcg`` named by a marker threshold).
     """
     if not rows:
         return []
     lines: list[str] = []
     if verbosity >= 0:
+        columns = [*METRIC_COLUMNS, *((short_label(m), m) for m in extra)]
         header = [
             "test",
             "chunker",
             "k",
-            *(h for h, _ in METRIC_COLUMNS),
+            *(h for h, _ in columns),
             "chunk",
             "time",
         ]
@@ -102,7 +105,7 @@ def render_summary(
                         result.get("chunks") or {},
                     ),
                     k_text(config, result.get("chunks") or {}),
-                    *(format_percent(_mean(result, m)) for _, m in METRIC_COLUMNS),
+                    *(format_percent(_mean(result, m)) for _, m in columns),
                     _chunk_cell(result),
                     _time_cell(result),
                 ]
