@@ -6,6 +6,7 @@ import string
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +29,12 @@ from pytest_chunkeval.config.specs import (
     parse,
 )
 from pytest_chunkeval.embedders.registry import EMBEDDERS
+from pytest_chunkeval.gate.baseline import _same_spec
+from pytest_chunkeval.gate.legacy import (
+    legacy_baseline_paths,
+    legacy_test_names,
+    spec_aliases,
+)
 from pytest_chunkeval.reporting.table import split_spec
 from pytest_chunkeval.stores import STORES
 from pytest_chunkeval.tokenizers.base import TOKENIZERS, get_tokenizer
@@ -397,3 +404,51 @@ def test_a_chunker_is_named_by_its_canonical_spec(written: str) -> None:
     name = CHUNKERS.create(written).name
     assert name == CHUNKERS.label(written)
     assert CHUNKERS.create(name).name == name
+
+
+# --------------------------------------------------- baselines and former ids
+
+
+def test_former_test_ids_replace_the_canonical_spec_by_each_spelling() -> None:
+    aliases = {"recursive:200:0": ["recursive:200"], "kamradt": ["kamradt:95"]}
+    assert legacy_test_names("T::test_x[recursive:200:0]", aliases) == [
+        "T::test_x[recursive:200]"
+    ]
+    assert legacy_test_names("test_x[a-recursive:200:0-b]", aliases) == [
+        "test_x[a-recursive:200-b]"
+    ]
+    assert legacy_test_names("test_x[xrecursive:200:0]", aliases) == []
+    assert legacy_test_names("test_x", aliases) == []
+    assert spec_aliases(
+        ["recursive:200", "recursive:200:0", " recursive:200 "], CHUNKERS.label
+    ) == {"recursive:200:0": ["recursive:200"]}
+
+
+def test_former_baseline_paths_follow_the_current_layout(tmp_path: Path) -> None:
+    aliases = {"recursive:200:0": ["recursive:200"]}
+
+    def path_of(name: str) -> Path:
+        return tmp_path / f"{name}.json"
+
+    paths = legacy_baseline_paths("test_x[recursive:200:0]", path_of, aliases)
+    assert paths == [tmp_path / "test_x[recursive:200].json"]
+
+
+@pytest.mark.parametrize(
+    ("key", "old", "new", "same"),
+    [
+        ("embedder", "hashing", "hashing:256", True),
+        ("embedder", "hashing:64", "hashing:256", False),
+        ("tokenizer", "tiktoken:cl100k_base", "cl100k_base", True),
+        ("chunker", "recursive:200", "recursive:200:0", True),
+        ("store", "chroma", "exact", False),
+        ("k", "5", "5.0", False),
+        ("embedder", "no such:x", "hashing", False),
+    ],
+)
+def test_recorded_specs_compare_by_canonical_form(
+    key: str, old: str, new: str, same: bool
+) -> None:
+    # A baseline recorded "hashing" before specs were canonical matches a run
+    # recording "hashing:256": one embedder, not a configuration change.
+    assert _same_spec(key, old, new) is same

@@ -24,6 +24,7 @@ from pytest_chunkeval.config.defaults import (
     check_k,
     check_unit,
 )
+from pytest_chunkeval.config.specs import SpecError
 from pytest_chunkeval.core.metrics import (
     JUDGED_METRICS,
     METRICS,
@@ -39,7 +40,7 @@ from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder
-from pytest_chunkeval.embedders.registry import get_embedder
+from pytest_chunkeval.embedders.registry import EMBEDDERS, get_embedder
 from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
 from pytest_chunkeval.engine.chunking import (
     Chunking,
@@ -87,6 +88,17 @@ def _check_queries(queries: QuerySet) -> None:
 
 def _spec_of(value: object, resolved_name: str) -> str:
     return value if isinstance(value, str) else resolved_name
+
+
+def _embedder_label(value: object, identity: str) -> str:
+    """The embedder's canonical spec (``hashing`` -> ``hashing:256``), else its
+    identity (objects)."""
+    if not isinstance(value, str):
+        return identity
+    try:
+        return EMBEDDERS.label(value)
+    except SpecError:  # resolved already: only a hook-registered oddity gets here
+        return value.strip()
 
 
 def evaluate(
@@ -208,7 +220,7 @@ def evaluate(
     config: dict[str, Any] = {
         "chunker": chunker_obj.name,
         "embedder": (
-            _spec_of(embedder, embedder_obj.identity) if embedder_obj else None
+            _embedder_label(embedder, embedder_obj.identity) if embedder_obj else None
         ),
         "embedder_identity": embedder_obj.identity if embedder_obj else None,
         "store": getattr(store_obj, "name", _spec_of(store, type(store_obj).__name__)),

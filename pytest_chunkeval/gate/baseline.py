@@ -323,6 +323,31 @@ def recorded_config(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+_SPEC_KEYS = {
+    "chunker": ("pytest_chunkeval.chunkers.specs", "CHUNKERS"),
+    "embedder": ("pytest_chunkeval.embedders.registry", "EMBEDDERS"),
+    "store": ("pytest_chunkeval.stores", "STORES"),
+    "tokenizer": ("pytest_chunkeval.tokenizers.base", "TOKENIZERS"),
+}
+
+
+def _same_spec(key: str, old: object, new: object) -> bool:
+    """Two spellings of one component (``hashing`` and ``hashing:256``): a baseline
+    recorded before specs were canonical still matches."""
+    if key not in _SPEC_KEYS or not (isinstance(old, str) and isinstance(new, str)):
+        return False
+    import importlib
+
+    from pytest_chunkeval.config.specs import SpecError
+
+    module, name = _SPEC_KEYS[key]
+    registry = getattr(importlib.import_module(module), name)
+    try:
+        return bool(registry.label(old) == registry.label(new))
+    except SpecError:
+        return False
+
+
 def changes(baseline: Baseline, result: EvalResult) -> list[str]:
     """What differs between the baseline's configuration/data and ``result``'s,
     one phrase per difference (empty: they match)."""
@@ -331,7 +356,9 @@ def changes(baseline: Baseline, result: EvalResult) -> list[str]:
     recorded = recorded_config(baseline.config)  # files written before: same reading
     for key in [*recorded, *(k for k in current if k not in recorded)]:
         old, new = recorded.get(key), current.get(key)
-        if old != new and not (key == "embedder_identity" and _unresolved(old, new)):
+        if old == new or _same_spec(key, old, new):
+            continue
+        if not (key == "embedder_identity" and _unresolved(old, new)):
             out.append(f"{key}: {_show(old)} -> {_show(new)}")
     if baseline.corpus_hash != result.corpus_hash:
         out.append("corpus hash changed (document set or text edited)")

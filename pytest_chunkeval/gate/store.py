@@ -23,6 +23,12 @@ from pytest_chunkeval.gate.baseline import (
     changes,
 )
 from pytest_chunkeval.gate.compare import GateError, GateReport, compare
+from pytest_chunkeval.gate.legacy import (
+    SpecAliases,
+    first_existing,
+    legacy_baseline_paths,
+    legacy_test_names,
+)
 from pytest_chunkeval.gate.messages import (
     format_failure,
     format_improvement,
@@ -108,8 +114,11 @@ class BaselineStore:
         layout: BaselineLayout | None = None,
         gate: GateSettings | None = None,
         update_command: str = UPDATE_COMMAND,
+        aliases: SpecAliases | None = None,
     ) -> None:
         self.update = update
+        self.aliases: SpecAliases = aliases or {}
+        """Canonical chunker spec -> spellings test ids had before (legacy.py)."""
         self.layout = layout or BaselineLayout()
         self.gate = gate or GateSettings()
         self.update_command = update_command
@@ -130,10 +139,29 @@ class BaselineStore:
     def path_for(self, test: NodeRef, name: str | None = None) -> Path:
         """The file of the test's next baseline: ``<test>.json`` for its first
         unnamed check, then ``<test>.2.json``...; ``<test>.<name>.json`` if named."""
+        return self.layout.path(test.path, test.name, self._suffix(test, name))
+
+    def _suffix(self, test: NodeRef, name: str | None) -> str | None:
         if name is None:
             count = self._counts[test.nodeid] = self._counts.get(test.nodeid, 0) + 1
             name = None if count == 1 else str(count)
-        return self.layout.path(test.path, test.name, name)
+        return name
+
+    def _former_path(self, test: NodeRef, suffix: str | None) -> Path | None:
+        """The test's baseline stored under a former test id, if one exists."""
+        if not self.aliases:
+            return None
+        return first_existing(
+            legacy_baseline_paths(
+                test.name,
+                lambda old: self.layout.path(test.path, old, suffix),
+                self.aliases,
+            )
+        )
+
+    def _names(self, test: str) -> list[str]:
+        """The test's id and the ids it had before (see legacy.py)."""
+        return [test, *legacy_test_names(test, self.aliases)]
 
     def command(self, nodeid: str) -> str:
         """The command that (re)writes this test's baselines."""
@@ -158,18 +186,32 @@ class BaselineStore:
         settings = self.gate.override(
             tolerance=tolerance, mode=mode, confidence=confidence
         )
-        path = self.path_for(test, name)
+        suffix = self._suffix(test, name)
+        path = self.layout.path(test.path, test.name, suffix)
         key = _abs(path)
         self.touched.add(key)
         shown = self._shown(path)
+        former = None if path.is_file() else self._former_path(test, suffix)
+        if former is not None:
+            self.touched.add(_abs(former))
         if self.update:
             try:
-                outcome = self._write(result, test, path, shown, settings)
+                if former is not None:
+                    outcome = self._move(former, result, test, path, settings)
+                else:
+                    outcome = self._write(result, test, path, shown, settings)
             except OSError as exc:
                 message = self._unwritable(path, exc)
                 self._record(CheckOutcome(test.nodeid, shown, "unwritable", message))
                 raise BaselineUnwritable(message, path) from None
             return self._record(outcome)
+        note = ""
+        if former is not None:
+            note = (
+                f"{self._shown(former)}: the baseline of {test.nodeid} under a former "
+                f"name; `{self.update_command}` moves it to {shown}"
+            )
+            path, shown = former, self._shown(former)
         if not path.is_file():
             outcome = CheckOutcome(
                 test.nodeid,
@@ -190,7 +232,7 @@ class BaselineStore:
             self._record(CheckOutcome(test.nodeid, shown, "corrupt", message))
             raise BaselineCorrupt(message, path) from None
         problems = changes(baseline, result)
-        if baseline.test != test.name:
+        if baseline.test not in self._names(test.name):
             problems.insert(
                 0, f"the file belongs to test {baseline.test!r}, not {test.name!r}"
             )
@@ -225,13 +267,43 @@ class BaselineStore:
                 message += "\n  " + format_not_compared(
                     report, test=test.nodeid, command=self.command(test.nodeid)
                 )
+            message = f"{message}\n{note}" if note else message
             return self._record(CheckOutcome(test.nodeid, shown, "improved", message))
+        messages = [note] if note else []
         if report.not_compared:
-            message = format_not_compared(
-                report, test=test.nodeid, command=self.command(test.nodeid)
+            messages.append(
+                format_not_compared(
+                    report, test=test.nodeid, command=self.command(test.nodeid)
+                )
             )
-            return self._record(CheckOutcome(test.nodeid, shown, "passed", message))
-        return self._record(CheckOutcome(test.nodeid, shown, "passed"))
+        return self._record(
+            CheckOutcome(test.nodeid, shown, "passed", "\n".join(messages))
+        )
+
+    def _move(
+        self,
+        former: Path,
+        result: EvalResult,
+        test: NodeRef,
+        path: Path,
+        settings: GateSettings,
+    ) -> CheckOutcome:
+        """Update mode: move a baseline from its former name to the test's own,
+        then write it as that test's."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(former, path)
+        for parent in self.layout.empty_candidates(former):
+            if parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+        shown = self._shown(path)
+        written = self._write(result, test, path, shown, settings)
+        detail = written.message.partition(shown)[2] if written.message else ""
+        return CheckOutcome(
+            test.nodeid,
+            shown,
+            "updated",
+            f"moved {self._shown(former)} to {shown} (the test's id changed){detail}",
+        )
 
     def _write(
         self,
@@ -346,7 +418,11 @@ class BaselineStore:
                     if not test_file.exists():
                         unused.append(file)  # its test module was deleted or renamed
                     continue
-                owners = [t for t in tests if _owns(t.name, file.stem)]
+                owners = [
+                    t
+                    for t in tests
+                    if any(_owns(n, file.stem) for n in self._names(t.name))
+                ]
                 if all(t.nodeid in passed_ids for t in owners):
                     unused.append(file)
         return unused

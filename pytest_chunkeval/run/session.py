@@ -117,10 +117,12 @@ class ChunkevalSession:
         from pytest_chunkeval.chunkers import CHUNKERS
         from pytest_chunkeval.embedders.registry import EMBEDDERS
         from pytest_chunkeval.stores import STORES
+        from pytest_chunkeval.tokenizers.base import TOKENIZERS
 
         self._register("chunkers", CHUNKERS)
         self._register("embedders", EMBEDDERS)
         self._register("stores", STORES)
+        self._register("tokenizers", TOKENIZERS)
 
     def validate(self) -> None:
         """Check that every configured name exists; :class:`SettingsError` if not.
@@ -158,17 +160,31 @@ class ChunkevalSession:
 
         if not isinstance(spec, str):
             return get_chunker(spec)
-        if spec not in self._chunkers:
+        label = self.chunker_label(spec)
+        if label not in self._chunkers:
             try:
-                chunker = get_chunker(spec)
+                chunker = get_chunker(label)
             except UnknownSpec as exc:
                 raise ChunkevalError(str(exc)) from None
-            self._chunkers[spec] = chunker
-            self._chunker_specs[id(chunker)] = spec
-        return self._chunkers[spec]
+            self._chunkers[label] = chunker
+            self._chunker_specs[id(chunker)] = label
+        return self._chunkers[label]
+
+    def chunker_label(self, spec: str) -> str:
+        """The canonical form of a chunker spec (``recursive:200`` ->
+        ``recursive:200:0``): one chunker, test id and baseline per component."""
+        self.ensure_registered()
+        from pytest_chunkeval.chunkers import CHUNKERS
+        from pytest_chunkeval.config.registry import UnknownSpec
+
+        try:
+            return CHUNKERS.label(spec)
+        except UnknownSpec as exc:
+            raise ChunkevalError(str(exc)) from None
 
     def chunker_specs(self, test: str) -> list[str]:
-        """What ``chunkeval_chunker`` is parametrized over (an error if nothing)."""
+        """What ``chunkeval_chunker`` is parametrized over, canonical and without
+        duplicates (an error if nothing is configured)."""
         if not self.settings.chunkers:
             raise ChunkevalError(
                 f"{test} uses chunkeval_chunker but no chunker is configured: set "
@@ -176,7 +192,8 @@ class ChunkevalSession:
                 '["recursive:200:0", "fixed:400:0"] in [tool.pytest.ini_options]) '
                 "or pass --chunkeval-chunkers recursive:200:0"
             )
-        return list(self.settings.chunkers)
+        labels = [self.chunker_label(spec) for spec in self.settings.chunkers]
+        return list(dict.fromkeys(labels))
 
     @property
     def default_run(self) -> RunConfig:
@@ -253,7 +270,7 @@ class ChunkevalSession:
             run = dataclasses.replace(run, budget=budget)
         chunking: Chunking | None = None
         key: tuple[object, ...]
-        spec = chunker.strip() if isinstance(chunker, str) else None
+        spec = self.chunker_label(chunker) if isinstance(chunker, str) else None
         if spec is None:
             spec = self._chunker_specs.get(id(chunker))
         if spec is not None:
@@ -444,12 +461,17 @@ class ChunkevalSession:
     def baselines(self) -> BaselineStore:
         """The session's baseline store (created on first use)."""
         if self._baselines is None:
+            from pytest_chunkeval.gate.legacy import spec_aliases
             from pytest_chunkeval.gate.paths import BaselineLayout
             from pytest_chunkeval.gate.store import BaselineStore
             from pytest_chunkeval.gate.tolerances import GateSettings
 
             s = self.settings
+            # Test ids were the chunker specs as written before they were
+            # canonical: the store looks baselines up under those ids too.
+            aliases = spec_aliases(s.chunkers, self.chunker_label) if s.chunkers else {}
             self._baselines = BaselineStore(
+                aliases=aliases,
                 update=s.update,
                 layout=BaselineLayout(
                     Path(s.baseline_dir) if s.baseline_dir else None, Path(s.rootdir)
