@@ -662,14 +662,18 @@ def test_registration_hooks(pytester: pytest.Pytester, project: Path) -> None:
         INI.replace("chunkeval_embedder = hashing", "chunkeval_embedder = tinyhash")
         .replace("chunkeval_store = exact", "chunkeval_store = mystore")
         .replace("recursive:30:0 recursive:60:0", "lines recursive:30:0")
+        + "chunkeval_tokenizer = words\n"
     )
     pytester.makeconftest(
         """
+        import re
+
         import pytest
 
         from pytest_chunkeval.chunkers import as_chunker
         from pytest_chunkeval.embedders.hashing import HashingEmbedder
         from pytest_chunkeval.stores import ExactStore
+        from pytest_chunkeval.tokenizers.base import OffsetsTokenizer
 
         CALLS = []
 
@@ -691,6 +695,16 @@ def test_registration_hooks(pytester: pytest.Pytester, project: Path) -> None:
         def pytest_chunkeval_register_stores(registry):
             CALLS.append("stores")
             registry.register("mystore", lambda rest: ExactStore(), "mystore")
+
+        class Words:
+            def encode_with_offsets(self, text):
+                return [(m.start(), m.end()) for m in re.finditer(r"\\S+", text)]
+
+        def pytest_chunkeval_register_tokenizers(registry):
+            CALLS.append("tokenizers")
+            registry.register(
+                "words", lambda rest: OffsetsTokenizer(Words(), "words"), "words"
+            )
         """
     )
     pytester.makepyfile(
@@ -698,8 +712,9 @@ def test_registration_hooks(pytester: pytest.Pytester, project: Path) -> None:
         def test_custom(chunkeval, chunkeval_chunker, hook_calls):
             result = chunkeval.evaluate(chunkeval_chunker)
             assert result.config["embedder"] == "tinyhash"
+            assert result.config["tokenizer"] == "words"
             # Called once each, at start-up (a setting names them).
-            assert hook_calls == ["chunkers", "embedders", "stores"]
+            assert hook_calls == ["chunkers", "embedders", "stores", "tokenizers"]
         """
     )
     result = run(pytester, "-v")
