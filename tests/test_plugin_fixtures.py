@@ -438,7 +438,7 @@ def test_marker_thresholds(pytester: pytest.Pytester, project: Path) -> None:
         [
             "*test_fail: @pytest.mark.chunkeval(min_recall=1) not met",
             "recall mean 0.* is below the required 1.000 "
-            "(recursive:30:0 k=1 token hashing exact; 6 queries)",
+            "(recursive:30:0 k=1 token hashing:256 exact; 6 queries)",
             "* worst quer* by recall (below 1):",
             "  1. q-* recall 0.*",
             "     missed (*% retrieved): *.md[[]*:*[]] '*'",
@@ -446,7 +446,7 @@ def test_marker_thresholds(pytester: pytest.Pytester, project: Path) -> None:
         ]
     )
     # Every result the test produced is checked: both chunkers fail here.
-    assert "(recursive:60:0 k=1 token hashing exact; 6 queries)" in out
+    assert "(recursive:60:0 k=1 token hashing:256 exact; 6 queries)" in out
     result.stdout.fnmatch_lines(
         ["*test_no_result: @pytest.mark.chunkeval(min_recall=0.5) states thresholds*"]
     )
@@ -523,7 +523,8 @@ def test_assertion_helper_failure_text(
         [
             ">       assert_iou_at_least(result, 0.9, statistic=share_at_least(0.5))",
             "E       AssertionError: iou share of queries with iou >= 0.5 0.* is below "
-            "the required 0.900 (recursive:60:0 k=1 token hashing exact; 6 queries)",
+            "the required 0.900 "
+            "(recursive:60:0 k=1 token hashing:256 exact; 6 queries)",
             "E       * worst quer* by iou (below 0.5):",
             "E         1. q-* iou 0.* '*'",
         ]
@@ -651,7 +652,7 @@ def test_junit_xml_properties(pytester: pytest.Pytester, project: Path) -> None:
     tree = ET.parse(project / "report.xml")
     cases = {c.get("name"): c for c in tree.iter("testcase")}
     props = {p.get("name"): p.get("value") for p in cases["test_a"].iter("property")}
-    assert props["chunkeval.config"] == "recursive:30:0 k=5 token hashing exact"
+    assert props["chunkeval.config"] == "recursive:30:0 k=5 token hashing:256 exact"
     for metric in ("recall", "precision", "iou", "f1", "precision_omega"):
         assert 0.0 <= float(props[f"chunkeval.{metric}"]) <= 1.0
     assert list(cases["test_b"].iter("property")) == []
