@@ -43,7 +43,7 @@ def test_min_ndcg_passes_and_fails_readably(
         [
             "*test_fail: @pytest.mark.chunkeval(min_ndcg=1) not met",
             "ndcg mean 0.* is below the required 1.000 "
-            "(recursive:30:0 k=1 token hashing exact; 6 queries)",
+            "(recursive:30:0 k=1 token hashing:256 exact; 6 queries)",
             "* worst quer* by ndcg (below 1):",
             "  1. q-* ndcg 0.*",
         ]
