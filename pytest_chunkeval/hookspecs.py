@@ -111,3 +111,16 @@ def pytest_chunkeval_register_extractors(registry: Registry[Any]) -> None:
     object, evidence), ...]``, e.g. ``CallableExtractor(fn, name=..., version=...)``.
     Built-in forms: ``llm:MODEL``, ``python:MODULE:ATTR``.
     """
+
+
+@hookspec
+def pytest_chunkeval_register_judges(registry: Registry[Any]) -> None:
+    """Register context-relevance judges (SPEC §10):
+    ``registry.register(name, factory, form)``.
+
+    ``factory(rest)`` returns a judge with an ``identity`` (its name and version:
+    judgments are cached and committed under it), e.g.
+    ``CallableJudge(fn, name=..., version=...)`` where
+    ``fn(question, context) -> [sentence, ...]`` returns sentences of the context.
+    Built-in form: ``llm:MODEL``.
+    """

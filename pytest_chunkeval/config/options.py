@@ -309,6 +309,23 @@ OPTIONS: tuple[Option, ...] = (
         metavar="SPECS",
         multiple=True,
     ),
+    # -- judged context relevance (docs/judged.md)
+    Option(
+        "judge",
+        "Judge of context relevance for questions without excerpts: 'llm:MODEL' "
+        "or a name registered by pytest_chunkeval_register_judges.",
+        _spec_parser("judge"),
+        metavar="SPEC",
+        default_text="none (judged metrics are not measured)",
+    ),
+    Option(
+        "judgments",
+        "Committed judgments file, relative to rootdir: read before judging, "
+        "written with --chunkeval-update.",
+        parse_path,
+        metavar="FILE",
+        default_text="__chunkeval__/judgments.json",
+    ),
     # -- baselines and the gate (docs/baselines.md)
     Option(
         "update",
@@ -392,8 +409,9 @@ OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
 
 MARKER_HELP = (
     "chunkeval(corpus=, queries=, benchmark=, k=, budget=, unit=, embedder=, "
-    "store=, tokenizer=, min_recall=, min_precision=, min_iou=, min_f1=, "
-    "min_precision_omega=, min_mrr=, min_ndcg=, min_complete=, baseline=): "
+    "store=, tokenizer=, judge=, min_recall=, min_precision=, min_iou=, min_f1=, "
+    "min_precision_omega=, min_mrr=, min_ndcg=, min_complete=, "
+    "min_context_relevance=, min_context_relevance_tokens=, baseline=): "
     "evaluation settings for this test, "
     "thresholds checked on every result it produces, and baseline=True to compare "
     "every result with its baseline file"
@@ -424,6 +442,8 @@ class Settings:
     tokenizer: str | None = None
     cache_dir: str = ""
     chunkers: tuple[str, ...] = field(default=())
+    judge: str | None = None
+    judgments: str = ""
     update: bool = False
     baseline_dir: str | None = None
     tolerance: str | None = None
@@ -466,6 +486,7 @@ _COMPONENT_FIELDS = (
     "unit",
     "tokenizer",
     "chunkers",
+    "judge",
 )
 # Output files: resolved against rootdir when the settings are read.
 _OUTPUT_PATHS = ("history", "json", "md", "html")
@@ -540,6 +561,8 @@ def resolve_settings(
     for name in _OUTPUT_PATHS:
         if values.get(name):
             values[name] = str(root / Path(values[name]).expanduser())
+    judgments = values.pop("judgments", None) or "__chunkeval__/judgments.json"
+    values["judgments"] = str(root / Path(judgments).expanduser())
     return Settings(rootdir=str(root), cache_dir=str(cache_dir), **values)
 
 

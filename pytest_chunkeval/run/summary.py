@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_chunkeval.core.metric_names import (
+    JUDGED,
     PRESENCE,
     format_percent,
     names,
@@ -23,6 +24,8 @@ from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
 
 # (header, metric) in table order; means are printed in percent.
 METRIC_COLUMNS = tuple((short_label(m), m) for m in names(PRESENCE))
+JUDGED_COLUMNS = tuple((short_label(m), m) for m in names(JUDGED))
+"""Shown when a row was judged (SPEC §10)."""
 SHORT_COLUMNS = METRIC_COLUMNS[:3]
 MAX_TEST_WIDTH = 70
 
@@ -83,8 +86,13 @@ def render_summary(
     if not rows:
         return []
     lines: list[str] = []
+    judged = any("context_relevance" in r.result.get("metrics", {}) for r in rows)
     if verbosity >= 0:
-        columns = [*METRIC_COLUMNS, *((short_label(m), m) for m in extra)]
+        columns = [
+            *METRIC_COLUMNS,
+            *((short_label(m), m) for m in extra),
+            *(JUDGED_COLUMNS if judged else ()),
+        ]
         header = [
             "test",
             "chunker",
@@ -111,7 +119,10 @@ def render_summary(
                 ]
             )
         lines += _table(header, body, 2)
-        lines.append("metric means in %; chunk: mean chunk size")
+        lines.append(
+            "metric means in %; chunk: mean chunk size"
+            + ("; CR: judged context relevance (sentences, tokens)" if judged else "")
+        )
     elif verbosity == -1:
         header = ["test", *(h for h, _ in SHORT_COLUMNS)]
         body = [
