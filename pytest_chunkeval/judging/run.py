@@ -44,21 +44,20 @@ class JudgeStats:
     completion_tokens: int = 0
 
     def summary(self) -> str:
-        """One line for the terminal summary."""
-        rejected = sum(self.rejected.values())
-        parts = [
-            f"{self.contexts} contexts judged by",
-            f"{self.committed} committed, {self.cached} cached, {self.judged} new",
-        ]
+        """One line: where the judgments came from, and what was unusable."""
+        text = (
+            f"{self.contexts} contexts: {self.committed} committed, "
+            f"{self.cached} cached, {self.judged} new"
+        )
         extra = []
+        rejected = sum(self.rejected.values())
         if rejected:
             reasons = ", ".join(f"{n} {r}" for r, n in sorted(self.rejected.items()))
-            extra.append(f"{rejected} unusable answers ({reasons})")
+            extra.append(f"{rejected} unusable answers ({reasons}), not scored")
         if self.dropped_sentences:
             extra.append(f"{self.dropped_sentences} non-verbatim sentences dropped")
         if self.insufficient:
             extra.append(f"{self.insufficient} with nothing relevant")
-        text = f"{parts[0]} judge: {parts[1]}"
         return text + (f"; {'; '.join(extra)}" if extra else "")
 
 
