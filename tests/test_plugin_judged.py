@@ -27,7 +27,7 @@ chunkeval_judge = keywords
 
 JUDGED_CONFTEST = (
     CONFTEST
-    + '''
+    + """
 
 import os
 import re
@@ -52,7 +52,7 @@ def _keywords(question, context):
 def pytest_chunkeval_register_judges(registry):
     judge = CallableJudge(_keywords, name="keywords", version="1")
     registry.register("keywords", lambda rest: judge, "keywords")
-'''
+"""
 )
 
 TEST_RAG = """
@@ -85,6 +85,18 @@ def calls(root: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+def metrics_of(path: Path) -> dict[str, object]:
+    data = json.loads(path.read_text())
+    results = data["results"] if isinstance(data, dict) else data
+    out = {}
+    for r in results:
+        result = r.get("result", r)
+        out[result["label"]] = (result["metrics"], result["groups"])
+    assert out
+    assert all("context_relevance" in metrics for metrics, _ in out.values())
+    return out
+
+
 def section(result: pytest.RunResult) -> str:
     out = result.stdout.str()
     assert "- chunkeval -" in out, out
@@ -103,17 +115,19 @@ def test_judged_project_lifecycle(pytester: pytest.Pytester) -> None:
     make_project(root, pytester, "recursive:60:0")
 
     # first run, recording baselines and judgments
-    first = pytester.runpytest(*FAST, "--chunkeval-update")
+    first = pytester.runpytest(
+        *FAST, "--chunkeval-update", f"--chunkeval-json={root / 'first.json'}"
+    )
     first.assert_outcomes(passed=2)
     judged = len(calls(root))
     assert 4 < judged <= 8  # a context per question and chunker (some shared)
     summary = section(first)
-    assert f"judge keywords@1: {judged} contexts" in summary
+    assert "judge keywords@1: 8 contexts" in summary  # 4 questions x 2 chunkers
     assert f"{judged} new" in summary
     assert "CR" in summary  # the judged column
     baseline = json.loads(
         (
-            root / "__chunkeval__" / "test_rag" / "test_rag[recursive:30:0].json"
+            root / "__chunkeval__" / "test_rag" / "test_rag[recursive_30_0].json"
         ).read_text()
     )
     cr = baseline["metrics"]["context_relevance"]["mean"]
@@ -127,7 +141,7 @@ def test_judged_project_lifecycle(pytester: pytest.Pytester) -> None:
     clone = root / "clone"
     clone.mkdir()
     for item in root.iterdir():
-        if item.name in (".chunkeval", "clone", CALLS):
+        if item.name in (".chunkeval", "clone", CALLS, "first.json"):
             continue
         target = clone / item.name
         if item.is_dir():
@@ -135,11 +149,18 @@ def test_judged_project_lifecycle(pytester: pytest.Pytester) -> None:
         else:
             shutil.copy2(item, target)
     assert not (clone / ".chunkeval").exists()
-    fresh = pytester.runpytest(*FAST, f"--rootdir={clone}", str(clone))
+    fresh = pytester.runpytest(
+        *FAST,
+        f"--rootdir={clone}",
+        str(clone),
+        f"--chunkeval-json={clone / 'fresh.json'}",
+    )
     fresh.assert_outcomes(passed=2)
     assert calls(clone) == []  # zero judge calls
-    assert f"{judged} committed, 0 cached, 0 new" in section(fresh)
-    # identical numbers: the baseline check passed, and no file changed
+    assert "0 new" in section(fresh)
+    assert "0 cached" in section(fresh)
+    # identical numbers: every metric of every result, and the judgments file
+    assert metrics_of(clone / "fresh.json") == metrics_of(root / "first.json")
     assert json.loads(judgments.read_text()) == json.loads(
         (clone / "__chunkeval__" / "judgments.json").read_text()
     )
@@ -154,3 +175,53 @@ def test_judged_project_lifecycle(pytester: pytest.Pytester) -> None:
     new_calls = calls(clone)
     assert 0 < len(new_calls) <= 4
     assert f"{len(new_calls)} new" in section(changed)
+
+
+def test_judgments_recorded_under_xdist(pytester: pytest.Pytester) -> None:
+    root = pytester.path
+    make_project(root, pytester, "recursive:60:0")
+    result = pytester.runpytest(*FAST, "-n", "2", "--chunkeval-update")
+    result.assert_outcomes(passed=2)
+    judged = len(calls(root))
+    summary = section(result)
+    assert f"{judged} new" in summary  # the workers' stats, merged
+    entries = json.loads((root / "__chunkeval__" / "judgments.json").read_text())
+    # a context both workers met may be judged by each (they race on the cache)
+    assert 4 < len(entries["judgments"]) <= judged
+    # and a fresh run of it judges nothing
+    (root / CALLS).unlink()
+    shutil.rmtree(root / ".chunkeval")
+    again = pytester.runpytest(*FAST, "-n", "2")
+    again.assert_outcomes(passed=2)
+    assert calls(root) == []
+
+
+def test_marker_judge_and_unknown_judge(pytester: pytest.Pytester) -> None:
+    root = pytester.path
+    make_project(root, pytester, "recursive:60:0")
+    (root / "pytest.ini").write_text(
+        JUDGED_INI.replace("chunkeval_judge = keywords\n", "")
+    )
+    (root / "test_rag.py").write_text(
+        """
+import pytest
+
+@pytest.mark.chunkeval(judge="keywords", min_context_relevance=0.01)
+def test_judged(chunkeval):
+    chunkeval.evaluate("recursive:30:0")
+
+@pytest.mark.chunkeval(min_context_relevance=0.01)
+def test_not_judged(chunkeval):
+    chunkeval.evaluate("recursive:30:0")
+
+@pytest.mark.chunkeval(judge="nobody")
+def test_unknown(chunkeval):
+    chunkeval.evaluate("recursive:30:0")
+"""
+    )
+    result = pytester.runpytest(*FAST)
+    result.assert_outcomes(passed=1, failed=2)
+    out = result.stdout.str()
+    assert "questions.jsonl has excerpts: give a judge" in out
+    assert "chunkeval_judge setting" in out
+    assert "unknown judge 'nobody'" in out

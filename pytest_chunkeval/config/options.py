@@ -348,7 +348,8 @@ OPTIONS: tuple[Option, ...] = (
         "metric). Replaces the default: only the metrics named are gated.",
         parse_tolerance,
         metavar="TOLERANCES",
-        default_text="recall, precision and iou gated with zero tolerance",
+        default_text="recall, precision, iou (and context_relevance when judged) "
+        "gated with zero tolerance",
     ),
     Option(
         "gate_mode",

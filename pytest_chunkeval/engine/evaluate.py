@@ -310,8 +310,9 @@ def _check_ground_truth(queries: QuerySet, judge: Any, k: Any) -> None:
         )
     if judge is None and len(bare) == len(queries):
         raise EvaluationError(
-            f"no question of {where} has excerpts: give a judge (judge='llm:MODEL' "
-            "or a registered name) to measure context relevance (SPEC §10)"
+            f"no question of {where} has excerpts: give a judge to measure context "
+            "relevance (SPEC §10): 'llm:MODEL' or a registered name, as judge= "
+            "(evaluate(), the chunkeval marker) or the chunkeval_judge setting"
         )
 
 

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.core.locate import preview
-from pytest_chunkeval.core.metrics import METRICS
+from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
@@ -152,10 +152,16 @@ def check_metric(
     ``None``. Raises ``ValueError`` for a metric the result does not define."""
     __tracebackhide__ = True
     check_group(result, group)
-    known = METRICS
+    known = METRICS + JUDGED_METRICS
     if metric not in known:
         raise ValueError(f"unknown metric {metric!r}; expected one of {known}")
     if metric not in result.metrics:
+        if metric in JUDGED_METRICS:
+            raise ValueError(
+                f"{metric} was not measured for {result.describe()}: judged metrics "
+                "need a judge (chunkeval_judge / judge= in the marker, or "
+                "evaluate(judge=...); see docs/judged.md)"
+            )
         raise ValueError(
             f"{metric} was not measured for {result.describe()} (a result written "
             "before the metric existed, or of another kind); re-run the evaluation"

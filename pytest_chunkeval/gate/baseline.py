@@ -128,6 +128,7 @@ class Baseline:
     def from_result(cls, result: EvalResult, test: str) -> Baseline:
         """What to store for ``result``, rounded as written."""
         from pytest_chunkeval.core.metrics import (
+            JUDGED_METRICS,
             METRICS,
             PRESENCE_METRICS,
             MetricStats,
@@ -140,11 +141,11 @@ class Baseline:
                 f"query ids are not unique ({', '.join(dup[:5])}); a baseline pairs "
                 "queries by id"
             )
-        # The §9 metrics only where measured, so results from before them (and a
-        # retriever's ndcg/ceiling) add no null columns to the file.
+        # The §9 and judged metrics only where measured, so results from before
+        # them (and a retriever's ndcg/ceiling) add no null columns to the file.
         written = [
             m
-            for m in METRICS
+            for m in METRICS + JUDGED_METRICS
             if m in PRESENCE_METRICS
             or (m in result.metrics and result.metrics[m].n > 0)
         ]

@@ -121,15 +121,18 @@ class Judging:
         found: dict[tuple[str, str], Judgment | None] = {}
         todo: list[tuple[str, str]] = []
         for q, c in unique:
+            key = self.key(q, c)
             judgment = (
-                self.committed.get(self.key(q, c), c)
-                if self.committed is not None
-                else None
+                self.committed.get(key, c) if self.committed is not None else None
             )
             if judgment is None:
                 todo.append((q, c))
+                continue
+            found[(q, c)] = judgment
+            assert self.committed is not None
+            if key.digest() in self.committed.recorded:
+                self.stats.cached += 1  # judged earlier in this session
             else:
-                found[(q, c)] = judgment
                 self.stats.committed += 1
         if todo:
             batch = BatchStats()

@@ -53,6 +53,8 @@ class JudgmentFile:
         self.path = Path(path)
         self.entries: dict[str, dict[str, Any]] = {}
         self.used: set[str] = set()
+        self.recorded: set[str] = set()
+        """Digests recorded by this process (not read from the file)."""
         self.added = 0
         if self.path.exists():
             self._load()
@@ -124,6 +126,7 @@ class JudgmentFile:
         if self.entries.get(digest) != entry:
             self.entries[digest] = entry
             self.added += 1
+            self.recorded.add(digest)
         self.used.add(digest)
 
     def save(self) -> None:

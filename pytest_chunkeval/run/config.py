@@ -39,6 +39,8 @@ class RunConfig:
     k_set: bool = False
     """``k`` was configured (setting, flag or marker), not the default: only then
     does it limit what a whole retriever (``score()``) is scored on."""
+    judge: str | None = None
+    """Judge spec of context relevance (SPEC §10), or None: not judged."""
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     """Where each dataset setting came from, for error messages."""
 
@@ -57,6 +59,7 @@ class RunConfig:
             "budget": settings.budget,
             "unit": settings.unit or DEFAULT_UNIT,
             "tokenizer": settings.tokenizer,
+            "judge": settings.judge,
         }
         origins = {
             key: f"chunkeval_{key} / --chunkeval-{key}"
@@ -113,6 +116,7 @@ class RunConfig:
             self.unit,
             self.tokenizer if self.unit == "token" else None,
             self.cache_dir,
+            self.judge,
         )
 
 

@@ -120,6 +120,7 @@ MARKER_KEYWORDS: dict[str, Callable[[object], Any]] = {
     "embedder": _marker_str("embedder"),
     "store": _marker_str("store"),
     "tokenizer": _marker_str("tokenizer"),
+    "judge": _marker_str("judge"),
     **dict.fromkeys(THRESHOLDS, _marker_fraction),
     "baseline": _marker_bool,
 }

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from pytest_chunkeval.engine.cache import EmbeddingCache
     from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.gate.store import BaselineStore
+    from pytest_chunkeval.run.judgments import SessionJudges
     from pytest_chunkeval.stores import AnyStore
 
 
@@ -102,6 +103,7 @@ class ChunkevalSession:
         self._keep_alive: list[object] = []
         self._default_run: RunConfig | None = None
         self._baselines: BaselineStore | None = None
+        self._judges: SessionJudges | None = None
         self.end: SessionEnd | None = None
         """What :meth:`finish` did (controller or single process)."""
 
@@ -116,6 +118,7 @@ class ChunkevalSession:
             return
         from pytest_chunkeval.chunkers import CHUNKERS
         from pytest_chunkeval.embedders.registry import EMBEDDERS
+        from pytest_chunkeval.judging.specs import JUDGES
         from pytest_chunkeval.stores import STORES
         from pytest_chunkeval.tokenizers.base import TOKENIZERS
 
@@ -123,6 +126,7 @@ class ChunkevalSession:
         self._register("embedders", EMBEDDERS)
         self._register("stores", STORES)
         self._register("tokenizers", TOKENIZERS)
+        self._register("judges", JUDGES)
 
     def validate(self) -> None:
         """Check that every configured name exists; :class:`SettingsError` if not.
@@ -143,6 +147,8 @@ class ChunkevalSession:
             checks.append(("chunkeval_tokenizer", s.tokenizer, _tokenizer))
         if s.benchmark:
             checks.append(("chunkeval_benchmark", s.benchmark, _check_benchmark))
+        if s.judge:
+            checks.append(("chunkeval_judge", s.judge, _judge))
         for where, spec, make in checks:
             try:
                 make(spec)
@@ -245,6 +251,26 @@ class ChunkevalSession:
             self._caches[directory] = EmbeddingCache(directory, read_only=not writable)
         return self._caches[directory]
 
+    @property
+    def judges(self) -> SessionJudges:
+        """The session's judges (SPEC §10), sharing the committed judgments file."""
+        if self._judges is None:
+            from pytest_chunkeval.run.judgments import SessionJudges
+
+            self.ensure_registered()
+            self._judges = SessionJudges(
+                self.settings.judgments, update=self.settings.update, make=_judge
+            )
+        return self._judges
+
+    def _judging(self, run: RunConfig) -> Any:
+        if not run.judge:
+            return None
+        try:
+            return self.judges.judging(run.judge, run.cache_dir)
+        except ValueError as exc:  # an unknown judge, an unreadable judgments file
+            raise ChunkevalError(str(exc)) from None
+
     # -- evaluation ---------------------------------------------------------------
 
     def evaluate(
@@ -302,6 +328,7 @@ class ChunkevalSession:
                 cache=self.cache(run.cache_dir),
                 progress=None,
                 chunking=chunking,
+                judge=self._judging(run),
             )
 
         return self._memoized(key, compute, nodeid, label)
@@ -327,6 +354,7 @@ class ChunkevalSession:
             run.dataset_key,
             run.unit,
             run.tokenizer if run.unit == "token" else None,
+            run.judge,
         )
         qualname = getattr(retriever, "__qualname__", None)
         name = label or (
@@ -357,6 +385,8 @@ class ChunkevalSession:
                 unit=run.unit,
                 tokenizer=run.tokenizer,
                 label=name,
+                judge=self._judging(run),
+                cache=run.cache_dir,
             )
 
         return self._memoized(key, compute, nodeid, label, row=row)
@@ -420,6 +450,8 @@ class ChunkevalSession:
         }
         if self._baselines is not None:
             payload["baselines"] = self._baselines.worker_payload()
+        if self._judges is not None:
+            payload["judges"] = self._judges.payload()
         return payload
 
     def merge_payload(self, payload: Mapping[str, Any]) -> None:
@@ -429,6 +461,8 @@ class ChunkevalSession:
         self.asked.update(payload.get("asked", []))
         if "baselines" in payload:
             self.baselines.merge_payload(payload["baselines"])
+        if "judges" in payload:
+            self.judges.merge(payload["judges"])
         for data in payload.get("rows", []):
             row = SummaryRow.from_json(data)
             mine = self.rows.get(row.key)
@@ -515,6 +549,8 @@ class ChunkevalSession:
             os.environ if environ is None else environ,
         )
         end.baselines = store.summary_lines(unused)
+        if self._judges is not None:
+            end.baselines += self._judges.finish()
         self.end = end
         return end
 
@@ -537,6 +573,12 @@ def _embedder(spec: str) -> object:
     from pytest_chunkeval.embedders.registry import get_embedder
 
     return get_embedder(spec)
+
+
+def _judge(spec: str) -> Any:
+    from pytest_chunkeval.judging.specs import get_judge
+
+    return get_judge(spec)
 
 
 def _tokenizer(spec: str) -> object:
