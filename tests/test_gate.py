@@ -113,6 +113,7 @@ def test_override_merges_tolerances_per_metric() -> None:
     assert dict(settings.gated()) == {
         "recall": Tolerance(0.01, relative=True),
         "iou": Tolerance(),
+        "context_relevance": Tolerance(),  # gated when a judge measured it
     }
     assert settings.override(mode="mean", confidence="90%").mode == "mean"
 
@@ -122,6 +123,7 @@ def test_configured_tolerance_replaces_the_default() -> None:
         "recall",
         "precision",
         "iou",
+        "context_relevance",
     ]
     settings = GateSettings.from_options("recall:-1%, iou:-0.002", "mean", "90%")
     assert [m for m, _ in settings.gated()] == ["recall", "iou"]
@@ -329,9 +331,9 @@ def test_improvement_text_has_the_update_hint() -> None:
 
 
 def test_the_gate_knows_the_direction_of_every_metric() -> None:
-    from pytest_chunkeval.core.metrics import METRICS
+    from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS
 
-    assert tuple(gate.HIGHER_IS_BETTER) == METRICS
+    assert tuple(gate.HIGHER_IS_BETTER) == METRICS + JUDGED_METRICS
 
 
 def test_parsing_options_needs_no_numpy() -> None:

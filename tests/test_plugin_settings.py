@@ -43,6 +43,8 @@ def test_option_table_is_complete_and_prefixed() -> None:
         "tokenizer",
         "cache_dir",
         "chunkers",
+        "judge",
+        "judgments",
         "update",
         "baseline_dir",
         "tolerance",
@@ -108,7 +110,9 @@ def test_parse_chunker_list() -> None:
 def test_resolve_defaults() -> None:
     settings = resolve_settings(ROOT, {}, {}, environ={})
     assert settings == Settings(
-        rootdir=str(ROOT), cache_dir=str(ROOT / ".chunkeval" / "cache")
+        rootdir=str(ROOT),
+        cache_dir=str(ROOT / ".chunkeval" / "cache"),
+        judgments=str(ROOT / "__chunkeval__" / "judgments.json"),
     )
     assert not settings.configured
 
