@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import subprocess
@@ -22,31 +23,45 @@ from pytest_chunkeval.gate.paths import (
     BaselineLayout,
     NodeRef,
     baseline_path,
+    legacy_sanitize_name,
     sanitize_name,
 )
 from pytest_chunkeval.gate.store import BaselineRegression, BaselineStore
 from pytest_chunkeval.gate.tolerances import GateSettings
 
 NODE = "tests/test_rag.py::test_chunker[recursive:200:0]"
+STEM = sanitize_name("test_chunker[recursive:200:0]")  # ...[recursive_200_0]-<hash>
 
 # ------------------------------------------------------------------ paths
 
 
 @pytest.mark.parametrize(
-    ("name", "expected"),
+    ("name", "readable", "hashed"),
     [
-        ("test_chunker[recursive:200:0]", "test_chunker[recursive_200_0]"),
-        ("TestA::test_b[x]", "TestA.test_b[x]"),
-        ("test_x[a/b\\c]", "test_x[a_b_c]"),
-        ('test_x[<">|?*]', "test_x[______]"),
-        ("test_x[k=5-0.5]", "test_x[k=5-0.5]"),
-        ("test_x[héllo wörld]", "test_x[héllo_wörld]"),
-        ("CON", "_CON"),
-        ("...", "_"),
+        ("test_chunker[recursive:200:0]", "test_chunker[recursive_200_0]", True),
+        ("TestA::test_b[x]", "TestA.test_b[x]", False),
+        ("test_x[a/b\\c]", "test_x[a_b_c]", True),
+        ('test_x[<">|?*]', "test_x[______]", True),
+        ("test_x[k=5-0.5]", "test_x[k=5-0.5]", False),
+        ("test_x[héllo wörld]", "test_x[héllo_wörld]", True),
+        ("CON", "_CON", True),
+        ("...", "_", True),
     ],
 )
-def test_sanitize_name_is_readable_and_portable(name: str, expected: str) -> None:
-    assert sanitize_name(name) == expected
+def test_sanitize_name_is_readable_and_portable(
+    name: str, readable: str, hashed: bool
+) -> None:
+    # Whenever making the id portable changed it, a hash of the id keeps file
+    # names injective (issue 12 case 14).
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    assert sanitize_name(name) == (f"{readable}-{digest}" if hashed else readable)
+    assert legacy_sanitize_name(name) == readable
+
+
+def test_ids_that_sanitize_alike_get_different_names() -> None:
+    ids = ["t[a:b]", "t[a_b]", "t[a/b]", "t[a b]", "t[a::b]", "t[a.b]", "A::t", "A.t"]
+    # ("A.t" is no pytest name: a test name holds no "."; it is kept apart anyway)
+    assert len({sanitize_name(i) for i in ids}) == len(ids)
 
 
 def test_sanitize_long_names_stay_unique_and_short() -> None:
@@ -60,16 +75,12 @@ def test_sanitize_long_names_stay_unique_and_short() -> None:
 def test_default_path_is_next_to_the_test_module(tmp_path: Path) -> None:
     test_file = tmp_path / "tests" / "test_rag.py"
     path = baseline_path(test_file, NODE)
-    assert path == (
-        tmp_path
-        / "tests"
-        / "__chunkeval__"
-        / "test_rag"
-        / "test_chunker[recursive_200_0].json"
-    )
+    stem = sanitize_name("test_chunker[recursive:200:0]")
+    assert stem.startswith("test_chunker[recursive_200_0]-")
+    assert path == tmp_path / "tests" / "__chunkeval__" / "test_rag" / f"{stem}.json"
     assert baseline_path(test_file, "test_chunker[recursive:200:0]") == path
     named = baseline_path(test_file, NODE, name="finance")
-    assert named.name == "test_chunker[recursive_200_0].finance.json"
+    assert named.name == f"{stem}.finance.json"
 
 
 def test_directory_override_keeps_same_named_modules_apart(tmp_path: Path) -> None:
@@ -324,9 +335,7 @@ def test_corrupt_file_is_never_overwritten_without_update(
     path.write_text("{ not json")
     with pytest.raises(BaselineCorrupt) as info:
         _store(tmp_path).check(make_result([1.0]), ref)
-    assert "tests/__chunkeval__/test_rag/test_chunker[recursive_200_0].json" in str(
-        info.value
-    )
+    assert f"tests/__chunkeval__/test_rag/{STEM}.json" in str(info.value)
     assert "left untouched" in str(info.value)
     assert path.read_text() == "{ not json"
     outcome = _store(tmp_path, update=True).check(make_result([1.0]), ref)
@@ -336,11 +345,15 @@ def test_corrupt_file_is_never_overwritten_without_update(
 
 
 def test_a_file_of_another_test_is_refused(tmp_path: Path, test_file: Path) -> None:
+    # Two ids no longer share a file name; a file copied (or renamed) by hand
+    # still records its test, and a check refuses it.
     ref = _ref(test_file)
     _store(tmp_path, update=True).check(make_result([1.0]), ref)
     path = BaselineLayout(rootdir=tmp_path).path(test_file, NODE)
     other = _ref(test_file, "tests/test_rag.py::test_chunker[recursive_200_0]")
-    assert BaselineLayout(rootdir=tmp_path).path(test_file, other.nodeid) == path
+    other_path = BaselineLayout(rootdir=tmp_path).path(test_file, other.nodeid)
+    assert other_path != path
+    other_path.write_bytes(path.read_bytes())
     with pytest.raises(BaselineMismatch, match="belongs to test"):
         _store(tmp_path).check(make_result([1.0]), other)
 
@@ -368,9 +381,9 @@ def test_several_baselines_in_one_test_are_numbered(
     first = store.check(make_result([1.0]), ref)
     second = store.check(make_result([0.5]), ref)
     named = store.check(make_result([0.5]), ref, name="finance")
-    assert first.path.endswith("test_chunker[recursive_200_0].json")
-    assert second.path.endswith("test_chunker[recursive_200_0].2.json")
-    assert named.path.endswith("test_chunker[recursive_200_0].finance.json")
+    assert first.path.endswith(f"{STEM}.json")
+    assert second.path.endswith(f"{STEM}.2.json")
+    assert named.path.endswith(f"{STEM}.finance.json")
     store.begin(NODE)  # a rerun of the test starts again at the first file
     assert store.check(make_result([1.0]), ref).status == "unchanged"
 

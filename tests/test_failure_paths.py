@@ -614,3 +614,55 @@ def test_a_degraded_result_is_marked_wherever_it_is_shown(tmp_path: Path) -> Non
     }
     assert [where for where, text in shown.items() if mark not in text] == []
     assert mark not in results_table([clean]) + clean.describe()
+
+
+# --------------------------------------------- 14. two test ids, one baseline file
+
+COLLIDING = """
+import pytest
+
+@pytest.mark.parametrize("spec", ["recursive:30:0", "recursive:60:0"], ids=["a:b", "a_b"])
+def test_ids(chunkeval, spec):
+    chunkeval.check_baseline(chunkeval.evaluate(spec))
+"""
+
+
+def test_two_ids_that_sanitize_alike_get_two_baseline_files(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    pytester.makepyfile(test_ids=COLLIDING)
+    run(pytester, "--chunkeval-update").assert_outcomes(passed=2)
+    folder = project / "__chunkeval__" / "test_ids"
+    names = sorted(p.name for p in folder.iterdir())
+    assert len(names) == 2
+    assert "test_ids[a_b].json" in names  # unchanged by sanitizing: no hash
+    assert any(re.fullmatch(r"test_ids\[a_b\]-[0-9a-f]{8}\.json", n) for n in names)
+    run(pytester).assert_outcomes(passed=2)  # each finds its own
+
+
+def test_a_baseline_under_its_former_file_name_is_found_and_moved(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    from pytest_chunkeval.gate.paths import legacy_sanitize_name, sanitize_name
+
+    pytester.makepyfile(
+        test_old="""
+        def test_spec(chunkeval):
+            chunkeval.check_baseline(chunkeval.evaluate("recursive:30:0"), name="x:y")
+        """
+    )
+    run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
+    folder = project / "__chunkeval__" / "test_old"
+    (current,) = folder.iterdir()
+    assert current.name == f"test_spec.{sanitize_name('x:y')}.json"
+    # as an older release named it
+    former = folder / f"test_spec.{legacy_sanitize_name('x:y')}.json"
+    current.rename(former)
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_spec.x_y.json: the baseline of *former name*"])
+    assert former.is_file()  # a check never moves files
+    result = run(pytester, "--chunkeval-update")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*moved *test_spec.x_y.json to *test_spec.x_y-*"])
+    assert [p.name for p in folder.iterdir()] == [current.name]

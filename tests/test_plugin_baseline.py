@@ -58,6 +58,13 @@ def test_rag(chunkeval):
 BASELINE = Path("__chunkeval__", "test_rag", "test_rag.json")
 
 
+def _file(test: str) -> str:
+    """The baseline file name of a test id (a hash is added when sanitized)."""
+    from pytest_chunkeval.gate.paths import sanitize_name
+
+    return f"{sanitize_name(test)}.json"
+
+
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
@@ -363,10 +370,14 @@ def test_update_by_node_id_keeps_the_siblings(
     folder = project / "__chunkeval__" / "test_rag"
     stale = folder / "test_gone.json"  # a test that no longer exists
     stale.write_text((folder / "test_a.json").read_text())
-    target = folder / "test_c[recursive_60_0].json"
+    target = folder / _file("test_c[recursive:60:0]")
     target.unlink()
     siblings = sorted(p.name for p in folder.iterdir())
-    assert siblings == ["test_a.json", "test_c[recursive_30_0].json", "test_gone.json"]
+    assert siblings == [
+        "test_a.json",
+        _file("test_c[recursive:30:0]"),
+        "test_gone.json",
+    ]
 
     # The failure prints the command that updates that one test; running it
     # collects only that test, and the module's other files are not "unused".
@@ -398,8 +409,8 @@ def test_update_by_node_id_keeps_the_siblings(
     assert not stale.exists()
     assert sorted(p.name for p in folder.iterdir()) == [
         "test_a.json",
-        "test_c[recursive_30_0].json",
-        "test_c[recursive_60_0].json",
+        _file("test_c[recursive:30:0]"),
+        _file("test_c[recursive:60:0]"),
     ]
 
 
@@ -561,8 +572,8 @@ def test_lifecycle_under_xdist(
         "test_a.json",
         "test_b.again.json",
         "test_c.json",
-        "test_d[fixed_40_0].json",
-        "test_d[recursive_60_0].json",
+        _file("test_d[fixed:40:0]"),
+        _file("test_d[recursive:60:0]"),
     ]
     names = ["test_a", "test_b", "test_c", *(f"test_d[{s}]" for s in SPECS)]
     # One history record per configuration, written once by the controller.
@@ -590,7 +601,7 @@ def test_lifecycle_under_xdist(
     summary = _section(checked)
     assert "baselines: 2 passed, 2 missing, 2 regressed" in summary
     assert "1 unused baseline(s)" in summary
-    assert "  __chunkeval__/test_dist/test_d[fixed_40_0].json" in summary
+    assert f"  __chunkeval__/test_dist/{_file('test_d[fixed:40:0]')}" in summary
     assert "unused baselines fail this run" in summary
     assert checked.ret == pytest.ExitCode.TESTS_FAILED
 
@@ -599,13 +610,13 @@ def test_lifecycle_under_xdist(
     updated.assert_outcomes(passed=6)
     summary = _section(updated)
     assert "removed 1 unused baseline(s):" in summary
-    assert "  __chunkeval__/test_dist/test_d[fixed_40_0].json" in summary
+    assert f"  __chunkeval__/test_dist/{_file('test_d[fixed:40:0]')}" in summary
     assert sorted(p.name for p in folder.iterdir()) == [
         "test_a.json",
         "test_b.again.json",
         "test_c.json",
-        "test_d[fixed_50_0].json",
-        "test_d[recursive_60_0].json",
+        _file("test_d[fixed:50:0]"),
+        _file("test_d[recursive:60:0]"),
         "test_e.json",
     ]
     assert json.loads((folder / "test_a.json").read_text())["metrics"]["recall"][

@@ -7,8 +7,9 @@ user did not choose, the committed files must not turn into one "missing" and on
 
 Former names today: test ids parametrized by a chunker spec as written
 (``test_x[recursive:200]``), before ids became canonical specs
-(``test_x[recursive:200:0]``). A later change of the file naming scheme adds its
-own former paths here, so one migration covers both.
+(``test_x[recursive:200:0]``); and file names from before they were injective
+(``test_x[recursive_200_0].json``, now ``test_x[recursive_200_0]-<hash>.json``):
+one migration covers both.
 """
 
 from __future__ import annotations
@@ -52,19 +53,27 @@ def legacy_baseline_paths(
     name: str,
     path_of: Callable[[str], Path],
     aliases: SpecAliases,
+    legacy_path_of: Callable[[str], Path] | None = None,
 ) -> list[Path]:
     """Files that may hold the baseline of test ``name`` under a former name,
     most likely first; ``path_of(test_name)`` is the current file naming (the
-    layout, the test file and the baseline's own name already applied).
+    layout, the test file and the baseline's own name already applied), and
+    ``legacy_path_of`` the file naming before names were injective (a hash of
+    the id is now added whenever making it portable changed it): each former id
+    is looked up under both.
 
-    Pure: says where to look, touches nothing (see :func:`first_existing`).
+    Pure: says where to look, touches nothing (see :func:`first_existing`). A
+    file under a former name may belong to another test (two ids shared one name
+    before): the caller checks the test id the file records.
     """
     current = path_of(name)
     paths: list[Path] = []
-    for old in legacy_test_names(name, aliases):
-        path = path_of(old)
-        if path != current and path not in paths:
-            paths.append(path)
+    namings = [path_of] if legacy_path_of is None else [path_of, legacy_path_of]
+    for old in [name, *legacy_test_names(name, aliases)]:
+        for naming in namings:
+            path = naming(old)
+            if path != current and path not in paths:
+                paths.append(path)
     return paths
 
 

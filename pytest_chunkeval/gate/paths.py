@@ -21,14 +21,34 @@ _WINDOWS_RESERVED = frozenset(
 
 
 def sanitize_name(name: str) -> str:
-    """A test id as a portable, readable file name stem.
+    """A test id as a portable, readable file name stem, one per id.
 
-    ``TestA::test_b[recursive:200:0]`` -> ``TestA.test_b[recursive_200_0]``:
-    characters that some file system rejects become ``_``; a stem too long for a
-    file name keeps its start and gets a hash of the full id, so it stays unique.
-    Sanitizing can map two ids to one name: each file records its test id and a
-    check refuses a file that belongs to another test.
+    ``TestA::test_b[recursive:200:0]`` -> ``TestA.test_b[recursive_200_0]-1a2b3c4d``:
+    characters that some file system rejects become ``_``, and whenever that
+    changed the id, a short hash of the original id is appended, so two ids never
+    share a file (``[a:b]`` and ``[a_b]``). ``::`` before the parameters becomes
+    ``.`` (no hash: a test name holds no ``.``); a stem too long for a file name
+    keeps its start and a hash of the full id.
     """
+    safe = legacy_sanitize_name(name)
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()
+    if safe == _readable(name) or safe.endswith(f"-{digest[:12]}"):
+        return safe  # unchanged, or already carrying a hash of the whole id
+    return f"{safe}-{digest[:8]}"
+
+
+def _readable(name: str) -> str | None:
+    """``name`` with only the reversible change, ``::`` before its parameters
+    becoming ``.`` (None when the name already has a ``.`` there)."""
+    head, bracket, params = name.partition("[")
+    if "." in head:
+        return None
+    return head.replace("::", ".") + bracket + params
+
+
+def legacy_sanitize_name(name: str) -> str:
+    """The file name stem of a test id before names were injective (two ids could
+    share one); :mod:`pytest_chunkeval.gate.legacy` finds files named so."""
     safe = _UNSAFE.sub("_", name.replace("::", "."))
     safe = safe.strip(" .") or "_"
     if safe.split(".")[0].upper() in _WINDOWS_RESERVED:
@@ -104,6 +124,15 @@ class BaselineLayout:
         stem = sanitize_name(nodeid_name(test))
         if name:
             stem = f"{stem}.{sanitize_name(name)}"
+        return self.module_dir(test_file) / f"{stem}.json"
+
+    def legacy_path(
+        self, test_file: str | os.PathLike[str], test: str, name: str | None = None
+    ) -> Path:
+        """Where :meth:`path` put the file before names were injective."""
+        stem = legacy_sanitize_name(nodeid_name(test))
+        if name:
+            stem = f"{stem}.{legacy_sanitize_name(name)}"
         return self.module_dir(test_file) / f"{stem}.json"
 
     def scan_root(self, test_file: str | os.PathLike[str]) -> Path:

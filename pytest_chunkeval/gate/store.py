@@ -25,7 +25,6 @@ from pytest_chunkeval.gate.baseline import (
 from pytest_chunkeval.gate.compare import GateError, GateReport, compare
 from pytest_chunkeval.gate.legacy import (
     SpecAliases,
-    first_existing,
     legacy_baseline_paths,
     legacy_test_names,
 )
@@ -39,6 +38,7 @@ from pytest_chunkeval.gate.paths import (
     NodeRef,
     _abs,
     _real,
+    legacy_sanitize_name,
     sanitize_name,
 )
 from pytest_chunkeval.gate.tolerances import GateSettings
@@ -148,16 +148,19 @@ class BaselineStore:
         return name
 
     def _former_path(self, test: NodeRef, suffix: str | None) -> Path | None:
-        """The test's baseline stored under a former test id, if one exists."""
-        if not self.aliases:
-            return None
-        return first_existing(
-            legacy_baseline_paths(
-                test.name,
-                lambda old: self.layout.path(test.path, old, suffix),
-                self.aliases,
-            )
-        )
+        """The test's baseline under a former test id or file name (legacy.py),
+        if one exists and records this test: a former file name may be another
+        test's file (two ids could share one before)."""
+        names = self._names(test.name)
+        for path in legacy_baseline_paths(
+            test.name,
+            lambda old: self.layout.path(test.path, old, suffix),
+            self.aliases,
+            lambda old: self.layout.legacy_path(test.path, old, suffix),
+        ):
+            if path.is_file() and _recorded_test(path) in names:
+                return path
+        return None
 
     def _names(self, test: str) -> list[str]:
         """The test's id and the ids it had before (see legacy.py)."""
@@ -302,7 +305,7 @@ class BaselineStore:
             test.nodeid,
             shown,
             "updated",
-            f"moved {self._shown(former)} to {shown} (the test's id changed){detail}",
+            f"moved {self._shown(former)} to {shown} (its former name){detail}",
         )
 
     def _write(
@@ -494,8 +497,20 @@ _FAILED = frozenset({"missing", "corrupt", "mismatch", "regressed", "unwritable"
 
 
 def _owns(test: str, stem: str) -> bool:
-    own = sanitize_name(test)
-    return stem == own or stem.startswith(own + ".")
+    for own in (sanitize_name(test), legacy_sanitize_name(test)):
+        if stem == own or stem.startswith(own + "."):
+            return True
+    return False
+
+
+def _recorded_test(path: Path) -> str | None:
+    """The test id a baseline file records, or None if it cannot be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    test = data.get("test") if isinstance(data, dict) else None
+    return test if isinstance(test, str) else None
 
 
 def _what_changed(
