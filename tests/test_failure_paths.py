@@ -621,7 +621,9 @@ def test_a_degraded_result_is_marked_wherever_it_is_shown(tmp_path: Path) -> Non
 COLLIDING = """
 import pytest
 
-@pytest.mark.parametrize("spec", ["recursive:30:0", "recursive:60:0"], ids=["a:b", "a_b"])
+SPECS = ["recursive:30:0", "recursive:60:0"]
+
+@pytest.mark.parametrize("spec", SPECS, ids=["a:b", "a_b"])
 def test_ids(chunkeval, spec):
     chunkeval.check_baseline(chunkeval.evaluate(spec))
 """
