@@ -2,7 +2,8 @@
 
 The public API is importable from here: ``evaluate``/``score`` and their
 ``EvalResult``, the data types (``Corpus``, ``QuerySet``, ``load_benchmark``),
-``get_chunker``/``as_chunker``, and the assertion helpers. Each loads on first
+``get_chunker``/``as_chunker``, the assertion helpers, and the error root
+``ChunkevalError`` with its families. Each loads on first
 access, so importing the package (which pytest does in every run) stays cheap.
 """
 
@@ -31,6 +32,16 @@ if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.engine.score import score
     from pytest_chunkeval.engine.two_stage import TwoStage
+    from pytest_chunkeval.errors import (
+        CheckFailed,
+        ChunkevalError,
+        ChunkevalWarning,
+        ConfigError,
+        DataError,
+        FileAccessError,
+        MissingFile,
+        UnavailableError,
+    )
     from pytest_chunkeval.gate.assertions import (
         Statistic,
         assert_complete_at_least,
@@ -83,26 +94,42 @@ _LAZY = {
     "assert_recall_at_least": "gate.assertions",
     "percentile": "gate.assertions",
     "share_at_least": "gate.assertions",
+    "CheckFailed": "errors",
+    "ChunkevalError": "errors",
+    "ChunkevalWarning": "errors",
+    "ConfigError": "errors",
+    "DataError": "errors",
+    "FileAccessError": "errors",
+    "MissingFile": "errors",
+    "UnavailableError": "errors",
 }
 
 __all__ = [
     "CallableExtractor",
+    "CheckFailed",
     "Chunker",
+    "ChunkevalError",
+    "ChunkevalWarning",
     "ClusterSemanticChunker",
+    "ConfigError",
     "Corpus",
+    "DataError",
     "Document",
     "EvalResult",
     "Excerpt",
+    "FileAccessError",
     "FixedTokenChunker",
     "KamradtModifiedChunker",
     "KamradtSemanticChunker",
     "LLMSemanticChunker",
+    "MissingFile",
     "Query",
     "QuerySet",
     "RecursiveTokenChunker",
     "SentenceChunker",
     "Statistic",
     "TwoStage",
+    "UnavailableError",
     "as_chunker",
     "assert_complete_at_least",
     "assert_f1_at_least",

@@ -35,9 +35,10 @@ from pytest_chunkeval.config.options import (
     MARKER_HELP,
     OPTIONS,
     Settings,
-    SettingsError,
+    add_options,
     resolve_settings,
 )
+from pytest_chunkeval.errors import ChunkevalError
 
 if TYPE_CHECKING:
     from pytest_chunkeval.chunkers import Chunker
@@ -108,8 +109,6 @@ def _session_at_end(config: pytest.Config) -> ChunkevalSession | None:
 
 def _or_fail(make: Callable[[], T]) -> T:
     __tracebackhide__ = True
-    from pytest_chunkeval.run.errors import ChunkevalError
-
     try:
         return make()
     except ChunkevalError as exc:
@@ -127,12 +126,12 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("chunkeval", "chunkeval (retrieval quality of chunking)")
+    add_options(group.addoption)
     for option in OPTIONS:
-        group.addoption(option.flag, **option.argparse_kwargs())
         if option.ini is not None:
             parser.addini(
                 option.ini,
-                option.help_text,
+                option.help_text(),
                 type=option.ini_type,
                 default=option.ini_default,
             )
@@ -152,7 +151,7 @@ def pytest_configure(config: pytest.Config) -> None:
         )
         if config.stash[SETTINGS_KEY].configured:
             _session(config).validate()  # a wrong name fails now, not in a test
-    except SettingsError as exc:
+    except ChunkevalError as exc:
         raise pytest.UsageError(f"chunkeval: {exc}") from None
 
 
@@ -250,12 +249,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     marks = [(m.args, m.kwargs) for m in item.iter_markers("chunkeval")]
     if not marks:
         return
-    from pytest_chunkeval.run.marker import MarkerError, parse_marker
+    from pytest_chunkeval.run.marker import parse_marker
 
     try:
         item.stash[MARKER_KEY] = parse_marker(marks, item.nodeid)
         return
-    except MarkerError as exc:
+    except ChunkevalError as exc:
         message = str(exc)
     _fail(message)
 

@@ -164,3 +164,24 @@ def test_bad_budget_is_rejected_by_argparse(project, capsys):
     with pytest.raises(SystemExit):
         run(project, "--budget", "0")
     assert "budget must be a positive whole number" in capsys.readouterr().err
+
+
+def test_an_unwritable_output_is_one_line_and_exit_2(project, capsys):
+    # --json "inside" a regular file: the OS refuses a path the user named
+    out = project / "a.md" / "out.json"
+    assert run(project, "--chunker", "recursive:10:0", "--json", str(out)) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"chunkeval eval: error: cannot write {out}: "
+        f"{project / 'a.md'} is a file, not a directory\n"
+    )
+
+
+def test_an_unknown_query_id_is_a_key_error_and_a_chunkeval_error(project):
+    from pytest_chunkeval.errors import DataError
+
+    queries = QuerySet.load(project / "queries.jsonl", Corpus.from_mapping(DOCS))
+    with pytest.raises(KeyError) as info:
+        queries["q9"]
+    assert isinstance(info.value, DataError)
+    assert str(info.value).endswith("no query with id 'q9'")

@@ -198,6 +198,26 @@ def test_retriever_results_not_in_the_corpus_fail_cleanly(
     result.stdout.no_fnmatch_line("*engine.py*")  # no traceback into the engine
 
 
+def test_a_bug_in_a_retriever_keeps_its_traceback(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    # Only a ChunkevalError is a "clean" failure; any other exception is a bug
+    # (here the user's) and pytest shows where it happened.
+    pytester.makepyfile(
+        """
+        def broken(question):
+            return {}["no such key"]
+
+        def test_retriever(chunkeval):
+            chunkeval.score(broken)
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*KeyError: 'no such key'*"])
+    result.stdout.fnmatch_lines(["*return {}*no such key*"])  # the traceback
+
+
 def retrieve_first_sentence(question: str) -> list[str]:
     """A module-level retriever: its qualified name is the same on every worker."""
     return ["Dogs bark at the mailman every morning."]

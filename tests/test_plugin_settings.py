@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -18,8 +19,8 @@ from pytest_chunkeval.config.options import (
     parse_unit,
     resolve_settings,
 )
+from pytest_chunkeval.errors import ChunkevalError
 from pytest_chunkeval.run.config import RunConfig, generate_command
-from pytest_chunkeval.run.errors import ChunkevalError
 from pytest_chunkeval.run.evaluator import check_thresholds
 from pytest_chunkeval.run.marker import MarkerError, parse_marker
 from pytest_chunkeval.run.outputs import SummaryRow
@@ -452,3 +453,25 @@ def test_render_summary_full_quiet_and_empty() -> None:
         "1 configuration evaluated, 0 results reused"
     ]
     assert render_summary([], verbosity=0) == []
+
+
+def test_only_a_chunkeval_error_is_memoized_as_a_user_error(tmp_path: Path) -> None:
+    from pytest_chunkeval.errors import DataError
+
+    session = ChunkevalSession(Settings(rootdir=str(tmp_path)))
+    calls = []
+
+    def user_error() -> NoReturn:
+        calls.append(1)
+        raise DataError("retrieved text 'x' was not found in the corpus")
+
+    for _ in range(2):  # the second call fails fast, without computing again
+        with pytest.raises(ChunkevalError, match="was not found in the corpus"):
+            session._memoized(("k1",), user_error, "t::a", None)
+    assert calls == [1]
+
+    def bug() -> NoReturn:
+        raise KeyError("dimension")
+
+    with pytest.raises(KeyError):  # not turned into a clean test failure
+        session._memoized(("k2",), bug, "t::b", None)

@@ -4,8 +4,9 @@ Pages hold directives (HTML comments, invisible if the hook is not run) that thi
 hook replaces at build time, so the docs cannot drift from the code:
 
 ``<!-- chunkeval:options -->``
-    every ini key and ``--chunkeval-*`` flag, from what ``plugin.pytest_addoption``
-    registers (enriched with ``settings.OPTIONS``);
+    every ini key, ``--chunkeval-*`` flag and ``chunkeval`` command flag of the
+    option table (``config.options.OPTIONS``), checked against what
+    ``plugin.pytest_addoption`` registers and what the CLI's parsers hold;
 ``<!-- chunkeval:marker -->``
     every ``@pytest.mark.chunkeval`` keyword, from ``session.MARKER_KEYWORDS``;
 ``<!-- chunkeval:cli -->``
@@ -107,6 +108,7 @@ def render_options() -> str:
 
     recorder = _Recorder()
     plugin.pytest_addoption(recorder)  # type: ignore[arg-type]
+    cli = _cli_flags()
     options = {o.dest: o for o in OPTIONS}
     flags = {str(a.get("dest")): (names, a) for names, a in recorder.flags}
     # ini keys and flag dests share a name (chunkeval_<name>): the join key.
@@ -116,7 +118,7 @@ def render_options() -> str:
         option = options.get(key)
         flag = flags.get(key)
         ini = recorder.inis.get(key)
-        help_text = option.help if option else attrs_help(flag, ini)
+        help_text = option.describe("docs") if option else attrs_help(flag, ini)
         if flag is None and ini is None:
             log.warning(
                 "option %s is in settings.OPTIONS but the plugin does not register "
@@ -128,6 +130,7 @@ def render_options() -> str:
         # ini key above its flag(s): a narrow first column leaves room for help.
         where = [_code(str(key)) if ini is not None else "(no ini key)"]
         where += [_code(n) for n in names] or ["(no flag)"]
+        where += [_code(f) for f in cli.get(str(key), [])]
         default = _default(option, attrs, ini)
         rows.append(
             "| "
@@ -142,6 +145,26 @@ def render_options() -> str:
             + " |"
         )
     return "\n".join(rows)
+
+
+def _cli_flags() -> dict[str, list[str]]:
+    """dest -> the ``chunkeval`` subcommand flags that set it (the table's dests
+    are shared by pytest and the CLI)."""
+    from pytest_chunkeval.cli.main import build_parser
+
+    found: dict[str, list[str]] = {}
+
+    def walk(parser: argparse.ArgumentParser, prefix: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{prefix} {name}")
+            elif action.dest.startswith("chunkeval_") and action.option_strings:
+                flag = f"{prefix} {action.option_strings[0]}"
+                found.setdefault(action.dest, []).append(flag)
+
+    walk(build_parser(), "chunkeval")
+    return found
 
 
 def attrs_help(
@@ -234,7 +257,7 @@ def render_marker() -> str:
         elif key in OPTIONS_BY_NAME:
             option = OPTIONS_BY_NAME[key]
             value = _MARKER_VALUES.get(key, option.metavar)
-            meaning = f"{option.help} Replaces `{option.ini}` for this test."
+            meaning = f"{option.describe()} Replaces `{option.ini}` for this test."
         else:
             value = _MARKER_VALUES.get(key, "")
             doc = (inspect.getdoc(validator) or "").split("\n\n")[0]

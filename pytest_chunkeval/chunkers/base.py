@@ -18,10 +18,11 @@ import numpy as np
 from pytest_chunkeval.config.specs import Spec, format_spec, parse
 from pytest_chunkeval.core.locate import locate, preview
 from pytest_chunkeval.core.spans import IntArray, as_bounds
+from pytest_chunkeval.errors import ConfigError, DataError
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer
 
 
-class ChunkerError(ValueError):
+class ChunkerError(DataError):
     """A chunker produced something that is not a valid chunking of a document."""
 
 
@@ -71,12 +72,12 @@ def check_size_overlap(size: int, overlap: int, *, overlap_may_equal: bool) -> N
     ``size - overlap`` would be 0 and never advance), the recursive splitter
     accepts it as LangChain does (``overlap_may_equal``)."""
     if size <= 0:
-        raise ValueError(f"chunk_size must be > 0, got {size}")
+        raise ConfigError(f"chunk_size must be > 0, got {size}")
     if overlap < 0:
-        raise ValueError(f"chunk_overlap must be >= 0, got {overlap}")
+        raise ConfigError(f"chunk_overlap must be >= 0, got {overlap}")
     if overlap > size or (overlap == size and not overlap_may_equal):
         bound = "not exceed" if overlap_may_equal else "be smaller than"
-        raise ValueError(f"chunk_overlap ({overlap}) must {bound} chunk_size ({size})")
+        raise ConfigError(f"chunk_overlap ({overlap}) must {bound} chunk_size ({size})")
 
 
 def spec_name(

@@ -52,6 +52,7 @@ from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
 from pytest_chunkeval.chunkers.semantic import EmbeddingChunker
 from pytest_chunkeval.core.spans import IntArray, as_bounds
 from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer
 
 FloatArray64 = npt.NDArray[np.float64]
@@ -217,9 +218,9 @@ class ClusterSemanticChunker(EmbeddingChunker):
         encoding: str | Tokenizer = DEFAULT_ENCODING,
     ) -> None:
         if min_tokens < 1:
-            raise ValueError(f"min_tokens must be >= 1, got {min_tokens}")
+            raise ConfigError(f"min_tokens must be >= 1, got {min_tokens}")
         if max_tokens < min_tokens:
-            raise ValueError(
+            raise ConfigError(
                 f"max_tokens ({max_tokens}) must be at least min_tokens ({min_tokens})"
             )
         self.max_tokens = int(max_tokens)

@@ -53,6 +53,7 @@ from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
 from pytest_chunkeval.chunkers.semantic import join_units
 from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.core.spans import IntArray
+from pytest_chunkeval.errors import ChunkevalWarning, ConfigError, UnavailableError
 from pytest_chunkeval.llm.answers import AnswerCache, AnswerKey, hash_input
 from pytest_chunkeval.llm.client import LazyClient
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
@@ -81,12 +82,12 @@ _SPLIT_AFTER = re.compile(r"split_after\s*:?(.*)", re.IGNORECASE)
 _NUMBER = re.compile(r"\d+")
 
 
-class LLMChunkerFallbackWarning(UserWarning):
+class LLMChunkerFallbackWarning(ChunkevalWarning):
     """The model gave no usable answer for a window of a document; the window was
     split by token count instead."""
 
 
-class LLMRequestError(RuntimeError):
+class LLMRequestError(UnavailableError):
     """A chat request failed (after the client's own retries)."""
 
 
@@ -157,7 +158,7 @@ class LLMSemanticChunker:
         answer_cache: AnswerCache | str | os.PathLike[str] | None = None,
     ) -> None:
         if not model.strip():
-            raise ValueError("empty model name")
+            raise ConfigError("empty model name")
         for label, value in (
             ("piece_tokens", piece_tokens),
             ("window_tokens", window_tokens),
@@ -166,7 +167,7 @@ class LLMSemanticChunker:
             ("max_answer_tokens", max_answer_tokens),
         ):
             if value < 1:
-                raise ValueError(f"{label} must be >= 1, got {value}")
+                raise ConfigError(f"{label} must be >= 1, got {value}")
         self.model = model.strip()
         self.piece_tokens = int(piece_tokens)
         self.window_tokens = int(window_tokens)

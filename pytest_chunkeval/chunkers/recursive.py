@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from pytest_chunkeval.chunkers._counting import JoinedCounter
 from pytest_chunkeval.chunkers.base import check_size_overlap, spec_name
 from pytest_chunkeval.core.spans import IntArray, as_bounds
+from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.tokenizers.base import (
     DEFAULT_ENCODING,
     TiktokenTokenizer,
@@ -125,7 +126,7 @@ class RecursiveTokenChunker:
         check_size_overlap(chunk_size, chunk_overlap, overlap_may_equal=True)
         seps = tuple(DEFAULT_SEPARATORS if separators is None else separators)
         if not seps:
-            raise ValueError("separators must not be empty")
+            raise ConfigError("separators must not be empty")
         self.chunk_size = int(chunk_size)
         self.chunk_overlap = int(chunk_overlap)
         self.separators = seps

@@ -67,6 +67,7 @@ from pytest_chunkeval.core.spans import IntArray, as_bounds
 from pytest_chunkeval.embedders.base import Embedder
 from pytest_chunkeval.embedders.registry import EMBEDDERS, get_embedder
 from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
 
 DEFAULT_PERCENTILE = 95.0
@@ -169,7 +170,7 @@ class _WindowEmbedding(EmbeddingChunker):
 
 def _check_buffer(buffer: int) -> int:
     if buffer < 0:
-        raise ValueError(f"buffer must be >= 0, got {buffer}")
+        raise ConfigError(f"buffer must be >= 0, got {buffer}")
     return int(buffer)
 
 
@@ -186,7 +187,7 @@ class KamradtSemanticChunker(_WindowEmbedding):
         cache: EmbeddingCache | str | Path | None = None,
     ) -> None:
         if not (math.isfinite(percentile) and 0 <= percentile <= 100):
-            raise ValueError(f"percentile must be in [0, 100], got {percentile}")
+            raise ConfigError(f"percentile must be in [0, 100], got {percentile}")
         self.percentile = float(percentile)
         self.buffer = _check_buffer(buffer)
         at = self._set_embedding(embedder, cache)
@@ -228,11 +229,11 @@ class KamradtModifiedChunker(_WindowEmbedding):
         encoding: str | Tokenizer = DEFAULT_ENCODING,
     ) -> None:
         if max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+            raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
         if target not in TARGETS:
-            raise ValueError(f"target must be 'max' or 'mean', got {target!r}")
+            raise ConfigError(f"target must be 'max' or 'mean', got {target!r}")
         if piece_tokens < 1:
-            raise ValueError(f"piece_tokens must be >= 1, got {piece_tokens}")
+            raise ConfigError(f"piece_tokens must be >= 1, got {piece_tokens}")
         self.max_tokens = int(max_tokens)
         self.target: KamradtTarget = target
         default_buffer = MEAN_BUFFER if target == "mean" else DEFAULT_BUFFER

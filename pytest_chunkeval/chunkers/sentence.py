@@ -15,6 +15,7 @@ import numpy as np
 
 from pytest_chunkeval.chunkers.base import spec_name
 from pytest_chunkeval.core.spans import IntArray, as_bounds
+from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
 
 # Ends of sentences and paragraph breaks. The look-behind makes a run of ".!?" a
@@ -51,7 +52,7 @@ class SentenceChunker:
 
     def __init__(self, max_tokens: int, encoding: str | Tokenizer = DEFAULT_ENCODING):
         if max_tokens <= 0:
-            raise ValueError(f"max_tokens must be > 0, got {max_tokens}")
+            raise ConfigError(f"max_tokens must be > 0, got {max_tokens}")
         self.max_tokens = int(max_tokens)
         self.tokenizer = get_tokenizer(encoding)
         self.name = spec_name("sentence", str(self.max_tokens), self.tokenizer)

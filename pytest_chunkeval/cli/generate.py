@@ -1,8 +1,6 @@
-"""``chunkeval generate`` and ``chunkeval filter``: build a query set for a corpus.
-
-Wired into the ``chunkeval`` command by ``cli._extra_commands()`` through
-:func:`register`. Heavy modules (openai, the embedder) load only when a command runs.
-"""
+"""``chunkeval generate``: build a query set for a corpus with an LLM, then filter
+it (the filters are ``chunkeval filter``'s). Heavy modules (openai, the embedder)
+load only when the command runs."""
 
 from __future__ import annotations
 
@@ -10,25 +8,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-EXIT_INCOMPLETE = 1
+from pytest_chunkeval.cli.common import EXIT_FAILED, add_command
+from pytest_chunkeval.cli.filter import add_filter_options, run_filters
+from pytest_chunkeval.errors import ConfigError, UnavailableError
 
-
-def _threshold(text: str) -> float | str | None:
-    """A cosine threshold, ``off`` (None), or ``default`` (the embedder's)."""
-    word = text.strip().lower()
-    if word in ("off", "none"):
-        return None
-    if word == "default":
-        return "default"
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not -1 <= value <= 1:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: expected a cosine similarity in [-1, 1], 'off' or 'default'"
-        )
-    return value
+EXIT_INCOMPLETE = EXIT_FAILED
+"""The target count was not reached (re-run the same command to resume)."""
 
 
 def _similarity(text: str) -> float:
@@ -76,66 +61,8 @@ def _say(message: str) -> None:
     print(message, flush=True)
 
 
-def _add_filter_options(p: argparse.ArgumentParser, *, title: str) -> None:
-    from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
-
-    g = p.add_argument_group(title)
-    g.add_argument(
-        "--embedder",
-        default=DEFAULT_EMBEDDER,
-        metavar="SPEC",
-        help=f"embedder of the filters (default {DEFAULT_EMBEDDER})",
-    )
-    g.add_argument(
-        "--duplicate-threshold",
-        type=_threshold,
-        default="default",
-        metavar="COS|off|default",
-        help="drop a question whose cosine with an earlier kept one is above this "
-        "(default: calibrated per embedder, see docs/generate.md)",
-    )
-    g.add_argument(
-        "--excerpt-threshold",
-        type=_threshold,
-        default="default",
-        metavar="COS|off|default",
-        help="drop a question whose cosine with any of its excerpts is below this "
-        "(default: calibrated per embedder)",
-    )
-    g.add_argument("--cache-dir", type=Path, default=None, help="embedding cache")
-
-
-def _run_filters(
-    queries: Any,
-    args: argparse.Namespace,
-    out: Path,
-    *,
-    dry_run: bool,
-) -> int:
-    from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
-    from pytest_chunkeval.generation.filters import filter_queries, format_report
-
-    cache = EmbeddingCache(args.cache_dir or default_cache_dir())
-    result = filter_queries(
-        queries,
-        embedder=args.embedder,
-        duplicate_threshold=args.duplicate_threshold,
-        excerpt_threshold=args.excerpt_threshold,
-        cache=cache,
-        progress=True if getattr(args, "progress", False) else None,
-    )
-    _say(format_report(result))
-    if dry_run:
-        _say(f"dry run: {out} not written")
-    else:
-        result.kept.save(out)
-        _say(f"wrote {len(result.kept)} queries to {out}")
-    return 0
-
-
-def cmd_generate(args: argparse.Namespace) -> int:
-    """``chunkeval generate``: see docs/generate.md."""
-    from pytest_chunkeval.cli.main import CommandError
+def run_generate(args: argparse.Namespace) -> int:
+    """Run ``chunkeval generate`` (see docs/generate.md)."""
     from pytest_chunkeval.data.corpus import Corpus
     from pytest_chunkeval.generation.chat import openai_client
     from pytest_chunkeval.generation.generate import QueryGenerator
@@ -145,7 +72,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     if out.suffix.lower() != ".jsonl":
-        raise CommandError(
+        raise ConfigError(
             f"--out {out}: generation appends to a JSONL file; use a .jsonl name"
         )
     try:
@@ -161,14 +88,14 @@ def cmd_generate(args: argparse.Namespace) -> int:
             json_mode=args.json_mode,
         )
     except ValueError as exc:
-        raise CommandError(str(exc)) from None
+        raise ConfigError(str(exc)) from None
     filtered_out = (
         Path(args.filtered_out)
         if args.filtered_out
         else out.with_name(f"{out.stem}.filtered{out.suffix}")
     )
     if not args.no_filter and filtered_out.resolve() == out.resolve():
-        raise CommandError("--filtered-out must differ from --out (the raw log)")
+        raise ConfigError("--filtered-out must differ from --out (the raw log)")
     corpus = Corpus.from_paths(args.corpus)
     if args.dry_run:
         _say(dry_run_plan(corpus, settings, price=args.price_per_1k))
@@ -214,52 +141,41 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     _say(f"filtering {out} -> {filtered_out}")
     try:
-        return _run_filters(read_queries(out), args, filtered_out, dry_run=False)
+        return run_filters(read_queries(out), args, filtered_out, dry_run=False)
     except EmbedderUnavailable as exc:
-        raise CommandError(
+        raise UnavailableError(
             f"{out} is complete, but the filters cannot run: {exc}. Give another "
             "--embedder (e.g. openai:text-embedding-3-large) or install the missing "
             f"package, then run: chunkeval filter {out} --out {filtered_out}"
         ) from None
 
 
-def cmd_filter(args: argparse.Namespace) -> int:
-    """``chunkeval filter``: drop near-duplicate questions and poor excerpts."""
-    from pytest_chunkeval.cli.main import CommandError
-    from pytest_chunkeval.data.corpus import Corpus
-    from pytest_chunkeval.data.queries import QuerySet, read_queries
-
-    source = Path(args.queries)
-    if args.out:
-        out = Path(args.out)
-    else:  # a reference .csv is filtered into JSONL
-        suffix = source.suffix if source.suffix.lower() == ".json" else ".jsonl"
-        out = source.with_name(f"{source.stem}.filtered{suffix}")
-    if out.suffix.lower() not in (".jsonl", ".json"):
-        raise CommandError(f"--out {out}: use a .jsonl or .json file name")
-    if args.corpus:
-        queries = QuerySet.load(source, Corpus.from_paths(args.corpus))
-    elif source.suffix.lower() == ".csv":
-        raise CommandError(
-            f"{source}: a reference CSV names documents by stem; give --corpus to "
-            "read it"
-        )
-    else:
-        queries = read_queries(source)
-    return _run_filters(queries, args, out, dry_run=args.dry_run)
-
-
 def register(subparsers: Any) -> None:
-    """Add the ``generate`` and ``filter`` subcommands to ``chunkeval``."""
-    gen = subparsers.add_parser(
+    """Add ``generate`` to ``chunkeval``'s subcommands."""
+    gen = add_command(
+        subparsers,
         "generate",
         help="generate a query set for a corpus with an OpenAI-compatible LLM",
         description="Generate questions with verbatim excerpts from random windows "
         "of the corpus, appending each accepted one to --out (re-run the same "
         "command to resume), then filter them into --filtered-out. The API key is "
         "read from OPENAI_API_KEY and never written anywhere.",
+        examples="""
+        chunkeval generate --corpus docs/ --out queries.jsonl --n 200 \\
+            --model gpt-4o-mini --dry-run
+        chunkeval generate --corpus docs/ --out queries.jsonl --n 200 \\
+            --model gpt-4o-mini --price-per-1k 0.00015,0.0006
+        chunkeval generate --corpus docs/*.md --out q.jsonl --n 50 --model llama3 \\
+            --base-url http://localhost:11434/v1 --json-mode
+        """,
     )
-    gen.add_argument("--corpus", nargs="+", required=True, metavar="PATH")
+    gen.add_argument(
+        "--corpus",
+        nargs="+",
+        required=True,
+        metavar="PATH",
+        help="corpus files, directories or glob patterns",
+    )
     gen.add_argument(
         "--out", required=True, metavar="FILE", help="JSONL log of accepted queries"
     )
@@ -269,7 +185,7 @@ def register(subparsers: Any) -> None:
         "--base-url",
         default=None,
         metavar="URL",
-        help="OpenAI-compatible API root (default $OPENAI_BASE_URL, else OpenAI)",
+        help="OpenAI-compatible API root (default: $OPENAI_BASE_URL, else OpenAI)",
     )
     gen.add_argument(
         "--seed",
@@ -282,26 +198,37 @@ def register(subparsers: Any) -> None:
         type=_positive_int,
         default=None,
         metavar="N",
-        help="stop after N requests in this run (default 5 per missing query)",
+        help="stop after N requests in this run (default: 5 per missing query)",
+    )
+    gen.add_argument(
+        "--window-chars",
+        type=_positive_int,
+        default=4000,
+        metavar="N",
+        help="characters of the corpus window each question is asked about",
     )
     gen.add_argument(
         "--max-unusable",
         type=_positive_int,
         default=5,
         metavar="N",
-        help="stop after N answers in a row that cannot be read (default 5): a "
-        "wrong model or an endpoint that is not a chat API",
+        help="stop after N answers in a row that cannot be read: a wrong model or "
+        "an endpoint that is not a chat API",
     )
-    gen.add_argument("--window-chars", type=_positive_int, default=4000, metavar="N")
     gen.add_argument(
         "--approximate",
         type=_similarity,
         default=None,
         metavar="SIMILARITY",
         help="accept a non-verbatim reference whose fuzzy match in the window "
-        "reaches this similarity (e.g. 0.9); marked approximate. Off by default",
+        "reaches this similarity (e.g. 0.9); marked approximate (default: off)",
     )
-    gen.add_argument("--temperature", type=float, default=None)
+    gen.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="sampling temperature (default: the server's)",
+    )
     gen.add_argument(
         "--json-mode",
         action="store_true",
@@ -311,15 +238,22 @@ def register(subparsers: Any) -> None:
         "--max-retries",
         type=_non_negative_int,
         default=5,
-        help="client retries with backoff on 429/5xx/timeouts (default 5)",
+        help="client retries with backoff on 429/5xx/timeouts",
     )
-    gen.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS")
+    gen.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="timeout of one request",
+    )
     gen.add_argument(
         "--price-per-1k",
         type=_price,
         default=None,
         metavar="USD[,USD]",
-        help="price per 1000 tokens (input[,output]) for the cost estimate",
+        help="price per 1000 tokens (input[,output]) for the cost estimate "
+        "(default: no cost shown)",
     )
     gen.add_argument(
         "--overwrite", action="store_true", help="start --out again from scratch"
@@ -329,7 +263,11 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="print the first prompt and a token/cost estimate; call nothing",
     )
-    gen.add_argument("--progress", action="store_true", help="always show progress")
+    gen.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress bars even when stderr is not a terminal",
+    )
     gen.add_argument(
         "--no-filter", action="store_true", help="do not run the filters at the end"
     )
@@ -337,34 +275,7 @@ def register(subparsers: Any) -> None:
         "--filtered-out",
         default=None,
         metavar="FILE",
-        help="where the filtered set goes (default OUT-STEM.filtered.jsonl)",
+        help="where the filtered set goes (default: OUT-STEM.filtered.jsonl)",
     )
-    _add_filter_options(gen, title="filters (run when the target count is reached)")
-    gen.set_defaults(func=cmd_generate)
-
-    flt = subparsers.add_parser(
-        "filter",
-        help="drop near-duplicate questions and questions with poor excerpts",
-        description="Embed the questions and excerpts of a query set, print the "
-        "similarity distributions, and write the queries both filters keep.",
-    )
-    flt.add_argument("queries", metavar="FILE", help="query set (.jsonl or .json)")
-    flt.add_argument(
-        "--out",
-        default=None,
-        metavar="FILE",
-        help="filtered set (default FILE-STEM.filtered.jsonl; may be FILE itself)",
-    )
-    flt.add_argument(
-        "--corpus",
-        nargs="+",
-        default=None,
-        metavar="PATH",
-        help="validate the excerpts against this corpus first",
-    )
-    flt.add_argument(
-        "--dry-run", action="store_true", help="report only, write nothing"
-    )
-    flt.add_argument("--progress", action="store_true", help="always show progress")
-    _add_filter_options(flt, title="filters")
-    flt.set_defaults(func=cmd_filter)
+    add_filter_options(gen, title="filters (run when the target count is reached)")
+    gen.set_defaults(func=run_generate)

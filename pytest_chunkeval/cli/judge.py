@@ -19,15 +19,30 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_chunkeval.cli.main import CommandError, _add_data_options, _k_value
+from pytest_chunkeval.cli.common import (
+    add_command,
+    add_data_options,
+    load_data,
+    settings,
+)
+from pytest_chunkeval.cli.eval import DEFAULT_CHUNKER
+from pytest_chunkeval.config.options import add_options
+from pytest_chunkeval.errors import ConfigError
+
+EXAMPLES = """
+chunkeval judge --benchmark general --judge llm:gpt-4o-mini --out judged.jsonl \\
+    --chunker recursive:200:0 --chunker cluster:200 --dry-run
+chunkeval judge --corpus docs/ --queries questions.jsonl --judge llm:gpt-4o-mini \\
+    --out judged.jsonl --concurrency 8
+"""
 
 
 def register(subparsers: Any) -> None:
     """Add the ``judge`` subcommand to ``chunkeval``."""
-    from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER, DEFAULT_STORE
     from pytest_chunkeval.config.specs import spec_argument
 
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "judge",
         help="judge retrieved contexts with an LLM and write them as a query set",
         description="Judge which sentences of each question's retrieved context "
@@ -35,15 +50,10 @@ def register(subparsers: Any) -> None:
         "write a query set whose excerpts are the judged sentences. Re-run the "
         "same command to resume. The API key is read from OPENAI_API_KEY and never "
         "written anywhere.",
+        examples=EXAMPLES,
+        grammar=True,
     )
-    _add_data_options(p)
-    p.add_argument(
-        "--chunker",
-        action="append",
-        type=spec_argument("chunker"),
-        metavar="SPEC",
-        help="chunker spec, repeatable (default recursive:200:0)",
-    )
+    add_data_options(p)
     p.add_argument(
         "--judge",
         required=True,
@@ -52,36 +62,41 @@ def register(subparsers: Any) -> None:
         help="llm:MODEL, or a name registered with register_judge()",
     )
     p.add_argument("--out", required=True, metavar="FILE", help="query set to write")
-    p.add_argument(
-        "--embedder",
-        default=DEFAULT_EMBEDDER,
-        type=spec_argument("embedder"),
-        metavar="SPEC",
+    run = p.add_argument_group("what is judged")
+    add_options(
+        run.add_argument,
+        ["chunkers", "k", "embedder", "store", "unit", "cache_dir"],
+        where="cli",
+        changes={"chunkers": {"default_text": DEFAULT_CHUNKER}},
     )
     p.add_argument(
-        "--store", default=DEFAULT_STORE, type=spec_argument("store"), metavar="SPEC"
-    )
-    p.add_argument("--k", type=_k_value, default=5, metavar="N")
-    p.add_argument("--unit", choices=("token", "char"), default="token")
-    p.add_argument("--cache-dir", default=None, metavar="DIR")
-    p.add_argument(
-        "--concurrency", type=int, default=None, help="parallel requests (default 4)"
+        "--concurrency", type=int, default=None, help="parallel requests (default: 4)"
     )
     p.add_argument(
         "--dry-run",
         action="store_true",
         help="print the requests still needed and their estimated cost; send none",
     )
-    p.add_argument("--progress", action="store_true", help="always show progress")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress bars even when stderr is not a terminal",
+    )
     p.add_argument("--overwrite", action="store_true", help="replace --out")
-    p.set_defaults(func=cmd_judge)
+    p.set_defaults(func=run_judge)
 
 
-def cmd_judge(args: argparse.Namespace) -> int:
+def run_judge(args: argparse.Namespace) -> int:
+    """Run ``chunkeval judge``."""
     from pathlib import Path
 
-    from pytest_chunkeval.cli.main import _load_data
-    from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+    from pytest_chunkeval.config.defaults import (
+        DEFAULT_EMBEDDER,
+        DEFAULT_K,
+        DEFAULT_STORE,
+        DEFAULT_UNIT,
+    )
+    from pytest_chunkeval.engine.cache import EmbeddingCache
     from pytest_chunkeval.judging.promote import promote
     from pytest_chunkeval.judging.run import Judging
     from pytest_chunkeval.judging.specs import get_judge
@@ -89,25 +104,26 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     if out.exists() and not args.overwrite and not args.dry_run:
-        raise CommandError(f"{out} exists; pass --overwrite to replace it")
-    corpus, queries = _load_data(args)
-    cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+        raise ConfigError(f"{out} exists; pass --overwrite to replace it")
+    config = settings(args)
+    corpus, queries = load_data(args, config)
+    cache_dir = Path(config.cache_dir)
     judging = Judging(
         get_judge(args.judge),
         cache=AnswerCache(cache_dir),
         concurrency=args.concurrency,
         progress=True if args.progress else None,
     )
-    chunkers: Sequence[str] = args.chunker or ["recursive:200:0"]
+    chunkers: Sequence[str] = config.chunkers or (DEFAULT_CHUNKER,)
     promoted = promote(
         corpus,
         queries,
         chunkers,
         judging,
-        embedder=args.embedder,
-        store=args.store,
-        k=args.k,
-        unit=args.unit,
+        embedder=config.embedder or DEFAULT_EMBEDDER,
+        store=config.store or DEFAULT_STORE,
+        k=config.k if config.k is not None else DEFAULT_K,
+        unit=config.unit or DEFAULT_UNIT,
         cache=EmbeddingCache(cache_dir),
         dry_run=args.dry_run,
         echo=print,

@@ -10,6 +10,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_chunkeval.cli.common import (
+    add_command,
+    add_data_options,
+    load_data,
+    settings,
+)
+from pytest_chunkeval.cli.eval import DEFAULT_CHUNKER
+from pytest_chunkeval.config.options import add_options
+
 
 def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
@@ -17,17 +26,18 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
+EXAMPLES = """
+chunkeval relationships --benchmark general --extractor llm:gpt-4o-mini \\
+    --chunker recursive:200:0 --chunker cluster:200
+chunkeval relationships --corpus docs/ --queries queries.jsonl \\
+    --extractor python:my_project.graph:extract --k 10 --json rel.json
+"""
+
+
 def register(subparsers: Any) -> None:
     """Add the ``relationships`` subcommand to ``chunkeval``'s subparsers."""
-    from pytest_chunkeval.cli.main import _add_data_options
-    from pytest_chunkeval.config.defaults import (
-        DEFAULT_EMBEDDER,
-        DEFAULT_STORE,
-        DEFAULT_UNIT,
-        UNITS,
-    )
-
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "relationships",
         help="Graph-RAG: score the relationships extracted from each chunking",
         description=(
@@ -39,14 +49,10 @@ def register(subparsers: Any) -> None:
             "LLM extractor costs one request per distinct chunk text plus one per "
             "excerpt; answers are cached, and the estimate is printed first."
         ),
+        examples=EXAMPLES,
+        grammar=True,
     )
-    _add_data_options(p)
-    p.add_argument(
-        "--chunker",
-        action="append",
-        metavar="SPEC",
-        help="chunker spec, repeatable (default recursive:200:0)",
-    )
+    add_data_options(p)
     p.add_argument(
         "--extractor",
         required=True,
@@ -54,32 +60,57 @@ def register(subparsers: Any) -> None:
         help="llm:MODEL (OPENAI_API_KEY / OPENAI_BASE_URL) or python:MODULE:ATTR",
     )
     p.add_argument(
-        "--k", type=_positive_int, default=5, metavar="N", help="relationships"
+        "--k",
+        type=_positive_int,
+        default=5,
+        metavar="N",
+        help="relationships retrieved per question",
     )
-    p.add_argument("--embedder", default=DEFAULT_EMBEDDER, metavar="SPEC")
-    p.add_argument("--store", default=DEFAULT_STORE, metavar="SPEC")
-    p.add_argument("--unit", choices=UNITS, default=DEFAULT_UNIT)
-    p.add_argument("--tokenizer", default=None, metavar="NAME")
-    p.add_argument("--cache-dir", type=Path, default=None)
-    p.add_argument("--json", type=Path, metavar="OUT", help="write all results")
-    p.add_argument("--progress", action="store_true", help="always show progress")
-    p.set_defaults(func=cmd_relationships)
+    run = p.add_argument_group("what is evaluated")
+    add_options(
+        run.add_argument,
+        ["chunkers", "embedder", "store", "unit", "tokenizer", "cache_dir"],
+        where="cli",
+        changes={"chunkers": {"default_text": DEFAULT_CHUNKER}},
+    )
+    out = p.add_argument_group("output")
+    out.add_argument(
+        "--json",
+        type=Path,
+        metavar="OUT",
+        help="write every result to this JSON file (default: not written)",
+    )
+    out.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress bars even when stderr is not a terminal",
+    )
+    p.set_defaults(func=run_relationships)
 
 
-def cmd_relationships(args: argparse.Namespace) -> int:
-    from pytest_chunkeval.cli.main import _load_data
-    from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+def run_relationships(args: argparse.Namespace) -> int:
+    """Run ``chunkeval relationships``."""
+    from pytest_chunkeval.config.defaults import (
+        DEFAULT_EMBEDDER,
+        DEFAULT_STORE,
+        DEFAULT_UNIT,
+    )
+    from pytest_chunkeval.engine.cache import EmbeddingCache
     from pytest_chunkeval.graph.evaluate import evaluate_relationships
     from pytest_chunkeval.graph.extractors import get_extractor
     from pytest_chunkeval.reporting.table import results_table
     from pytest_chunkeval.util.files import atomic_write_text
 
-    corpus, queries = _load_data(args)
-    cache = EmbeddingCache(args.cache_dir or default_cache_dir())
+    config = settings(args)
+    corpus, queries = load_data(args, config)
+    embedder = config.embedder or DEFAULT_EMBEDDER
+    store = config.store or DEFAULT_STORE
+    unit = config.unit or DEFAULT_UNIT
+    cache = EmbeddingCache(config.cache_dir)
     extractor = get_extractor(args.extractor)
     started = time.perf_counter()
     results = []
-    for chunker in args.chunker or ["recursive:200:0"]:
+    for chunker in config.chunkers or (DEFAULT_CHUNKER,):
         results.append(
             evaluate_relationships(
                 chunker,
@@ -87,10 +118,10 @@ def cmd_relationships(args: argparse.Namespace) -> int:
                 queries,
                 extractor=extractor,
                 k=args.k,
-                embedder=args.embedder,
-                store=args.store,
-                unit=args.unit,
-                tokenizer=args.tokenizer,
+                embedder=embedder,
+                store=store,
+                unit=unit,
+                tokenizer=config.tokenizer,
                 cache=cache,
                 progress=True if args.progress else None,
                 log=lambda line: print(line, file=sys.stderr, flush=True),
@@ -98,8 +129,8 @@ def cmd_relationships(args: argparse.Namespace) -> int:
         )
     print(
         f"{corpus.name}: {len(corpus)} documents, {len(queries)} queries; "
-        f"extractor {extractor.identity}, embedder {args.embedder}, "
-        f"store {args.store}, unit {args.unit}, k={args.k} relationships"
+        f"extractor {extractor.identity}, embedder {embedder}, "
+        f"store {store}, unit {unit}, k={args.k} relationships"
     )
     print(results_table(results))
     for r in results:

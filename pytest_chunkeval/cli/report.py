@@ -6,10 +6,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from pytest_chunkeval.cli.common import add_command
+from pytest_chunkeval.errors import ConfigError, DataError
+
 
 def register(subparsers: Any) -> None:
     """Add the ``report`` subcommand to ``chunkeval``'s subparsers."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "report",
         help="HTML / Markdown report from a history file (--chunkeval-history)",
         description=(
@@ -17,37 +21,54 @@ def register(subparsers: Any) -> None:
             "recall vs IoU / precision, each metric over commits) and/or a "
             "Markdown table from a chunkeval history file."
         ),
+        examples="""
+        chunkeval report .chunkeval/history.jsonl --html report.html
+        chunkeval report history.jsonl --md summary.md --title "nightly retrieval"
+        chunkeval report history.jsonl --html report.html --results results.json
+        """,
     )
-    p.add_argument("history", type=Path, metavar="HISTORY", help="history .jsonl")
-    p.add_argument("--html", type=Path, metavar="OUT", help="write the HTML page")
-    p.add_argument("--md", type=Path, metavar="OUT", help="write a Markdown table")
+    p.add_argument(
+        "history",
+        type=Path,
+        metavar="HISTORY",
+        help="history .jsonl (written by --chunkeval-history)",
+    )
+    p.add_argument(
+        "--html",
+        type=Path,
+        metavar="OUT",
+        help="write the HTML page (default: not written)",
+    )
+    p.add_argument(
+        "--md",
+        type=Path,
+        metavar="OUT",
+        help="write a Markdown table (default: not written)",
+    )
     p.add_argument(
         "--results",
         type=Path,
         metavar="JSON",
-        help="also show a session's results (a --chunkeval-json file)",
+        help="also show a session's results (a --chunkeval-json file; default: none)",
     )
     p.add_argument("--title", default="chunkeval report", help="page title")
-    p.set_defaults(func=cmd_report)
+    p.set_defaults(func=run_report)
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    from pytest_chunkeval.cli.main import CommandError
-    from pytest_chunkeval.reporting.history import HistoryError, read_history
+def run_report(args: argparse.Namespace) -> int:
+    """Run ``chunkeval report``."""
+    from pytest_chunkeval.reporting.history import read_history
     from pytest_chunkeval.reporting.html import html_report
     from pytest_chunkeval.reporting.json_report import read_json_report
     from pytest_chunkeval.reporting.markdown import history_markdown, markdown_report
     from pytest_chunkeval.util.files import atomic_write_text
 
     if args.html is None and args.md is None:
-        raise CommandError("nothing to write: give --html OUT and/or --md OUT")
-    try:
-        records = read_history(args.history)
-    except HistoryError as exc:
-        raise CommandError(str(exc)) from None
+        raise ConfigError("nothing to write: give --html OUT and/or --md OUT")
+    records = read_history(args.history)
     entries = read_json_report(args.results) if args.results else []
     if not records and not entries:
-        raise CommandError(f"history file {args.history} holds no records yet")
+        raise DataError(f"history file {args.history} holds no records yet")
     if args.html is not None:
         atomic_write_text(args.html, html_report(entries, records, title=args.title))
         print(f"wrote {args.html}")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pytest_chunkeval.errors import ConfigError
+
 K = int | Literal["min"]
 Unit = Literal["token", "char"]
 
@@ -26,9 +28,9 @@ def check_k(value: object) -> K:
         return "min"
     if not isinstance(value, bool) and text.isdigit() and int(text) > 0:
         if isinstance(value, float) and not value.is_integer():
-            raise ValueError(f"k must be a whole number, got {value!r}")
+            raise ConfigError(f"k must be a whole number, got {value!r}")
         return int(text)
-    raise ValueError(
+    raise ConfigError(
         "k must be a positive integer (chunks retrieved per query) or 'min' (as many "
         f"as the chunks overlapping each query's excerpts), got {value!r}"
     )
@@ -56,7 +58,7 @@ def check_unit(value: object) -> Unit:
         return "token"
     if text == "char":
         return "char"
-    raise ValueError(
+    raise ConfigError(
         "unit must be 'token' (tokens of the tokenizer, the default) or 'char' "
         f"(characters, as the reference implementation), got {value!r}"
     )

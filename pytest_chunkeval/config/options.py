@@ -17,9 +17,10 @@ This module imports neither pytest nor numpy.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +36,7 @@ from pytest_chunkeval.config.defaults import DEFAULT_K as DEFAULT_K
 from pytest_chunkeval.config.defaults import DEFAULT_STORE as DEFAULT_STORE
 from pytest_chunkeval.config.defaults import DEFAULT_UNIT as DEFAULT_UNIT
 from pytest_chunkeval.config.defaults import K as K
+from pytest_chunkeval.errors import ConfigError
 
 # ------------------------------------------------------------------------ parsers
 
@@ -163,14 +165,34 @@ def _spec_parser(kind: str) -> Callable[[str], str]:
 IniType = Literal["string", "args", "bool"]
 
 
+Where = Literal["pytest", "cli", "docs"]
+"""Who shows an option: the pytest plugin (``--chunkeval-NAME``, an ini key), the
+``chunkeval`` command (``--NAME``), or the reference page (both)."""
+
+_RELATIVE = {
+    "pytest": "relative to rootdir",
+    "cli": "relative to the current directory",
+    "docs": "relative to rootdir (a `chunkeval` command flag: to the current "
+    "directory)",
+}
+
+
 @dataclass(frozen=True)
 class Option:
-    """One setting: ini key ``chunkeval_<name>``, flag ``--chunkeval-<name>``."""
+    """One setting: ini key ``chunkeval_<name>``, pytest flag ``--chunkeval-<name>``
+    and, where the ``chunkeval`` command takes it, CLI flag ``--<name>``.
+
+    ``parse`` is the option's validator: pytest, the CLI, the ini reader and the
+    marker all call it, so a value is accepted or refused the same way everywhere.
+    """
 
     name: str
     help: str
+    """The description; ``{relative}`` becomes "relative to rootdir" in pytest and
+    "relative to the current directory" in the CLI."""
     parse: Callable[[str], Any] = str
-    """Parses one command-line value (and one ini value, or each ini list item)."""
+    """Parses and validates one command-line value (and one ini value, or each ini
+    list item); raises :class:`argparse.ArgumentTypeError`."""
     ini_type: IniType | None = "string"
     """``args``: a list (TOML list, or whitespace-separated in ini files); ``bool``:
     ``true``/``false``; ``None``: a command-line flag only, no ini key."""
@@ -181,6 +203,8 @@ class Option:
     """The flag takes no value (``--chunkeval-update``); its ini key is a bool."""
     default_text: str = ""
     """The default as shown in ``--help`` and the docs."""
+    cli_name: str = ""
+    """The CLI flag's name when it differs (``--chunker`` for ``chunkers``)."""
 
     @property
     def ini(self) -> str | None:
@@ -189,21 +213,35 @@ class Option:
 
     @property
     def flag(self) -> str:
+        """The pytest flag."""
         return "--chunkeval-" + self.name.replace("_", "-")
 
     @property
-    def dest(self) -> str:
-        return f"chunkeval_{self.name}"
+    def cli_flag(self) -> str:
+        """The ``chunkeval`` command's flag."""
+        return "--" + (self.cli_name or self.name).replace("_", "-")
 
     @property
-    def help_text(self) -> str:
-        default = f" Default: {self.default_text}." if self.default_text else ""
-        return f"{self.help}{default}"
+    def dest(self) -> str:
+        """The attribute the parsed value lands on, in pytest and in the CLI."""
+        return f"chunkeval_{self.name}"
 
-    def argparse_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of ``addoption`` for the flag (unset flags are None)."""
+    def describe(self, where: Where = "pytest") -> str:
+        """The description without the default."""
+        return self.help.format(relative=_RELATIVE[where])
+
+    def help_text(self, where: Where = "pytest") -> str:
+        """The description and the default, as ``--help`` shows them."""
+        default = self.default_text or ("off" if self.switch else "unset")
+        return f"{self.describe(where)} Default: {default}."
+
+    def argparse_kwargs(self, where: Where = "pytest") -> dict[str, Any]:
+        """Keyword arguments of ``addoption`` / ``add_argument`` for the flag.
+
+        The parsed value is None when the flag is not given: the default is applied
+        where settings are combined (:func:`resolve_settings`), once for both."""
         # argparse %-formats help texts ("recall:-1%" would break --help).
-        text = self.help_text.replace("%", "%%")
+        text = self.help_text(where).replace("%", "%%")
         if self.switch:
             return {
                 "dest": self.dest,
@@ -226,10 +264,34 @@ class Option:
         return {"args": [], "bool": False}.get(self.ini_type or "", "")
 
 
+def add_options(
+    addoption: Callable[..., object],
+    names: Iterable[str] | None = None,
+    *,
+    where: Where = "pytest",
+    changes: Mapping[str, Mapping[str, Any]] | None = None,
+) -> None:
+    """Register options of the table with ``addoption`` (pytest's
+    ``group.addoption`` or argparse's ``add_argument``), as pytest-benchmark shares
+    its ``add_*_options`` between plugin and CLI: same names, validation, help and
+    defaults. ``changes`` adapts a flag to one command: fields of :class:`Option`
+    (``multiple=True`` for a sweep, ``default_text`` for a command's own default)
+    or ``addoption`` arguments (``nargs="+"``); the parser and the dest stay the
+    table's."""
+    chosen = OPTIONS if names is None else [OPTIONS_BY_NAME[n] for n in names]
+    fields = {f.name for f in dataclasses.fields(Option)}
+    for option in chosen:
+        change = dict((changes or {}).get(option.name, {}))
+        own = {key: change.pop(key) for key in list(change) if key in fields}
+        adapted = dataclasses.replace(option, **own) if own else option
+        kwargs = {**adapted.argparse_kwargs(where), **change}
+        addoption(option.flag if where == "pytest" else option.cli_flag, **kwargs)
+
+
 OPTIONS: tuple[Option, ...] = (
     Option(
         "corpus",
-        "Corpus files, directories or glob patterns, relative to rootdir.",
+        "Corpus files, directories or glob patterns, {relative}.",
         parse_path,
         ini_type="args",
         metavar="PATH",
@@ -237,8 +299,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "queries",
-        "Query set file (.jsonl, .json or the reference questions_df.csv), "
-        "relative to rootdir.",
+        "Query set file (.jsonl, .json or the reference questions_df.csv), {relative}.",
         parse_path,
         metavar="FILE",
     ),
@@ -273,10 +334,12 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "budget",
-        "Token budget per query (units of --chunkeval-unit): score the ranks whose "
-        "summed length fits it, whole chunks only (default: no budget, k ranks).",
+        "Token budget per query (in the metric unit): score the ranks whose summed "
+        "length fits it, whole chunks only, so that chunkers of different sizes "
+        "compare at equal context.",
         parse_budget,
         metavar="B",
+        default_text="none (k ranks are scored)",
     ),
     Option(
         "unit",
@@ -294,20 +357,23 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "cache_dir",
-        f"Embedding cache directory, relative to rootdir (${CACHE_DIR_ENV} "
-        "overrides the ini value, the flag overrides both).",
+        "Embedding cache directory, {relative} ($"
+        + CACHE_DIR_ENV
+        + " overrides the default and the ini value; the flag overrides both).",
         parse_path,
         metavar="DIR",
         default_text="<rootdir>/.chunkeval/cache",
     ),
     Option(
         "chunkers",
-        "Chunker specs the chunkeval_chunker fixture is parametrized over, "
-        "e.g. 'recursive:200:0 fixed:400:200' (the flag takes commas too).",
+        "Chunker specs to evaluate, e.g. 'recursive:200:0 fixed:400:200' (the "
+        "flag takes commas too); in pytest the chunkeval_chunker fixture is "
+        "parametrized over them.",
         parse_chunker_list,
         ini_type="args",
         metavar="SPECS",
         multiple=True,
+        cli_name="chunker",
     ),
     # -- judged context relevance (docs/judged.md)
     Option(
@@ -335,8 +401,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "baseline_dir",
-        "Directory for baseline files, relative to rootdir (one subdirectory per "
-        "test file).",
+        "Directory for baseline files, {relative} (one subdirectory per test file).",
         parse_path,
         metavar="DIR",
         default_text="__chunkeval__ next to each test file",
@@ -377,21 +442,21 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "history",
         "Append one JSON line per evaluated configuration (with git commit, "
-        "branch and metric means) to this history file, relative to rootdir.",
+        "branch and metric means) to this history file, {relative}.",
         parse_path,
         metavar="FILE",
     ),
     Option(
         "json",
-        "Write every result of the session to this JSON file, relative to rootdir.",
+        "Write every result of the session to this JSON file, {relative}.",
         parse_path,
         ini_type=None,
         metavar="PATH",
     ),
     Option(
         "md",
-        "Write a Markdown table of the session's results to this file, relative to "
-        "rootdir (also appended to $GITHUB_STEP_SUMMARY when that is set).",
+        "Write a Markdown table of the session's results to this file, {relative} "
+        "(also appended to $GITHUB_STEP_SUMMARY when that is set).",
         parse_path,
         ini_type=None,
         metavar="PATH",
@@ -399,7 +464,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "html",
         "Write a self-contained HTML report (table and plots; with the history "
-        "file, metrics over commits) to this file, relative to rootdir.",
+        "file, metrics over commits) to this file, {relative}.",
         parse_path,
         ini_type=None,
         metavar="PATH",
@@ -493,7 +558,7 @@ _COMPONENT_FIELDS = (
 _OUTPUT_PATHS = ("history", "json", "md", "html")
 
 
-class SettingsError(ValueError):
+class SettingsError(ConfigError):
     """A setting's value is invalid; the message names the ini key or flag."""
 
 

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
+from pytest_chunkeval.errors import ConfigError
+
 SPEC_GRAMMAR = """\
 Spec strings name a chunker, embedder, store or tokenizer:
   NAME[:ARG[:ARG...]][?KEY=VALUE[&KEY=VALUE...]][@SPEC]
@@ -57,7 +59,7 @@ _RESERVED = "%?&@"
 _SAFE = "".join(chr(c) for c in range(33, 127) if chr(c) not in _RESERVED)
 
 
-class SpecError(ValueError):
+class SpecError(ConfigError):
     """A spec string that does not follow the grammar, or names nothing known."""
 
 

@@ -14,6 +14,8 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from pytest_chunkeval.errors import DataError
+
 TEXT_SUFFIXES: frozenset[str] = frozenset(
     {
         ".md",
@@ -36,7 +38,7 @@ explicitly, or matched by a glob, are read whatever their suffix."""
 _GLOB_CHARS = frozenset("*?[")
 
 
-class CorpusError(ValueError):
+class CorpusError(DataError):
     """A corpus cannot be built, or a document name does not identify a document."""
 
 

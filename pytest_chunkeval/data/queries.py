@@ -46,6 +46,7 @@ from pytest_chunkeval.data.query_types import (
     Excerpt,
     Query,
     QuerySetError,
+    UnknownQuery,
     stable_query_id,
 )
 from pytest_chunkeval.util.files import atomic_writer
@@ -97,7 +98,9 @@ class QuerySet:
             try:
                 return self._by_id[key]
             except KeyError:
-                raise KeyError(f"{self._where()}: no query with id {key!r}") from None
+                raise UnknownQuery(
+                    f"{self._where()}: no query with id {key!r}"
+                ) from None
         return self._queries[key]
 
     def __eq__(self, other: object) -> bool:

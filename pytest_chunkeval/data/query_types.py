@@ -8,16 +8,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_chunkeval.core.spans import Span
+from pytest_chunkeval.errors import ChunkevalWarning, DataError
 
 SCHEMA_VERSION = 1
 """Version of the JSON / JSONL query-set schema this package reads and writes."""
 
 
-class QuerySetError(ValueError):
+class QuerySetError(DataError):
     """A query set cannot be read, or does not match its corpus."""
 
 
-class QuerySetWarning(UserWarning):
+class UnknownQuery(QuerySetError, KeyError):
+    """``queries[query_id]`` with an id the query set does not hold."""
+
+    def __str__(self) -> str:
+        # KeyError's own __str__ would repr() the message.
+        return str(self.args[0]) if self.args else ""
+
+
+class QuerySetWarning(ChunkevalWarning):
     """Something in a query file was skipped (an incomplete final JSONL line)."""
 
 

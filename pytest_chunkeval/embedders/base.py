@@ -11,14 +11,16 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from pytest_chunkeval.errors import UnavailableError
+
 FloatArray = npt.NDArray[np.float32]
 
 
-class EmbedderUnavailable(RuntimeError):
+class EmbedderUnavailable(UnavailableError):
     """An embedder cannot run: a package, a model or a credential is missing."""
 
 
-class EmbeddingRequestError(RuntimeError):
+class EmbeddingRequestError(UnavailableError):
     """A remote embedding request failed after the client's retries."""
 
 

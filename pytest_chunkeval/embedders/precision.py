@@ -20,6 +20,8 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from pytest_chunkeval.errors import ChunkevalWarning
+
 FLOAT32 = "float32"
 BFLOAT16 = "bfloat16"
 _ALIASES = {"float32": FLOAT32, "fp32": FLOAT32, "bfloat16": BFLOAT16, "bf16": BFLOAT16}
@@ -27,7 +29,7 @@ CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 CPUINFO = Path("/proc/cpuinfo")
 
 
-class PrecisionWarning(UserWarning):
+class PrecisionWarning(ChunkevalWarning):
     """A requested precision is not available here; another one is used."""
 
 

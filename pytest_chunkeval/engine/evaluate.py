@@ -59,6 +59,7 @@ from pytest_chunkeval.engine.results import (
 from pytest_chunkeval.engine.retrieve import RetrievalInputs, retrieve
 from pytest_chunkeval.engine.retrieve import timed as _timed
 from pytest_chunkeval.engine.search_cache import SearchCache
+from pytest_chunkeval.errors import DataError
 from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
 from pytest_chunkeval.stores._base import FusionStore, Store, TextStore
 from pytest_chunkeval.stores.exact import ExactStore
@@ -66,7 +67,7 @@ from pytest_chunkeval.stores.rerank import Reranker, get_reranker
 from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
 
 
-class EvaluationError(ValueError):
+class EvaluationError(DataError):
     """The inputs of an evaluation do not fit together; the message says where."""
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.embedders.base import FloatArray
+from pytest_chunkeval.errors import ChunkevalWarning
 from pytest_chunkeval.util.files import atomic_write_text, atomic_writer
 
 DEFAULT_COMPACT_AFTER = 16
@@ -40,7 +41,7 @@ def identity_hash(identity: str) -> bytes:
     return hashlib.blake2b(identity.encode("utf-8"), digest_size=8).digest()
 
 
-class CacheWarning(UserWarning):
+class CacheWarning(ChunkevalWarning):
     """A cache file could not be used (corrupt, truncated, foreign); it is ignored."""
 
 

@@ -67,10 +67,19 @@ from pytest_chunkeval.core.metrics import (
 )
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.engine.labels import degraded_text
+from pytest_chunkeval.errors import ConfigError
 
 RESULT_SCHEMA = 1
 
 SpanTuple = tuple[str, int, int]
+
+
+class UnknownName(ConfigError, KeyError):
+    """A metric or query group this result does not have."""
+
+    def __str__(self) -> str:
+        # KeyError's own __str__ would repr() the message.
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True)
@@ -247,14 +256,14 @@ class EvalResult:
                 if metric in JUDGED_METRICS
                 else ""
             )
-            raise KeyError(
+            raise UnknownName(
                 f"unknown metric {metric!r}; this result has "
                 f"{', '.join(self.metrics)}{hint}"
             )
         if group is None:
             return self.metrics[metric]
         if group not in self.groups:
-            raise KeyError(
+            raise UnknownName(
                 f"no queries for group {group!r}; groups: {', '.join(self.groups)}"
             )
         return self.groups[group][metric]

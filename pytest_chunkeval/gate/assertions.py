@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS
+from pytest_chunkeval.errors import ConfigError
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
@@ -39,7 +40,7 @@ TEXT_WIDTH = 70
 FloatArray = npt.NDArray[np.float64]
 
 
-class UnknownGroup(ValueError, KeyError):
+class UnknownGroup(ConfigError, KeyError):
     """``group=`` names no group of the result (a ``KeyError`` too, as before)."""
 
     def __str__(self) -> str:

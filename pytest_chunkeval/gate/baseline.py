@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_chunkeval.errors import CheckFailed
 from pytest_chunkeval.gate.paths import nodeid_name
 from pytest_chunkeval.gate.portable import portable_store
 
@@ -79,7 +80,7 @@ _REQUIRED = {
 }
 
 
-class BaselineError(AssertionError):
+class BaselineError(CheckFailed):
     """A baseline check failed; ``str()`` is the whole explanation."""
 
     def __init__(self, message: str, path: Path | None = None) -> None:

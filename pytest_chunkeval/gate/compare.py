@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pytest_chunkeval.errors import DataError
 from pytest_chunkeval.gate.baseline import MEAN_DECIMALS, QUERY_DECIMALS
 from pytest_chunkeval.gate.tolerances import (
     DEFAULT_SAMPLES,
@@ -95,7 +96,7 @@ def bootstrap_intervals(
     return np.asarray(low, np.float64), np.asarray(high, np.float64)
 
 
-class GateError(ValueError):
+class GateError(DataError):
     """The two sides of a comparison cannot be paired."""
 
 

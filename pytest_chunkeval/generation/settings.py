@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pytest_chunkeval.errors import UnavailableError
+
 DEFAULT_WINDOW_CHARS = 4000
 DEFAULT_MAX_PREVIOUS = 50
 DEFAULT_MAX_REFERENCES = 5
@@ -31,7 +33,7 @@ RESUME_KEYS = (
 GENERATOR_NAME = "chunkeval generate"
 
 
-class GenerationError(RuntimeError):
+class GenerationError(UnavailableError):
     """Generation cannot start or go on (bad settings, a file from another run,
     a server that keeps failing)."""
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_chunkeval.errors import UnavailableError
 from pytest_chunkeval.graph.extractors import (
     Extractor,
     TextExtraction,
@@ -32,7 +33,7 @@ from pytest_chunkeval.llm.batch import Outcome, plan_batch, run_batch
 ROLE = "relations"
 
 
-class ExtractionFailed(RuntimeError):
+class ExtractionFailed(UnavailableError):
     """Some texts got no usable answer; the message names them."""
 
 

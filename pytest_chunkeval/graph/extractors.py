@@ -23,13 +23,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from pytest_chunkeval.config.registry import Param, Registry, Signature
 from pytest_chunkeval.core.locate import locate, preview
+from pytest_chunkeval.errors import DataError
 from pytest_chunkeval.graph.normalize import normalize_name
 
 RawRelationship = tuple[str, str, str, "str | Sequence[str]"]
 """What an extractor returns per relationship: subject, predicate, object, evidence."""
 
 
-class ExtractionError(ValueError):
+class ExtractionError(DataError):
     """An extractor answered something that is not a list of relationships."""
 
 

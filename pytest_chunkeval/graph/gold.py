@@ -18,13 +18,14 @@ from pytest_chunkeval.core.locate import locate, preview
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Query
+from pytest_chunkeval.errors import DataError
 from pytest_chunkeval.graph.extraction import ExtractionStats, extract_texts
 from pytest_chunkeval.graph.extractors import Extractor
 from pytest_chunkeval.graph.graph import Relationship, RelationshipGraph
 from pytest_chunkeval.llm.answers import AnswerCache
 
 
-class GoldError(ValueError):
+class GoldError(DataError):
     """A relationship given in the query file cannot be placed in the corpus."""
 
 

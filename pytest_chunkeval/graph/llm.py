@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_chunkeval.errors import DataError
 from pytest_chunkeval.graph.extractors import RawRelationship
 from pytest_chunkeval.llm.chat import (
     API_ERROR,
@@ -53,7 +54,7 @@ SYSTEM_PROMPT = (
 )
 
 
-class InvalidAnswer(ValueError):
+class InvalidAnswer(DataError):
     """Why an answer cannot be used (sent back to the model)."""
 
 

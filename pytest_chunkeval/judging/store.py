@@ -29,6 +29,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from pytest_chunkeval.errors import ChunkevalWarning, DataError
 from pytest_chunkeval.judging.judge import Judgment
 from pytest_chunkeval.llm.answers import AnswerKey
 from pytest_chunkeval.util.files import atomic_write_text
@@ -37,11 +38,11 @@ SCHEMA = 1
 _VERSION_KEY = "chunkeval_judgments"
 
 
-class JudgmentFileError(ValueError):
+class JudgmentFileError(DataError):
     """The judgments file cannot be read at all (not JSON, another schema)."""
 
 
-class JudgmentFileWarning(UserWarning):
+class JudgmentFileWarning(ChunkevalWarning):
     """An entry of the judgments file does not fit its context; it is ignored."""
 
 

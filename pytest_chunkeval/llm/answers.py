@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
+from pytest_chunkeval.errors import ChunkevalWarning
 from pytest_chunkeval.util.files import atomic_write_text, ensure_cache_root
 
 FORMAT = "chunkeval-answer/1"
@@ -67,7 +68,7 @@ _CORRUPT_SUFFIX = ".corrupt"
 _ROLE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 
 
-class AnswerCacheWarning(UserWarning):
+class AnswerCacheWarning(ChunkevalWarning):
     """A cached answer could not be trusted (corrupt, foreign key); it is set aside
     and computed again."""
 

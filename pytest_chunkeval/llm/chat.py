@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from pytest_chunkeval.core.locate import preview
+from pytest_chunkeval.errors import UnavailableError
 from pytest_chunkeval.llm.client import DEFAULT_BASE_URL, LazyClient
 
 Messages = list[dict[str, str]]
@@ -30,7 +31,7 @@ REFUSED = "refused"
 API_ERROR = "api error"
 
 
-class LLMError(RuntimeError):
+class LLMError(UnavailableError):
     """A model cannot be used at all (bad key, unknown model, a server that keeps
     failing), or a callable answered with the wrong type."""
 

@@ -35,6 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_chunkeval.errors import ChunkevalWarning, DataError
 from pytest_chunkeval.util.files import (
     JsonLineError,
     append_jsonl,
@@ -54,11 +55,11 @@ BRANCH_ENV = ("GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME")
 _DECIMALS = 6
 
 
-class HistoryError(ValueError):
+class HistoryError(DataError):
     """A history file cannot be read; the message names the file and line."""
 
 
-class HistoryWarning(UserWarning):
+class HistoryWarning(ChunkevalWarning):
     """An incomplete last line (a killed writer's) was cut from a history file."""
 
 

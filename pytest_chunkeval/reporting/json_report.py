@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from pytest_chunkeval.errors import DataError, file_error
 from pytest_chunkeval.reporting.rows import REPORT_SCHEMA, ReportEntry
 
 
@@ -27,11 +28,13 @@ def read_json_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ValueError(f"results file {path} does not exist") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"results file {path}: invalid JSON ({exc})") from None
+        raise DataError(f"results file {path} does not exist") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"results file {path}: invalid JSON ({exc})") from None
+    except OSError as exc:
+        raise file_error(exc, "cannot read the results file", path) from exc
     if not isinstance(data, dict) or data.get("chunkeval_report") != REPORT_SCHEMA:
-        raise ValueError(
+        raise DataError(
             f"results file {path} is not a chunkeval JSON report "
             f"(--chunkeval-json) of schema {REPORT_SCHEMA}"
         )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pytest_chunkeval.errors import ConfigError, DataError, MissingFile
 from pytest_chunkeval.run.config import RunConfig, generate_command
-from pytest_chunkeval.run.errors import ChunkevalError
 
 if TYPE_CHECKING:
     from pytest_chunkeval.data.corpus import Corpus
@@ -31,7 +31,7 @@ class Datasets:
         if run.benchmark:
             return self._benchmark(run)[0]
         if not run.corpus:
-            raise ChunkevalError(
+            raise ConfigError(
                 "no corpus configured for chunkeval: set chunkeval_corpus and "
                 'chunkeval_queries (or chunkeval_benchmark = "general") in '
                 "[tool.pytest.ini_options], pass --chunkeval-corpus / "
@@ -45,7 +45,7 @@ class Datasets:
             return Corpus.from_paths(paths)
         except CorpusError as exc:
             where = run.origins.get("corpus", "chunkeval_corpus")
-            raise ChunkevalError(
+            raise DataError(
                 f"cannot read the corpus {list(run.corpus)} (from {where}, relative "
                 f"to rootdir {run.rootdir}): {exc}"
             ) from None
@@ -58,7 +58,7 @@ class Datasets:
         try:
             return load_benchmark(run.benchmark)
         except UnknownSpec as exc:
-            raise ChunkevalError(str(exc)) from None
+            raise ConfigError(str(exc)) from None
 
     def queries(self, run: RunConfig) -> QuerySet:
         """The validated query set of ``run`` (read once per session)."""
@@ -73,7 +73,7 @@ class Datasets:
             return self._benchmark(run)[1]
         corpus = self.corpus(run)
         if not run.queries:
-            raise ChunkevalError(
+            raise ConfigError(
                 f"no query set configured for the corpus {list(run.corpus)}: set "
                 "chunkeval_queries (or --chunkeval-queries, or the marker's "
                 "queries=). To create one:\n\n    "
@@ -85,7 +85,7 @@ class Datasets:
         where = run.origins.get("queries", "chunkeval_queries")
         if not path.exists():
             corpus_args = list(run.corpus) or [f"<the {run.benchmark} corpus>"]
-            raise ChunkevalError(
+            raise MissingFile(
                 f"query set {run.queries} (from {where}) does not exist: {path}\n"
                 "Generate it from the corpus with:\n\n    "
                 + generate_command(corpus_args, run.queries)
@@ -98,6 +98,6 @@ class Datasets:
         try:
             return QuerySet.load(path, corpus)
         except (QuerySetError, OSError) as exc:
-            raise ChunkevalError(
+            raise DataError(
                 f"cannot load the query set (from {where}): {exc}"
             ) from None

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from pytest_chunkeval.config.options import K, parse_budget, parse_k
+from pytest_chunkeval.errors import ChunkevalError, ConfigError
 from pytest_chunkeval.run.config import RunConfig
-from pytest_chunkeval.run.errors import ChunkevalError, _fail
 from pytest_chunkeval.run.marker import MarkerOptions
 
 if TYPE_CHECKING:
@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 
 T = TypeVar("T")
+
+
+def _fail(message: str) -> NoReturn:
+    raise ConfigError(message)
 
 
 class Evaluator:
@@ -125,12 +129,12 @@ class Evaluator:
             try:
                 k = parse_k(k)
             except argparse.ArgumentTypeError as exc:
-                raise ValueError(str(exc)) from None
+                raise ConfigError(str(exc)) from None
         if budget is not None:
             try:
                 budget = parse_budget(budget)
             except argparse.ArgumentTypeError as exc:
-                raise ValueError(str(exc)) from None
+                raise ConfigError(str(exc)) from None
         chosen = chunker
         result = self._or_fail(
             lambda: self.session.evaluate(
@@ -185,7 +189,7 @@ class Evaluator:
         except BaselineError as exc:
             failure = exc
         except argparse.ArgumentTypeError as exc:
-            raise ValueError(f"check_baseline: {exc}") from None
+            raise ConfigError(f"check_baseline: {exc}") from None
         if failure is not None:
             # Raised here, without the store's frames: the report shows the test's
             # line and the explanation.

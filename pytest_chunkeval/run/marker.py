@@ -18,13 +18,13 @@ from pytest_chunkeval.config.options import (
     parse_unit,
 )
 from pytest_chunkeval.core.metric_names import thresholds
-from pytest_chunkeval.run.errors import ChunkevalError
+from pytest_chunkeval.errors import ConfigError
 
 THRESHOLDS: dict[str, str] = thresholds()
 """Threshold keyword -> metric (``min_recall`` -> ``recall``), from the metric table."""
 
 
-class MarkerError(ChunkevalError):
+class MarkerError(ConfigError):
     """``@pytest.mark.chunkeval(...)`` has an unknown keyword or a bad value."""
 
 

@@ -30,9 +30,13 @@ from pytest_chunkeval.config.options import (
     SettingsError,
 )
 from pytest_chunkeval.core.metric_names import RANK, names
+from pytest_chunkeval.errors import (
+    ChunkevalError,
+    ConfigError,
+    FileAccessError,
+)
 from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.datasets import Datasets
-from pytest_chunkeval.run.errors import ChunkevalError, _user_errors
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow, write_outputs
 
 if TYPE_CHECKING:
@@ -152,7 +156,7 @@ class ChunkevalSession:
         for where, spec, make in checks:
             try:
                 make(spec)
-            except (ChunkevalError, ValueError, TypeError, RuntimeError) as exc:
+            except ChunkevalError as exc:
                 raise SettingsError(f"{where}: {exc}") from None
 
     # -- components -------------------------------------------------------------
@@ -171,7 +175,7 @@ class ChunkevalSession:
             try:
                 chunker = get_chunker(label)
             except UnknownSpec as exc:
-                raise ChunkevalError(str(exc)) from None
+                raise ConfigError(str(exc)) from None
             self._chunkers[label] = chunker
             self._chunker_specs[id(chunker)] = label
         return self._chunkers[label]
@@ -186,13 +190,13 @@ class ChunkevalSession:
         try:
             return CHUNKERS.label(spec)
         except UnknownSpec as exc:
-            raise ChunkevalError(str(exc)) from None
+            raise ConfigError(str(exc)) from None
 
     def chunker_specs(self, test: str) -> list[str]:
         """What ``chunkeval_chunker`` is parametrized over, canonical and without
         duplicates (an error if nothing is configured)."""
         if not self.settings.chunkers:
-            raise ChunkevalError(
+            raise ConfigError(
                 f"{test} uses chunkeval_chunker but no chunker is configured: set "
                 "chunkeval_chunkers (e.g. chunkeval_chunkers = "
                 '["recursive:200:0", "fixed:400:0"] in [tool.pytest.ini_options]) '
@@ -219,7 +223,7 @@ class ChunkevalSession:
         """The store a spec names (one client per spec per session)."""
         if spec not in self._stores:
             if self.distributed and _LOCAL_CHROMA.search(spec):
-                raise ChunkevalError(
+                raise ConfigError(
                     f"{spec}: a local Chroma folder cannot be shared by pytest-xdist "
                     "workers (they would write one database at once); use exact or "
                     "chroma (in memory, one per worker), or a Chroma server: "
@@ -243,7 +247,7 @@ class ChunkevalSession:
                 writable = cache_dir_access(directory)
             except OSError as exc:
                 reason = exc.strerror or str(exc)
-                raise ChunkevalError(
+                raise FileAccessError(
                     f"the cache directory {directory} cannot be used ({reason}); set "
                     "chunkeval_cache_dir / --chunkeval-cache-dir (or "
                     "CHUNKEVAL_CACHE_DIR) to a writable directory"
@@ -308,7 +312,7 @@ class ChunkevalSession:
                 if callable(adopt_cache):  # a chunker that embeds uses our cache
                     adopt_cache(self.cache(run.cache_dir))
                 chunking = Chunking(obj, self.datasets.corpus(run))
-            except _user_errors() as exc:
+            except ChunkevalError as exc:  # anything else is a bug: traceback
                 raise ChunkevalError(str(exc)) from None
             key = ("evaluate", run.key, ("chunks", obj.name, chunking.digest()))
 
@@ -367,7 +371,7 @@ class ChunkevalSession:
                 self.datasets.queries(run),
                 k=run.score_k,
             )
-        except _user_errors() as exc:
+        except ChunkevalError as exc:  # anything else is a bug: traceback
             raise ChunkevalError(str(exc)) from None
         digest = located.digest()
         key = (*data, name, digest)
@@ -410,7 +414,7 @@ class ChunkevalSession:
         if result is None:
             try:
                 result = compute()
-            except _user_errors() as exc:
+            except ChunkevalError as exc:  # anything else is a bug: traceback
                 self._errors[key] = str(exc)
                 raise ChunkevalError(str(exc)) from None
             self._memo[key] = result
@@ -592,6 +596,6 @@ def _check_benchmark(name: str) -> None:
 
     names = benchmark_names()
     if name not in names:
-        raise ValueError(
+        raise ConfigError(
             f"unknown benchmark {name!r}; available: {', '.join(names) or '(none)'}"
         )

@@ -9,11 +9,13 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from pytest_chunkeval.errors import DataError, UnavailableError
+
 FloatArray = npt.NDArray[np.float32]
 IdArray = npt.NDArray[np.int64]
 
 
-class StoreError(RuntimeError):
+class StoreError(UnavailableError):
     """A store cannot do its job (server unreachable, backend failure)."""
 
 
@@ -130,12 +132,12 @@ def as_vectors(vectors: object, *, what: str) -> FloatArray:
     """``vectors`` as a C-contiguous ``(n, d)`` float32 array of finite values."""
     arr = np.ascontiguousarray(vectors, dtype=np.float32)
     if arr.ndim != 2:
-        raise ValueError(f"{what} must be a 2-D (n, d) array, got shape {arr.shape}")
+        raise DataError(f"{what} must be a 2-D (n, d) array, got shape {arr.shape}")
     if arr.shape[1] == 0 and arr.shape[0] > 0:
-        raise ValueError(f"{what} have dimension 0")
+        raise DataError(f"{what} have dimension 0")
     if not np.isfinite(arr).all():
         row = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
-        raise ValueError(f"{what}: row {row} holds NaN or infinite values")
+        raise DataError(f"{what}: row {row} holds NaN or infinite values")
     return arr
 
 
@@ -150,7 +152,7 @@ def check_search(queries: object, k: int, dim: int | None) -> FloatArray:
         raise ValueError(f"k must be >= 0, got {k}")
     arr = as_vectors(queries, what="query vectors")
     if dim is not None and arr.shape[0] and arr.shape[1] != dim:
-        raise ValueError(
+        raise DataError(
             f"query vectors have dimension {arr.shape[1]} but the index holds "
             f"vectors of dimension {dim}"
         )

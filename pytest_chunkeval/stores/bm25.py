@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from pytest_chunkeval.config.registry import parse_options, positive_float
+from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import FloatArray, IdArray, StoreError, empty_result
 from pytest_chunkeval.stores.exact import top_rows
 
@@ -135,7 +136,7 @@ class BM25Store:
         self.b = float(b)
         self.method = _method(method)
         if not 0 <= self.b <= 1:
-            raise ValueError(f"b must be in [0, 1], got {b}")
+            raise ConfigError(f"b must be in [0, 1], got {b}")
         self._stemmer: Any = None
         if self.stem != "none":
             self._stemmer = _load_stemmer(self.stem)

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import (
     FloatArray,
     IdArray,
@@ -184,7 +185,7 @@ class ChromaStore:
         keep: int = EPHEMERAL_KEEP,
     ) -> None:
         if path is not None and host is not None:
-            raise ValueError("a Chroma store takes a path or a host, not both")
+            raise ConfigError("a Chroma store takes a path or a host, not both")
         self.path = None if path is None else Path(path).expanduser()
         self.host = host
         self.port = port

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from pytest_chunkeval.config.registry import parse_options, positive_float, positive_int
+from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import IdArray, Store, TextStore
 from pytest_chunkeval.stores.bm25 import BM25_OPTIONS, BM25Store
 
@@ -81,9 +82,9 @@ class HybridStore:
         weights: tuple[float, float] = (1.0, 1.0),
     ) -> None:
         if candidates < 1:
-            raise ValueError(f"n must be >= 1, got {candidates}")
+            raise ConfigError(f"n must be >= 1, got {candidates}")
         if not rrf > 0:
-            raise ValueError(f"rrf must be > 0, got {rrf}")
+            raise ConfigError(f"rrf must be > 0, got {rrf}")
         self.dense = dense
         self.bm25 = bm25 if bm25 is not None else BM25Store()
         self.candidates = int(candidates)

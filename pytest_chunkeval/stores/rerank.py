@@ -32,6 +32,7 @@ from pytest_chunkeval.config.registry import (
     Signature,
     positive_int,
 )
+from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import IdArray, StoreError
 
 DEFAULT_RERANK_CANDIDATES = 20
@@ -85,9 +86,9 @@ class CrossEncoderReranker:
         device: str | None = None,
     ) -> None:
         if not name_or_path.strip():
-            raise ValueError("empty cross-encoder name")
+            raise ConfigError("empty cross-encoder name")
         if candidates < 1 or batch_size < 1:
-            raise ValueError("n and batch_size must be >= 1")
+            raise ConfigError("n and batch_size must be >= 1")
         self.name = name_or_path
         self.candidates = int(candidates)
         self.batch_size = int(batch_size)

@@ -15,11 +15,12 @@ import numpy as np
 
 from pytest_chunkeval.config.registry import Param, Registry, Signature
 from pytest_chunkeval.core.spans import IntArray
+from pytest_chunkeval.errors import UnavailableError
 
 DEFAULT_ENCODING = "cl100k_base"
 
 
-class TokenizerUnavailable(RuntimeError):
+class TokenizerUnavailable(UnavailableError):
     """A tokenizer could not be loaded; the message says what to install."""
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
+from pytest_chunkeval.errors import DataError, file_error
+
 
 def _file_mode() -> int:
     # mkstemp creates 0600 files; ordinary files follow the umask (read once, at
@@ -38,10 +40,15 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     On any exception the temp file is removed and ``path`` is left as it was.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-    )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+        )
+    except OSError as exc:  # a path the user named: not a bug
+        blocked = next((p for p in target.parents if p.is_file()), None)
+        reason = f"{blocked} is a file, not a directory" if blocked else None
+        raise file_error(exc, "cannot write", target, reason) from exc
     try:
         os.chmod(tmp, _FILE_MODE)
         encoding = None if "b" in mode else "utf-8"
@@ -65,7 +72,7 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 # -- JSON Lines: appending and reading --------------------------------------------
 
 
-class JsonLineError(ValueError):
+class JsonLineError(DataError):
     """A line of a JSON Lines text is not valid JSON; the message names
     ``source:line``. Callers re-raise it as their own error class."""
 

@@ -1,0 +1,135 @@
+"""``chunkeval cache info`` and ``chunkeval cache clear``: the embedding cache."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from pytest_chunkeval.cli.common import add_command, settings
+from pytest_chunkeval.config.options import add_options
+
+
+def register(subparsers: Any) -> None:
+    """Add ``cache`` (with ``info`` and ``clear``) to ``chunkeval``'s subcommands."""
+    p = add_command(
+        subparsers,
+        "cache",
+        help="show or clear the caches (vectors, searches, LLM answers)",
+        description="The cache holds one vector per text and embedder, the stored "
+        "search results that depend on them, and the answers of every LLM role; "
+        "by default under <rootdir>/.chunkeval/cache, shared with the project's "
+        "pytest runs.",
+        examples="""
+        chunkeval cache info
+        chunkeval cache clear --identity hashing:256@1
+        chunkeval cache clear --role judge
+        chunkeval cache info --cache-dir /tmp/chunkeval-cache
+        """,
+    )
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    info = add_command(
+        actions,
+        "info",
+        help="list the cached embedders, search results and LLM answers",
+        description="List each cached embedder identity with its number of "
+        "vectors, dimension, size on disk and corrupt files set aside; the "
+        "number of stored search results; and the cached LLM answers per role "
+        "and model.",
+        examples="""
+        chunkeval cache info
+        CHUNKEVAL_CACHE_DIR=/tmp/chunkeval-cache chunkeval cache info
+        """,
+    )
+    add_options(info.add_argument, ["cache_dir"], where="cli")
+    info.set_defaults(func=run_info)
+    clear = add_command(
+        actions,
+        "clear",
+        help="delete cached vectors (all, or one embedder's) or LLM answers",
+        description="Delete the cached vectors of every embedder, or of one "
+        "(--identity), and every stored search result (they depend on the "
+        "vectors). With --role: delete the cached answers of one LLM role "
+        "instead (of one model or callable with --identity).",
+        examples="""
+        chunkeval cache clear
+        chunkeval cache clear --identity hashing:256@1
+        chunkeval cache clear --role judge --identity gpt-4o-mini
+        """,
+    )
+    add_options(clear.add_argument, ["cache_dir"], where="cli")
+    clear.add_argument(
+        "--identity",
+        default=None,
+        metavar="IDENTITY",
+        help="clear this embedder identity only, as `chunkeval cache info` lists "
+        "it; with --role: one model or callable (default: every one)",
+    )
+    clear.add_argument(
+        "--role",
+        default=None,
+        metavar="ROLE",
+        help="clear the cached LLM answers of one role (judge, generate...) "
+        "instead of vectors (default: vectors)",
+    )
+    clear.set_defaults(func=run_clear)
+
+
+def run_clear(args: argparse.Namespace) -> int:
+    """Run ``chunkeval cache clear``."""
+    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.engine.search_cache import SearchCache
+    from pytest_chunkeval.llm.answers import AnswerCache
+
+    cache = EmbeddingCache(settings(args).cache_dir)
+    if args.role is not None:
+        answers = AnswerCache(cache.directory)
+        removed = answers.clear(args.role, args.identity)
+        print(f"removed {removed} cached {args.role} answers from {answers.root}")
+        return 0
+    removed = cache.clear(args.identity)
+    # retrieval results depend on the vectors: they go with them
+    dropped = SearchCache(cache.directory).clear()
+    print(
+        f"removed {removed} cache entries and {dropped} stored search results "
+        f"from {cache.directory}"
+    )
+    return 0
+
+
+def run_info(args: argparse.Namespace) -> int:
+    """Run ``chunkeval cache info``."""
+    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.engine.search_cache import SearchCache
+    from pytest_chunkeval.llm.answers import AnswerCache
+
+    cache = EmbeddingCache(settings(args).cache_dir)
+    searches = SearchCache(cache.directory)
+    info = cache.info()
+    print(f"embedding cache at {cache.directory}")
+    if not info:
+        print("  (empty)")
+    print(f"  stored search results: {len(searches.entries())}")
+    for identity, entry in sorted(info.items()):
+        corrupt = f", {entry['corrupt']} corrupt set aside" if entry["corrupt"] else ""
+        print(
+            f"  {identity}: {entry['entries']} vectors (dim {entry['dimension']}), "
+            f"{entry['bytes'] / 1e6:.1f} MB in {entry['files']} file(s){corrupt}"
+        )
+    _print_answers(AnswerCache(cache.directory))
+    return 0
+
+
+def _print_answers(answers: Any) -> None:
+    """The LLM answer cache, per role and answerer."""
+    info = answers.info()
+    print(f"LLM answers at {answers.root}")
+    if not info:
+        print("  (none)")
+    for role, entry in sorted(info.items()):
+        corrupt = f", {entry['corrupt']} corrupt set aside" if entry["corrupt"] else ""
+        print(
+            f"  {role}: {entry['entries']} answers, "
+            f"{entry['bytes'] / 1e6:.1f} MB{corrupt}"
+        )
+        for identity, count in sorted(entry["identities"].items()):
+            print(f"    {identity}: {count}")

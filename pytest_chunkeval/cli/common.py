@@ -1,0 +1,149 @@
+"""What every subcommand shares: exit codes, the help formatter, the subcommand
+factory, and the settings the option table resolves. Standard library and the
+``config`` package only: ``chunkeval --help`` must not import numpy."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import textwrap
+from collections.abc import Iterable
+from typing import Any
+
+from pytest_chunkeval.config.options import (
+    OPTIONS,
+    Settings,
+    add_options,
+    resolve_settings,
+)
+from pytest_chunkeval.errors import ConfigError
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+"""A regression, a failed threshold, an unfinished generation."""
+EXIT_USAGE = 2
+"""A usage or data error (argparse uses 2 too)."""
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter that shows every option's default and keeps the
+    indented lines of a description or epilog (the examples) as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        lines: list[str] = []
+        paragraph: list[str] = []
+
+        def flush() -> None:
+            if paragraph:
+                lines.append(
+                    super(HelpFormatter, self)._fill_text(
+                        " ".join(paragraph), width, indent
+                    )
+                )
+                paragraph.clear()
+
+        for line in textwrap.dedent(text).strip("\n").splitlines():
+            if not line.strip():
+                flush()
+                lines.append("")
+            elif line.startswith(" "):  # an example: verbatim
+                flush()
+                lines.append(indent + line)
+            else:
+                paragraph.append(line.strip())
+        flush()
+        return "\n".join(lines)
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (
+            "default" in text.lower()
+            or action.required
+            or not action.option_strings
+            or action.default is argparse.SUPPRESS
+        ):
+            return text
+        if isinstance(action, argparse._StoreTrueAction):
+            return f"{text} (default: off)"
+        if action.default is None:
+            return text  # the help must say it (tests/test_cli_help.py checks)
+        return f"{text} (default: %(default)s)"
+
+
+def epilog(examples: str, *, grammar: bool = False) -> str:
+    """An epilog of examples (and the spec grammar), kept as written."""
+    text = "examples:\n" + textwrap.indent(textwrap.dedent(examples).strip(), "  ")
+    if grammar:
+        from pytest_chunkeval.config.specs import SPEC_GRAMMAR
+
+        text += "\n\nspec strings:\n" + textwrap.indent(SPEC_GRAMMAR, "  ")
+    return text
+
+
+def add_command(
+    subparsers: Any,
+    name: str,
+    *,
+    help: str,
+    description: str,
+    examples: str,
+    grammar: bool = False,
+) -> argparse.ArgumentParser:
+    """A subcommand parser with the shared formatter and an examples epilog
+    (``grammar``: followed by the spec grammar)."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name,
+        help=help,
+        description=description,
+        epilog=epilog(examples, grammar=grammar),
+        formatter_class=HelpFormatter,
+    )
+    return parser
+
+
+def add_data_options(parser: argparse.ArgumentParser) -> None:
+    """``--benchmark``, or ``--corpus PATH...`` with ``--queries FILE``."""
+    data = parser.add_argument_group(
+        "data (a bundled benchmark, or your corpus + queries)"
+    )
+    add_options(
+        data.add_argument,
+        ["benchmark", "corpus", "queries"],
+        where="cli",
+        changes={"corpus": {"multiple": False, "nargs": "+"}},
+    )
+
+
+def load_data(args: argparse.Namespace, config: Settings) -> tuple[Any, Any]:
+    """The corpus and query set the flags name."""
+    if args.chunkeval_benchmark and (args.chunkeval_corpus or args.chunkeval_queries):
+        raise ConfigError("give --benchmark, or --corpus with --queries, not both")
+    from pytest_chunkeval.data.benchmarks import load_benchmark
+    from pytest_chunkeval.data.corpus import Corpus
+    from pytest_chunkeval.data.queries import QuerySet
+
+    if config.benchmark:
+        return load_benchmark(config.benchmark)
+    if not (config.corpus and config.queries):
+        raise ConfigError("give --benchmark NAME, or --corpus PATH... --queries FILE")
+    corpus = Corpus.from_paths(list(config.corpus))
+    return corpus, QuerySet.load(config.queries, corpus)
+
+
+def settings(args: argparse.Namespace, names: Iterable[str] = ()) -> Settings:
+    """The option table's settings from a command's flags, combined as the plugin
+    combines its own (``$CHUNKEVAL_CACHE_DIR``, the default cache under pytest's
+    rootdir). Paths given on the command line are relative to the current
+    directory. ``names``: options the command takes several of (not resolved)."""
+    from pytest_chunkeval.config.rootdir import find_rootdir
+
+    skip = set(names)
+    flags: dict[str, object] = {}
+    for option in OPTIONS:
+        value = getattr(args, option.dest, None)
+        if option.name in skip or value is None:
+            continue
+        if option.name == "cache_dir":
+            value = os.path.abspath(str(value))
+        flags[option.dest] = value
+    return resolve_settings(find_rootdir(), {}, flags)

@@ -1,0 +1,183 @@
+"""``chunkeval eval``: evaluate chunkers on a corpus and a query set."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from pytest_chunkeval.cli.common import (
+    add_command,
+    add_data_options,
+    load_data,
+    settings,
+)
+from pytest_chunkeval.config.options import add_options
+from pytest_chunkeval.config.specs import spec_argument
+
+DEFAULT_CHUNKER = "recursive:200:0"
+
+EXAMPLES = """
+chunkeval eval --benchmark general --chunker recursive:200:0 --k 5
+chunkeval eval --corpus docs/ --queries queries.jsonl \\
+    --chunker recursive:200:0 --chunker fixed:400:0 --k 1 --k min --json out.json
+chunkeval eval --benchmark general --embedder hashing --store exact --store bm25
+chunkeval eval --benchmark general --budget 800 --metric recall --metric ndcg \\
+    --chunker recursive:100:0 --chunker recursive:400:0 --loss
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add ``eval`` to ``chunkeval``'s subcommands."""
+    from pytest_chunkeval.reporting.table import CHUNK_COLUMNS
+
+    p = add_command(
+        subparsers,
+        "eval",
+        help="evaluate chunkers on a corpus and query set",
+        description="Chunk the corpus with each --chunker, embed (cached), retrieve "
+        "--k chunks per question and print recall, precision, IoU, F1 and "
+        "PrecisionΩ, one row per chunker and k. The flags are the pytest plugin's "
+        "(--chunkeval-NAME there), with the same defaults.",
+        examples=EXAMPLES,
+        grammar=True,
+    )
+    add_data_options(p)
+    run = p.add_argument_group("what is evaluated")
+    add_options(
+        run.add_argument,
+        ["chunkers", "k", "budget", "embedder", "store"],
+        where="cli",
+        changes={
+            "chunkers": {"default_text": DEFAULT_CHUNKER},
+            "k": {"multiple": True},
+            "budget": {"multiple": True},
+            "store": {"multiple": True},
+        },
+    )
+    run.add_argument(
+        "--rerank",
+        default=None,
+        type=spec_argument("reranker"),
+        metavar="SPEC",
+        help="re-score each store's top n with a cross-encoder and keep k "
+        "(cross-encoder:NAME_OR_PATH?n=20; default: no reranking)",
+    )
+    add_options(run.add_argument, ["unit", "tokenizer", "cache_dir"], where="cli")
+    out = p.add_argument_group("output")
+    out.add_argument(
+        "--metric",
+        action="append",
+        choices=CHUNK_COLUMNS,
+        metavar="NAME",
+        help="a column of the table, repeatable (default: recall, precision, "
+        f"precision_omega, iou); one of {', '.join(CHUNK_COLUMNS)}",
+    )
+    out.add_argument(
+        "--loss",
+        action="store_true",
+        help="print where recall is lost: chunking (1 - ceiling), search "
+        "(ceiling - recall), approximate index (exact - store)",
+    )
+    out.add_argument(
+        "--json",
+        type=Path,
+        metavar="OUT",
+        help="write every result (with per-query detail) to this JSON file "
+        "(default: not written)",
+    )
+    out.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress bars even when stderr is not a terminal",
+    )
+    p.set_defaults(func=run_eval)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """Run ``chunkeval eval``."""
+    from pytest_chunkeval.config.defaults import (
+        DEFAULT_EMBEDDER,
+        DEFAULT_K,
+        DEFAULT_STORE,
+        DEFAULT_UNIT,
+    )
+
+    config = settings(args, ["k", "budget", "store"])
+    corpus, queries = load_data(args, config)
+
+    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.engine.evaluate import evaluate
+    from pytest_chunkeval.reporting.table import loss_lines, results_table
+    from pytest_chunkeval.util.files import atomic_write_text
+
+    unit = config.unit or DEFAULT_UNIT
+    stores: list[str] = args.chunkeval_store or [DEFAULT_STORE]
+    budgets: list[int | None] = args.chunkeval_budget or [None]
+    cache = EmbeddingCache(config.cache_dir)
+    results = []
+    started = time.perf_counter()
+    for chunker in config.chunkers or (DEFAULT_CHUNKER,):
+        for k in args.chunkeval_k or [DEFAULT_K]:
+            for budget in budgets:
+                for store in stores:
+                    results.append(
+                        evaluate(
+                            chunker,
+                            corpus,
+                            queries,
+                            embedder=config.embedder or DEFAULT_EMBEDDER,
+                            store=store,
+                            rerank=args.rerank,
+                            k=k,
+                            budget=budget,
+                            unit=unit,
+                            tokenizer=config.tokenizer,
+                            cache=cache,
+                            progress=True if args.progress else None,
+                        )
+                    )
+    embedders = {str(r.config["embedder"]) for r in results if r.config["embedder"]}
+    print(
+        f"{corpus.name}: {len(corpus)} documents, {len(queries)} queries; "
+        f"embedder {', '.join(sorted(embedders)) or 'none'}, "
+        f"store {', '.join(stores)}"
+        + (f", rerank {args.rerank}" if args.rerank else "")
+        + f", unit {unit}"
+    )
+    print(results_table(results, args.metric))
+    if args.loss:
+        print("where recall is lost (points of recall):")
+        for line in loss_lines(results):
+            print(line)
+    if len(stores) > 1 or args.rerank or any(r.stages for r in results):
+        for line in _stage_lines(results):
+            print(line)
+    print(
+        f"{len(results)} evaluation(s) in {time.perf_counter() - started:.1f} s; "
+        f"{cache.stats}"
+    )
+    if args.json:
+        payload = [r.to_json() for r in results]
+        atomic_write_text(args.json, json.dumps(payload, indent=1) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _stage_lines(results: list[Any]) -> list[str]:
+    """Per result, the store and the recall of each retrieval stage."""
+    lines = []
+    for r in results:
+        parts = [f"recall {100 * r.mean('recall'):.1f}"]
+        for name, stage in r.stages.items():
+            parts.append(
+                f"{name} {100 * stage.recall_at_k.mean:.1f} "
+                f"(in top {stage.depth}: {100 * stage.recall.mean:.1f})"
+            )
+        store = r.config.get("store")
+        rerank = " + rerank" if r.config.get("rerank") else ""
+        lines.append(f"  {r.label} k={r.config.get('k')} {store}{rerank}: ")
+        lines[-1] += "; ".join(parts)
+    return lines

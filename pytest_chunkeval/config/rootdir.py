@@ -1,0 +1,55 @@
+"""The directory pytest would use as rootdir: the ``chunkeval`` command resolves its
+defaults (the embedding cache) against it, so that a command run in a project shares
+the cache of the project's test runs. Standard library only."""
+
+from __future__ import annotations
+
+import configparser
+import re
+from pathlib import Path
+
+# (file name, the section that makes it pytest's configuration; None: any file)
+_CONFIG_FILES: tuple[tuple[str, str | None], ...] = (
+    ("pytest.ini", None),
+    (".pytest.ini", None),
+    ("pyproject.toml", "tool.pytest.ini_options"),
+    ("tox.ini", "pytest"),
+    ("setup.cfg", "tool:pytest"),
+)
+
+
+def _is_pytest_config(path: Path, section: str | None) -> bool:
+    if not path.is_file():
+        return False
+    if section is None:
+        return True
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if path.suffix == ".toml":  # a text check: tomllib is Python 3.11+
+        return re.search(r"^\s*\[tool\.pytest\.ini_options\]", text, re.M) is not None
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return False
+    return parser.has_section(section)
+
+
+def find_rootdir(start: Path | None = None) -> Path:
+    """pytest's rootdir rule for a run started in ``start`` (default: the current
+    directory) without path arguments: the nearest directory upwards holding a
+    pytest configuration file; else the nearest holding ``pyproject.toml`` or
+    ``setup.py``; else ``start``."""
+    here = (start or Path.cwd()).resolve()
+    lineage = [here, *here.parents]
+    for directory in lineage:
+        if any(_is_pytest_config(directory / n, s) for n, s in _CONFIG_FILES):
+            return directory
+    for directory in lineage:
+        if (directory / "pyproject.toml").is_file() or (
+            directory / "setup.py"
+        ).is_file():
+            return directory
+    return here
