@@ -33,7 +33,7 @@ unit: $(STAMP)
 # A venv per Python with the torch-free stack; tests needing torch or Chroma skip there.
 # A missing interpreter is a warning on a laptop and an error in CI.
 .venv-%/.installed: pyproject.toml
-	@py=$$(command -v python$* || true); \
+	@py=$$(sh .ci/find-python $* || true); \
 	if [ -z "$$py" ]; then \
 		if [ -n "$${CI:-}" ]; then echo "error: python$* not found" >&2; exit 1; fi; \
 		echo "warning: python$* not found; its compat run is skipped" >&2; exit 0; \
