@@ -114,6 +114,10 @@ def test_override_merges_tolerances_per_metric() -> None:
         "recall": Tolerance(0.01, relative=True),
         "iou": Tolerance(),
         "context_relevance": Tolerance(),  # gated when a judge measured it
+        # the relationship metrics' defaults (used by relationship results only)
+        "rel_recall": Tolerance(),
+        "rel_precision": Tolerance(),
+        "evidence_iou": Tolerance(),
     }
     assert settings.override(mode="mean", confidence="90%").mode == "mean"
 
@@ -124,6 +128,9 @@ def test_configured_tolerance_replaces_the_default() -> None:
         "precision",
         "iou",
         "context_relevance",
+        "rel_recall",
+        "rel_precision",
+        "evidence_iou",
     ]
     settings = GateSettings.from_options("recall:-1%, iou:-0.002", "mean", "90%")
     assert [m for m, _ in settings.gated()] == ["recall", "iou"]
@@ -331,9 +338,9 @@ def test_improvement_text_has_the_update_hint() -> None:
 
 
 def test_the_gate_knows_the_direction_of_every_metric() -> None:
-    from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS
+    from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS, REL_METRICS
 
-    assert tuple(gate.HIGHER_IS_BETTER) == METRICS + JUDGED_METRICS
+    assert tuple(gate.HIGHER_IS_BETTER) == METRICS + JUDGED_METRICS + REL_METRICS
 
 
 def test_parsing_options_needs_no_numpy() -> None:

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from pytest_chunkeval.chunkers import as_chunker
+from pytest_chunkeval.core.metrics import REL_METRICS
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
-from pytest_chunkeval.graph.evaluate import REL_METRICS, evaluate_relationships
+from pytest_chunkeval.graph.evaluate import evaluate_relationships
 from pytest_chunkeval.graph.extraction import ExtractionStats, extract_texts
 from pytest_chunkeval.graph.extractors import (
     CallableExtractor,
@@ -542,7 +543,14 @@ def test_get_extractor_forms() -> None:
         return []
 
     assert get_extractor(mine).identity.startswith("callable:")
-    assert get_extractor(mine).identity.endswith("mine@1")
+    # module, qualified name and (a local function) its line: never shared
+    assert re.fullmatch(
+        r"callable:test_graph\.test_get_extractor_forms\.<locals>\.mine@L\d+@1",
+        get_extractor(mine).identity,
+    )
+    first = get_extractor(lambda t: [])
+    second = get_extractor(lambda t: [1])  # another line: another identity
+    assert first.identity != second.identity
     wrapped = CallableExtractor(mine, name="m", version=2)
     assert get_extractor(wrapped) is wrapped
     assert wrapped.identity == "callable:m@2"
@@ -662,3 +670,36 @@ def test_a_text_store_retrieves_relationships_without_an_embedder(
     q1 = next(q for q in result.queries if q.id == "q1")
     assert q1.details["retrieved_relationships"][0][:3] == ["Alice", "founded", "Acme"]
     assert q1.metric("rel_recall") == 1.0
+
+
+def test_a_question_without_gold_relationships_is_left_out_not_zero(
+    tmp_path: Path,
+) -> None:
+    text = TEXT + " The weather was mild that year."
+    corpus = Corpus.from_mapping({DOC: text})
+    weather = "The weather was mild that year."
+    start = text.index(weather)
+    queries = QuerySet(
+        [
+            Query("q1", "Who founded Acme?", (excerpt(SENTENCES[0]),), DOC),
+            Query(
+                "q-none",
+                "How was the weather?",
+                (Excerpt(weather, DOC, start, start + len(weather)),),
+                DOC,
+            ),
+        ]
+    )
+    result = run(corpus, queries, tmp_path, embedder="hashing", k=len(FACTS))
+    none = next(q for q in result.queries if q.id == "q-none")
+    assert none.scores["rel_recall"] is None
+    assert none.scores["rel_precision"] is None
+    assert none.metric("evidence_recall") == 0.0  # no evidence covers it
+    assert result.metrics["rel_recall"].n == 1
+    assert result.metrics["evidence_recall"].n == 2
+    assert result.mean("rel_recall") == 1.0
+    assert result.graph["questions_without_gold"] == 1
+    assert (
+        json.loads(json.dumps(result.to_json()))["queries"][1]["scores"]["rel_recall"]
+        is None
+    )

@@ -12,6 +12,7 @@ from pytest_chunkeval.core import metric_names
 from pytest_chunkeval.core.metric_names import (
     METRIC_TABLE,
     PRESENCE,
+    RELATIONSHIP,
     format_mean_std,
     format_percent,
     header,
@@ -53,8 +54,13 @@ def test_every_view_uses_the_table() -> None:
     assert HEADERS["precision_omega"] == "PrecisionΩ"
     assert dict(METRIC_COLUMNS) == {short_label(m): m for m in names(PRESENCE)}
     assert names(PRESENCE) == TABLE_METRICS
-    assert set(HIGHER_IS_BETTER) == set(METRICS) | set(JUDGED_METRICS)
-    marked = [m for m in METRICS + JUDGED_METRICS if m != "ceiling"]
+    # the gate knows every chunk, judged and relationship metric
+    assert set(HIGHER_IS_BETTER) == set(METRICS) | set(JUDGED_METRICS) | set(
+        names(RELATIONSHIP)
+    )
+    marked = [m for m in METRICS + JUDGED_METRICS if m != "ceiling"] + [
+        m for m in names(RELATIONSHIP) if m != "evidence_precision_omega"
+    ]
     assert {f"min_{m}": m for m in marked} == THRESHOLDS
     assert set(THRESHOLDS) <= set(MARKER_KEYWORDS)
 

@@ -14,7 +14,13 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.core.intervals import IntervalUnion, runs, unique
-from pytest_chunkeval.core.metric_names import JUDGED, PRESENCE, RANK, names
+from pytest_chunkeval.core.metric_names import (
+    JUDGED,
+    PRESENCE,
+    RANK,
+    RELATIONSHIP,
+    names,
+)
 from pytest_chunkeval.core.ranking import budget_prefix, max_coverage, rank_scores
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.core.units import UnitMap
@@ -29,6 +35,9 @@ RANK_METRICS: tuple[str, ...] = names(RANK)
 METRICS: tuple[str, ...] = PRESENCE_METRICS + RANK_METRICS
 """Every per-query metric of a chunk evaluation, in table order."""
 JUDGED_METRICS: tuple[str, ...] = names(JUDGED)
+REL_METRICS: tuple[str, ...] = names(RELATIONSHIP)
+"""Relationship retrieval (SPEC §11, ``graph/``): named apart from the chunk
+metrics; stored in a query record's ``scores``."""
 """Reference-free, from a judge's spans (SPEC §10); see ``judging/``. Measured
 only when a judge runs; stored in a query record's ``scores``."""
 

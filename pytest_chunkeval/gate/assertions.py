@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.core.locate import preview
-from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS
+from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS, REL_METRICS
 from pytest_chunkeval.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ def check_metric(
     ``None``. Raises ``ValueError`` for a metric the result does not define."""
     __tracebackhide__ = True
     check_group(result, group)
-    known = METRICS + JUDGED_METRICS
+    known = METRICS + JUDGED_METRICS + REL_METRICS
     if metric not in known:
         raise ValueError(f"unknown metric {metric!r}; expected one of {known}")
     if metric not in result.metrics:
@@ -254,6 +254,8 @@ def _query_lines(
         f"  {rank}. {record.id}  {metric} {record.metric(metric):.3f}  "
         f"{preview(record.question, TEXT_WIDTH)}"
     ]
+    if "gold_relationships" in record.details:  # a relationship result
+        return lines + _relationship_lines(record)
     for span, covered in zip(record.excerpts, record.excerpt_coverage, strict=False):
         if covered < 1.0:
             lines.append(
@@ -270,6 +272,22 @@ def _query_lines(
     more = len(record.retrieved) - RETRIEVED_SHOWN
     if more > 0:
         lines.append(f"     ... and {more} more retrieved")
+    return lines
+
+
+def _relationship_lines(record: QueryRecord) -> list[str]:
+    lines = []
+    for s, p, o, matched in record.details["gold_relationships"]:
+        if not matched:
+            lines.append(f"     missed relationship: {s} | {p} | {o}")
+    if len(lines) == 0:
+        lines.append("     every gold relationship was retrieved")
+    retrieved = record.details.get("retrieved_relationships", [])
+    if not retrieved:
+        lines.append("     retrieved: nothing")
+    for i, (s, p, o, matched) in enumerate(retrieved[:RETRIEVED_SHOWN], 1):
+        tag = "relevant" if matched else "instead"
+        lines.append(f"     retrieved #{i} ({tag}): {s} | {p} | {o}")
     return lines
 
 

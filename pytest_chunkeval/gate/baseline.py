@@ -132,6 +132,7 @@ class Baseline:
             JUDGED_METRICS,
             METRICS,
             PRESENCE_METRICS,
+            REL_METRICS,
             MetricStats,
         )
 
@@ -143,13 +144,17 @@ class Baseline:
                 "queries by id"
             )
         # The §9 and judged metrics only where measured, so results from before
-        # them (and a retriever's ndcg/ceiling) add no null columns to the file.
-        written = [
-            m
-            for m in METRICS + JUDGED_METRICS
-            if m in PRESENCE_METRICS
-            or (m in result.metrics and result.metrics[m].n > 0)
-        ]
+        # them (and a retriever's ndcg/ceiling) add no null columns to the file;
+        # a relationship result's own metrics instead of the chunk metrics.
+        if REL_METRICS[0] in result.metrics:
+            written = [m for m in REL_METRICS if m in result.metrics]
+        else:
+            written = [
+                m
+                for m in METRICS + JUDGED_METRICS
+                if m in PRESENCE_METRICS
+                or (m in result.metrics and result.metrics[m].n > 0)
+            ]
         metrics = {
             m: MetricStats(
                 _f(_r(s.mean, MEAN_DECIMALS)), _f(_r(s.std, MEAN_DECIMALS)), s.n

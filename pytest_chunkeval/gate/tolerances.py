@@ -15,21 +15,35 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pytest_chunkeval.core.metric_names import JUDGED, PRESENCE, RANK, directions
+from pytest_chunkeval.core.metric_names import (
+    JUDGED,
+    PRESENCE,
+    RANK,
+    RELATIONSHIP,
+    directions,
+)
 
 # Only the standard library at import time: the plugin parses tolerances at start-up
 # and must not pay for numpy there. numpy is imported where the gate computes.
 
-HIGHER_IS_BETTER: dict[str, bool] = directions(PRESENCE, RANK, JUDGED)
-"""Direction of each metric the gate knows (``metrics.METRICS`` and the judged
-metrics), from the metric table."""
+HIGHER_IS_BETTER: dict[str, bool] = directions(PRESENCE, RANK, JUDGED, RELATIONSHIP)
+"""Direction of each metric the gate knows (``metrics.METRICS``, the judged and the
+relationship metrics), from the metric table."""
 
 # F1 is a monotone function of IoU query by query, and precision_omega measures the
 # chunking alone: gating them by default would add metrics (and so widen the
 # simultaneous intervals) without adding information. Configure them to gate them.
 # A metric a result does not measure (recall of questions without excerpts, judged
-# relevance without a judge) is skipped.
-DEFAULT_GATED: tuple[str, ...] = ("recall", "precision", "iou", "context_relevance")
+# relevance without a judge, a relationship result's chunk metrics) is skipped.
+DEFAULT_GATED: tuple[str, ...] = (
+    "recall",
+    "precision",
+    "iou",
+    "context_relevance",
+    "rel_recall",
+    "rel_precision",
+    "evidence_iou",
+)
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_SAMPLES = 10_000
 DEFAULT_SEED = 0

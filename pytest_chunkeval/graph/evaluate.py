@@ -36,8 +36,8 @@ from pytest_chunkeval.config.defaults import (
     DEFAULT_STORE,
     check_unit,
 )
-from pytest_chunkeval.core.metric_names import RELATIONSHIP, names
 from pytest_chunkeval.core.metrics import (
+    REL_METRICS,
     ChunkIndex,
     MetricStats,
     QuerySpans,
@@ -69,8 +69,7 @@ from pytest_chunkeval.llm.answers import AnswerCache
 from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
 from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
 
-REL_METRICS: tuple[str, ...] = names(RELATIONSHIP)
-"""The metrics of a relationship evaluation, named apart from the chunk metrics."""
+__all__ = ["REL_METRICS", "evaluate_relationships"]
 
 
 def _stderr(line: str) -> None:
@@ -278,7 +277,7 @@ def _score(
     )
     scores = score_queries(units, excerpts, spans, n, index)
     rel = [relationship_scores(r, g) for r, g in zip(retrieved, gold, strict=True)]
-    values: dict[str, np.ndarray] = {
+    values: dict[str, np.ndarray] = {  # in REL_METRICS order
         "rel_recall": np.array([r for r, _ in rel], dtype=np.float64),
         "rel_precision": np.array([p for _, p in rel], dtype=np.float64),
         "evidence_recall": scores.recall,

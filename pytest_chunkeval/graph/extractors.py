@@ -209,8 +209,12 @@ class CallableExtractor:
     ) -> None:
         if not callable(fn):
             raise TypeError(f"an extractor must be callable, got {type(fn).__name__}")
+        from pytest_chunkeval.embedders.adapters import callable_identity
+
         self.fn = fn
-        self.name = name or getattr(fn, "__qualname__", type(fn).__qualname__)
+        # Default: module, qualified name and, for a lambda or a local function,
+        # its line, so that two different functions never share cached answers.
+        self.name = name or callable_identity(fn).removeprefix("callable:")
         self.version = str(version)
 
     @property

@@ -24,14 +24,27 @@ TABLE_METRICS = names(PRESENCE)
 RANK_COLUMNS = names(RANK)
 """SPEC §9 columns: shown when some row measured them (results from before them,
 and relationship results, keep the narrower table)."""
+RELATIONSHIP_COLUMNS = (
+    "rel_recall",
+    "rel_precision",
+    "evidence_recall",
+    "evidence_iou",
+)
+"""Columns added when a report holds relationship results (Graph-RAG)."""
 
 
 def table_metrics(rows: Sequence[_Row]) -> tuple[str, ...]:
-    """The metric columns of a report table for ``rows``."""
+    """The metric columns of a report table for ``rows``: the chunk metrics, the
+    §9 ones some row measured, and the relationship ones when some row has them."""
     rank = tuple(
         m for m in RANK_COLUMNS if any(r.means.get(m) is not None for r in rows)
     )
-    return TABLE_METRICS + rank
+    rel = (
+        RELATIONSHIP_COLUMNS
+        if any(r.means.get("rel_recall") is not None for r in rows)
+        else ()
+    )
+    return TABLE_METRICS + rank + rel
 
 
 @dataclass(frozen=True)

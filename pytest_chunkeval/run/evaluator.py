@@ -164,6 +164,48 @@ class Evaluator:
         self.results.append(result)
         return result
 
+    def relationships(
+        self,
+        chunker: object = None,
+        *,
+        extractor: object,
+        k: int | None = None,
+        label: str | None = None,
+    ) -> EvalResult:
+        """Graph-RAG: extract relationships from ``chunker``'s chunks with
+        ``extractor`` (``"llm:MODEL"``, a registered name, an extractor object or
+        a function), retrieve the top ``k`` per question (default: this test's
+        ``k``) and score them against gold relationships from the excerpts:
+        ``rel_recall``, ``rel_precision`` and ``evidence_*``. Markers, helpers
+        and baselines work on the result. Memoized per session."""
+        __tracebackhide__ = True
+        if chunker is None:
+            if self.default_chunker is None:
+                self._fail(
+                    f"{self.nodeid}: chunkeval.relationships() needs a chunker: pass "
+                    "a spec such as 'recursive:200:0' or a chunker object"
+                )
+            chunker = self.default_chunker
+        depth = self.config.k if k is None else k
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise ValueError(
+                f"chunkeval.relationships(k={depth!r}): k must be a positive number "
+                "of relationships (k='min' is defined for chunks only)"
+            )
+        chosen = chunker
+        result = self._or_fail(
+            lambda: self.session.relationships(
+                self.config,
+                chosen,
+                extractor,
+                nodeid=self.nodeid,
+                k=depth,
+                label=label,
+            )
+        )
+        self.results.append(result)
+        return result
+
     def check_baseline(
         self,
         result: EvalResult,
@@ -292,8 +334,16 @@ def check_thresholds(
     from pytest_chunkeval.gate.assertions import check_metric
 
     failures = []
-    for result in results:
-        for metric, minimum in thresholds.items():
+    for metric, minimum in thresholds.items():
+        # A chunk result has no rel_recall, a relationship result no recall: each
+        # threshold applies to the results that define its metric.
+        measured = [r for r in results if metric in r.metrics]
+        if not measured:
+            failures.append(
+                f"min_{metric}: none of the test's results has {metric} (it has "
+                f"{', '.join(results[0].metrics)})"
+            )
+        for result in measured:
             try:
                 text = check_metric(result, metric, minimum)
             except ValueError as exc:

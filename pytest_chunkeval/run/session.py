@@ -122,6 +122,7 @@ class ChunkevalSession:
             return
         from pytest_chunkeval.chunkers import CHUNKERS
         from pytest_chunkeval.embedders.registry import EMBEDDERS
+        from pytest_chunkeval.graph.extractors import EXTRACTORS
         from pytest_chunkeval.judging.specs import JUDGES
         from pytest_chunkeval.stores import STORES
         from pytest_chunkeval.tokenizers.base import TOKENIZERS
@@ -131,6 +132,7 @@ class ChunkevalSession:
         self._register("stores", STORES)
         self._register("tokenizers", TOKENIZERS)
         self._register("judges", JUDGES)
+        self._register("extractors", EXTRACTORS)
 
     def validate(self) -> None:
         """Check that every configured name exists; :class:`SettingsError` if not.
@@ -394,6 +396,24 @@ class ChunkevalSession:
             )
 
         return self._memoized(key, compute, nodeid, label, row=row)
+
+    def relationships(
+        self,
+        run: RunConfig,
+        chunker: object,
+        extractor: object,
+        *,
+        nodeid: str,
+        k: int,
+        label: str | None = None,
+    ) -> EvalResult:
+        """The relationship result of ``chunker`` with ``extractor`` under ``run``
+        (see :func:`~pytest_chunkeval.run.relationships.relationships`)."""
+        from pytest_chunkeval.run.relationships import relationships
+
+        return relationships(
+            self, run, chunker, extractor, nodeid=nodeid, k=k, label=label
+        )
 
     def _memoized(
         self,

@@ -27,6 +27,11 @@ METRIC_COLUMNS = tuple((short_label(m), m) for m in names(PRESENCE))
 JUDGED_COLUMNS = tuple((short_label(m), m) for m in names(JUDGED))
 """Shown when a row was judged (SPEC §10)."""
 SHORT_COLUMNS = METRIC_COLUMNS[:3]
+# The columns of relationship results (chunkeval.relationships): named apart.
+RELATIONSHIP_COLUMNS = tuple(
+    (short_label(m), m)
+    for m in ("rel_recall", "rel_precision", "evidence_recall", "evidence_iou")
+)
 MAX_TEST_WIDTH = 70
 
 
@@ -86,55 +91,64 @@ def render_summary(
     if not rows:
         return []
     lines: list[str] = []
-    judged = any("context_relevance" in r.result.get("metrics", {}) for r in rows)
+    chunk_rows = [r for r in rows if not _is_relationships(r)]
+    rel_rows = [r for r in rows if _is_relationships(r)]
+    judged = any("context_relevance" in r.result.get("metrics", {}) for r in chunk_rows)
+    chunk_columns = [
+        *METRIC_COLUMNS,
+        *((short_label(m), m) for m in extra),
+        *(JUDGED_COLUMNS if judged else ()),
+    ]
+    for group, columns, short in (
+        (chunk_rows, chunk_columns, SHORT_COLUMNS),
+        (rel_rows, list(RELATIONSHIP_COLUMNS), RELATIONSHIP_COLUMNS[:3]),
+    ):
+        if not group:
+            continue
+        if verbosity >= 0:
+            lines += _full_table(group, columns)
+        elif verbosity == -1:
+            header = ["test", *(h for h, _ in short)]
+            body = [
+                [_test_cell(r), *(format_percent(_mean(r.result, m)) for _, m in short)]
+                for r in group
+            ]
+            lines += _table(header, body, 1)
     if verbosity >= 0:
-        columns = [
-            *METRIC_COLUMNS,
-            *((short_label(m), m) for m in extra),
-            *(JUDGED_COLUMNS if judged else ()),
-        ]
-        header = [
-            "test",
-            "chunker",
-            "k",
-            *(h for h, _ in columns),
-            "chunk",
-            "time",
-        ]
-        body = []
-        for row in rows:
-            result = row.result
-            config = result.get("config", {})
-            body.append(
-                [
-                    _test_cell(row),
-                    chunker_text(
-                        str(config.get("chunker") or result.get("label", "")),
-                        result.get("chunks") or {},
-                    ),
-                    k_text(config, result.get("chunks") or {}),
-                    *(format_percent(_mean(result, m)) for _, m in columns),
-                    _chunk_cell(result),
-                    _time_cell(result),
-                ]
-            )
-        lines += _table(header, body, 2)
         lines.append(
             "metric means in %; chunk: mean chunk size"
             + ("; CR: judged context relevance (sentences, tokens)" if judged else "")
         )
-    elif verbosity == -1:
-        header = ["test", *(h for h, _ in SHORT_COLUMNS)]
-        body = [
-            [
-                _test_cell(r),
-                *(format_percent(_mean(r.result, m)) for _, m in SHORT_COLUMNS),
-            ]
-            for r in rows
-        ]
-        lines += _table(header, body, 1)
     lines.append(footer(evaluations, reused))
     return lines
+
+
+def _is_relationships(row: SummaryRow) -> bool:
+    return "rel_recall" in row.result.get("metrics", {})
+
+
+def _full_table(
+    rows: Sequence[SummaryRow], columns: Sequence[tuple[str, str]]
+) -> list[str]:
+    header = ["test", "chunker", "k", *(h for h, _ in columns), "chunk", "time"]
+    body = []
+    for row in rows:
+        result = row.result
+        config = result.get("config", {})
+        body.append(
+            [
+                _test_cell(row),
+                chunker_text(
+                    str(config.get("chunker") or result.get("label", "")),
+                    result.get("chunks") or {},
+                ),
+                k_text(config, result.get("chunks") or {}),
+                *(format_percent(_mean(result, m)) for _, m in columns),
+                _chunk_cell(result),
+                _time_cell(result),
+            ]
+        )
+    return _table(header, body, 2)
 
 
 FAIL_UNUSED_HINT = (
