@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from pytest_chunkeval.gate.assertions import (
         Statistic,
         assert_complete_at_least,
+        assert_context_relevance_at_least,
         assert_f1_at_least,
         assert_iou_at_least,
         assert_metric_at_least,
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
     )
     from pytest_chunkeval.graph.evaluate import evaluate_relationships
     from pytest_chunkeval.graph.extractors import CallableExtractor
+    from pytest_chunkeval.judging.judge import CallableJudge
+    from pytest_chunkeval.judging.specs import register_judge
 
 _LAZY = {
     "Chunker": "chunkers.base",
@@ -74,6 +77,8 @@ _LAZY = {
     "TwoStage": "engine.two_stage",
     "evaluate_relationships": "graph.evaluate",
     "CallableExtractor": "graph.extractors",
+    "CallableJudge": "judging.judge",
+    "register_judge": "judging.specs",
     "Corpus": "data.corpus",
     "Document": "data.corpus",
     "Excerpt": "data.query_types",
@@ -84,6 +89,7 @@ _LAZY = {
     "as_chunker": "chunkers",
     "Statistic": "gate.assertions",
     "assert_complete_at_least": "gate.assertions",
+    "assert_context_relevance_at_least": "gate.assertions",
     "assert_f1_at_least": "gate.assertions",
     "assert_mrr_at_least": "gate.assertions",
     "assert_ndcg_at_least": "gate.assertions",
@@ -106,6 +112,7 @@ _LAZY = {
 
 __all__ = [
     "CallableExtractor",
+    "CallableJudge",
     "CheckFailed",
     "Chunker",
     "ChunkevalError",
@@ -132,6 +139,7 @@ __all__ = [
     "UnavailableError",
     "as_chunker",
     "assert_complete_at_least",
+    "assert_context_relevance_at_least",
     "assert_f1_at_least",
     "assert_iou_at_least",
     "assert_metric_at_least",
@@ -145,6 +153,7 @@ __all__ = [
     "get_chunker",
     "load_benchmark",
     "percentile",
+    "register_judge",
     "score",
     "share_at_least",
 ]

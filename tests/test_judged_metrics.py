@@ -204,3 +204,49 @@ def test_score_a_retriever_with_a_judge(corpus: Corpus, tmp_path: Path) -> None:
         ["animals.md", start, start + len("Some parrots live eighty years.")],
     ]
     assert q.scores["context_relevance_tokens"] == pytest.approx(31 / (31 + 27))
+
+
+def test_the_helper_checks_judged_relevance(corpus: Corpus, tmp_path: Path) -> None:
+    import pytest_chunkeval as chunkeval
+
+    result = run(
+        corpus,
+        bare("How long do parrots live?", "Which moons does Mars have?"),
+        tmp_path,
+        judge=keyword_judge([]),
+    )
+    chunkeval.assert_context_relevance_at_least(result, 0.1)
+    chunkeval.assert_context_relevance_at_least(result, 0.1, tokens=True)
+    with pytest.raises(AssertionError, match="context_relevance"):
+        chunkeval.assert_context_relevance_at_least(result, 1.0)
+    plain = run(corpus, make_gt(corpus), tmp_path)
+    with pytest.raises(ValueError, match="need a judge"):
+        chunkeval.assert_context_relevance_at_least(plain, 0.1)
+
+
+def make_gt(corpus: Corpus) -> QuerySet:
+    text = corpus["space.md"].text
+    sentence = "Mars has two small moons, Phobos and Deimos."
+    start = text.index(sentence)
+    excerpt = Excerpt(sentence, "space.md", start, start + len(sentence))
+    return QuerySet(
+        [Query("g1", "Which moons does Mars have?", (excerpt,), "space.md")]
+    )
+
+
+def test_reports_show_the_judged_columns(corpus: Corpus, tmp_path: Path) -> None:
+    from pytest_chunkeval.reporting.markdown import markdown_report
+    from pytest_chunkeval.reporting.rows import ReportEntry
+
+    judged = run(corpus, bare("How long do parrots live?"), tmp_path, judge="kw-report")
+    plain = run(corpus, make_gt(corpus), tmp_path)
+    with_cr = markdown_report([ReportEntry.of(judged), ReportEntry.of(plain)])
+    assert "Context relevance" in with_cr
+    assert "Context relevance" not in markdown_report([ReportEntry.of(plain)])
+
+
+@pytest.fixture(autouse=True)
+def _report_judge() -> None:
+    from pytest_chunkeval.judging.specs import register_judge
+
+    register_judge("kw-report", keyword_judge([]).fn, version="1")

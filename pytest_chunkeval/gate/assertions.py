@@ -419,3 +419,19 @@ def assert_complete_at_least(
     assert_metric_at_least(
         result, "complete", minimum, statistic=statistic, group=group
     )
+
+
+def assert_context_relevance_at_least(
+    result: EvalResult,
+    minimum: float,
+    *,
+    statistic: str | Statistic = "mean",
+    group: str | None = None,
+    tokens: bool = False,
+) -> None:
+    """Fail unless judged context relevance (SPEC §10: the share of the retrieved
+    chunks' sentences a judge found relevant; ``tokens=True``: the share of their
+    tokens) reaches ``minimum``. Needs a result evaluated with a judge."""
+    __tracebackhide__ = True
+    metric = "context_relevance_tokens" if tokens else "context_relevance"
+    assert_metric_at_least(result, metric, minimum, statistic=statistic, group=group)

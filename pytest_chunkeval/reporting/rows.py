@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_chunkeval.core.metric_names import (
+    JUDGED,
     PRESENCE,
     RANK,
     format_mean_std,
@@ -31,13 +32,17 @@ RELATIONSHIP_COLUMNS = (
     "evidence_iou",
 )
 """Columns added when a report holds relationship results (Graph-RAG)."""
+JUDGED_COLUMNS = names(JUDGED)
+"""SPEC §10 columns: shown when some row was judged."""
 
 
 def table_metrics(rows: Sequence[_Row]) -> tuple[str, ...]:
     """The metric columns of a report table for ``rows``: the chunk metrics, the
     §9 ones some row measured, and the relationship ones when some row has them."""
     rank = tuple(
-        m for m in RANK_COLUMNS if any(r.means.get(m) is not None for r in rows)
+        m
+        for m in RANK_COLUMNS + JUDGED_COLUMNS
+        if any(r.means.get(m) is not None for r in rows)
     )
     rel = (
         RELATIONSHIP_COLUMNS
