@@ -60,6 +60,7 @@ def test_importing_the_plugin_loads_only_light_modules() -> None:
         "pytest_chunkeval.config",
         "pytest_chunkeval.config.defaults",
         "pytest_chunkeval.config.options",
+        "pytest_chunkeval.config.values",
         "pytest_chunkeval.errors",
         "pytest_chunkeval.hookspecs",
         "pytest_chunkeval.plugin",

@@ -13,11 +13,13 @@ from pytest_chunkeval.config.options import (
     OPTIONS,
     Settings,
     SettingsError,
+    resolve_settings,
+)
+from pytest_chunkeval.config.values import (
     parse_chunker_list,
     parse_k,
     parse_spec,
     parse_unit,
-    resolve_settings,
 )
 from pytest_chunkeval.errors import ChunkevalError
 from pytest_chunkeval.run.config import RunConfig, generate_command

@@ -9,7 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from pytest_chunkeval.config.options import K, parse_budget, parse_k
+from pytest_chunkeval.config.options import K
+from pytest_chunkeval.config.values import parse_budget, parse_k
 from pytest_chunkeval.errors import ChunkevalError, ConfigError
 from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.marker import MarkerOptions

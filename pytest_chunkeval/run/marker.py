@@ -10,13 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_chunkeval.config.options import (
-    K,
-    parse_budget,
-    parse_k,
-    parse_spec,
-    parse_unit,
-)
+from pytest_chunkeval.config.options import K
+from pytest_chunkeval.config.values import parse_budget, parse_k, parse_spec, parse_unit
 from pytest_chunkeval.core.metric_names import thresholds
 from pytest_chunkeval.errors import ConfigError
 

@@ -1,0 +1,133 @@
+"""The pure functions that parse option values (ini keys, flags, marker keywords):
+each raises :class:`argparse.ArgumentTypeError` with a message that says what is
+allowed. Names such as ``recursive:200:0`` are only checked for form here.
+
+This module imports neither pytest nor numpy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable, Sequence
+
+from pytest_chunkeval.config.defaults import K as K
+from pytest_chunkeval.config.defaults import check_budget, check_k, check_unit
+
+
+def parse_k(value: str | int) -> K:
+    """``5`` -> 5, ``"min"`` -> "min"; anything else is an error."""
+    try:
+        return check_k(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def parse_budget(value: str | int) -> int:
+    """``1000`` -> 1000: a positive whole number of units per query."""
+    try:
+        budget = check_budget(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    assert budget is not None
+    return budget
+
+
+def parse_unit(value: str) -> str:
+    """``token`` or ``char``."""
+    try:
+        return check_unit(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def parse_spec(value: str, kind: str = "component") -> str:
+    """A spec string in the grammar of ``config/specs.py`` (whether its name exists
+    is checked later, once the registries are loaded)."""
+    from pytest_chunkeval.config.specs import spec_argument
+
+    return spec_argument(kind)(value)
+
+
+def parse_chunker_list(value: str | Sequence[str]) -> tuple[str, ...]:
+    """Chunker specs separated by commas or whitespace, or given as a list.
+
+    Duplicates are dropped (order kept): one test per distinct chunker."""
+    items = [value] if isinstance(value, str) else list(value)
+    specs: list[str] = []
+    for item in items:
+        for part in re.split(r"[,\s]+", item.strip()):
+            if part:
+                spec = parse_spec(part, "chunker")
+                if spec not in specs:
+                    specs.append(spec)
+    return tuple(specs)
+
+
+def parse_path(value: str) -> str:
+    """A non-empty path (relative paths resolve against pytest's rootdir later)."""
+    text = value.strip()
+    if not text:
+        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    return text
+
+
+def parse_name(value: str) -> str:
+    """A bundled benchmark name such as ``general``."""
+    text = value.strip()
+    if not re.fullmatch(r"[\w.-]+", text):
+        raise argparse.ArgumentTypeError(
+            f"benchmark must be the name of a bundled benchmark such as 'general', "
+            f"got {value!r}"
+        )
+    return text
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+def parse_bool(value: str | bool) -> bool:
+    """An ini switch: ``true``/``false`` (also ``1``/``0``, ``yes``/``no``)."""
+    if isinstance(value, bool):
+        return value
+    text = value.strip().lower()
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+
+
+# The gate's parsers live in gate.py (stdlib only); imported when a value is given,
+# so that importing the plugin does not import the gate.
+
+
+def parse_tolerance(value: str) -> str:
+    """Per-metric tolerances such as ``recall:-1%, iou:-0.002`` (checked, kept as
+    text: the gate parses it again where it is used)."""
+    from pytest_chunkeval.gate.tolerances import parse_tolerances
+
+    parse_tolerances(value)
+    return value.strip()
+
+
+def parse_gate_mode(value: str) -> str:
+    """``paired`` or ``mean``."""
+    from pytest_chunkeval.gate.tolerances import parse_gate_mode as parse
+
+    return parse(value)
+
+
+def parse_confidence(value: str) -> float:
+    """``95%``, ``95`` or ``0.95`` -> 0.95."""
+    from pytest_chunkeval.gate.tolerances import parse_confidence as parse
+
+    return parse(value)
+
+
+def _spec_parser(kind: str) -> Callable[[str], str]:
+    def parse(value: str) -> str:
+        return parse_spec(value, kind)
+
+    parse.__name__ = f"parse_{kind}"
+    parse.__doc__ = f"A {kind} spec string."
+    return parse
