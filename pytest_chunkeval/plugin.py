@@ -150,7 +150,9 @@ def pytest_configure(config: pytest.Config) -> None:
             {o.dest: config.getoption(o.dest) for o in OPTIONS},
         )
         if config.stash[SETTINGS_KEY].configured:
-            _session(config).validate()  # a wrong name fails now, not in a test
+            _session(
+                config
+            ).components.validate()  # a wrong name fails now, not in a test
     except ChunkevalError as exc:
         raise pytest.UsageError(f"chunkeval: {exc}") from None
 
@@ -177,14 +179,14 @@ def chunkeval_queries(pytestconfig: pytest.Config) -> QuerySet:
 def chunkeval_embedder(pytestconfig: pytest.Config) -> Embedder:
     """The embedder ``chunkeval_embedder`` names (default all-MiniLM-L6-v2)."""
     session = _session(pytestconfig)
-    return _or_fail(lambda: session.embedder(session.default_run.embedder))
+    return _or_fail(lambda: session.components.embedder(session.default_run.embedder))
 
 
 @pytest.fixture(scope="session")
 def chunkeval_store(pytestconfig: pytest.Config) -> AnyStore:
     """The store ``chunkeval_store`` names (default in-process Chroma)."""
     session = _session(pytestconfig)
-    return _or_fail(lambda: session.store(session.default_run.store))
+    return _or_fail(lambda: session.components.store(session.default_run.store))
 
 
 @pytest.fixture
@@ -195,7 +197,7 @@ def chunkeval_chunker(request: pytest.FixtureRequest) -> Chunker:
             f"{request.node.nodeid}: chunkeval_chunker is parametrized by the "
             "chunkeval_chunkers setting; it cannot be requested dynamically"
         )
-    return _or_fail(lambda: _session(request.config).chunker(request.param))
+    return _or_fail(lambda: _session(request.config).components.chunker(request.param))
 
 
 @pytest.fixture
@@ -237,7 +239,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if _parametrized_by_user(metafunc):
         return
     session = _session(metafunc.config)
-    specs = _or_fail(lambda: session.chunker_specs(metafunc.definition.nodeid))
+    specs = _or_fail(
+        lambda: session.components.chunker_specs(metafunc.definition.nodeid)
+    )
     metafunc.parametrize("chunkeval_chunker", specs, ids=specs, indirect=True)
 
 

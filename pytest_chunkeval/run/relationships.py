@@ -40,12 +40,12 @@ def relationships(
     from pytest_chunkeval.graph.evaluate import evaluate_relationships
     from pytest_chunkeval.graph.extractors import get_extractor
 
-    session.ensure_registered()
+    session.components.ensure_registered()
     try:
         spec = chunker.strip() if isinstance(chunker, str) else None
         if spec is None:
-            spec = session._chunker_specs.get(id(chunker))
-        obj = session.chunker(chunker)
+            spec = session.components.spec_of(chunker)
+        obj = session.components.chunker(chunker)
         if spec is not None:
             chunker_key: tuple[object, ...] = ("spec", spec)
         else:
@@ -70,10 +70,10 @@ def relationships(
             extractor=extractor_obj,
             k=k,
             embedder=run.embedder,
-            store=session.store(run.store),
+            store=session.components.store(run.store),
             unit=run.unit,
             tokenizer=run.tokenizer,
-            cache=session.cache(run.cache_dir),
+            cache=session.components.cache(run.cache_dir),
             progress=None,
             log=_stderr,
         )

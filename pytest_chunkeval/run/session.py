@@ -15,43 +15,27 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_chunkeval.config.options import (
-    DEFAULT_STORE,
-    DEFAULT_UNIT,
-    K,
-    Settings,
-    SettingsError,
-)
+from pytest_chunkeval.config.options import K, Settings
 from pytest_chunkeval.core.metric_names import RANK, names
-from pytest_chunkeval.errors import (
-    ChunkevalError,
-    ConfigError,
-    FileAccessError,
-)
+from pytest_chunkeval.errors import ChunkevalError
+from pytest_chunkeval.run.components import Components, Register, _judge
 from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.datasets import Datasets
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow, write_outputs
 
 if TYPE_CHECKING:
-    from pytest_chunkeval.chunkers import Chunker
-    from pytest_chunkeval.config.registry import Registry
-    from pytest_chunkeval.embedders.base import Embedder
-    from pytest_chunkeval.engine.cache import EmbeddingCache
     from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.gate.store import BaselineStore
     from pytest_chunkeval.run.judgments import SessionJudges
-    from pytest_chunkeval.stores import AnyStore
 
 
 # ``chroma:PATH`` (also inside ``hybrid:...``), not ``chroma+http://``.
-_LOCAL_CHROMA = re.compile(r"(?<![\w+])chroma:(?!//)[^?&@\s]+")
 
 
 @dataclass(frozen=True)
@@ -61,9 +45,6 @@ class RecordedResult:
     nodeid: str
     result: EvalResult
     reused: bool
-
-
-Register = Callable[[str, "Registry[Any]"], None]
 
 
 class ChunkevalSession:
@@ -94,118 +75,20 @@ class ChunkevalSession:
         self.rows: dict[str, SummaryRow] = {}
         self.asked: set[str] = set()
         """Metrics a marker threshold named: the terminal table shows them."""
-        self._register = register
-        self._registered = False
         self._memo: dict[tuple[object, ...], EvalResult] = {}
         self._errors: dict[tuple[object, ...], str] = {}
         self.datasets = Datasets()
         """The corpus and query sets read so far."""
-        self._chunkers: dict[str, Chunker] = {}
-        self._chunker_specs: dict[int, str] = {}
-        self._stores: dict[str, AnyStore] = {}
-        self._caches: dict[str, EmbeddingCache] = {}
+        self.components = Components(
+            settings, register=register, distributed=self.distributed
+        )
+        """Chunkers, embedders, stores and caches resolved from specs."""
         self._keep_alive: list[object] = []
         self._default_run: RunConfig | None = None
         self._baselines: BaselineStore | None = None
         self._judges: SessionJudges | None = None
         self.end: SessionEnd | None = None
         """What :meth:`finish` did (controller or single process)."""
-
-    # -- registries -------------------------------------------------------------
-
-    def ensure_registered(self) -> None:
-        """Let hooks register names (once), before any spec is resolved."""
-        if self._registered:
-            return
-        self._registered = True
-        if self._register is None:
-            return
-        from pytest_chunkeval.chunkers import CHUNKERS
-        from pytest_chunkeval.embedders.registry import EMBEDDERS
-        from pytest_chunkeval.graph.extractors import EXTRACTORS
-        from pytest_chunkeval.judging.specs import JUDGES
-        from pytest_chunkeval.stores import STORES
-        from pytest_chunkeval.tokenizers.base import TOKENIZERS
-
-        self._register("chunkers", CHUNKERS)
-        self._register("embedders", EMBEDDERS)
-        self._register("stores", STORES)
-        self._register("tokenizers", TOKENIZERS)
-        self._register("judges", JUDGES)
-        self._register("extractors", EXTRACTORS)
-
-    def validate(self) -> None:
-        """Check that every configured name exists; :class:`SettingsError` if not.
-
-        Cheap when nothing is configured (nothing is imported then)."""
-        s = self.settings
-        if not s.configured:
-            return
-        self.ensure_registered()
-        checks: list[tuple[str, str, Callable[[str], object]]] = [
-            ("chunkeval_chunkers", spec, self.chunker) for spec in s.chunkers
-        ]
-        if s.embedder:
-            checks.append(("chunkeval_embedder", s.embedder, _embedder))
-        if s.store:
-            checks.append(("chunkeval_store", s.store, self.store))
-        if s.tokenizer and (s.unit or DEFAULT_UNIT) == "token":
-            checks.append(("chunkeval_tokenizer", s.tokenizer, _tokenizer))
-        if s.benchmark:
-            checks.append(("chunkeval_benchmark", s.benchmark, _check_benchmark))
-        if s.judge:
-            checks.append(("chunkeval_judge", s.judge, _judge))
-        for where, spec, make in checks:
-            try:
-                make(spec)
-            except ChunkevalError as exc:
-                raise SettingsError(f"{where}: {exc}") from None
-
-    # -- components -------------------------------------------------------------
-
-    def chunker(self, spec: object) -> Chunker:
-        """The chunker a spec string names (one object per spec per session); any
-        other object is adapted (a function ``str -> list[str]``, a splitter)."""
-        self.ensure_registered()
-        from pytest_chunkeval.chunkers import get_chunker
-        from pytest_chunkeval.config.registry import UnknownSpec
-
-        if not isinstance(spec, str):
-            return get_chunker(spec)
-        label = self.chunker_label(spec)
-        if label not in self._chunkers:
-            try:
-                chunker = get_chunker(label)
-            except UnknownSpec as exc:
-                raise ConfigError(str(exc)) from None
-            self._chunkers[label] = chunker
-            self._chunker_specs[id(chunker)] = label
-        return self._chunkers[label]
-
-    def chunker_label(self, spec: str) -> str:
-        """The canonical form of a chunker spec (``recursive:200`` ->
-        ``recursive:200:0``): one chunker, test id and baseline per component."""
-        self.ensure_registered()
-        from pytest_chunkeval.chunkers import CHUNKERS
-        from pytest_chunkeval.config.registry import UnknownSpec
-
-        try:
-            return CHUNKERS.label(spec)
-        except UnknownSpec as exc:
-            raise ConfigError(str(exc)) from None
-
-    def chunker_specs(self, test: str) -> list[str]:
-        """What ``chunkeval_chunker`` is parametrized over, canonical and without
-        duplicates (an error if nothing is configured)."""
-        if not self.settings.chunkers:
-            raise ConfigError(
-                f"{test} uses chunkeval_chunker but no chunker is configured: set "
-                "chunkeval_chunkers (e.g. chunkeval_chunkers = "
-                '["recursive:200:0", "fixed:400:0"] in [tool.pytest.ini_options]) '
-                "or pass --chunkeval-chunkers recursive:200:0"
-            )
-        labels = [self.chunker_label(spec) for spec in self.settings.chunkers]
-        return list(dict.fromkeys(labels))
 
     @property
     def default_run(self) -> RunConfig:
@@ -214,56 +97,13 @@ class ChunkevalSession:
             self._default_run = RunConfig.from_settings(self.settings)
         return self._default_run
 
-    def embedder(self, spec: str | None = None) -> Embedder:
-        """The embedder a spec names (default: all-MiniLM-L6-v2); one per spec."""
-        self.ensure_registered()
-        from pytest_chunkeval.embedders.registry import get_embedder
-
-        return get_embedder(spec)
-
-    def store(self, spec: str = DEFAULT_STORE) -> AnyStore:
-        """The store a spec names (one client per spec per session)."""
-        if spec not in self._stores:
-            if self.distributed and _LOCAL_CHROMA.search(spec):
-                raise ConfigError(
-                    f"{spec}: a local Chroma folder cannot be shared by pytest-xdist "
-                    "workers (they would write one database at once); use exact or "
-                    "chroma (in memory, one per worker), or a Chroma server: "
-                    "chroma+http://HOST:PORT"
-                )
-            self.ensure_registered()
-            from pytest_chunkeval.stores import get_store
-
-            self._stores[spec] = get_store(spec)
-        return self._stores[spec]
-
-    def cache(self, directory: str) -> EmbeddingCache:
-        """The evaluation cache in ``directory``, checked at its first use (before
-        anything is embedded): one that cannot be created or used is an error
-        naming the setting; a read-only one is read and never written."""
-        if directory not in self._caches:
-            from pytest_chunkeval.engine.cache import EmbeddingCache
-            from pytest_chunkeval.util.files import cache_dir_access
-
-            try:
-                writable = cache_dir_access(directory)
-            except OSError as exc:
-                reason = exc.strerror or str(exc)
-                raise FileAccessError(
-                    f"the cache directory {directory} cannot be used ({reason}); set "
-                    "chunkeval_cache_dir / --chunkeval-cache-dir (or "
-                    "CHUNKEVAL_CACHE_DIR) to a writable directory"
-                ) from None
-            self._caches[directory] = EmbeddingCache(directory, read_only=not writable)
-        return self._caches[directory]
-
     @property
     def judges(self) -> SessionJudges:
         """The session's judges (SPEC §10), sharing the committed judgments file."""
         if self._judges is None:
             from pytest_chunkeval.run.judgments import SessionJudges
 
-            self.ensure_registered()
+            self.components.ensure_registered()
             self._judges = SessionJudges(
                 self.settings.judgments, update=self.settings.update, make=_judge
             )
@@ -302,36 +142,38 @@ class ChunkevalSession:
             run = dataclasses.replace(run, budget=budget)
         chunking: Chunking | None = None
         key: tuple[object, ...]
-        spec = self.chunker_label(chunker) if isinstance(chunker, str) else None
+        spec = (
+            self.components.chunker_label(chunker) if isinstance(chunker, str) else None
+        )
         if spec is None:
-            spec = self._chunker_specs.get(id(chunker))
+            spec = self.components.spec_of(chunker)
         if spec is not None:
             key = ("evaluate", run.key, ("spec", spec))
         else:
             try:
-                obj = self.chunker(chunker)
+                obj = self.components.chunker(chunker)
                 adopt_cache = getattr(obj, "adopt_cache", None)
                 if callable(adopt_cache):  # a chunker that embeds uses our cache
-                    adopt_cache(self.cache(run.cache_dir))
+                    adopt_cache(self.components.cache(run.cache_dir))
                 chunking = Chunking(obj, self.datasets.corpus(run))
             except ChunkevalError as exc:  # anything else is a bug: traceback
                 raise ChunkevalError(str(exc)) from None
             key = ("evaluate", run.key, ("chunks", obj.name, chunking.digest()))
 
         def compute() -> EvalResult:
-            self.ensure_registered()
-            obj = self.chunker(chunker)
+            self.components.ensure_registered()
+            obj = self.components.chunker(chunker)
             return evaluate(
                 obj,
                 self.datasets.corpus(run),
                 self.datasets.queries(run),
                 embedder=run.embedder,
-                store=self.store(run.store),
+                store=self.components.store(run.store),
                 k=run.k,
                 budget=run.budget,
                 unit=run.unit,
                 tokenizer=run.tokenizer,
-                cache=self.cache(run.cache_dir),
+                cache=self.components.cache(run.cache_dir),
                 progress=None,
                 chunking=chunking,
                 judge=self._judging(run),
@@ -527,7 +369,11 @@ class ChunkevalSession:
             s = self.settings
             # Test ids were the chunker specs as written before they were
             # canonical: the store looks baselines up under those ids too.
-            aliases = spec_aliases(s.chunkers, self.chunker_label) if s.chunkers else {}
+            aliases = (
+                spec_aliases(s.chunkers, self.components.chunker_label)
+                if s.chunkers
+                else {}
+            )
             self._baselines = BaselineStore(
                 aliases=aliases,
                 update=s.update,
@@ -591,31 +437,3 @@ def _retriever_key(retriever: object, label: str | None) -> tuple[str, object]:
         if "<" not in name:  # not <lambda> nor <locals>: one object per module
             return ("name", name)
     return ("object", id(retriever))
-
-
-def _embedder(spec: str) -> object:
-    from pytest_chunkeval.embedders.registry import get_embedder
-
-    return get_embedder(spec)
-
-
-def _judge(spec: str) -> Any:
-    from pytest_chunkeval.judging.specs import get_judge
-
-    return get_judge(spec)
-
-
-def _tokenizer(spec: str) -> object:
-    from pytest_chunkeval.tokenizers.base import get_tokenizer
-
-    return get_tokenizer(spec)
-
-
-def _check_benchmark(name: str) -> None:
-    from pytest_chunkeval.data.benchmarks import benchmark_names
-
-    names = benchmark_names()
-    if name not in names:
-        raise ConfigError(
-            f"unknown benchmark {name!r}; available: {', '.join(names) or '(none)'}"
-        )
