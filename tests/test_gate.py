@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import time
@@ -11,10 +12,12 @@ import numpy as np
 import pytest
 from support.fake_results import make_result, spread
 
+from pytest_chunkeval.core.metric_names import format_percent
 from pytest_chunkeval.gate import compare as gate
 from pytest_chunkeval.gate.baseline import Baseline
 from pytest_chunkeval.gate.compare import (
     GateError,
+    GateReport,
     bootstrap_intervals,
     compare,
     per_metric_level,
@@ -325,6 +328,40 @@ def test_failure_text_shows_delta_interval_queries_and_command() -> None:
     assert "100.00 → 50.00" in text
     assert "simultaneous over 3 metrics" in text
     assert text.splitlines()[-1] == f"  {command}"
+
+
+def _failure(report: GateReport) -> str:
+    return format_failure(report, test="t::x", path="b.json", command="update")
+
+
+def test_identical_worst_query_blocks_are_printed_once() -> None:
+    before = spread(200)
+    after = [max(v - 0.5, 0.0) for v in before]
+    # make_result: IoU follows precision, so their worst queries read the same
+    same = _failure(compare(_baseline(before), make_result(after)))
+    assert same.count("got worse the most") == 2
+    assert "queries whose precision and iou got worse the most" in same
+    other = [v / 20 for v in after]
+    differ = _failure(compare(_baseline(before), make_result(after, iou=other)))
+    assert differ.count("got worse the most") == 3
+    assert "precision and iou" not in differ
+
+
+def test_a_zero_tolerance_never_prints_a_negative_zero() -> None:
+    settings = GateSettings().override(tolerance="*:0", mode="mean")
+    report = compare(_baseline([0.5] * 20), make_result([0.4] * 20), settings)
+    text = _failure(report)
+    assert "recall got worse: 50.00 -> 40.00, beyond the tolerance 0\n" in text
+    assert not re.search(r"-0(\.0+)?(?![\d.])", text), text
+
+
+def test_format_percent_never_shows_minus_zero() -> None:
+    assert format_percent(-0.0, 2, signed=True) == "+0.00"
+    assert format_percent(-1e-7, 2) == "0.00"
+    assert format_percent(-0.01, 2, signed=True) == "-1.00"
+    assert str(Tolerance(0.0)) == "0"
+    assert str(Tolerance(0.0, relative=True)) == "0%"
+    assert str(Tolerance(0.002)) == "-0.002"
 
 
 def test_improvement_text_has_the_update_hint() -> None:

@@ -449,12 +449,24 @@ def test_render_summary_full_quiet_and_empty() -> None:
     ]
     assert full[-1] == "2 configurations evaluated, 1 result reused"
     quiet = render_summary(rows, verbosity=-1, evaluations=2, reused=1)
-    assert quiet[0].split() == ["test", "recall", "precision", "IoU"]
-    assert quiet[2].split() == ["t::c", "100.0", "100.0", "100.0"]
+    assert quiet[0].split() == ["test", "k", "recall", "precision", "IoU"]
+    assert quiet[2].split() == ["t::c", "5", "100.0", "100.0", "100.0"]
     assert render_summary(rows, verbosity=-2, evaluations=1, reused=0) == [
         "1 configuration evaluated, 0 results reused"
     ]
     assert render_summary([], verbosity=0) == []
+
+
+def test_quiet_summary_tells_the_rows_of_a_k_sweep_apart() -> None:
+    rows = [_row(f"k{k}", ["t.py::test_sweep"], 0.5, k=k) for k in (1, 3, 10)]
+    quiet = render_summary(rows, verbosity=-1, evaluations=3, reused=0)
+    body = quiet[1:4]
+    assert [line.split()[:2] for line in body] == [
+        ["t.py::test_sweep", "1"],
+        ["t.py::test_sweep", "3"],
+        ["t.py::test_sweep", "10"],
+    ]
+    assert len(set(body)) == 3
 
 
 def test_only_a_chunkeval_error_is_memoized_as_a_user_error(tmp_path: Path) -> None:

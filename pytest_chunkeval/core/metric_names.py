@@ -129,10 +129,13 @@ def format_percent(
     value: float | None, digits: int = 1, *, signed: bool = False
 ) -> str:
     """A fraction in percent without the sign (``0.4567`` -> ``45.7``); ``-`` for
-    a missing or undefined (NaN) value. ``signed`` writes ``+`` on gains."""
+    a missing or undefined (NaN) value. ``signed`` writes ``+`` on gains; a value
+    that rounds to zero never shows as ``-0``."""
     if value is None or math.isnan(float(value)):
         return "-"
-    return f"{100 * float(value):{'+' if signed else ''}.{digits}f}"
+    # Rounded first, + 0.0 turns -0.0 into 0.0: never a "-0.0" for a tiny loss.
+    shown = round(100 * float(value), digits) + 0.0
+    return f"{shown:{'+' if signed else ''}.{digits}f}"
 
 
 def format_mean_std(mean: float | None, std: float | None, digits: int = 1) -> str:

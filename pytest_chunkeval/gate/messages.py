@@ -77,9 +77,27 @@ def _verdict_line(check: MetricCheck) -> str:
     if check.status == "regressed":
         return (
             f"{check.metric} got worse: {where}, beyond the tolerance "
-            f"{check.tolerance} ({_pts(-check.allowed, True)} points)"
+            f"{check.tolerance}"
+            + (f" ({_pts(-check.allowed, True)} points)" if check.allowed else "")
         )
     return f"{check.metric} improved: {where}"
+
+
+def _and(names: list[str]) -> str:
+    return (
+        " and ".join(names)
+        if len(names) < 3
+        else ", ".join(names[:-1]) + (f" and {names[-1]}")
+    )
+
+
+def _worst_rows(check: MetricCheck) -> list[str]:
+    rows = [
+        [clip(q.id, 32), f"{_pts(q.before)} → {_pts(q.after)}", clip(q.question, 90)]
+        for q in check.worst
+    ]
+    width = [max(len(r[i]) for r in rows) for i in range(2)]
+    return [f"  {r[0].ljust(width[0])}  {r[1].rjust(width[1])}  {r[2]}" for r in rows]
 
 
 def format_failure(report: GateReport, *, test: str, path: str, command: str) -> str:
@@ -91,25 +109,20 @@ def format_failure(report: GateReport, *, test: str, path: str, command: str) ->
         if check.by_group and len(check.by_group) > 1:
             parts = ", ".join(f"{g} {_pts(d, True)}" for g, d in check.by_group.items())
             lines += ["", f"{check.metric} delta by corpus (points): {parts}"]
+    # Metrics whose worst queries read the same (often precision and IoU, which
+    # both fall to 0 on a miss) share one block instead of repeating it.
+    blocks: dict[tuple[str, ...], list[str]] = {}
+    for check in report.regressed:
         if check.worst:
-            lines += [
-                "",
-                f"queries whose {check.metric} got worse the most "
-                f"({check.changed} of {check.n} queries changed):",
-            ]
-            rows = [
-                [
-                    clip(q.id, 32),
-                    f"{_pts(q.before)} → {_pts(q.after)}",
-                    clip(q.question, 90),
-                ]
-                for q in check.worst
-            ]
-            width = [max(len(r[i]) for r in rows) for i in range(2)]
-            lines += [
-                f"  {r[0].ljust(width[0])}  {r[1].rjust(width[1])}  {r[2]}"
-                for r in rows
-            ]
+            block = (f"{check.changed} of {check.n}", *_worst_rows(check))
+            blocks.setdefault(block, []).append(check.metric)
+    for (counts, *rows), metrics in blocks.items():
+        lines += [
+            "",
+            f"queries whose {_and(metrics)} got worse the most "
+            f"({counts} queries changed):",
+            *rows,
+        ]
     lines += [
         "",
         "If the new numbers are intended, update the baseline:",

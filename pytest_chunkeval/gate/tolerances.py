@@ -69,11 +69,12 @@ class Tolerance:
         return self.amount
 
     def __str__(self) -> str:
+        sign = "-" if self.amount else ""  # a zero tolerance is "0", not "-0"
         if self.relative:
-            return f"-{_short(100 * self.amount)}%"
+            return f"{sign}{_short(100 * self.amount)}%"
         if self.points:
-            return f"-{_short(100 * self.amount)}pp"
-        return f"-{_short(self.amount)}"
+            return f"{sign}{_short(100 * self.amount)}pp"
+        return f"{sign}{_short(self.amount)}"
 
 
 Tolerances = dict[str, Tolerance | None]

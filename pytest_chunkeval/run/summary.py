@@ -84,7 +84,7 @@ def render_summary(
     """The summary lines (empty when nothing was evaluated).
 
     ``verbosity`` as pytest's: 0 the full table (test id, chunker, k, metric means
-    in %, mean chunk size, time); -1 (``-q``) test id with recall, precision and
+    in %, mean chunk size, time); -1 (``-q``) test id and k with recall, precision and
     IoU; -2 and below only the footer line. ``extra``: metric columns the run
     asked for beyond the default ones (e.g. ``ndcg`` named by a marker threshold).
     """
@@ -108,9 +108,14 @@ def render_summary(
         if verbosity >= 0:
             lines += _full_table(group, columns)
         elif verbosity == -1:
-            header = ["test", *(h for h, _ in short)]
+            # k tells apart the rows of a k sweep, which share their test id.
+            header = ["test", "k", *(h for h, _ in short)]
             body = [
-                [_test_cell(r), *(format_percent(_mean(r.result, m)) for _, m in short)]
+                [
+                    _test_cell(r),
+                    k_text(r.result.get("config", {}), r.result.get("chunks") or {}),
+                    *(format_percent(_mean(r.result, m)) for _, m in short),
+                ]
                 for r in group
             ]
             lines += _table(header, body, 1)
