@@ -275,18 +275,27 @@ def _record_properties(item: pytest.Item, results: list[EvalResult]) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    # --chunkeval-update records a test's baselines only if it passed otherwise.
     try:
         outcome = yield
+    except BaseException as exc:
+        evaluator = item.stash.get(EVALUATOR_KEY, None)
+        if evaluator is not None:
+            evaluator.settle(exc)
+        raise
     finally:
         evaluator = item.stash.get(EVALUATOR_KEY, None)
         _record_properties(item, evaluator.results if evaluator else [])
     marker = item.stash.get(MARKER_KEY, None)
+    message = None
     if marker is not None and (marker.thresholds or marker.baseline):
         from pytest_chunkeval.run.evaluator import after_test
 
         message = after_test(item.nodeid, marker, evaluator)
-        if message is not None:
-            _fail(message)
+    if evaluator is not None:
+        message = evaluator.settle(message)
+    if message is not None:
+        _fail(message)
     return outcome
 
 

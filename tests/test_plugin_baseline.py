@@ -479,6 +479,72 @@ def test_marker_checks_every_result(pytester: pytest.Pytester, project: Path) ->
     assert "baselines: 4 passed" in _section(again)
 
 
+UPDATE_ONLY_PASSING = """
+import os
+
+import pytest
+
+@pytest.mark.chunkeval(min_recall=0.8)
+def test_threshold(chunkeval):
+    chunkeval.check_baseline(chunkeval.evaluate("paragraphs"))
+
+def test_plain(chunkeval):
+    chunkeval.check_baseline(chunkeval.evaluate("paragraphs"))
+
+def test_asserts(chunkeval):
+    chunkeval.check_baseline(chunkeval.evaluate("paragraphs"))
+    assert os.environ.get("CHUNKEVAL_TEST_KEEP") is None, "only Pets kept"
+"""
+
+
+@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+def test_update_records_only_tests_that_passed_otherwise(
+    pytester: pytest.Pytester,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dist: bool,
+) -> None:
+    pytester.makepyfile(test_gate=UPDATE_ONLY_PASSING)
+
+    def update() -> pytest.RunResult:
+        if not dist:
+            return run(pytester, "--chunkeval-update")
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        return pytester.runpytest_subprocess(*DIST, "--chunkeval-update")
+
+    update().assert_outcomes(passed=3)
+    folder = project / "__chunkeval__" / "test_gate"
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert sorted(before) == [
+        "test_asserts.json",
+        "test_plain.json",
+        "test_threshold.json",
+    ]
+
+    # Recall falls to 33%: test_threshold misses min_recall=0.8 and test_asserts
+    # fails its own assertion, so neither records the regression.
+    monkeypatch.setenv(KEEP, "Pets")
+    result = update()
+    result.assert_outcomes(passed=1, failed=2)
+    after = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert after["test_threshold.json"] == before["test_threshold.json"]
+    assert after["test_asserts.json"] == before["test_asserts.json"]
+    assert after["test_plain.json"] != before["test_plain.json"]
+    assert json.loads(after["test_plain.json"])["metrics"]["recall"]["mean"] < 0.34
+    summary = _section(result)
+    assert "baselines: 1 updated, 2 not recorded" in summary, summary
+    shown = "__chunkeval__/test_gate"
+    assert (
+        "not recorded: test_gate.py::test_threshold failed (min_recall=0.8 not met); "
+        f"{shown}/test_threshold.json is left as it was"
+    ) in summary, summary
+    assert (
+        "not recorded: test_gate.py::test_asserts failed (AssertionError: only Pets "
+        "kept"
+    ) in summary, summary
+    assert f"updated {shown}/test_plain.json: recall 100.00 -> 33.33" in summary
+
+
 def test_marker_and_option_values_are_checked(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

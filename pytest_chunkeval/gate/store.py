@@ -7,7 +7,7 @@ import json
 import math
 import os
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,6 +69,7 @@ OUTCOMES = (
     "mismatch",
     "regressed",
     "unwritable",
+    "not recorded",
 )
 
 
@@ -115,8 +116,15 @@ class BaselineStore:
         gate: GateSettings | None = None,
         update_command: str = UPDATE_COMMAND,
         aliases: SpecAliases | None = None,
+        staged: bool = False,
     ) -> None:
         self.update = update
+        self.staged = staged
+        """Update mode writes wait for :meth:`commit` (the test passed otherwise)
+        or :meth:`discard` (it failed: the old baseline stays byte-identical)."""
+        self._pending: dict[
+            str, list[tuple[CheckOutcome, Callable[[], None], Path]]
+        ] = {}
         self.aliases: SpecAliases = aliases or {}
         """Canonical chunker spec -> spellings test ids had before (legacy.py)."""
         self.layout = layout or BaselineLayout()
@@ -199,10 +207,13 @@ class BaselineStore:
             self.touched.add(_abs(former))
         if self.update:
             try:
-                if former is not None:
-                    outcome = self._move(former, result, test, path, settings)
-                else:
-                    outcome = self._write(result, test, path, shown, settings)
+                outcome, write = self._plan(result, test, path, shown, former, settings)
+                if self.staged:
+                    self._pending.setdefault(test.nodeid, []).append(
+                        (outcome, write, path)
+                    )
+                    return outcome
+                write()
             except OSError as exc:
                 message = self._unwritable(path, exc)
                 self._record(CheckOutcome(test.nodeid, shown, "unwritable", message))
@@ -283,56 +294,76 @@ class BaselineStore:
             CheckOutcome(test.nodeid, shown, "passed", "\n".join(messages))
         )
 
-    def _move(
-        self,
-        former: Path,
-        result: EvalResult,
-        test: NodeRef,
-        path: Path,
-        settings: GateSettings,
-    ) -> CheckOutcome:
-        """Update mode: move a baseline from its former name to the test's own,
-        then write it as that test's."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(former, path)
-        for parent in self.layout.empty_candidates(former):
-            if parent.is_dir() and not any(parent.iterdir()):
-                parent.rmdir()
-        shown = self._shown(path)
-        written = self._write(result, test, path, shown, settings)
-        detail = written.message.partition(shown)[2] if written.message else ""
-        return CheckOutcome(
-            test.nodeid,
-            shown,
-            "updated",
-            f"moved {self._shown(former)} to {shown} (its former name){detail}",
-        )
-
-    def _write(
+    def _plan(
         self,
         result: EvalResult,
         test: NodeRef,
         path: Path,
         shown: str,
+        former: Path | None,
         settings: GateSettings,
-    ) -> CheckOutcome:
+    ) -> tuple[CheckOutcome, Callable[[], None]]:
+        """Update mode: the outcome of writing ``result`` as the test's baseline
+        (moved from its ``former`` name if it has one), and the write itself."""
         text = Baseline.from_result(result, test.name).to_text()
-        if not path.is_file():
-            atomic_write_text(path, text)
-            return CheckOutcome(test.nodeid, shown, "created", f"created {shown}")
+        source = former if former is not None else path
+
+        def write() -> None:
+            if former is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(former, path)
+                for parent in self.layout.empty_candidates(former):
+                    if parent.is_dir() and not any(parent.iterdir()):
+                        parent.rmdir()
+            if old_text != text:
+                atomic_write_text(path, text)
+
+        if not source.is_file():
+            old_text: str | None = None
+            return CheckOutcome(
+                test.nodeid, shown, "created", f"created {shown}"
+            ), write
         try:
-            old_text: str | None = path.read_text(encoding="utf-8")
+            old_text = source.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             old_text = None
-        if old_text == text:
-            return CheckOutcome(test.nodeid, shown, "unchanged")
-        atomic_write_text(path, text)
-        return CheckOutcome(
-            test.nodeid,
-            shown,
-            "updated",
-            f"updated {shown}{_what_changed(path, old_text, result, settings)}",
+        detail = (
+            ""
+            if old_text == text
+            else _what_changed(source, old_text, result, settings)
         )
+        if former is not None:
+            message = f"moved {self._shown(former)} to {shown} (its former name)"
+            return CheckOutcome(test.nodeid, shown, "updated", message + detail), write
+        if old_text == text:
+            return CheckOutcome(test.nodeid, shown, "unchanged"), write
+        message = f"updated {shown}{detail}"
+        return CheckOutcome(test.nodeid, shown, "updated", message), write
+
+    def commit(self, nodeid: str) -> str | None:
+        """Write the test's staged baselines (it passed otherwise); the failure
+        text if one cannot be written, else None."""
+        failures = []
+        for outcome, write, path in self._pending.pop(nodeid, []):
+            try:
+                write()
+            except OSError as exc:
+                message = self._unwritable(path, exc)
+                self._record(CheckOutcome(nodeid, outcome.path, "unwritable", message))
+                failures.append(message)
+                continue
+            self._record(outcome)
+        return "\n\n".join(failures) or None
+
+    def discard(self, nodeid: str, reason: str) -> None:
+        """Drop the test's staged baselines (it failed for another ``reason``):
+        their files stay as they were; the summary says so."""
+        for outcome, _, _ in self._pending.pop(nodeid, []):
+            message = (
+                f"not recorded: {nodeid} failed ({reason}); {outcome.path} is left "
+                "as it was"
+            )
+            self._record(CheckOutcome(nodeid, outcome.path, "not recorded", message))
 
     def _unwritable(self, path: Path, exc: OSError) -> str:
         folder = path.parent
@@ -479,7 +510,7 @@ class BaselineStore:
         parts = [f"{counts[s]} {s}" for s in OUTCOMES if counts.get(s)]
         lines = [f"baselines: {', '.join(parts) or 'none checked'}"]
         for o in self.outcomes:
-            if o.status in ("passed", "improved", "updated", "created") and o.message:
+            if o.status in _LISTED and o.message:
                 lines.append(f"  {o.message}")
         if self.removed:
             lines.append(f"removed {len(self.removed)} unused baseline(s):")
@@ -493,6 +524,7 @@ class BaselineStore:
         return lines
 
 
+_LISTED = frozenset({"passed", "improved", "updated", "created", "not recorded"})
 _FAILED = frozenset({"missing", "corrupt", "mismatch", "regressed", "unwritable"})
 
 

@@ -274,6 +274,20 @@ class Evaluator:
             confidence=confidence,
         )
 
+    def settle(self, failure: str | BaseException | None) -> str | None:
+        """After the call phase and the marker's checks: under
+        ``--chunkeval-update``, write the test's baselines if it passed
+        (``failure`` None), else keep the old files and note why. The failure text
+        (``failure`` itself, or a baseline that cannot be written), or None."""
+        text = failure if isinstance(failure, str) else None
+        if not self._begun:
+            return text
+        store = self.session.baselines
+        if failure is None:
+            return store.commit(self.nodeid)
+        store.discard(self.nodeid, _short_reason(self.nodeid, failure))
+        return text
+
     def check_marker_baselines(self) -> str | None:
         """``@pytest.mark.chunkeval(baseline=True)``: every result the test
         produced and did not check itself, compared after the test; the failures
@@ -298,6 +312,22 @@ class Evaluator:
             except BaselineError as exc:
                 failures.append(str(exc))
         return "\n\n".join(failures) or None
+
+
+def _short_reason(nodeid: str, failure: str | BaseException) -> str:
+    """The first line of a failure, without the node id: ``min_recall=0.8 not
+    met``, ``AssertionError: assert 0.5 > 0.9``."""
+    if isinstance(failure, BaseException):
+        text = str(failure).strip()
+        name = type(failure).__name__
+        first = text.splitlines()[0] if text else ""
+        line = f"{name}: {first}" if first else name
+    else:
+        line = failure.strip().splitlines()[0] if failure.strip() else "failed"
+    line = line.removeprefix(f"{nodeid}: ").removeprefix("@pytest.mark.chunkeval")
+    if line.startswith("(") and line.endswith(") not met"):
+        line = line[1 : -len(") not met")] + " not met"
+    return line if len(line) <= 100 else line[:99] + "…"
 
 
 def after_test(

@@ -377,6 +377,7 @@ class ChunkevalSession:
             self._baselines = BaselineStore(
                 aliases=aliases,
                 update=s.update,
+                staged=True,  # written once the test passed: Evaluator.settle
                 layout=BaselineLayout(
                     Path(s.baseline_dir) if s.baseline_dir else None, Path(s.rootdir)
                 ),
