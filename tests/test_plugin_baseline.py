@@ -504,7 +504,7 @@ def test_update_records_only_tests_that_passed_otherwise(
     monkeypatch: pytest.MonkeyPatch,
     dist: bool,
 ) -> None:
-    pytester.makepyfile(test_gate=UPDATE_ONLY_PASSING)
+    pytester.makepyfile(test_upd=UPDATE_ONLY_PASSING)
 
     def update() -> pytest.RunResult:
         if not dist:
@@ -513,7 +513,7 @@ def test_update_records_only_tests_that_passed_otherwise(
         return pytester.runpytest_subprocess(*DIST, "--chunkeval-update")
 
     update().assert_outcomes(passed=3)
-    folder = project / "__chunkeval__" / "test_gate"
+    folder = project / "__chunkeval__" / "test_upd"
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     assert sorted(before) == [
         "test_asserts.json",
@@ -533,14 +533,13 @@ def test_update_records_only_tests_that_passed_otherwise(
     assert json.loads(after["test_plain.json"])["metrics"]["recall"]["mean"] < 0.34
     summary = _section(result)
     assert "baselines: 1 updated, 2 not recorded" in summary, summary
-    shown = "__chunkeval__/test_gate"
+    shown = "__chunkeval__/test_upd"
     assert (
-        "not recorded: test_gate.py::test_threshold failed (min_recall=0.8 not met); "
+        "not recorded: test_upd.py::test_threshold failed (min_recall=0.8 not met); "
         f"{shown}/test_threshold.json is left as it was"
     ) in summary, summary
     assert (
-        "not recorded: test_gate.py::test_asserts failed (AssertionError: only Pets "
-        "kept"
+        "not recorded: test_upd.py::test_asserts failed (AssertionError: only Pets kept"
     ) in summary, summary
     assert f"updated {shown}/test_plain.json: recall 100.00 -> 33.33" in summary
 
