@@ -14,6 +14,7 @@ one migration covers both.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -94,3 +95,13 @@ def spec_aliases(
         if label != spelled and spelled not in out.setdefault(label, []):
             out[label].append(spelled)
     return {k: v for k, v in out.items() if v}
+
+
+def recorded_test(path: Path) -> str | None:
+    """The test id a baseline file records, or None if it cannot be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    test = data.get("test") if isinstance(data, dict) else None
+    return test if isinstance(test, str) else None

@@ -3,14 +3,18 @@ failure / improvement messages a test shows."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chunkeval.core.locate import clip
 from pytest_chunkeval.core.metric_names import format_percent
 
 if TYPE_CHECKING:
+    from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.gate.compare import GateReport, MetricCheck
+    from pytest_chunkeval.gate.tolerances import GateSettings
 
 
 def _pts(x: float | None, signed: bool = False) -> str:
@@ -145,3 +149,33 @@ def format_improvement(report: GateReport, *, test: str, command: str) -> str:
     """A passing run that improved beyond noise: what improved, how to record it."""
     parts = "; ".join(_verdict_line(c) for c in report.improved)
     return f"{test}: {parts}. Record the new baseline with: {command}"
+
+
+def what_changed(
+    path: Path, old_text: str | None, result: EvalResult, settings: GateSettings
+) -> str:
+    """``: recall 31.38 -> 33.10, iou …`` for an updated file, when comparable."""
+    if old_text is None:
+        return ""
+    from pytest_chunkeval.gate.baseline import (
+        MEAN_DECIMALS,
+        Baseline,
+        BaselineCorrupt,
+        changes,
+    )
+
+    try:
+        old = Baseline.from_json(json.loads(old_text), str(path))
+    except (BaselineCorrupt, json.JSONDecodeError):
+        return " (the old file was unreadable)"
+    problems = changes(old, result)
+    if problems:
+        return f" ({'; '.join(problems)})"
+    moved = []
+    for metric, _ in settings.gated():
+        if metric in old.metrics and metric in result.metrics:
+            before = old.metrics[metric].mean
+            after = round(result.metrics[metric].mean, MEAN_DECIMALS)
+            if not (math.isnan(before) or math.isnan(after)) and before != after:
+                moved.append(f"{metric} {100 * before:.2f} -> {100 * after:.2f}")
+    return f": {', '.join(moved)}" if moved else ""

@@ -3,8 +3,6 @@ update mode), record outcomes, find unused files, merge xdist workers' records."
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -13,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.gate.baseline import (
-    MEAN_DECIMALS,
     Baseline,
     BaselineCorrupt,
     BaselineError,
@@ -27,11 +24,13 @@ from pytest_chunkeval.gate.legacy import (
     SpecAliases,
     legacy_baseline_paths,
     legacy_test_names,
+    recorded_test,
 )
 from pytest_chunkeval.gate.messages import (
     format_failure,
     format_improvement,
     format_not_compared,
+    what_changed,
 )
 from pytest_chunkeval.gate.paths import (
     BaselineLayout,
@@ -166,7 +165,7 @@ class BaselineStore:
             self.aliases,
             lambda old: self.layout.legacy_path(test.path, old, suffix),
         ):
-            if path.is_file() and _recorded_test(path) in names:
+            if path.is_file() and recorded_test(path) in names:
                 return path
         return None
 
@@ -328,9 +327,7 @@ class BaselineStore:
         except (OSError, UnicodeDecodeError):
             old_text = None
         detail = (
-            ""
-            if old_text == text
-            else _what_changed(source, old_text, result, settings)
+            "" if old_text == text else what_changed(source, old_text, result, settings)
         )
         if former is not None:
             message = f"moved {self._shown(former)} to {shown} (its former name)"
@@ -533,36 +530,3 @@ def _owns(test: str, stem: str) -> bool:
         if stem == own or stem.startswith(own + "."):
             return True
     return False
-
-
-def _recorded_test(path: Path) -> str | None:
-    """The test id a baseline file records, or None if it cannot be read."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
-    test = data.get("test") if isinstance(data, dict) else None
-    return test if isinstance(test, str) else None
-
-
-def _what_changed(
-    path: Path, old_text: str | None, result: EvalResult, settings: GateSettings
-) -> str:
-    """``: recall 31.38 -> 33.10, iou …`` for an updated file, when comparable."""
-    if old_text is None:
-        return ""
-    try:
-        old = Baseline.from_json(json.loads(old_text), str(path))
-    except (BaselineCorrupt, json.JSONDecodeError):
-        return " (the old file was unreadable)"
-    problems = changes(old, result)
-    if problems:
-        return f" ({'; '.join(problems)})"
-    moved = []
-    for metric, _ in settings.gated():
-        if metric in old.metrics and metric in result.metrics:
-            before = old.metrics[metric].mean
-            after = round(result.metrics[metric].mean, MEAN_DECIMALS)
-            if not (math.isnan(before) or math.isnan(after)) and before != after:
-                moved.append(f"{metric} {100 * before:.2f} -> {100 * after:.2f}")
-    return f": {', '.join(moved)}" if moved else ""
