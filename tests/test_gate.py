@@ -392,3 +392,25 @@ def test_parsing_options_needs_no_numpy() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_session_verdict_line_counts_each_test_by_its_worst_baseline() -> None:
+    from pytest_chunkeval.gate.verdicts import headline, row_verdict, verdicts_by_test
+
+    verdicts = verdicts_by_test(
+        [
+            ("t.py::a", "passed"),
+            ("t.py::a", "regressed"),  # a second baseline of a: a regressed
+            ("t.py::b", "regressed"),
+            ("t.py::c", "improved"),
+            ("t.py::d", "unchanged"),
+            ("t.py::e", "mismatch"),
+        ]
+    )
+    assert verdicts["t.py::a"] == "regressed"
+    assert headline(verdicts) == (
+        "2 regressions, 1 improvement, 1 unchanged, 1 not compared"
+    )
+    assert row_verdict(["t.py::c", "t.py::d"], verdicts) == "improved"
+    assert row_verdict(["t.py::z"], verdicts) == ""
+    assert headline({}) == ""

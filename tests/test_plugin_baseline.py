@@ -543,6 +543,23 @@ def test_update_records_only_tests_that_passed_otherwise(
     ) in summary, summary
     assert f"updated {shown}/test_plain.json: recall 100.00 -> 33.33" in summary
 
+    # Without --chunkeval-update: the reports open with the session's verdict and
+    # carry each row's test outcome and baseline verdict.
+    monkeypatch.delenv(KEEP)
+    args = ("--chunkeval-md=report.md", "--chunkeval-json=report.json")
+    if dist:
+        checked = pytester.runpytest_subprocess(*DIST, *args)
+    else:
+        checked = run(pytester, *args)
+    checked.assert_outcomes(passed=3)  # test_plain improved: 33.33 -> 100
+    markdown = (project / "report.md").read_text()
+    assert markdown.startswith("**0 regressions, 1 improvement, 2 unchanged**\n\n"), (
+        markdown
+    )
+    assert "| Outcome | Baseline |" in markdown, markdown
+    items = json.loads((project / "report.json").read_text())["results"]
+    assert [(i["outcome"], i["verdict"]) for i in items] == [("passed", "improved")]
+
 
 def test_marker_and_option_values_are_checked(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(

@@ -16,11 +16,19 @@ def json_report(entries: Iterable[ReportEntry]) -> str:
     "result"}]}``; each ``result`` loads with ``EvalResult.from_json``."""
     payload = {
         "chunkeval_report": REPORT_SCHEMA,
-        "results": [
-            {"tests": list(e.nodeids), "result": dict(e.result)} for e in entries
-        ],
+        "results": [_item(e) for e in entries],
     }
     return json.dumps(payload, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _item(entry: ReportEntry) -> dict[str, object]:
+    item: dict[str, object] = {"tests": list(entry.nodeids)}
+    if entry.outcome:
+        item["outcome"] = entry.outcome
+    if entry.verdict:
+        item["verdict"] = entry.verdict
+    item["result"] = dict(entry.result)
+    return item
 
 
 def read_json_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
@@ -39,6 +47,11 @@ def read_json_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
             f"(--chunkeval-json) of schema {REPORT_SCHEMA}"
         )
     return [
-        ReportEntry(item["result"], tuple(item.get("tests", [])))
+        ReportEntry(
+            item["result"],
+            tuple(item.get("tests", [])),
+            str(item.get("outcome", "")),
+            str(item.get("verdict", "")),
+        )
         for item in data.get("results", [])
     ]

@@ -65,12 +65,22 @@ def _tests_cell(tests: Sequence[str]) -> str:
 
 
 def markdown_report(
-    entries: Iterable[ReportEntry], *, title: str = "chunkeval results"
+    entries: Iterable[ReportEntry],
+    *,
+    title: str = "chunkeval results",
+    verdict: str = "",
 ) -> str:
-    """A Markdown table of the session's results (percent, mean ± std)."""
-    rows = [_Row.from_entry(e) for e in entries]
-    headers, body = _result_rows(rows)
-    return f"## {title}\n\n{_md_table(headers, body)}\n"
+    """A Markdown table of the session's results (percent, mean ± std), opened
+    by the session's one-line ``verdict`` when given; the test outcome and the
+    baseline verdict are columns when the entries carry them."""
+    entries = list(entries)
+    headers, body = _result_rows([_Row.from_entry(e) for e in entries])
+    if any(e.outcome or e.verdict for e in entries):
+        headers[2:2] = ["Outcome", "Baseline"]
+        for cells, e in zip(body, entries, strict=True):
+            cells[2:2] = [e.outcome or "-", e.verdict or "-"]
+    head = f"**{verdict}**\n\n" if verdict else ""
+    return f"{head}## {title}\n\n{_md_table(headers, body)}\n"
 
 
 def history_markdown(

@@ -58,6 +58,10 @@ class ReportEntry:
 
     result: Mapping[str, Any]
     nodeids: Sequence[str] = ()
+    outcome: str = ""
+    """The tests' outcome ("passed" / "failed"; "" when unknown)."""
+    verdict: str = ""
+    """The baseline verdict (gate/verdicts.py; "" when no baseline was checked)."""
 
     @classmethod
     def of(

@@ -3,7 +3,7 @@ reports. A failure to write one is reported in the summary, not raised."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,8 +68,14 @@ def _json(path: str, entries: Sequence[ReportEntry]) -> list[str]:
     return [f"JSON report: {path}"]
 
 
+def _outcome(nodeids: Sequence[str], passed: Collection[str] | None) -> str:
+    if passed is None or not nodeids:
+        return ""
+    return "passed" if all(n in passed for n in nodeids) else "failed"
+
+
 def _markdown(
-    path: str, entries: Sequence[ReportEntry], environ: Mapping[str, str]
+    path: str, entries: Sequence[ReportEntry], environ: Mapping[str, str], verdict: str
 ) -> list[str]:
     from pytest_chunkeval.reporting.markdown import (
         GITHUB_SUMMARY_ENV,
@@ -78,7 +84,7 @@ def _markdown(
     )
     from pytest_chunkeval.util.files import atomic_write_text
 
-    text = markdown_report(entries)
+    text = markdown_report(entries, verdict=verdict)
     atomic_write_text(path, text)
     lines = [f"Markdown report: {path}"]
     if append_github_summary(text, environ) is not None:
@@ -97,10 +103,17 @@ def _html(path: str, entries: Sequence[ReportEntry], history: str | None) -> lis
 
 
 def write_outputs(
-    s: Settings, rows: Sequence[SummaryRow], end: SessionEnd, environ: Mapping[str, str]
+    s: Settings,
+    rows: Sequence[SummaryRow],
+    end: SessionEnd,
+    environ: Mapping[str, str],
+    *,
+    outcomes: Sequence[tuple[str, str]] = (),
+    passed: Collection[str] | None = None,
 ) -> None:
     """Append the history and write the configured reports; failures go to
-    ``end.errors``."""
+    ``end.errors``. ``outcomes``: the baseline checks (node id, status);
+    ``passed``: the node ids whose every phase passed (None: unknown)."""
     if s.history:
         _attempt(
             end,
@@ -109,9 +122,20 @@ def write_outputs(
         )
     if not (s.json or s.md or s.html):
         return
+    from pytest_chunkeval.gate.verdicts import headline, row_verdict, verdicts_by_test
     from pytest_chunkeval.reporting.rows import ReportEntry
 
-    entries = [ReportEntry(r.result, tuple(r.nodeids)) for r in rows]
+    verdicts = verdicts_by_test(outcomes)
+    entries = [
+        ReportEntry(
+            r.result,
+            tuple(r.nodeids),
+            _outcome(r.nodeids, passed),
+            row_verdict(r.nodeids, verdicts),
+        )
+        for r in rows
+    ]
+    verdict = headline(verdicts)
     if s.json:
         path = s.json
         _attempt(end, f"write the JSON report {path}", lambda: _json(path, entries))
@@ -120,7 +144,7 @@ def write_outputs(
         _attempt(
             end,
             f"write the Markdown report {path}",
-            lambda: _markdown(path, entries, environ),
+            lambda: _markdown(path, entries, environ, verdict),
         )
     if s.html:
         path = s.html

@@ -418,6 +418,8 @@ class ChunkevalSession:
             self.summary_rows(),
             end,
             os.environ if environ is None else environ,
+            outcomes=[(o.nodeid, o.status) for o in store.outcomes],
+            passed=store.passed,
         )
         end.baselines = store.summary_lines(unused)
         if self._judges is not None:
