@@ -75,6 +75,7 @@ def test_bf16_identity_differs_from_float32(native: None) -> None:
 def test_without_native_bf16_it_warns_once_and_runs_and_records_float32(
     not_native: None,
 ) -> None:
+    pytest.importorskip("torch")  # the fp32 fallback encodes under torch
     fp32 = fresh(MINILM)
     bf16 = fresh(f"{MINILM}?dtype=bf16")
     with pytest.warns(PrecisionWarning, match="no native bf16"):
@@ -140,6 +141,7 @@ def test_cpu_flags_are_read_from_cpuinfo(tmp_path, monkeypatch) -> None:
 
 @pytest.mark.slow
 def test_real_minilm_in_bf16_agrees_with_float32() -> None:
+    pytest.importorskip("sentence_transformers")
     if not precision.cpu_has_native_bf16():
         pytest.skip("this CPU has no native bf16")
     texts = [
