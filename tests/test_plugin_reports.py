@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -121,7 +122,8 @@ def test_reports_and_history(
     assert "history of 4 records" in (out / "h.html").read_text()
 
 
-def test_history_records_the_commit(pytester: pytest.Pytester, project: Path) -> None:
+def _git_in(project: Path) -> Callable[..., str]:
+    """A git runner in ``project`` (skips the test without git)."""
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
 
@@ -134,6 +136,11 @@ def test_history_records_the_commit(pytester: pytest.Pytester, project: Path) ->
             text=True,
         ).stdout.strip()
 
+    return git
+
+
+def test_history_records_the_commit(pytester: pytest.Pytester, project: Path) -> None:
+    git = _git_in(project)
     git("init", "-q", "-b", "main")
     git("add", "-A")
     git("commit", "-q", "-m", "start")
@@ -152,18 +159,7 @@ def test_history_records_the_commit(pytester: pytest.Pytester, project: Path) ->
 def test_a_committed_history_gives_each_clean_run_a_point(
     pytester: pytest.Pytester, project: Path
 ) -> None:
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-            cwd=project,
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-
+    git = _git_in(project)
     git("init", "-q", "-b", "main")
     run(pytester, "-k", "again", *OUTPUTS).assert_outcomes(passed=1, deselected=2)
     git("add", "-A")  # history and reports committed, as a team might
