@@ -102,8 +102,9 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
 
 
 @pytest.fixture
-def client(server: OpenAIServer) -> Any:
-    return openai.OpenAI(api_key=KEY, base_url=server.base_url, max_retries=2)
+def client(server: OpenAIServer) -> Iterator[Any]:
+    with openai.OpenAI(api_key=KEY, base_url=server.base_url, max_retries=2) as c:
+        yield c
 
 
 def passage_of(request: Any) -> tuple[str, str]:
@@ -481,7 +482,7 @@ def test_a_server_that_keeps_failing_stops_the_run(
     )
     client = openai.OpenAI(api_key=KEY, base_url=server.base_url, max_retries=1)
     out = tmp_path / "q.jsonl"
-    with pytest.raises(GenerationError, match=r"3 requests in a row.*HTTP 503"):
+    with client, pytest.raises(GenerationError, match=r"3 requests in a row.*HTTP 503"):
         generate_queries(one_doc, out, model=MODEL, n=2, client=client)
     assert len(server.requests_to("chat")) == 6  # 3 attempts x (1 + 1 retry)
     assert len(read_queries(out)) == 0
@@ -512,7 +513,7 @@ def test_a_wrong_key_stops_at_once(
     server: OpenAIServer, one_doc: Corpus, tmp_path: Path
 ) -> None:
     client = openai.OpenAI(api_key="sk-wrong", base_url=server.base_url)
-    with pytest.raises(GenerationError, match="HTTP 401"):
+    with client, pytest.raises(GenerationError, match="HTTP 401"):
         generate_queries(one_doc, tmp_path / "q.jsonl", model=MODEL, n=1, client=client)
     assert len(server.requests_to("chat")) == 1
 

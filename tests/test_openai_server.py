@@ -24,8 +24,9 @@ def server() -> Iterator[OpenAIServer]:
 
 
 @pytest.fixture
-def client(server: OpenAIServer) -> openai.OpenAI:
-    return openai.OpenAI(api_key=KEY, base_url=server.base_url, max_retries=2)
+def client(server: OpenAIServer) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(api_key=KEY, base_url=server.base_url, max_retries=2) as c:
+        yield c
 
 
 def ask(client: openai.OpenAI) -> str | None:
@@ -84,7 +85,7 @@ def test_chat_handler_and_empty_queue(
 
 def test_wrong_key_is_rejected(server: OpenAIServer) -> None:
     bad = openai.OpenAI(api_key="sk-wrong", base_url=server.base_url, max_retries=0)
-    with pytest.raises(openai.AuthenticationError):
+    with bad, pytest.raises(openai.AuthenticationError):
         bad.embeddings.create(model="m", input=["a"])
     assert server.requests[0].headers["authorization"] == "Bearer sk-wrong"
 

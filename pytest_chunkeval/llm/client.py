@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import weakref
 from typing import Any
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -78,6 +79,7 @@ class LazyClient:
         self._given = client
         self._client: Any = None
         self._built_for: str | None = None
+        self._closer: weakref.finalize[[], LazyClient] | None = None
 
     @property
     def base_url(self) -> str:
@@ -91,6 +93,7 @@ class LazyClient:
         url = self._base_url or os.environ.get("OPENAI_BASE_URL") or ""
         settings = hashlib.sha256(f"{key}\0{url}".encode()).hexdigest()
         if self._client is None or self._built_for != settings:
+            self.close()
             self._client = openai_client(
                 who=self.who,
                 api_key=self._api_key,
@@ -100,4 +103,15 @@ class LazyClient:
                 error=self._error,
             )
             self._built_for = settings
+            # Its connections are closed when this object goes, not left to the
+            # garbage collector (which reports each open socket as a leak).
+            self._closer = weakref.finalize(self, self._client.close)
         return self._client
+
+    def close(self) -> None:
+        """Close the client built here (never the caller's own); the next request
+        builds a new one."""
+        if self._closer is not None:
+            self._closer()
+        self._client = self._closer = None
+        self._built_for = None
