@@ -32,13 +32,13 @@ import pytest
 
 from pytest_chunkeval import hookspecs
 from pytest_chunkeval.config.options import (
-    MARKER_HELP,
     OPTIONS,
     Settings,
     add_options,
     resolve_settings,
 )
 from pytest_chunkeval.errors import ChunkevalError
+from pytest_chunkeval.run.marker import MARKER_HELP
 
 if TYPE_CHECKING:
     from pytest_chunkeval.chunkers import Chunker

@@ -44,6 +44,7 @@ def test_option_table_is_complete_and_prefixed() -> None:
         "budget",
         "unit",
         "tokenizer",
+        "locate",
         "cache_dir",
         "chunkers",
         "judge",

@@ -269,7 +269,7 @@ def render_marker() -> str:
                     key,
                 )
         rows.append(f"| `{key}=` | {value} | {_cell(meaning)} |")
-    from pytest_chunkeval.config.options import MARKER_HELP
+    from pytest_chunkeval.run.marker import MARKER_HELP
 
     rows.append(f"\n`pytest --markers` shows: `@pytest.mark.{_cell(MARKER_HELP)}`")
     return "\n".join(rows)

@@ -62,3 +62,21 @@ def check_unit(value: object) -> Unit:
         "unit must be 'token' (tokens of the tokenizer, the default) or 'char' "
         f"(characters, as the reference implementation), got {value!r}"
     )
+
+
+LOCATE_MODES = ("exact", "normalized")
+"""How retrieved text is placed in the corpus (engine/placing.py): ``exact``
+(verbatim, else with whitespace ignored) or ``normalized`` (also ignoring case,
+punctuation and Unicode compatibility forms)."""
+
+
+def check_locate(value: object) -> str:
+    """``"exact"`` or ``"normalized"``; else :class:`ConfigError`."""
+    text = str(value).strip().lower() if isinstance(value, str) else ""
+    if text in LOCATE_MODES:
+        return text
+    raise ConfigError(
+        "locate must be 'exact' (verbatim, else with whitespace ignored: the "
+        "default) or 'normalized' (also ignoring case, punctuation and Unicode "
+        f"compatibility forms), got {value!r}"
+    )

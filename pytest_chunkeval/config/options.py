@@ -38,6 +38,7 @@ from pytest_chunkeval.config.values import (
     parse_confidence,
     parse_gate_mode,
     parse_k,
+    parse_locate,
     parse_name,
     parse_path,
     parse_tolerance,
@@ -239,6 +240,17 @@ OPTIONS: tuple[Option, ...] = (
         default_text="cl100k_base",
     ),
     Option(
+        "locate",
+        "How text a retriever returns is placed in the corpus: 'exact' (verbatim, "
+        "else with whitespace ignored) or 'normalized' (also ignoring case, "
+        "punctuation and Unicode compatibility forms, for retrievers that clean "
+        "text). A text found more than once is refused unless the retriever names "
+        "its document.",
+        parse_locate,
+        metavar="MODE",
+        default_text="exact",
+    ),
+    Option(
         "cache_dir",
         "Embedding cache directory, {relative} ($"
         + CACHE_DIR_ENV
@@ -356,18 +368,6 @@ OPTIONS: tuple[Option, ...] = (
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
 
-MARKER_HELP = (
-    "chunkeval(corpus=, queries=, benchmark=, k=, budget=, unit=, embedder=, "
-    "store=, tokenizer=, judge=, min_recall=, min_precision=, min_iou=, min_f1=, "
-    "min_precision_omega=, min_mrr=, min_ndcg=, min_complete=, "
-    "min_context_relevance=, min_context_relevance_tokens=, baseline=): "
-    "evaluation settings for this test, "
-    "thresholds checked on every result it produces, and baseline=True to compare "
-    "every result with its baseline file"
-)
-"""The marker's one-line description (``pytest --markers``); its keywords are
-validated by ``session.parse_marker``."""
-
 
 @dataclass(frozen=True)
 class Settings:
@@ -386,6 +386,7 @@ class Settings:
     budget: int | None = None
     unit: str | None = None
     tokenizer: str | None = None
+    locate: str | None = None
     cache_dir: str = ""
     chunkers: tuple[str, ...] = field(default=())
     judge: str | None = None

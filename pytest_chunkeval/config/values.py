@@ -12,7 +12,12 @@ import re
 from collections.abc import Callable, Sequence
 
 from pytest_chunkeval.config.defaults import K as K
-from pytest_chunkeval.config.defaults import check_budget, check_k, check_unit
+from pytest_chunkeval.config.defaults import (
+    check_budget,
+    check_k,
+    check_locate,
+    check_unit,
+)
 
 
 def parse_k(value: str | int) -> K:
@@ -37,6 +42,14 @@ def parse_unit(value: str) -> str:
     """``token`` or ``char``."""
     try:
         return check_unit(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def parse_locate(value: str) -> str:
+    """``exact`` or ``normalized``."""
+    try:
+        return check_locate(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

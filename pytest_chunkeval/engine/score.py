@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from pytest_chunkeval.config.defaults import check_unit
-from pytest_chunkeval.core.locate import locate, preview
+from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.core.metrics import QuerySpans, score_queries
 from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
@@ -30,6 +30,7 @@ from pytest_chunkeval.engine.evaluate import (
     _judging,
     _result,
 )
+from pytest_chunkeval.engine.placing import Placer
 from pytest_chunkeval.engine.results import EvalResult, SpanTuple, StageResult
 from pytest_chunkeval.engine.retrieve import timed as _timed
 from pytest_chunkeval.engine.two_stage import split_stages
@@ -93,22 +94,39 @@ def _call_retriever(retriever: Any, query: Query) -> tuple[Any, str]:
     )
 
 
+def _named_document(item: RetrievedItem) -> str | None:
+    """The document a text result names: ``.doc_id`` or ``metadata["doc_id"]``."""
+    named = getattr(item, "doc_id", None)
+    if named is None:
+        metadata = getattr(item, "metadata", None)
+        if isinstance(metadata, Mapping):
+            named = metadata.get("doc_id")
+    return None if named is None else str(named)
+
+
 def _locate_item(
-    item: RetrievedItem, query: Query, corpus: Corpus, rank: int
+    item: RetrievedItem, query: Query, corpus: Corpus, rank: int, placer: Placer
 ) -> SpanTuple:
     where = f"query {query.id!r} ({preview(query.text, 50)}), result #{rank + 1}"
     if isinstance(item, tuple) and len(item) == 3 and isinstance(item[0], str):
         doc_id, start, end = item[0], int(item[1]), int(item[2])
     elif all(hasattr(item, a) for a in ("doc_id", "start", "end")):
         doc_id, start, end = item.doc_id, int(item.start), int(item.end)
+    elif (
+        isinstance(item, tuple)
+        and len(item) == 2
+        and all(isinstance(x, str) for x in item)
+    ):
+        return placer.place(item[1], item[0], where)  # (doc_id, text)
     else:
         text = getattr(item, "page_content", getattr(item, "text", item))
         if not isinstance(text, str):
             raise EvaluationError(
-                f"{where}: expected a text, a (doc_id, start, end) span or an object "
-                f"with .page_content/.text, got {type(item).__name__}"
+                f"{where}: expected a text, a (doc_id, text) pair, a (doc_id, "
+                "start, end) span or an object with .page_content/.text, got "
+                f"{type(item).__name__}"
             )
-        return _find_text(text, query, corpus, where)
+        return placer.place(text, _named_document(item), where)
     if doc_id not in corpus:
         raise EvaluationError(f"{where}: document {doc_id!r} is not in the corpus")
     n = len(corpus[doc_id].text)
@@ -117,20 +135,6 @@ def _locate_item(
             f"{where}: span ({start}, {end}) is not inside {doc_id!r} (length {n})"
         )
     return (doc_id, start, end)
-
-
-def _find_text(text: str, query: Query, corpus: Corpus, where: str) -> SpanTuple:
-    # The query's own document first: retrieved text usually comes from there.
-    order = [query.doc_id] + [d for d in corpus.ids if d != query.doc_id]
-    for doc_id in order:
-        if doc_id in corpus:
-            found = locate(corpus[doc_id].text, text)
-            if found is not None:
-                return (doc_id, found[0], found[1])
-    raise EvaluationError(
-        f"{where}: retrieved text {preview(text)} was not found in the corpus "
-        f"(not verbatim, nor with whitespace ignored)"
-    )
 
 
 @dataclass(frozen=True)
@@ -164,14 +168,18 @@ def locate_results(
     queries: QuerySet,
     *,
     k: int | None = None,
+    locate: str = "exact",
 ) -> LocatedResults:
     """Ask the retriever every question (or read the mapping) and locate each of
-    the first ``k`` results (all when ``k`` is None) in the corpus."""
+    the first ``k`` results (all when ``k`` is None) in the corpus; texts are
+    placed by :class:`~pytest_chunkeval.engine.placing.Placer` (``locate``:
+    ``exact`` or ``normalized``)."""
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise EvaluationError(
             f"k must be a positive number of results per question (or None: all), "
             f"got {k!r}"
         )
+    placer = Placer(corpus, locate)
     per_query: list[tuple[SpanTuple, ...]] = []
     pools: list[tuple[SpanTuple, ...] | None] = []
     began = time.perf_counter()
@@ -186,13 +194,16 @@ def locate_results(
         if k is not None:
             items = items[:k]
         per_query.append(
-            tuple(_locate_item(item, q, corpus, r) for r, item in enumerate(items))
+            tuple(
+                _locate_item(item, q, corpus, r, placer) for r, item in enumerate(items)
+            )
         )
         pools.append(
             None
             if candidates is None
             else tuple(
-                _locate_item(item, q, corpus, r) for r, item in enumerate(candidates)
+                _locate_item(item, q, corpus, r, placer)
+                for r, item in enumerate(candidates)
             )
         )
     staged = [p is not None for p in pools]
@@ -244,11 +255,13 @@ def score(
     config: Mapping[str, Any] | None = None,
     judge: Any = None,
     cache: str | Path | None = None,
+    locate: str = "exact",
 ) -> EvalResult:
     """Score a whole retriever: ``retrieved`` maps query id -> results, or is called
     with each question (or is what :func:`locate_results` returned). Results are
-    texts (located in the corpus) or spans; with ``k``, only the first ``k`` of
-    each question count, as a store's top ``k`` do in :func:`evaluate`.
+    texts (placed in the corpus, ``locate``: ``exact`` or ``normalized``, see
+    :mod:`~pytest_chunkeval.engine.placing`) or spans; with ``k``, only the first
+    ``k`` of each question count, as a store's top ``k`` do in :func:`evaluate`.
 
     A two-stage retriever may answer a :class:`TwoStage` (or a mapping with
     ``"candidates"`` and ``"results"``): ``result.stages["candidates"]`` then holds
@@ -267,7 +280,7 @@ def score(
     located = (
         retrieved
         if isinstance(retrieved, LocatedResults)
-        else locate_results(retrieved, corpus, queries, k=k)
+        else locate_results(retrieved, corpus, queries, k=k, locate=locate)
     )
     if len(located.per_query) != len(queries):
         raise EvaluationError(

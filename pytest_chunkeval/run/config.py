@@ -41,6 +41,8 @@ class RunConfig:
     does it limit what a whole retriever (``score()``) is scored on."""
     judge: str | None = None
     """Judge spec of context relevance (SPEC §10), or None: not judged."""
+    locate: str = "exact"
+    """How a retriever's texts are placed in the corpus (engine/placing.py)."""
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     """Where each dataset setting came from, for error messages."""
 
@@ -60,6 +62,7 @@ class RunConfig:
             "unit": settings.unit or DEFAULT_UNIT,
             "tokenizer": settings.tokenizer,
             "judge": settings.judge,
+            "locate": settings.locate or "exact",
         }
         origins = {
             key: f"chunkeval_{key} / --chunkeval-{key}"

@@ -4,11 +4,13 @@ test's marker asks for once its body passed (thresholds, baselines)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
+from pytest_chunkeval.config.defaults import check_locate
 from pytest_chunkeval.config.options import K
 from pytest_chunkeval.config.values import parse_budget, parse_k
 from pytest_chunkeval.errors import ChunkevalError, ConfigError
@@ -150,17 +152,27 @@ class Evaluator:
         self.results.append(result)
         return result
 
-    def score(self, retriever: object, *, label: str | None = None) -> EvalResult:
+    def score(
+        self,
+        retriever: object,
+        *,
+        label: str | None = None,
+        locate: str | None = None,
+    ) -> EvalResult:
         """Score a whole retriever: a callable ``question -> results`` (texts,
-        ``(doc_id, start, end)`` spans or LangChain documents), an object with
-        ``.retrieve``/``.invoke``, or a mapping query id -> results. ``label``
-        names it in the summary and reports; results under one label share a
-        summary row (across xdist workers too)."""
+        ``(doc_id, text)`` pairs, ``(doc_id, start, end)`` spans or LangChain
+        documents), an object with ``.retrieve``/``.invoke``, or a mapping query
+        id -> results. ``label`` names it in the summary and reports; results
+        under one label share a summary row (across xdist workers too).
+        ``locate`` (``exact``/``normalized``) overrides ``chunkeval_locate``."""
         __tracebackhide__ = True
-        result = self._or_fail(
-            lambda: self.session.score(
-                self.config, retriever, nodeid=self.nodeid, label=label
+        run = self.config
+        if locate is not None:
+            run = dataclasses.replace(
+                run, locate=self._or_fail(lambda: check_locate(locate))
             )
+        result = self._or_fail(
+            lambda: self.session.score(run, retriever, nodeid=self.nodeid, label=label)
         )
         self.results.append(result)
         return result

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_chunkeval.config.options import K
-from pytest_chunkeval.config.values import parse_budget, parse_k, parse_spec, parse_unit
+from pytest_chunkeval.config.values import (
+    parse_budget,
+    parse_k,
+    parse_locate,
+    parse_spec,
+    parse_unit,
+)
 from pytest_chunkeval.core.metric_names import thresholds
 from pytest_chunkeval.errors import ConfigError
 
@@ -97,6 +103,14 @@ def _marker_bool(value: object) -> bool:
     return value
 
 
+def _marker_locate(value: object) -> str:
+    if not isinstance(value, str):
+        raise argparse.ArgumentTypeError(
+            f"must be 'exact' or 'normalized', got {value!r}"
+        )
+    return parse_locate(value)
+
+
 def _marker_benchmark(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise argparse.ArgumentTypeError(
@@ -116,10 +130,19 @@ MARKER_KEYWORDS: dict[str, Callable[[object], Any]] = {
     "store": _marker_str("store"),
     "tokenizer": _marker_str("tokenizer"),
     "judge": _marker_str("judge"),
+    "locate": _marker_locate,
     **dict.fromkeys(THRESHOLDS, _marker_fraction),
     "baseline": _marker_bool,
 }
 """Every keyword ``@pytest.mark.chunkeval`` accepts, with its validator."""
+
+MARKER_HELP = (
+    f"chunkeval({', '.join(f'{k}=' for k in MARKER_KEYWORDS)}): evaluation "
+    "settings for this test, thresholds checked on every result it produces, "
+    "baseline=True to compare every result with its baseline file, and "
+    "per_question=True for one test item per question (docs/ci.md)"
+)
+"""The marker's one-line description (``pytest --markers``)."""
 
 
 @dataclass(frozen=True)

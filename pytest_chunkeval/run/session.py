@@ -203,6 +203,7 @@ class ChunkevalSession:
             run.unit,
             run.tokenizer if run.unit == "token" else None,
             run.judge,
+            run.locate,
         )
         qualname = getattr(retriever, "__qualname__", None)
         name = label or (
@@ -214,6 +215,7 @@ class ChunkevalSession:
                 self.datasets.corpus(run),
                 self.datasets.queries(run),
                 k=run.score_k,
+                locate=run.locate,
             )
         except ChunkevalError as exc:  # anything else is a bug: traceback
             raise ChunkevalError(str(exc)) from None

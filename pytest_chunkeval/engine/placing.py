@@ -1,0 +1,149 @@
+"""Placing a retrieved text in the corpus: the one rule for texts a retriever
+returns (docs/concepts.md, "Placing a retriever's text").
+
+The text is searched in the document the retriever named (a ``(doc_id, text)``
+pair, a ``.doc_id`` attribute or ``metadata["doc_id"]``), else in every document,
+in stages: verbatim, then stripped of surrounding whitespace, then with whitespace
+ignored, then (``locate="normalized"`` only) normalized
+(:mod:`~pytest_chunkeval.core.normalize`). The first stage that finds it decides:
+exactly one occurrence is the text's span; several are refused as ambiguous, with
+the candidates listed, because picking one (the first, or one in the question's own
+document) could credit the retriever with text it did not retrieve.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from pytest_chunkeval.config.defaults import check_locate
+from pytest_chunkeval.core.locate import preview
+from pytest_chunkeval.engine.evaluate import EvaluationError
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.core.normalize import FoldedText
+    from pytest_chunkeval.data.corpus import Corpus
+
+SpanTuple = tuple[str, int, int]
+_SHOWN = 5  # candidates listed in an ambiguity error
+
+
+class PlacementError(EvaluationError):
+    """A retrieved text is not in the corpus, or is there more than once."""
+
+
+def _exact(text: str, needle: str) -> Iterator[tuple[int, int]]:
+    if not needle:
+        return
+    i = text.find(needle)
+    while i >= 0:
+        yield i, i + len(needle)
+        i = text.find(needle, i + 1)
+
+
+def _whitespace(text: str, needle: str) -> Iterator[tuple[int, int]]:
+    words = needle.split()
+    if not words:
+        return
+    pattern = re.compile(r"\s*".join(re.escape(w) for w in words))
+    for m in pattern.finditer(text):
+        yield m.start(), m.end()
+
+
+class Placer:
+    """Places retrieved texts in one corpus (``locate``: ``exact`` or
+    ``normalized``). Memoizes by text and named document (a chunk is often
+    retrieved for many questions); a document's normalized form is built once."""
+
+    def __init__(self, corpus: Corpus, locate: str = "exact") -> None:
+        self.corpus = corpus
+        self.locate = check_locate(locate)
+        self._folded: dict[str, FoldedText] = {}
+        self._memo: dict[tuple[str | None, str], SpanTuple | str] = {}
+
+    def _stages(self) -> list[tuple[str, Callable[[str, str], list[tuple[int, int]]]]]:
+        stages: list[tuple[str, Callable[[str, str], list[tuple[int, int]]]]] = [
+            ("verbatim", lambda d, n: list(_exact(self.corpus[d].text, n))),
+            (
+                "stripped",
+                lambda d, n: (
+                    list(_exact(self.corpus[d].text, n.strip()))
+                    if n.strip() != n
+                    else []
+                ),
+            ),
+            (
+                "with whitespace ignored",
+                lambda d, n: list(_whitespace(self.corpus[d].text, n)),
+            ),
+        ]
+        if self.locate == "normalized":
+            stages.append(("normalized", self._normalized))
+        return stages
+
+    def _normalized(self, doc_id: str, needle: str) -> list[tuple[int, int]]:
+        from pytest_chunkeval.core.normalize import fold, fold_needle
+
+        folded = self._folded.get(doc_id)
+        if folded is None:
+            folded = self._folded[doc_id] = fold(self.corpus[doc_id].text)
+        return folded.find_all(fold_needle(needle))
+
+    def place(self, text: str, doc_id: str | None, where: str) -> SpanTuple:
+        """The span of ``text`` (in ``doc_id`` when the retriever named it);
+        :class:`PlacementError` naming ``where`` when it is absent or ambiguous."""
+        key = (doc_id, text)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._search(text, doc_id)
+        if isinstance(found, str):
+            raise PlacementError(f"{where}: {found}")
+        return found
+
+    def _search(self, text: str, doc_id: str | None) -> SpanTuple | str:
+        if doc_id is not None and doc_id not in self.corpus:
+            return (
+                f"the retriever named document {doc_id!r}, which is not in the "
+                f"corpus (text {preview(text)})"
+            )
+        scope = [doc_id] if doc_id is not None else list(self.corpus.ids)
+        stages = self._stages()
+        for how, find in stages:
+            candidates = [(d, s, e) for d in scope for s, e in find(d, text)]
+            if len(candidates) == 1:
+                return candidates[0]
+            if candidates:
+                return self._ambiguous(text, doc_id, how, candidates)
+        tried = ", nor ".join(how for how, _ in stages[1:] if how != "stripped")
+        where = f"document {doc_id!r}" if doc_id is not None else "the corpus"
+        hint = (
+            ""
+            if self.locate == "normalized"
+            else "; if the retriever lower-cases or cleans its text, set "
+            "chunkeval_locate = normalized (or score(..., locate='normalized'))"
+        )
+        return (
+            f"retrieved text {preview(text)} was not found in {where} "
+            f"(not verbatim, nor {tried}){hint}"
+        )
+
+    def _ambiguous(
+        self, text: str, doc_id: str | None, how: str, candidates: list[SpanTuple]
+    ) -> str:
+        listed = ", ".join(f"{d} [{s}:{e}]" for d, s, e in candidates[:_SHOWN])
+        more = (
+            f" and {len(candidates) - _SHOWN} more" if len(candidates) > _SHOWN else ""
+        )
+        where = f"document {doc_id!r}" if doc_id is not None else "the corpus"
+        fix = (
+            "return (doc_id, start, end) spans"
+            if doc_id is not None
+            else "name its document (a (doc_id, text) pair, a .doc_id attribute or "
+            "metadata['doc_id']) or return (doc_id, start, end) spans"
+        )
+        return (
+            f"retrieved text {preview(text)} occurs {len(candidates)} times in "
+            f"{where} ({how}): {listed}{more}. Which one was retrieved is ambiguous: "
+            f"{fix}"
+        )
