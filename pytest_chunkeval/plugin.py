@@ -38,7 +38,6 @@ from pytest_chunkeval.config.options import (
     resolve_settings,
 )
 from pytest_chunkeval.errors import ChunkevalError
-from pytest_chunkeval.run.marker import MARKER_HELP
 
 if TYPE_CHECKING:
     from pytest_chunkeval.chunkers import Chunker
@@ -142,6 +141,9 @@ def _register(config: pytest.Config, kind: str, registry: Registry[Any]) -> None
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Standard library only (the marker's keywords and their validators).
+    from pytest_chunkeval.run.marker import MARKER_HELP
+
     config.addinivalue_line("markers", MARKER_HELP)
     try:
         config.stash[SETTINGS_KEY] = resolve_settings(
