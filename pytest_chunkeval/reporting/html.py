@@ -3,6 +3,7 @@ table and SVG charts."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,7 @@ border-bottom:1px solid #d8dee4;padding-bottom:4px}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
 th,td{padding:4px 8px;border-bottom:1px solid #eaeef2;text-align:right;
 white-space:nowrap}.table-wrap{overflow-x:auto}
-td:nth-child(-n+2){white-space:normal;overflow-wrap:anywhere}
+td:nth-child(-n+2){white-space:normal;overflow-wrap:break-word}
 th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}
 th{cursor:pointer;background:#f6f8fa;user-select:none}
 th.sorted-asc::after{content:" \\25B2"}th.sorted-desc::after{content:" \\25BC"}
@@ -106,6 +107,16 @@ _JS = """
 """
 
 
+_BREAK_AFTER = re.compile(r"(::|\[|-|/|,)")
+
+
+def breakable(text: str) -> str:
+    """Escaped ``text`` that may wrap after ``::``, ``[``, ``-``, ``/`` and ``,``
+    (``<wbr>``): a long test id breaks between its parts, not mid-word."""
+    # escaping leaves the separators as they are (no entity holds one)
+    return _BREAK_AFTER.sub(r"\1<wbr>", _esc(text))
+
+
 def _html_table(rows: Sequence[_Row]) -> str:
     headers, body = _result_rows(rows)
     head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
@@ -127,7 +138,8 @@ def _html_table(rows: Sequence[_Row]) -> str:
                 attrs += f' data-v="{value:.6g}"'
             elif i >= 2:
                 attrs += ' data-v="NaN"'
-            tds.append(f"<td{attrs}>{_esc(cell)}</td>")
+            shown = breakable(cell) if i < 2 else _esc(cell)
+            tds.append(f"<td{attrs}>{shown}</td>")
         lines.append("<tr>" + "".join(tds) + "</tr>")
     return (
         f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr>'

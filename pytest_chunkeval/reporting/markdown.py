@@ -24,7 +24,12 @@ GITHUB_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """One table cell from untrusted text (test ids, questions): a ``|`` or a line
+    break would end the cell or the row, and HTML (``<b>``, ``<img ...>``) would be
+    rendered by GitHub's job summary: all of it shows as the characters typed."""
+    text = " ".join(text.splitlines()) if text else text
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
 
 
 def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

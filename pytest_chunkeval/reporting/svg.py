@@ -3,6 +3,8 @@ size, and the history over commits. No plotting library."""
 
 from __future__ import annotations
 
+import colorsys
+import hashlib
 import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -15,18 +17,9 @@ from pytest_chunkeval.reporting.history import run_key, runs
 from pytest_chunkeval.reporting.rows import _Row
 
 BAR_METRICS = ("recall", "iou")
-PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-)
+LABEL_CHAR_WIDTH = 6.2
+"""Estimated width of one character of an 11px point label, in viewBox pixels."""
+LABEL_HEIGHT = 12.0
 
 
 def _esc(text: object) -> str:
@@ -142,11 +135,21 @@ class _Frame:
         )
 
 
+def config_color(label: str) -> str:
+    """The colour of a configuration: from a hash of its label alone, so it is the
+    same in every report (session or ``chunkeval report``) whatever else is shown.
+    Saturated and mid-dark: readable on white, told apart from grey text."""
+    digest = hashlib.sha256(label.encode("utf-8")).digest()
+    hue = int.from_bytes(digest[:2], "big") / 65536
+    lightness = (0.34, 0.42, 0.50)[digest[2] % 3]
+    if 0.1 < hue < 0.5:  # yellows and greens look light: darker for contrast
+        lightness -= 0.08
+    red, green, blue = colorsys.hls_to_rgb(hue, lightness, 0.72)
+    return "#" + "".join(f"{round(255 * c):02x}" for c in (red, green, blue))
+
+
 def _colors(labels: Iterable[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for label in labels:
-        out.setdefault(label, PALETTE[len(out) % len(PALETTE)])
-    return out
+    return {label: config_color(label) for label in labels}
 
 
 def _legend(colors: Mapping[str, str]) -> str:
@@ -198,6 +201,69 @@ def bars_svg(rows: Sequence[_Row], metric: str, colors: Mapping[str, str]) -> st
     return "\n".join(out)
 
 
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+
+
+def _overlaps(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def label_boxes(
+    frame: _Frame, centres: Sequence[tuple[float, float]], texts: Sequence[str]
+) -> list[tuple[Box, str]]:
+    """Where each point's label goes (its box and text-anchor): the first of the
+    places around the point that overlaps no label placed before it, no point and
+    stays inside the plot; failing all, stacked below the last free row."""
+    points = [(x - 6, y - 6, x + 6, y + 6) for x, y in centres]
+    placed: list[Box] = []
+    out: list[tuple[Box, str]] = []
+    right, bottom = frame.width - 2, frame.height - frame.bottom
+    for (cx, cy), text in zip(centres, texts, strict=True):
+        w, h = LABEL_CHAR_WIDTH * len(text), LABEL_HEIGHT
+        candidates = [
+            (cx + 8, cy - 8 - h, "start"),
+            (cx + 8, cy + 4, "start"),
+            (cx - 8 - w, cy - 8 - h, "end"),
+            (cx - 8 - w, cy + 4, "end"),
+            (cx - w / 2, cy - 10 - h, "middle"),
+            (cx - w / 2, cy + 10, "middle"),
+        ]
+        # then further away above and below, one label height at a time
+        for step in range(1, 12):
+            for sign in (-1, 1):
+                y = cy - h / 2 + sign * (10 + h / 2 + step * (h + 1))
+                candidates.append((cx + 8, y, "start"))
+                candidates.append((cx - 8 - w, y, "end"))
+        chosen = None
+        for x0, y0, anchor in candidates:
+            box = (x0, y0, x0 + w, y0 + h)
+            inside = box[0] >= 2 and box[2] <= right and box[1] >= 2
+            inside = inside and box[3] <= bottom
+            if inside and not any(_overlaps(box, o) for o in placed + points):
+                chosen = (box, anchor)
+                break
+        if chosen is None:  # crowded beyond the candidates: at least not on a label
+            y0 = max((b[3] for b in placed), default=cy) + 1
+            chosen = ((cx + 8, y0, cx + 8 + w, y0 + h), "start")
+        placed.append(chosen[0])
+        out.append(chosen)
+    return out
+
+
+def _point_labels(
+    frame: _Frame, centres: Sequence[tuple[float, float]], texts: Sequence[str]
+) -> list[str]:
+    out = []
+    places = label_boxes(frame, centres, texts)
+    for (box, anchor), text in zip(places, texts, strict=True):
+        x = {"start": box[0], "end": box[2], "middle": (box[0] + box[2]) / 2}[anchor]
+        out.append(
+            f'<text class="point-label" x="{x:.1f}" y="{box[3] - 2:.1f}" '
+            f'text-anchor="{anchor}">{_esc(text)}</text>'
+        )
+    return out
+
+
 def _short_label(text: str, width: int = 22) -> str:
     stem = text.rsplit(".", 1)[0] if "." in text else text
     return clip(stem, width)
@@ -219,19 +285,19 @@ def scatter_svg(rows: Sequence[_Row], x_metric: str, colors: Mapping[str, str]) 
     x_name = header(x_metric)
     out = frame.open(f"Recall vs {x_name} (%)", "scatter")
     out += frame.y_axis("Recall %") + frame.x_axis_numeric(f"{x_name} %")
+    centres = []
     for row, xv, yv in points:
         assert xv is not None
         assert yv is not None
         cx, cy = frame.x(100 * xv), frame.y(100 * yv)
+        centres.append((cx, cy))
         out.append(
             f'<circle class="mark" cx="{cx:.1f}" cy="{cy:.1f}" r="6" '
             f'fill="{colors[row.label]}"><title>{_esc(row.label)}: recall '
             f"{pct(yv)}%, {_esc(x_name)} {pct(xv)}%</title></circle>"
         )
-        out.append(
-            f'<text class="point-label" x="{cx + 8:.1f}" y="{cy - 8:.1f}">'
-            f"{_esc(_short_label(row.chunker, 28))}</text>"
-        )
+    texts = [_short_label(row.chunker, 28) for row, _, _ in points]
+    out += _point_labels(frame, centres, texts)
     out += [frame.baseline(), "</svg>"]
     return "\n".join(out)
 
@@ -273,7 +339,7 @@ def history_svg(
                 f'rotate(-30)" text-anchor="end">{_esc(keys[i][0])}</text>'
             )
     for label, points in series.items():
-        color = colors.get(label, PALETTE[0])
+        color = colors.get(label) or config_color(label)
         ordered = sorted(points.items())
         coords = [
             (_commit_x(frame, i, len(keys)), frame.y(100 * v)) for i, (v, _) in ordered
@@ -347,9 +413,8 @@ def pareto_svg(rows: Sequence[_Row], colors: Mapping[str, str]) -> str:
             f"<title>{_esc(row.label)}: recall {pct(yv)}%, "
             f"{float(xv or 0):.0f} units sent per query{budget}</title></circle>"
         )
-        out.append(
-            f'<text class="point-label" x="{cx + 8:.1f}" y="{cy - 8:.1f}">'
-            f"{_esc(_short_label(row.chunker, 28))}</text>"
-        )
+    centres = [(frame.x(x), frame.y(y)) for x, y in coords]
+    texts = [_short_label(row.chunker, 28) for row, _, _ in points]
+    out += _point_labels(frame, centres, texts)
     out += [frame.baseline(), "</svg>"]
     return "\n".join(out)
