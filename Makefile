@@ -10,7 +10,7 @@ LINTED := pytest_chunkeval tests benchmarks example_project docs/hooks
 # claims (pyenv interpreters here; the CPU torch wheel is at hand for 3.11 only).
 COMPAT_PYTHONS ?= 3.10 3.12 3.13
 
-.PHONY: venv demo test lint unit compat docs clean
+.PHONY: venv demo test lint unit compat docs docs-gen clean
 
 venv: $(STAMP)
 
@@ -53,6 +53,11 @@ compat: $(foreach v,$(COMPAT_PYTHONS),.venv-$(v)/.installed)
 # Without -q: mkdocs stops counting warnings under -q and --strict would pass.
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir site
+
+# The generated sections of docs/*.md (options, CLI help, includes...), written
+# between their begin/end markers; tests/test_docs_generated.py fails when stale.
+docs-gen: $(STAMP)
+	$(BIN)/python -m docs.hooks.generate
 
 test: lint unit compat docs
 

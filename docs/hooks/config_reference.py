@@ -1,7 +1,7 @@
-"""MkDocs hook: reference tables generated from the plugin's own definitions.
+"""The renderers of the docs' generated sections, from the plugin's own definitions.
 
-Pages hold directives (HTML comments, invisible if the hook is not run) that this
-hook replaces at build time, so the docs cannot drift from the code:
+``generate.py`` (``make docs-gen``) writes their output into the committed pages,
+between a directive's begin and end markers, so the docs cannot drift from the code:
 
 ``<!-- chunkeval:options -->``
     every ini key, ``--chunkeval-*`` flag and ``chunkeval`` command flag of the
@@ -22,9 +22,7 @@ hook replaces at build time, so the docs cannot drift from the code:
     ``optional``: a missing file gives a note instead of failing the build).
 
 An unknown directive, a missing file or a ``from``/``to`` that matches nothing fails
-the build with the page's name.
-
-Wired in ``mkdocs.yml`` under ``hooks:``; built with ``mkdocs build --strict``.
+with the page's name.
 """
 
 from __future__ import annotations
@@ -35,11 +33,8 @@ import logging
 import os
 import re
 import shlex
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from mkdocs.exceptions import PluginError
 
 # A warning here fails `mkdocs build --strict`: used when the code has something
 # the generated pages cannot describe.
@@ -129,7 +124,10 @@ def render_options() -> str:
         names, attrs = flag if flag is not None else ((), {})
         # ini key above its flag(s): a narrow first column leaves room for help.
         where = [_code(str(key)) if ini is not None else "(no ini key)"]
-        where += [_code(n) for n in names] or ["(no flag)"]
+        # --flag=VALUE: pytest reads a path given after a space as a test path
+        # when it picks its rootdir (docs/troubleshooting.md).
+        value = "" if _switch(option, attrs) else "=" + _metavar(option, attrs)
+        where += [_code(n + value) for n in names] or ["(no flag)"]
         where += [_code(f) for f in cli.get(str(key), [])]
         default = _default(option, attrs, ini)
         rows.append(
@@ -179,14 +177,17 @@ def attrs_help(
 def _value_text(option: Any, attrs: dict[str, Any], ini: dict[str, Any] | None) -> str:
     if _switch(option, attrs):
         return "`true`/`false` (the flag takes no value)" if ini else "(switch)"
-    metavar = getattr(option, "metavar", None) or attrs.get("metavar") or "VALUE"
-    text = _code(str(metavar))
+    text = _code(_metavar(option, attrs))
     ini_type = ini.get("type") if ini else None
     if ini_type in ("args", "linelist"):
         text += " (list)"
     if getattr(option, "multiple", False) or attrs.get("action") == "append":
         text += ", flag repeatable"
     return text
+
+
+def _metavar(option: Any, attrs: dict[str, Any]) -> str:
+    return str(getattr(option, "metavar", None) or attrs.get("metavar") or "VALUE")
 
 
 def _is_switch(attrs: dict[str, Any]) -> bool:
@@ -385,43 +386,3 @@ def _find(lines: list[str], needle: str, start: int, where: str) -> int:
         if needle in lines[i]:
             return i
     raise ValueError(f"include: {needle!r} not found in {where}")
-
-
-# --------------------------------------------------------------------- hook
-
-_RENDERERS: dict[str, Callable[[str], str]] = {
-    "chunkeval:options": lambda _: render_options(),
-    "chunkeval:marker": lambda _: render_marker(),
-    "chunkeval:cli": lambda _: render_cli(),
-    "chunkeval:hookspecs": lambda _: render_hookspecs(),
-    "chunkeval:forms": lambda args: render_forms(args.strip()),
-    "chunkeval:spec-grammar": lambda _: render_spec_grammar(),
-    "include:": render_include,
-}
-
-
-def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
-    """Replace every directive of the page with its generated Markdown."""
-
-    def replace(match: re.Match[str]) -> str:
-        name, args = match.group(1), match.group(2)
-        renderer = _RENDERERS.get(name)
-        if renderer is None:
-            raise PluginError(
-                f"{page.file.src_uri}: unknown directive <!-- {name} --> "
-                f"(known: {', '.join(_RENDERERS)})"
-            )
-        try:
-            return renderer(args)
-        except (ValueError, ImportError) as exc:
-            raise PluginError(f"{page.file.src_uri}: {exc}") from exc
-
-    return _DIRECTIVE.sub(replace, markdown)
-
-
-def on_serve(server: Any, config: Any, builder: Any) -> Any:
-    """``mkdocs serve``: rebuild when the plugin's definitions or the example
-    project change."""
-    for watched in ("pytest_chunkeval", "example_project"):
-        server.watch(str(ROOT / watched))
-    return server
