@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from pytest_chunkeval.data.corpus import Corpus
     from pytest_chunkeval.data.queries import QuerySet
     from pytest_chunkeval.embedders.base import Embedder
-    from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.run.evaluator import Evaluator
     from pytest_chunkeval.run.marker import MarkerOptions
     from pytest_chunkeval.run.session import ChunkevalSession
@@ -211,18 +210,54 @@ def chunkeval(request: pytest.FixtureRequest) -> Evaluator:
     item = request.node
     callspec = getattr(item, "callspec", None)
     chunker = callspec.params.get("chunkeval_chunker") if callspec else None
+    marker = item.stash.get(MARKER_KEY, None)
+    question = getattr(request, "param", None)
+    if marker is not None and marker.per_question and question is None:
+        _fail(
+            f"{item.nodeid}: per_question=True parametrizes the chunkeval fixture "
+            "by question; it cannot be requested dynamically"
+        )
     from pytest_chunkeval.run.evaluator import Evaluator
 
     evaluator = Evaluator.for_test(
         _session(request.config),
         item.nodeid,
-        item.stash.get(MARKER_KEY, None),
+        marker,
         path=item.path,
         chunker=chunker,
         fail=_fail,
+        question=question,
+        group=_question_group(item) if question is not None else (),
     )
     item.stash[EVALUATOR_KEY] = evaluator
     return evaluator
+
+
+def _question_group(item: pytest.Function) -> tuple[object, ...]:
+    """What the items of one per-question test share: the test function and its
+    other parameters (the objects themselves: ids may be escaped or repeated)."""
+    params = item.callspec.params
+    others = sorted((n, id(v)) for n, v in params.items() if n != "chunkeval")
+    return (item.nodeid.partition("[")[0], tuple(others))
+
+
+def _parametrize_questions(metafunc: pytest.Metafunc) -> None:
+    """``per_question=True``: the chunkeval fixture over the query set's ids."""
+    marks = [(m.args, m.kwargs) for m in metafunc.definition.iter_markers("chunkeval")]
+    if not any(kwargs.get("per_question") for _, kwargs in marks):
+        return
+    from pytest_chunkeval.run.marker import parse_marker
+    from pytest_chunkeval.run.per_question import question_ids
+
+    nodeid = metafunc.definition.nodeid
+    marker = _or_fail(lambda: parse_marker(marks, nodeid))
+    if "chunkeval" not in metafunc.fixturenames:
+        _fail(
+            f"{nodeid}: @pytest.mark.chunkeval(per_question=True) makes one item "
+            "per question of the chunkeval fixture: request it"
+        )
+    ids = _or_fail(lambda: question_ids(_session(metafunc.config), marker))
+    metafunc.parametrize("chunkeval", ids, ids=ids, indirect=True)
 
 
 def _parametrized_by_user(metafunc: pytest.Metafunc) -> bool:
@@ -236,6 +271,7 @@ def _parametrized_by_user(metafunc: pytest.Metafunc) -> bool:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    _parametrize_questions(metafunc)
     if "chunkeval_chunker" not in metafunc.fixturenames:
         return
     if _parametrized_by_user(metafunc):
@@ -265,8 +301,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     _fail(message)
 
 
-def _record_properties(item: pytest.Item, results: list[EvalResult]) -> None:
-    for result in results:
+def _record_properties(item: pytest.Item, evaluator: Evaluator | None) -> None:
+    if evaluator is not None and evaluator.question is not None:
+        from pytest_chunkeval.run.per_question import question_report
+
+        properties, text = question_report(evaluator)
+        item.user_properties += properties
+        item.add_report_section("call", "chunkeval", text)
+        return
+    for result in evaluator.results if evaluator else []:
         item.user_properties.append(("chunkeval.config", result.describe()))
         for metric, stats in result.metrics.items():
             if stats.mean == stats.mean:  # NaN: undefined (precision_omega of score)
@@ -287,10 +330,12 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         raise
     finally:
         evaluator = item.stash.get(EVALUATOR_KEY, None)
-        _record_properties(item, evaluator.results if evaluator else [])
+        _record_properties(item, evaluator)
     marker = item.stash.get(MARKER_KEY, None)
     message = None
-    if marker is not None and (marker.thresholds or marker.baseline):
+    if marker is not None and (
+        marker.thresholds or marker.baseline or marker.per_question
+    ):
         from pytest_chunkeval.run.evaluator import after_test
 
         message = after_test(item.nodeid, marker, evaluator)

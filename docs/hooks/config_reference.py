@@ -225,12 +225,17 @@ _MARKER_MEANINGS = {
     "baseline": "`True`: compare every result the test produced with its baseline "
     "file after the test, as `chunkeval.check_baseline(result)` does (see "
     "[baselines](../baselines.md)).",
+    "per_question": "`True`: one test item per question of the query set (ids "
+    "from query ids), the test's results evaluated once and each item judged on "
+    "its own question only (see [one test case per question]"
+    "(../ci.md#one-test-case-per-question)).",
 }
 """Keywords that are neither a setting nor a threshold. A new keyword without an
 entry here (or a docstring on its validator) fails the strict build."""
 
 _MARKER_VALUES = {
     "baseline": "bool",
+    "per_question": "bool",
     "corpus": "path, glob, or list of them",
     "queries": "path",
     "benchmark": "name",
@@ -245,11 +250,21 @@ _MARKER_VALUES = {
 
 def render_marker() -> str:
     from pytest_chunkeval.config.options import OPTIONS_BY_NAME
-    from pytest_chunkeval.run.marker import MARKER_KEYWORDS, THRESHOLDS
+    from pytest_chunkeval.run.marker import (
+        MARKER_KEYWORDS,
+        QUESTION_THRESHOLDS,
+        THRESHOLDS,
+    )
 
     rows = ["| keyword | value | meaning |", "|---|---|---|"]
     for key, validator in MARKER_KEYWORDS.items():
-        if key in THRESHOLDS:
+        if key in QUESTION_THRESHOLDS:
+            value = "number in [0, 1]"
+            meaning = (
+                f"with `per_question=True`: fail the item if its question's "
+                f"{QUESTION_THRESHOLDS[key]} is below this"
+            )
+        elif key in THRESHOLDS:
             value = "number in [0, 1]"
             meaning = (
                 f"fail the test if the mean {THRESHOLDS[key]} of any result it "

@@ -47,6 +47,8 @@ class Evaluator:
         path: Path | None = None,
         default_chunker: object = None,
         fail: Callable[[str], NoReturn] = _fail,
+        question: str | None = None,
+        group: tuple[object, ...] = (),
     ) -> None:
         self.session = session
         self.config = config
@@ -60,6 +62,16 @@ class Evaluator:
         self._fail = fail
         self._checked: list[EvalResult] = []
         self._begun = False
+        self.question = question
+        """``per_question``: this item's query id (run/per_question.py)."""
+        self._group = group
+        self._calls = 0
+        self.record_as = nodeid
+        """The test id results are recorded under (a per-question item: its test)."""
+        if question is not None:
+            from pytest_chunkeval.run.per_question import group_nodeid
+
+            self.record_as = group_nodeid(nodeid, question)
 
     @classmethod
     def for_test(
@@ -71,8 +83,12 @@ class Evaluator:
         path: str | os.PathLike[str] | None = None,
         chunker: object = None,
         fail: Callable[[str], NoReturn] = _fail,
+        question: str | None = None,
+        group: tuple[object, ...] = (),
     ) -> Evaluator:
-        """The evaluator for one test (``chunker``: its ``chunkeval_chunker``)."""
+        """The evaluator for one test (``chunker``: its ``chunkeval_chunker``;
+        ``question``: a per-question item's query id, ``group``: what identifies
+        its test and other parameters)."""
         run = RunConfig.from_settings(session.settings, marker)
         return cls(
             session,
@@ -82,7 +98,27 @@ class Evaluator:
             path=None if path is None else Path(path),
             default_chunker=chunker,
             fail=fail,
+            question=question,
+            group=group,
         )
+
+    def _shared(
+        self, signature: tuple[object, ...], compute: Callable[[], EvalResult]
+    ) -> EvalResult:
+        """``compute()``, or for a per-question item the result the test's first
+        item got from the same call (run/per_question.py)."""
+        __tracebackhide__ = True
+        if self.question is None:
+            return self._or_fail(compute)
+        self._calls += 1
+        from pytest_chunkeval.run.shared import component_signature
+
+        key = (self.config.key, *(component_signature(v) for v in signature))
+        result, reused = self._or_fail(
+            lambda: self.session.shared.get(self._group, self._calls, key, compute)
+        )
+        self.session.reused += reused
+        return result
 
     def __repr__(self) -> str:
         return f"<chunkeval evaluator for {self.nodeid}>"
@@ -139,15 +175,16 @@ class Evaluator:
             except argparse.ArgumentTypeError as exc:
                 raise ConfigError(str(exc)) from None
         chosen = chunker
-        result = self._or_fail(
+        result = self._shared(
+            ("evaluate", chosen, k, budget, label),
             lambda: self.session.evaluate(
                 self.config,
                 chosen,
-                nodeid=self.nodeid,
+                nodeid=self.record_as,
                 k=k,
                 budget=budget,
                 label=label,
-            )
+            ),
         )
         self.results.append(result)
         return result
@@ -171,8 +208,11 @@ class Evaluator:
             run = dataclasses.replace(
                 run, locate=self._or_fail(lambda: check_locate(locate))
             )
-        result = self._or_fail(
-            lambda: self.session.score(run, retriever, nodeid=self.nodeid, label=label)
+        result = self._shared(
+            ("score", retriever, label, run.locate),
+            lambda: self.session.score(
+                run, retriever, nodeid=self.record_as, label=label
+            ),
         )
         self.results.append(result)
         return result
@@ -206,15 +246,16 @@ class Evaluator:
                 "of relationships (k='min' is defined for chunks only)"
             )
         chosen = chunker
-        result = self._or_fail(
+        result = self._shared(
+            ("relationships", chosen, extractor, depth, label),
             lambda: self.session.relationships(
                 self.config,
                 chosen,
                 extractor,
-                nodeid=self.nodeid,
+                nodeid=self.record_as,
                 k=depth,
                 label=label,
-            )
+            ),
         )
         self.results.append(result)
         return result
@@ -347,6 +388,10 @@ def after_test(
 ) -> str | None:
     """The marker's checks once the test body passed: thresholds, then baselines
     (``baseline=True``); the failure text, or None."""
+    if marker.per_question and evaluator is not None:
+        from pytest_chunkeval.run.per_question import check_question
+
+        return check_question(evaluator)
     results = evaluator.results if evaluator is not None else []
     if marker.thresholds:
         message = check_thresholds(nodeid, marker.thresholds, results)

@@ -23,6 +23,11 @@ from pytest_chunkeval.errors import ConfigError
 
 THRESHOLDS: dict[str, str] = thresholds()
 """Threshold keyword -> metric (``min_recall`` -> ``recall``), from the metric table."""
+QUESTION_THRESHOLDS: dict[str, str] = {
+    f"min_question_{metric}": metric for metric in THRESHOLDS.values()
+}
+"""Per-question threshold keyword -> metric (``min_question_recall`` -> ``recall``):
+with ``per_question=True``, each item's own question must reach it."""
 
 
 class MarkerError(ConfigError):
@@ -133,6 +138,8 @@ MARKER_KEYWORDS: dict[str, Callable[[object], Any]] = {
     "locate": _marker_locate,
     **dict.fromkeys(THRESHOLDS, _marker_fraction),
     "baseline": _marker_bool,
+    "per_question": _marker_bool,
+    **dict.fromkeys(QUESTION_THRESHOLDS, _marker_fraction),
 }
 """Every keyword ``@pytest.mark.chunkeval`` accepts, with its validator."""
 
@@ -154,6 +161,10 @@ class MarkerOptions:
     """metric -> minimum mean."""
     baseline: bool = False
     """Compare every result the test produced with its baseline, after the test."""
+    per_question: bool = False
+    """One test item per question of the query set (run/per_question.py)."""
+    question_thresholds: Mapping[str, float] = field(default_factory=dict)
+    """metric -> minimum value of each item's own question (``per_question``)."""
 
 
 def parse_marker(
@@ -192,8 +203,29 @@ def parse_marker(
                 merged.pop("benchmark" if key == "corpus" else "corpus", None)
             merged[key] = parsed
     thresholds = {THRESHOLDS[k]: merged.pop(k) for k in list(merged) if k in THRESHOLDS}
+    own = {
+        QUESTION_THRESHOLDS[k]: merged.pop(k)
+        for k in list(merged)
+        if k in QUESTION_THRESHOLDS
+    }
     baseline = bool(merged.pop("baseline", False))
-    return MarkerOptions(merged, thresholds, baseline)
+    per_question = bool(merged.pop("per_question", False))
+    if own and not per_question:
+        raise MarkerError(
+            f"{test}: @pytest.mark.chunkeval("
+            + ", ".join(f"min_question_{m}=" for m in own)
+            + ") judges each question in its own test item: add per_question=True"
+        )
+    if per_question and thresholds:
+        stated = ", ".join(f"min_{m}=" for m in thresholds)
+        raise MarkerError(
+            f"{test}: @pytest.mark.chunkeval(per_question=True, {stated}): {stated} "
+            "states a minimum mean over the whole query set, which one question's "
+            "item cannot judge; state each question's minimum with "
+            + ", ".join(f"min_question_{m}=" for m in thresholds)
+            + ", or check the means in a test without per_question"
+        )
+    return MarkerOptions(merged, thresholds, baseline, per_question, own)
 
 
 def _naming(key: str, message: str) -> str:

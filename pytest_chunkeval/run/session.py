@@ -28,6 +28,7 @@ from pytest_chunkeval.run.components import Components, Register, _judge
 from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.datasets import Datasets
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow, write_outputs
+from pytest_chunkeval.run.shared import SharedCalls
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult
@@ -76,6 +77,8 @@ class ChunkevalSession:
         self.asked: set[str] = set()
         """Metrics a marker threshold named: the terminal table shows them."""
         self._memo: dict[tuple[object, ...], EvalResult] = {}
+        self.shared = SharedCalls()
+        """Results the items of per-question tests share (run/per_question.py)."""
         self._errors: dict[tuple[object, ...], str] = {}
         self.datasets = Datasets()
         """The corpus and query sets read so far."""

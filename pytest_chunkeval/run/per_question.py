@@ -1,0 +1,244 @@
+"""``@pytest.mark.chunkeval(per_question=True)``: one test item per question.
+
+The plugin parametrizes the ``chunkeval`` fixture of such a test over the query
+ids of its query set (:func:`question_ids`). Every item runs the test body, but its
+``chunkeval`` calls are evaluated once: the first item of a test (and of its other
+parameters) that runs in a process evaluates them, the others replay those results,
+matched by call order and arguments (run/shared.py). Each item is then judged on its
+own question only (:func:`check_question`): its ``min_question_<metric>``
+thresholds and, with ``baseline=True``, whether its question flipped from retrieved
+(recall > 0) to missed (recall 0) against the item's own baseline file. A mean
+threshold (``min_recall``) judges a whole set and is refused with ``per_question``
+(run/marker.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_chunkeval.core.locate import preview
+from pytest_chunkeval.run.config import RunConfig
+from pytest_chunkeval.run.marker import MarkerOptions
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.engine.results import EvalResult, QueryRecord
+    from pytest_chunkeval.run.evaluator import Evaluator
+    from pytest_chunkeval.run.session import ChunkevalSession
+
+
+def question_ids(session: ChunkevalSession, marker: MarkerOptions) -> list[str]:
+    """The query ids of the test's query set (settings with its marker on top)."""
+    run = RunConfig.from_settings(session.settings, marker)
+    return [q.id for q in session.datasets.queries(run)]
+
+
+def group_nodeid(nodeid: str, question: str) -> str:
+    """The test's node id without the question's part of its parameter id:
+    ``t.py::test_x[recursive:200:0-q1]`` -> ``t.py::test_x[recursive:200:0]``
+    (the node id itself when pytest escaped the id beyond recognition)."""
+    head, bracket, params = nodeid.partition("[")
+    if not bracket or not params.endswith("]"):
+        return nodeid
+    inner = params[:-1]
+    if inner == question:
+        return head
+    for before, after in ((f"{question}-", ""), ("", f"-{question}")):
+        if before and inner.startswith(before):
+            return f"{head}[{inner[len(before) :]}]"
+        if after and inner.endswith(after):
+            return f"{head}[{inner[: -len(after)]}]"
+    middle = f"-{question}-"
+    if middle in inner:
+        return f"{head}[{inner.replace(middle, '-', 1)}]"
+    return nodeid
+
+
+def question_of(result: EvalResult, question: str) -> QueryRecord:
+    for record in result.queries:
+        if record.id == question:
+            return record
+    raise KeyError(question)
+
+
+def slice_result(result: EvalResult, question: str) -> EvalResult:
+    """``result`` restricted to one question: its metrics are that question's
+    values, and its query hash covers that question only (a question added to
+    the set leaves the other items' baselines comparable)."""
+    from pytest_chunkeval.core.metrics import MetricStats
+
+    record = question_of(result, question)
+
+    def stats(metric: str) -> MetricStats:
+        value = record.metric(metric)
+        if math.isnan(value):
+            return MetricStats(math.nan, math.nan, 0)
+        return MetricStats(value, 0.0, 1)
+
+    metrics = {m: stats(m) for m in result.metrics}
+    blob = json.dumps(
+        [record.id, record.question, record.doc_id, record.excerpts],
+        separators=(",", ":"),
+    )
+    return dataclasses.replace(
+        result,
+        queries=[record],
+        metrics=metrics,
+        groups={record.doc_id: dict(metrics)},
+        queries_hash=hashlib.sha256(blob.encode()).hexdigest(),
+        stages={},
+        loss={},
+        # What this question retrieved, not the whole run's chunks: another
+        # question's change leaves this item's baseline file as it is.
+        chunks={
+            "count": len(record.retrieved),
+            "mean_units": record.retrieved_units / max(1, len(record.retrieved)),
+        },
+    )
+
+
+def recall_metric(result: EvalResult) -> str:
+    """The metric that says whether a question was retrieved."""
+    return "recall" if "recall" in result.metrics else "rel_recall"
+
+
+def _values(record: QueryRecord, metrics: Sequence[str]) -> str:
+    parts = []
+    for metric in metrics:
+        value = record.metric(metric)
+        parts.append(f"{metric} {'-' if math.isnan(value) else f'{value:.3f}'}")
+    return ", ".join(parts)
+
+
+def question_report(evaluator: Evaluator) -> tuple[list[tuple[str, str]], str]:
+    """A per-question item's JUnit properties (``chunkeval.question``, then per
+    result its configuration and the question's metrics) and its report section
+    (one line per result: the question's metrics)."""
+    question = evaluator.question
+    assert question is not None
+    properties = [("chunkeval.question", question)]
+    lines = []
+    for result in evaluator.results:
+        record = question_of(result, question)
+        properties.append(("chunkeval.config", result.describe()))
+        for metric in result.metrics:
+            value = record.metric(metric)
+            if not math.isnan(value):
+                properties.append((f"chunkeval.{metric}", f"{value:.4f}"))
+        shown = [m for m in _SHOWN if m in result.metrics]
+        lines.append(
+            f"{record.id} {preview(record.question, 70)} [{result.label}]: "
+            f"{_values(record, shown)}"
+        )
+    return properties, "\n".join(lines)
+
+
+_SHOWN = ("recall", "precision", "iou", "rel_recall", "context_relevance")
+
+
+def check_question(evaluator: Evaluator) -> str | None:
+    """The item's own checks once its body passed: its question's thresholds,
+    then (``baseline=True``) its baseline and a flip from retrieved to missed.
+    The failure text, or None."""
+    marker, nodeid, question = evaluator.marker, evaluator.nodeid, evaluator.question
+    assert question is not None
+    if not evaluator.results:
+        return (
+            f"{nodeid}: @pytest.mark.chunkeval(per_question=True) judges the "
+            "question's share of the test's results, but the test produced none: "
+            "call chunkeval.evaluate(...) or chunkeval.score(...)"
+        )
+    failures = []
+    for result in evaluator.results:
+        record = question_of(result, question)
+        for metric, minimum in marker.question_thresholds.items():
+            if metric not in result.metrics:
+                continue  # a chunk result has no rel_recall, and vice versa
+            value = record.metric(metric)
+            if math.isnan(value) or value < minimum:
+                failures.append(_below(result, record, metric, value, minimum))
+    if failures:
+        stated = ", ".join(
+            f"min_question_{m}={v:g}" for m, v in marker.question_thresholds.items()
+        )
+        head = f"{nodeid}: @pytest.mark.chunkeval({stated}) not met"
+        return "\n\n".join([head, *failures])
+    if marker.baseline:
+        return _check_baselines(evaluator, question)
+    return None
+
+
+def _below(
+    result: EvalResult, record: QueryRecord, metric: str, value: float, minimum: float
+) -> str:
+    shown = "undefined" if math.isnan(value) else f"{value:.3f}"
+    head = (
+        f"question {record.id} {preview(record.question, 70)} [{result.label}]: "
+        f"{metric} {shown} < {minimum:g}"
+    )
+    return "\n".join([head, *_evidence(result, record)])
+
+
+def _evidence(result: EvalResult, record: QueryRecord) -> list[str]:
+    """The question's excerpts (with how much of each was retrieved) and its
+    first retrieved chunks, one line each."""
+    lines = []
+    if result.corpus is not None:
+        for i, excerpt in enumerate(record.excerpts):
+            covered = (
+                record.excerpt_coverage[i] if i < len(record.excerpt_coverage) else 0
+            )
+            lines.append(
+                f"  excerpt {i + 1} ({excerpt[0]}, {covered:.0%} retrieved): "
+                f"{preview(result.text(excerpt), 80)}"
+            )
+        for rank, span in enumerate(record.retrieved[:3]):
+            lines.append(
+                f"  retrieved #{rank + 1} ({span[0]}): {preview(result.text(span), 80)}"
+            )
+    return lines
+
+
+def _check_baselines(evaluator: Evaluator, question: str) -> str | None:
+    """Each result's slice against the item's baseline file (written, not
+    compared, under ``--chunkeval-update``): nothing but a flip from retrieved to
+    missed fails; a drop that leaves the question retrieved is reported, not
+    failed (the whole set's gate is the place for it)."""
+    from pytest_chunkeval.gate.baseline import Baseline, BaselineError
+
+    store = evaluator.session.baselines
+    failures = []
+    for result in evaluator.results:
+        part = slice_result(result, question)
+        try:
+            outcome = evaluator.check_baseline(part, tolerance={"*": None})
+        except BaselineError as exc:
+            failures.append(str(exc))
+            continue
+        if store.update or outcome.status not in ("passed", "improved"):
+            continue
+        metric = recall_metric(result)
+        path = Path(evaluator.config.rootdir) / outcome.path
+        before = Baseline.load(path).queries.get(question, {}).get(metric)
+        record = question_of(result, question)
+        after = record.metric(metric)
+        if before is not None and before > 0 and after == 0:
+            message = (
+                f"{evaluator.nodeid}: question {question} flipped from retrieved "
+                f"to missed: {metric} {before:.4f} in {outcome.path}, 0 now "
+                f"[{result.label}]\n  question: {preview(record.question, 70)}\n"
+                + "\n".join(_evidence(result, record))
+                + "\nIf the change is intended, re-record the baseline:\n  "
+                + store.command(evaluator.nodeid)
+            )
+            index = next(i for i, o in enumerate(store.outcomes) if o is outcome)
+            store.outcomes[index] = dataclasses.replace(
+                outcome, status="regressed", message=message
+            )
+            failures.append(message)
+    return "\n\n".join(failures) or None

@@ -1,0 +1,47 @@
+"""Results shared by the items of a per-question test (run/per_question.py):
+the first item that makes a ``chunkeval`` call evaluates it, the others replay it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.engine.results import EvalResult
+
+Signature = tuple[object, ...]
+
+
+class SharedCalls:
+    """One session's evaluations shared by the items of per-question tests:
+    (test, call number) -> (the call's arguments, its result)."""
+
+    def __init__(self) -> None:
+        self._results: dict[tuple[object, ...], tuple[Signature, EvalResult]] = {}
+
+    def get(
+        self,
+        group: tuple[object, ...],
+        call: int,
+        signature: Signature,
+        compute: Callable[[], EvalResult],
+    ) -> tuple[EvalResult, bool]:
+        """The result of the test's ``call``-th chunkeval call, computed by the
+        first item that makes it with these arguments; (result, reused)."""
+        key = (*group, call)
+        known = self._results.get(key)
+        if known is not None and known[0] == signature:
+            return known[1], True
+        result = compute()  # first item, or a body whose calls differ by item
+        self._results[key] = (signature, result)
+        return result, False
+
+
+def component_signature(value: object) -> object:
+    """What names a chunker, retriever or extractor across the items of a test:
+    its spec string, else its qualified name (a lambda in the test body is a new
+    object in every item, but the same code)."""
+    if isinstance(value, str):
+        return ("spec", value)
+    name = getattr(value, "__qualname__", None) or type(value).__qualname__
+    return ("object", getattr(value, "__module__", None), str(name))
