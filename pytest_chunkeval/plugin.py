@@ -436,6 +436,7 @@ def pytest_terminal_summary(
         evaluations=session.evaluations,
         reused=session.reused,
         extra=session.summary_metrics(),
+        verdicts=session.end.verdicts if session.end else None,
     ) + render_end(session.end)
     if lines:
         terminalreporter.write_sep("-", "chunkeval")

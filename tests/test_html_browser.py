@@ -225,3 +225,73 @@ def test_a_budget_sweep_draws_its_pareto_front(
     pareto = re.search(r'<svg class="plot plot-pareto".*?</svg>', proc.stdout, re.S)
     assert pareto is not None
     assert pareto.group(0).count('class="mark') == 4  # one point per chunk size
+
+
+def test_a_regression_comes_first_with_its_status_delta_and_flips(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A run with one regression through the plugin (issue 13): in the page the
+    browser built, the regressed row is the results table's first, its status
+    cell says REGRESSED and is drawn in colour, the gated recall shows its change
+    and interval, and the flipped questions are listed."""
+    from support.plugin_project import run, write_project
+    from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, KEEP
+    from test_plugin_verdicts import VERDICT_TESTS
+
+    monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
+    monkeypatch.delenv(KEEP, raising=False)
+    write_project(pytester.path, BASELINE_INI, conftest=BASELINE_CONFTEST)
+    pytester.makepyfile(test_rag=VERDICT_TESTS)
+    run(pytester, "--chunkeval-update").assert_outcomes(passed=3)
+    monkeypatch.setenv(KEEP, "Pets")
+    run(pytester, "--chunkeval-html=report.html").assert_outcomes(passed=2, failed=1)
+    page = pytester.path / "report.html"
+
+    proc = _chromium(
+        tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri()
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = proc.stdout
+    assert 'id="chunkeval-status"' in dom  # the script ran to its end
+    verdict = re.search(r'<p class="verdict" id="verdict">([^<]*)</p>', dom)
+    assert verdict is not None
+    assert verdict.group(1) == "1 regression, 0 improvements, 1 unchanged"
+    results = re.search(r'<section id="results">.*?<tbody>(.*?)</tbody>', dom, re.S)
+    assert results is not None
+    rows = re.findall(r"<tr>(.*?)</tr>", results.group(1), re.S)
+    assert len(rows) == 3
+    assert "test_rag.py::test_rag<" in rows[0]
+    assert '<td class="status status-regressed" data-v="0">REGRESSED</td>' in rows[0]
+    assert '<td class="outcome-failed">failed</td>' in rows[0]
+    assert all("REGRESSED" not in r for r in rows[1:])
+    gate = re.search(r'<section id="baseline">.*?<tbody>(.*?)</tbody>', dom, re.S)
+    assert gate is not None
+    first = re.findall(r"<td[^>]*>([^<]*)</td>", gate.group(1).split("</tr>")[0])
+    assert first[0] == "test_rag.py::test_rag"
+    assert first[2:6] == ["recall", "100.00", "33.33", "-66.67"]
+    assert re.fullmatch(r"\[-\d+\.\d\d, -\d+\.\d\d\]", first[6])
+    assert first[7] == "REGRESSED"
+    changes = dom.split('<section id="changes">', 1)[1].split("</section>", 1)[0]
+    assert "4 of 6 questions retrieved before and missed now" in changes
+    for question in ("What are the moons of Mars?", "Who audits the accounts?"):
+        assert f"<td>{question} (q-" in changes
+
+    # Drawn: the regressed status cell stands out in colour.
+    shot = tmp_path / "shot.png"
+    proc = _chromium(
+        tmp_path,
+        f"--screenshot={shot}",
+        f"--window-size={WIDTH},1000",
+        "--virtual-time-budget=5000",
+        page.as_uri(),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    image = _read_png(shot).astype(np.int32)
+    red = abs(image - np.array([0xFF, 0xEB, 0xE9])).sum(axis=2) <= 6
+    ys = np.flatnonzero(red.sum(axis=1) > 40)
+    assert ys.size > 10, "no regressed status cell drawn"
+    # Two red cells, each a band of rows (its text's lines cut it into pieces):
+    # the results table's status cell near the top, then the gate table's.
+    bands = np.split(ys, np.flatnonzero(np.diff(ys) > 20) + 1)
+    assert len(bands) == 2, [(int(b[0]), int(b[-1])) for b in bands]
+    assert bands[0][0] < 400

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from pytest_chunkeval.gate.baseline import (
     changes,
 )
 from pytest_chunkeval.gate.compare import GateError, GateReport, compare
+from pytest_chunkeval.gate.flips import flips
 from pytest_chunkeval.gate.legacy import (
     SpecAliases,
     legacy_baseline_paths,
@@ -32,6 +33,7 @@ from pytest_chunkeval.gate.messages import (
     format_not_compared,
     what_changed,
 )
+from pytest_chunkeval.gate.outcomes import OUTCOMES, CheckOutcome
 from pytest_chunkeval.gate.paths import (
     BaselineLayout,
     NodeRef,
@@ -41,6 +43,7 @@ from pytest_chunkeval.gate.paths import (
     sanitize_name,
 )
 from pytest_chunkeval.gate.tolerances import GateSettings
+from pytest_chunkeval.gate.verdicts import gated_metrics
 from pytest_chunkeval.util.files import atomic_write_text
 
 if TYPE_CHECKING:
@@ -55,48 +58,6 @@ class BaselineRegression(BaselineError):
     def __init__(self, message: str, path: Path, report: GateReport) -> None:
         super().__init__(message, path)
         self.report = report
-
-
-OUTCOMES = (
-    "passed",
-    "improved",
-    "created",
-    "updated",
-    "unchanged",
-    "missing",
-    "corrupt",
-    "mismatch",
-    "regressed",
-    "unwritable",
-    "not recorded",
-)
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    """What one baseline check did, for the terminal summary (JSON-serializable)."""
-
-    nodeid: str
-    path: str
-    status: str  # one of OUTCOMES
-    message: str = ""
-
-    def to_json(self) -> dict[str, str]:
-        return {
-            "nodeid": self.nodeid,
-            "path": self.path,
-            "status": self.status,
-            "message": self.message,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CheckOutcome:
-        return cls(
-            str(data["nodeid"]),
-            str(data["path"]),
-            str(data["status"]),
-            str(data.get("message", "")),
-        )
 
 
 class BaselineStore:
@@ -136,6 +97,7 @@ class BaselineStore:
         self.passed: set[str] = set()
         self.partial: set[str] = set()
         self._counts: dict[str, int] = {}
+        self._row = ""  # the row of the result check() is checking
 
     # -- one test ---------------------------------------------------------------
 
@@ -186,16 +148,31 @@ class BaselineStore:
         tolerance: str | Mapping[str, Any] | None = None,
         mode: str | None = None,
         confidence: str | float | None = None,
+        row: str = "",
     ) -> CheckOutcome:
         """Compare ``result`` with the test's baseline (or write it in update mode).
 
         Raises a :class:`BaselineError` subclass when the test should fail; returns
         the outcome otherwise (``improved`` outcomes carry the update hint). The
-        call's ``tolerance``/``mode``/``confidence`` override the session's.
+        call's ``tolerance``/``mode``/``confidence`` override the session's;
+        ``row`` names the result's summary row (kept in the outcome).
         """
         settings = self.gate.override(
             tolerance=tolerance, mode=mode, confidence=confidence
         )
+        self._row = row
+        try:
+            return self._check(result, test, name, settings)
+        finally:
+            self._row = ""
+
+    def _check(
+        self,
+        result: EvalResult,
+        test: NodeRef,
+        name: str | None,
+        settings: GateSettings,
+    ) -> CheckOutcome:
         suffix = self._suffix(test, name)
         path = self.layout.path(test.path, test.name, suffix)
         key = _abs(path)
@@ -208,6 +185,7 @@ class BaselineStore:
             try:
                 outcome, write = self._plan(result, test, path, shown, former, settings)
                 if self.staged:
+                    outcome = replace(outcome, row=self._row)
                     self._pending.setdefault(test.nodeid, []).append(
                         (outcome, write, path)
                     )
@@ -266,11 +244,14 @@ class BaselineStore:
             message = f"baseline {shown}: {exc}"
             self._record(CheckOutcome(test.nodeid, shown, "mismatch", message))
             raise BaselineMismatch(message, path) from None
+        found = self._found(report, baseline, result)
         if not report.passed:
             message = format_failure(
                 report, test=test.nodeid, path=shown, command=self.command(test.nodeid)
             )
-            self._record(CheckOutcome(test.nodeid, shown, "regressed", message))
+            self._record(
+                CheckOutcome(test.nodeid, shown, "regressed", message, **found)
+            )
             raise BaselineRegression(message, path, report)
         if report.improved:
             message = format_improvement(
@@ -281,7 +262,9 @@ class BaselineStore:
                     report, test=test.nodeid, command=self.command(test.nodeid)
                 )
             message = f"{message}\n{note}" if note else message
-            return self._record(CheckOutcome(test.nodeid, shown, "improved", message))
+            return self._record(
+                CheckOutcome(test.nodeid, shown, "improved", message, **found)
+            )
         messages = [note] if note else []
         if report.not_compared:
             messages.append(
@@ -290,7 +273,7 @@ class BaselineStore:
                 )
             )
         return self._record(
-            CheckOutcome(test.nodeid, shown, "passed", "\n".join(messages))
+            CheckOutcome(test.nodeid, shown, "passed", "\n".join(messages), **found)
         )
 
     def _plan(
@@ -346,7 +329,11 @@ class BaselineStore:
                 write()
             except OSError as exc:
                 message = self._unwritable(path, exc)
-                self._record(CheckOutcome(nodeid, outcome.path, "unwritable", message))
+                self._record(
+                    CheckOutcome(
+                        nodeid, outcome.path, "unwritable", message, outcome.row
+                    )
+                )
                 failures.append(message)
                 continue
             self._record(outcome)
@@ -360,7 +347,9 @@ class BaselineStore:
                 f"not recorded: {nodeid} failed ({reason}); {outcome.path} is left "
                 "as it was"
             )
-            self._record(CheckOutcome(nodeid, outcome.path, "not recorded", message))
+            self._record(
+                CheckOutcome(nodeid, outcome.path, "not recorded", message, outcome.row)
+            )
 
     def _unwritable(self, path: Path, exc: OSError) -> str:
         folder = path.parent
@@ -374,7 +363,17 @@ class BaselineStore:
             "--chunkeval-baseline-dir to a writable folder"
         )
 
+    @staticmethod
+    def _found(
+        report: GateReport, baseline: Baseline, result: EvalResult
+    ) -> dict[str, Any]:
+        """What a comparison found, for the reports: the gated metrics and the
+        questions that flipped."""
+        return {"gated": gated_metrics(report), "flips": flips(baseline, result)}
+
     def _record(self, outcome: CheckOutcome) -> CheckOutcome:
+        if self._row and not outcome.row:  # during check(): its result's row
+            outcome = replace(outcome, row=self._row)
         self.outcomes.append(outcome)
         return outcome
 

@@ -1,10 +1,19 @@
-"""Each test's baseline verdict, from the store's check outcomes, and the one-line
-verdict of a session (``2 regressions, 1 improvement, 14 unchanged``) that the
-Markdown report opens with."""
+"""Each test's and each report row's baseline verdict, from the store's check
+outcomes, with the numbers behind it (:class:`GatedMetric`: per gated metric the
+baseline, the change and its confidence interval), and the one-line verdict of a
+session (``2 regressions, 1 improvement, 14 unchanged``) that the Markdown report
+opens with."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.gate.compare import GateReport
+    from pytest_chunkeval.gate.flips import Flips
 
 VERDICT_OF = {
     "passed": "passed",
@@ -67,3 +76,145 @@ def headline(verdicts: Mapping[str, str]) -> str:
         elif n:
             parts.append(f"{n} {verdict}")
     return ", ".join(parts) if verdicts else ""
+
+
+def verdict_text(verdict: str) -> str:
+    """A verdict or metric status as a report cell shows it: a regression in
+    capitals (``REGRESSED``), "-" for none."""
+    return "REGRESSED" if verdict == "regressed" else verdict or "-"
+
+
+def severity(verdict: str, outcome: str = "") -> int:
+    """Sort key of a report row, worst first: regressed, missing, not compared,
+    then a failed test, then everything else (improved, created, passed...)."""
+    if verdict in ORDER[:3]:
+        return ORDER.index(verdict)
+    return 3 if outcome == "failed" else 4
+
+
+@dataclass(frozen=True)
+class GatedMetric:
+    """One gated metric of a baseline comparison, as the reports show it.
+
+    Values are fractions (0-1); ``delta`` is ``now - baseline`` (the mean of the
+    per-query deltas in paired mode), ``low``/``high`` its confidence interval
+    (None in mean mode); ``status`` is ``ok``, ``regressed``, ``improved`` or
+    ``not compared``; ``confidence`` the joint level of the intervals."""
+
+    metric: str
+    before: float | None
+    after: float | None
+    delta: float | None
+    low: float | None
+    high: float | None
+    status: str
+    confidence: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "baseline": self.before,
+            "now": self.after,
+            "delta": self.delta,
+            "low": self.low,
+            "high": self.high,
+            "status": self.status,
+            "confidence": self.confidence,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GatedMetric:
+        return cls(
+            str(data["metric"]),
+            _num(data.get("baseline")),
+            _num(data.get("now")),
+            _num(data.get("delta")),
+            _num(data.get("low")),
+            _num(data.get("high")),
+            str(data.get("status", "ok")),
+            float(data.get("confidence", 0.95)),
+        )
+
+
+def gated_metrics(report: GateReport) -> tuple[GatedMetric, ...]:
+    """The report's checks as :class:`GatedMetric` (NaN becomes None)."""
+    return tuple(
+        GatedMetric(
+            c.metric,
+            _num(c.before),
+            _num(c.after),
+            _num(c.delta),
+            _num(c.low),
+            _num(c.high),
+            c.status,
+            report.settings.confidence,
+        )
+        for c in report.checks
+    )
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+class Checked(Protocol):
+    """What :func:`row_verdicts` reads of a check outcome (gate/store.py)."""
+
+    @property
+    def nodeid(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def row(self) -> str: ...
+    @property
+    def gated(self) -> tuple[GatedMetric, ...]: ...
+    @property
+    def flips(self) -> Flips | None: ...
+
+
+@dataclass(frozen=True)
+class RowVerdict:
+    """What a report row shows of its tests and its baseline checks."""
+
+    outcome: str = ""
+    """``passed`` / ``failed`` ("" when unknown)."""
+    verdict: str = ""
+    """The worst baseline verdict of the row ("" when none was checked)."""
+    gated: tuple[GatedMetric, ...] = ()
+    """The gated metrics of the check that gave ``verdict``."""
+    flips: Flips | None = None
+
+
+def row_verdicts(
+    rows: Iterable[tuple[str, Sequence[str]]],
+    outcomes: Sequence[Checked],
+    passed: Collection[str] | None = None,
+) -> dict[str, RowVerdict]:
+    """Row key -> its :class:`RowVerdict`, for ``(key, node ids)`` rows.
+
+    A check belongs to the row its result was recorded under (``row``); a check
+    without one (a result the session did not produce) to every row of its test.
+    ``passed``: the node ids whose every phase passed (None: unknown)."""
+    out = {}
+    for key, nodeids in rows:
+        mine = [
+            o for o in outcomes if o.row == key or (not o.row and o.nodeid in nodeids)
+        ]
+        verdict = worst(VERDICT_OF.get(o.status, "not compared") for o in mine)
+        chosen = [
+            o for o in mine if VERDICT_OF.get(o.status, "not compared") == verdict
+        ]
+        detail = next((o for o in chosen if o.gated), chosen[0] if chosen else None)
+        outcome = ""
+        if passed is not None and nodeids:
+            outcome = "passed" if all(n in passed for n in nodeids) else "failed"
+        out[key] = RowVerdict(
+            outcome,
+            verdict,
+            detail.gated if detail is not None else (),
+            detail.flips if detail is not None else None,
+        )
+    return out

@@ -10,9 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.metric_names import format_percent
 from pytest_chunkeval.core.metrics import METRICS
+from pytest_chunkeval.reporting.gate_report import (
+    GATE_CSS,
+    baseline_html,
+    changes_html,
+    status_cells_html,
+)
 from pytest_chunkeval.reporting.history import commits, runs
 from pytest_chunkeval.reporting.markdown import _latest_two, _result_rows
-from pytest_chunkeval.reporting.rows import _Row, table_metrics
+from pytest_chunkeval.reporting.rows import _Row, table_metrics, worst_first
 from pytest_chunkeval.reporting.svg import (
     BAR_METRICS,
     _colors,
@@ -117,11 +123,14 @@ def breakable(text: str) -> str:
     return _BREAK_AFTER.sub(r"\1<wbr>", _esc(text))
 
 
-def _html_table(rows: Sequence[_Row]) -> str:
+def _html_table(rows: Sequence[_Row], entries: Sequence[ReportEntry] = ()) -> str:
     headers, body = _result_rows(rows)
+    status = any(e.outcome or e.verdict for e in entries)
+    if status:
+        headers[2:2] = ["Outcome", "Baseline"]
     head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
     lines = []
-    for row, cells in zip(rows, body, strict=True):
+    for i_row, (row, cells) in enumerate(zip(rows, body, strict=True)):
         sort_values = [
             None,
             None,
@@ -140,6 +149,8 @@ def _html_table(rows: Sequence[_Row]) -> str:
                 attrs += ' data-v="NaN"'
             shown = breakable(cell) if i < 2 else _esc(cell)
             tds.append(f"<td{attrs}>{shown}</td>")
+        if status:
+            tds[2:2] = status_cells_html(entries[i_row])
         lines.append("<tr>" + "".join(tds) + "</tr>")
     return (
         f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr>'
@@ -188,13 +199,18 @@ def html_report(
     *,
     title: str = "chunkeval report",
     generated: datetime | None = None,
+    verdict: str = "",
 ) -> str:
-    """One self-contained HTML page: results table, per-corpus bars, recall vs
-    IoU / precision, and each metric over commits (when ``history`` is given).
+    """One self-contained HTML page: the run's one-line ``verdict``, results
+    table (regressions first, with each row's test outcome and baseline status),
+    the gated metrics against the baseline and the questions that flipped,
+    per-corpus bars, recall vs IoU / precision, and each metric over commits
+    (when ``history`` is given).
 
     Without ``entries``, the table and plots show each configuration's latest
     record in ``history``.
     """
+    entries = worst_first(list(entries))
     rows = [_Row.from_entry(e) for e in entries]
     source = "this session"
     if not rows and history:
@@ -208,8 +224,9 @@ def html_report(
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>",
+        f"<title>{_esc(title)}</title><style>{_CSS}{GATE_CSS}</style></head><body>",
         f"<h1>{_esc(title)}</h1>",
+        *([f'<p class="verdict" id="verdict">{_esc(verdict)}</p>'] if verdict else []),
         f'<p class="meta">Generated {_esc(when)} by pytest-chunkeval: '
         f"{len(rows)} configuration(s) from {_esc(source)}"
         + (
@@ -226,8 +243,10 @@ def html_report(
         parts += [
             '<section id="results"><h2>Results</h2>',
             '<p class="note">Click a column header to sort.</p>',
-            _html_table(rows),
+            _html_table(rows, entries),
             "</section>",
+            baseline_html(entries),
+            changes_html(entries),
             '<section id="corpora"><h2>Per corpus</h2><div class="plots">',
             *(
                 _figure(bars_svg(rows, m, colors), legend, wide=True)

@@ -13,7 +13,11 @@ from pytest_chunkeval.reporting.rows import REPORT_SCHEMA, ReportEntry
 
 def json_report(entries: Iterable[ReportEntry]) -> str:
     """Every result of a session: ``{"chunkeval_report": 1, "results": [{"tests",
-    "result"}]}``; each ``result`` loads with ``EvalResult.from_json``."""
+    "result"}]}``; each ``result`` loads with ``EvalResult.from_json``. A result
+    whose tests ran also has ``outcome`` (passed / failed); one compared with a
+    baseline ``verdict``, ``gated`` (per metric: baseline, now, delta, low, high,
+    status, confidence) and ``flips`` (the questions retrieved before and missed
+    now, and the reverse)."""
     payload = {
         "chunkeval_report": REPORT_SCHEMA,
         "results": [_item(e) for e in entries],
@@ -27,6 +31,10 @@ def _item(entry: ReportEntry) -> dict[str, object]:
         item["outcome"] = entry.outcome
     if entry.verdict:
         item["verdict"] = entry.verdict
+    if entry.gated:
+        item["gated"] = [g.to_json() for g in entry.gated]
+    if entry.flips is not None:
+        item["flips"] = entry.flips.to_json()
     item["result"] = dict(entry.result)
     return item
 
@@ -46,12 +54,17 @@ def read_json_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
             f"results file {path} is not a chunkeval JSON report "
             f"(--chunkeval-json) of schema {REPORT_SCHEMA}"
         )
+    from pytest_chunkeval.gate.flips import Flips
+    from pytest_chunkeval.gate.verdicts import GatedMetric
+
     return [
         ReportEntry(
             item["result"],
             tuple(item.get("tests", [])),
             str(item.get("outcome", "")),
             str(item.get("verdict", "")),
+            tuple(GatedMetric.from_json(g) for g in item.get("gated", [])),
+            Flips.from_json(item["flips"]) if item.get("flips") else None,
         )
         for item in data.get("results", [])
     ]

@@ -15,6 +15,7 @@ from pytest_chunkeval.reporting.rows import (
     _mean_std,
     _Row,
     table_metrics,
+    worst_first,
 )
 
 if TYPE_CHECKING:
@@ -32,10 +33,14 @@ def _md_cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
 
 
-def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def _md_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], text: int = 2
+) -> str:
     lines = [
         "| " + " | ".join(_md_cell(h) for h in headers) + " |",
-        "|" + "|".join(":---" if i < 2 else "---:" for i in range(len(headers))) + "|",
+        "|"
+        + "|".join(":---" if i < text else "---:" for i in range(len(headers)))
+        + "|",
     ]
     lines += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
@@ -76,16 +81,28 @@ def markdown_report(
     verdict: str = "",
 ) -> str:
     """A Markdown table of the session's results (percent, mean ± std), opened
-    by the session's one-line ``verdict`` when given; the test outcome and the
-    baseline verdict are columns when the entries carry them."""
-    entries = list(entries)
+    by the session's one-line ``verdict`` when given. When the entries carry
+    them: the test outcome and baseline verdict as columns (regressions first),
+    then the gated metrics against the baseline and the questions that flipped."""
+    from pytest_chunkeval.reporting.gate_report import (
+        baseline_markdown,
+        changes_markdown,
+        verdict_markdown,
+    )
+
+    entries = worst_first(list(entries))
     headers, body = _result_rows([_Row.from_entry(e) for e in entries])
     if any(e.outcome or e.verdict for e in entries):
         headers[2:2] = ["Outcome", "Baseline"]
         for cells, e in zip(body, entries, strict=True):
-            cells[2:2] = [e.outcome or "-", e.verdict or "-"]
+            cells[2:2] = [e.outcome or "-", verdict_markdown(e.verdict)]
     head = f"**{verdict}**\n\n" if verdict else ""
-    return f"{head}## {title}\n\n{_md_table(headers, body)}\n"
+    table = _md_table(headers, body, 4 if headers[2] == "Outcome" else 2)
+    text = f"{head}## {title}\n\n{table}\n"
+    for section in (baseline_markdown(entries), changes_markdown(entries)):
+        if section:
+            text += f"\n{section}"
+    return text
 
 
 def history_markdown(

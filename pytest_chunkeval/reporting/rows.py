@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.metric_names import (
     JUDGED,
@@ -18,7 +18,12 @@ from pytest_chunkeval.core.metric_names import (
 )
 from pytest_chunkeval.engine.labels import chunker_text, k_text, measured_text
 from pytest_chunkeval.engine.results import EvalResult
+from pytest_chunkeval.gate.verdicts import severity
 from pytest_chunkeval.reporting.history import commit_key
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.gate.flips import Flips
+    from pytest_chunkeval.gate.verdicts import GatedMetric
 
 REPORT_SCHEMA = 1
 TABLE_METRICS = names(PRESENCE)
@@ -62,12 +67,22 @@ class ReportEntry:
     """The tests' outcome ("passed" / "failed"; "" when unknown)."""
     verdict: str = ""
     """The baseline verdict (gate/verdicts.py; "" when no baseline was checked)."""
+    gated: tuple[GatedMetric, ...] = ()
+    """Per gated metric: the baseline, the change and its confidence interval."""
+    flips: Flips | None = None
+    """The questions retrieved before and missed now, and the reverse."""
 
     @classmethod
     def of(
         cls, result: EvalResult, nodeids: Sequence[str] = (), *, details: bool = False
     ) -> ReportEntry:
         return cls(result.to_json(details=details), tuple(nodeids))
+
+
+def worst_first(entries: Sequence[ReportEntry]) -> list[ReportEntry]:
+    """Regressions first, then missing and not compared baselines, then failed
+    tests, then the rest, each in the session's order."""
+    return sorted(entries, key=lambda e: severity(e.verdict, e.outcome))
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pytest_chunkeval.data.corpus import Corpus
     from pytest_chunkeval.data.queries import QuerySet
     from pytest_chunkeval.engine.results import EvalResult
-    from pytest_chunkeval.gate.store import CheckOutcome
+    from pytest_chunkeval.gate.outcomes import CheckOutcome
     from pytest_chunkeval.run.session import ChunkevalSession
 
 
@@ -325,6 +325,7 @@ class Evaluator:
             tolerance=tolerance,
             mode=mode,
             confidence=confidence,
+            row=self.session.row_of(result),
         )
 
     def settle(self, failure: str | BaseException | None) -> str | None:

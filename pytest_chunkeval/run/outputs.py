@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_chunkeval.config.options import Settings
+    from pytest_chunkeval.gate.outcomes import CheckOutcome
+    from pytest_chunkeval.gate.verdicts import RowVerdict
     from pytest_chunkeval.reporting.rows import ReportEntry
 
 
@@ -44,6 +46,10 @@ class SessionEnd:
     """One line per history append / report written."""
     errors: list[str] = field(default_factory=list)
     """Outputs that could not be written."""
+    verdicts: dict[str, RowVerdict] = field(default_factory=dict)
+    """Summary row key -> its test outcome and baseline verdict."""
+    headline: str = ""
+    """The run's verdict in one line (``1 regression, 0 improvements, 3 unchanged``)."""
 
     @property
     def failed(self) -> bool:
@@ -68,12 +74,6 @@ def _json(path: str, entries: Sequence[ReportEntry]) -> list[str]:
     return [f"JSON report: {path}"]
 
 
-def _outcome(nodeids: Sequence[str], passed: Collection[str] | None) -> str:
-    if passed is None or not nodeids:
-        return ""
-    return "passed" if all(n in passed for n in nodeids) else "failed"
-
-
 def _markdown(
     path: str, entries: Sequence[ReportEntry], environ: Mapping[str, str], verdict: str
 ) -> list[str]:
@@ -92,28 +92,39 @@ def _markdown(
     return lines
 
 
-def _html(path: str, entries: Sequence[ReportEntry], history: str | None) -> list[str]:
+def _html(
+    path: str, entries: Sequence[ReportEntry], history: str | None, verdict: str
+) -> list[str]:
     from pytest_chunkeval.reporting.history import read_history
     from pytest_chunkeval.reporting.html import html_report
     from pytest_chunkeval.util.files import atomic_write_text
 
     records = read_history(history) if history and Path(history).exists() else []
-    atomic_write_text(path, html_report(entries, records))
+    atomic_write_text(path, html_report(entries, records, verdict=verdict))
     return [f"HTML report: {path}"]
 
 
-def write_outputs(
-    s: Settings,
+def session_verdicts(
     rows: Sequence[SummaryRow],
     end: SessionEnd,
-    environ: Mapping[str, str],
-    *,
-    outcomes: Sequence[tuple[str, str]] = (),
-    passed: Collection[str] | None = None,
+    outcomes: Sequence[CheckOutcome],
+    passed: Collection[str] | None,
 ) -> None:
-    """Append the history and write the configured reports; failures go to
-    ``end.errors``. ``outcomes``: the baseline checks (node id, status);
+    """Fill ``end.verdicts`` (per row: test outcome, baseline verdict, gated
+    metrics, flipped questions) and ``end.headline`` from the baseline checks;
     ``passed``: the node ids whose every phase passed (None: unknown)."""
+    from pytest_chunkeval.gate.verdicts import headline, row_verdicts, verdicts_by_test
+
+    end.verdicts = row_verdicts(((r.key, r.nodeids) for r in rows), outcomes, passed)
+    end.headline = headline(verdicts_by_test((o.nodeid, o.status) for o in outcomes))
+
+
+def write_outputs(
+    s: Settings, rows: Sequence[SummaryRow], end: SessionEnd, environ: Mapping[str, str]
+) -> None:
+    """Append the history and write the configured reports (rows carry
+    ``end.verdicts``, see :func:`session_verdicts`); failures go to
+    ``end.errors``."""
     if s.history:
         _attempt(
             end,
@@ -122,20 +133,18 @@ def write_outputs(
         )
     if not (s.json or s.md or s.html):
         return
-    from pytest_chunkeval.gate.verdicts import headline, row_verdict, verdicts_by_test
+    from pytest_chunkeval.gate.verdicts import RowVerdict
     from pytest_chunkeval.reporting.rows import ReportEntry
 
-    verdicts = verdicts_by_test(outcomes)
-    entries = [
-        ReportEntry(
-            r.result,
-            tuple(r.nodeids),
-            _outcome(r.nodeids, passed),
-            row_verdict(r.nodeids, verdicts),
+    entries = []
+    for r in rows:
+        v = end.verdicts.get(r.key, RowVerdict())
+        entries.append(
+            ReportEntry(
+                r.result, tuple(r.nodeids), v.outcome, v.verdict, v.gated, v.flips
+            )
         )
-        for r in rows
-    ]
-    verdict = headline(verdicts)
+    verdict = end.headline
     if s.json:
         path = s.json
         _attempt(end, f"write the JSON report {path}", lambda: _json(path, entries))
@@ -151,7 +160,7 @@ def write_outputs(
         _attempt(
             end,
             f"write the HTML report {path}",
-            lambda: _html(path, entries, s.history),
+            lambda: _html(path, entries, s.history, verdict),
         )
 
 

@@ -27,7 +27,12 @@ from pytest_chunkeval.errors import ChunkevalError
 from pytest_chunkeval.run.components import Components, Register, _judge
 from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.datasets import Datasets
-from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow, write_outputs
+from pytest_chunkeval.run.outputs import (
+    SessionEnd,
+    SummaryRow,
+    session_verdicts,
+    write_outputs,
+)
 from pytest_chunkeval.run.shared import SharedCalls
 
 if TYPE_CHECKING:
@@ -74,6 +79,8 @@ class ChunkevalSession:
         """Results served from the memo."""
         self.results: list[RecordedResult] = []
         self.rows: dict[str, SummaryRow] = {}
+        self._row_of: dict[int, str] = {}
+        """id of a recorded result (kept alive in ``results``) -> its row key."""
         self.asked: set[str] = set()
         """Metrics a marker threshold named: the terminal table shows them."""
         self._memo: dict[tuple[object, ...], EvalResult] = {}
@@ -303,6 +310,7 @@ class ChunkevalSession:
             # An id names an object in this process only: equal ids on two workers
             # are different objects, so their rows must not merge.
             key = f"{key}@{self.worker_id}"
+        self._row_of[id(result)] = key
         row = self.rows.get(key)
         if row is None:
             row = self.rows[key] = SummaryRow(key, result.to_json(details=False))
@@ -341,6 +349,11 @@ class ChunkevalSession:
                 self.rows[row.key] = row
             else:
                 mine.nodeids += [n for n in row.nodeids if n not in mine.nodeids]
+
+    def row_of(self, result: EvalResult) -> str:
+        """The summary row key of a result this session produced ("" for any
+        other result, e.g. one read from a file)."""
+        return self._row_of.get(id(result), "")
 
     def summary_rows(self) -> list[SummaryRow]:
         """Rows in the order tests ran (merged rows: by test id)."""
@@ -418,13 +431,10 @@ class ChunkevalSession:
             store.remove(unused)
             unused = []
         end = SessionEnd(unused=unused, fail_unused=self.settings.fail_unused)
+        rows = self.summary_rows()
+        session_verdicts(rows, end, store.outcomes, store.passed)
         write_outputs(
-            self.settings,
-            self.summary_rows(),
-            end,
-            os.environ if environ is None else environ,
-            outcomes=[(o.nodeid, o.status) for o in store.outcomes],
-            passed=store.passed,
+            self.settings, rows, end, os.environ if environ is None else environ
         )
         end.baselines = store.summary_lines(unused)
         if self._judges is not None:

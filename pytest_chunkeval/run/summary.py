@@ -8,7 +8,7 @@ Rows come from ``EvalResult.to_json(details=False)`` (what xdist workers send).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.metric_names import (
     JUDGED,
@@ -19,8 +19,12 @@ from pytest_chunkeval.core.metric_names import (
     unit_label,
 )
 from pytest_chunkeval.engine.labels import chunker_text, k_text
+from pytest_chunkeval.gate.verdicts import RowVerdict, severity, verdict_text
 from pytest_chunkeval.reporting.table import format_rows
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.gate.verdicts import GatedMetric
 
 # (header, metric) in table order; means are printed in percent.
 METRIC_COLUMNS = tuple((short_label(m), m) for m in names(PRESENCE))
@@ -80,6 +84,7 @@ def render_summary(
     evaluations: int = 0,
     reused: int = 0,
     extra: Sequence[str] = (),
+    verdicts: Mapping[str, RowVerdict] | None = None,
 ) -> list[str]:
     """The summary lines (empty when nothing was evaluated).
 
@@ -87,9 +92,14 @@ def render_summary(
     in %, mean chunk size, time); -1 (``-q``) test id and k with recall, precision and
     IoU; -2 and below only the footer line. ``extra``: metric columns the run
     asked for beyond the default ones (e.g. ``ndcg`` named by a marker threshold).
+    ``verdicts`` (row key -> its test outcome and baseline verdict): when a row
+    checked a baseline or failed, the tables show both, and the full one is
+    followed by each gated metric against its baseline, regressions first.
     """
     if not rows:
         return []
+    verdicts = verdicts or {}
+    status = any(v.verdict or v.outcome == "failed" for v in verdicts.values())
     lines: list[str] = []
     chunk_rows = [r for r in rows if not _is_relationships(r)]
     rel_rows = [r for r in rows if _is_relationships(r)]
@@ -106,26 +116,82 @@ def render_summary(
         if not group:
             continue
         if verbosity >= 0:
-            lines += _full_table(group, columns)
+            lines += _full_table(group, columns, verdicts if status else None)
         elif verbosity == -1:
             # k tells apart the rows of a k sweep, which share their test id.
-            header = ["test", "k", *(h for h, _ in short)]
+            header = ["test", *_STATUS * status, "k", *(h for h, _ in short)]
             body = [
                 [
                     _test_cell(r),
+                    *_status_cells(verdicts.get(r.key)) * status,
                     k_text(r.result.get("config", {}), r.result.get("chunks") or {}),
                     *(format_percent(_mean(r.result, m)) for _, m in short),
                 ]
                 for r in group
             ]
-            lines += _table(header, body, 1)
+            lines += _table(header, body, 1 + 2 * status)
     if verbosity >= 0:
         lines.append(
             "metric means in %; chunk: mean chunk size"
             + ("; CR: judged context relevance (sentences, tokens)" if judged else "")
         )
+    if verbosity >= 0:
+        lines += against_baseline(rows, verdicts)
     lines.append(footer(evaluations, reused))
     return lines
+
+
+_STATUS = ["outcome", "baseline"]
+
+
+def _status_cells(verdict: RowVerdict | None) -> list[str]:
+    if verdict is None:
+        return ["-", "-"]
+    return [verdict.outcome or "-", verdict_text(verdict.verdict)]
+
+
+def _pts(value: float | None, signed: bool = False) -> str:
+    return format_percent(value, 2, signed=signed)
+
+
+def _ci(g: GatedMetric) -> str:
+    if g.low is None or g.high is None:
+        return "-"
+    return f"[{_pts(g.low, True)}, {_pts(g.high, True)}]"
+
+
+def against_baseline(
+    rows: Sequence[SummaryRow], verdicts: Mapping[str, RowVerdict]
+) -> list[str]:
+    """Each gated metric of each compared row: baseline, now, change in points
+    and its confidence interval, regressions first (empty when none compared)."""
+    checked = [(r, verdicts[r.key]) for r in rows if verdicts.get(r.key, _NONE).gated]
+    if not checked:
+        return []
+    checked.sort(key=lambda rv: severity(rv[1].verdict, rv[1].outcome))
+    levels = {g.confidence for _, v in checked for g in v.gated}
+    ci = f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
+    header = ["test", "metric", "verdict", "baseline", "now", "change", ci]
+    body = [
+        [
+            _test_cell(row) if i == 0 else "",
+            g.metric,
+            verdict_text(g.status),
+            _pts(g.before),
+            _pts(g.after),
+            _pts(g.delta, True),
+            _ci(g),
+        ]
+        for row, v in checked
+        for i, g in enumerate(v.gated)
+    ]
+    return [
+        "against the baseline (points; the change is paired, query by query):",
+        *_table(header, body, 3),
+    ]
+
+
+_NONE = RowVerdict()
 
 
 def _is_relationships(row: SummaryRow) -> bool:
@@ -133,9 +199,20 @@ def _is_relationships(row: SummaryRow) -> bool:
 
 
 def _full_table(
-    rows: Sequence[SummaryRow], columns: Sequence[tuple[str, str]]
+    rows: Sequence[SummaryRow],
+    columns: Sequence[tuple[str, str]],
+    verdicts: Mapping[str, RowVerdict] | None = None,
 ) -> list[str]:
-    header = ["test", "chunker", "k", *(h for h, _ in columns), "chunk", "time"]
+    status = verdicts is not None
+    header = [
+        "test",
+        "chunker",
+        *_STATUS * status,
+        "k",
+        *(h for h, _ in columns),
+        "chunk",
+        "time",
+    ]
     body = []
     for row in rows:
         result = row.result
@@ -147,13 +224,14 @@ def _full_table(
                     str(config.get("chunker") or result.get("label", "")),
                     result.get("chunks") or {},
                 ),
+                *(_status_cells(verdicts.get(row.key)) if verdicts is not None else []),
                 k_text(config, result.get("chunks") or {}),
                 *(format_percent(_mean(result, m)) for _, m in columns),
                 _chunk_cell(result),
                 _time_cell(result),
             ]
         )
-    return _table(header, body, 2)
+    return _table(header, body, 2 + 2 * status)
 
 
 FAIL_UNUSED_HINT = (

@@ -1,0 +1,175 @@
+"""The questions that flipped between a baseline and the current run: retrieved
+before and missed now, and the reverse, for the reports' "what changed" section.
+
+A question counts as *retrieved* when some retrieved chunk holds part of its
+excerpts (recall above zero: a hit at ``k``), *missed* when none does. The gate's
+verdict stays the paired aggregate (:mod:`~pytest_chunkeval.gate.compare`): a few
+flipped questions can stay within tolerance, and a run can regress without any
+question flipping (each one retrieved a little less).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pytest_chunkeval.core.locate import clip
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.engine.results import EvalResult, QueryRecord
+    from pytest_chunkeval.gate.baseline import Baseline
+
+FLIP_METRICS = ("recall", "rel_recall")
+"""What decides retrieved / missed: recall, or a relationship result's own."""
+MAX_LISTED = 20
+"""Flips kept per direction (the counts say how many there were)."""
+TEXT_WIDTH = 160
+"""Characters kept of an excerpt and of the chunk retrieved instead."""
+
+
+@dataclass(frozen=True)
+class Flip:
+    """One question that changed sides."""
+
+    id: str
+    question: str
+    doc_id: str
+    before: float
+    """The flip metric's value in the baseline (recall, 0-1)."""
+    after: float
+    excerpt: str
+    """The question's excerpt text, shortened ("" without the corpus)."""
+    instead: str
+    """The current run's top-ranked chunk, shortened ("" when none or unknown)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "question": self.question,
+            "doc_id": self.doc_id,
+            "before": self.before,
+            "after": self.after,
+            "excerpt": self.excerpt,
+            "instead": self.instead,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Flip:
+        return cls(
+            str(data["id"]),
+            str(data["question"]),
+            str(data["doc_id"]),
+            float(data["before"]),
+            float(data["after"]),
+            str(data.get("excerpt", "")),
+            str(data.get("instead", "")),
+        )
+
+
+@dataclass(frozen=True)
+class Flips:
+    """The flips of one comparison: ``lost`` (retrieved before, missed now) and
+    ``gained`` (the reverse), at most :data:`MAX_LISTED` each, in query order."""
+
+    metric: str
+    compared: int
+    """Questions both runs scored."""
+    lost: tuple[Flip, ...] = ()
+    gained: tuple[Flip, ...] = ()
+    lost_count: int = 0
+    gained_count: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.lost_count or self.gained_count)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "compared": self.compared,
+            "lost": [f.to_json() for f in self.lost],
+            "gained": [f.to_json() for f in self.gained],
+            "lost_count": self.lost_count,
+            "gained_count": self.gained_count,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Flips:
+        lost = tuple(Flip.from_json(f) for f in data.get("lost", []))
+        gained = tuple(Flip.from_json(f) for f in data.get("gained", []))
+        return cls(
+            str(data["metric"]),
+            int(data.get("compared", 0)),
+            lost,
+            gained,
+            int(data.get("lost_count", len(lost))),
+            int(data.get("gained_count", len(gained))),
+        )
+
+
+def flips(
+    baseline: Baseline, result: EvalResult, *, limit: int = MAX_LISTED
+) -> Flips | None:
+    """The questions of ``result`` that flipped against ``baseline``, on the
+    questions both hold a value for; None when neither side has a flip metric."""
+    metric = next(
+        (
+            m
+            for m in FLIP_METRICS
+            if m in result.metrics and any(m in v for v in baseline.queries.values())
+        ),
+        None,
+    )
+    if metric is None:
+        return None
+    lost: list[Flip] = []
+    gained: list[Flip] = []
+    compared = 0
+    for record in result.queries:
+        before = _value(baseline.queries.get(record.id, {}).get(metric))
+        after = _value(record.metric(metric))
+        if before is None or after is None:
+            continue
+        compared += 1
+        if (before > 0) == (after > 0):
+            continue
+        side = lost if before > 0 else gained
+        side.append(_flip(record, result, before, after))
+    return Flips(
+        metric,
+        compared,
+        tuple(lost[:limit]),
+        tuple(gained[:limit]),
+        len(lost),
+        len(gained),
+    )
+
+
+def _value(value: float | None) -> float | None:
+    if value is None or math.isnan(value):
+        return None
+    return float(value)
+
+
+def _flip(record: QueryRecord, result: EvalResult, before: float, after: float) -> Flip:
+    return Flip(
+        record.id,
+        record.question,
+        record.doc_id,
+        before,
+        after,
+        _texts(result, record.excerpts),
+        _texts(result, record.retrieved[:1]),
+    )
+
+
+def _texts(result: EvalResult, spans: Sequence[tuple[str, int, int]]) -> str:
+    """The spans' text on one line, shortened; "" without the corpus."""
+    if result.corpus is None or not spans:
+        return ""
+    try:
+        parts = [result.text(span) for span in spans]
+    except (KeyError, ValueError):  # a span of a document this corpus lacks
+        return ""
+    return clip(" … ".join(parts), TEXT_WIDTH)

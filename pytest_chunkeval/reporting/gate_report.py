@@ -1,0 +1,265 @@
+"""What the Markdown and HTML reports say about the baselines: each row's status
+cells, the gated metrics against the baseline (baseline, now, change and its
+confidence interval) and the "what changed" section (the questions that flipped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from pytest_chunkeval.core.metric_names import format_percent
+from pytest_chunkeval.gate.verdicts import ORDER, GatedMetric, severity, verdict_text
+from pytest_chunkeval.reporting.rows import ReportEntry, _Row
+
+FAILING = ORDER[:3]
+"""Verdicts that fail the gate and stand out: regressed, missing, not compared."""
+BASELINE_NOTE = (
+    "Each gated metric: the baseline's mean, this run's, the change in points and "
+    "its confidence interval (paired bootstrap over the questions, simultaneous "
+    "over the metrics). A metric regresses when its whole interval lies beyond "
+    "its tolerance, and improves when it lies above zero."
+)
+CHANGES_NOTE = (
+    "Questions retrieved before and missed now, and the reverse. A question is "
+    "retrieved when some retrieved chunk holds part of its excerpt. The verdict "
+    "stays the paired aggregate: a few flipped questions can stay within "
+    "tolerance, and a regression need not flip any."
+)
+GATE_CSS = """
+p.verdict{font-size:16px;font-weight:600;margin:8px 0}
+td.status{text-align:left;font-weight:600}
+.status-regressed{background:#ffebe9;color:#82071e}
+.status-missing,.status-not-compared{background:#fff8c5;color:#7d4e00}
+.status-improved{background:#dafbe1;color:#116329}
+td.outcome-failed{color:#82071e;font-weight:600}
+table.gate th:nth-child(-n+3),table.gate td:nth-child(-n+3){text-align:left}
+table.flips th,table.flips td{white-space:normal;text-align:left;vertical-align:top}
+table.flips td.text{max-width:360px;color:#57606a}
+"""
+
+
+def _pts(value: float | None, signed: bool = False) -> str:
+    return format_percent(value, 2, signed=signed)
+
+
+def _ci(g: GatedMetric) -> str:
+    if g.low is None or g.high is None:
+        return "-"
+    return f"[{_pts(g.low, True)}, {_pts(g.high, True)}]"
+
+
+def _ci_header(entries: Sequence[ReportEntry]) -> str:
+    levels = {g.confidence for e in entries for g in e.gated}
+    return f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
+
+
+def _tests(entry: ReportEntry) -> str:
+    tests = list(entry.nodeids)
+    if not tests:
+        return "-"
+    return tests[0] + (f" (+{len(tests) - 1})" if len(tests) > 1 else "")
+
+
+def gated_rows(
+    entries: Sequence[ReportEntry],
+) -> list[tuple[ReportEntry, GatedMetric, list[str]]]:
+    """One line per gated metric of each checked row: test, configuration,
+    metric, baseline, now, change, interval, verdict (test and configuration on
+    a row's first line only)."""
+    lines = []
+    for entry in entries:
+        label = _Row.from_entry(entry).shown if entry.gated else ""
+        for i, g in enumerate(entry.gated):
+            lines.append(
+                (
+                    entry,
+                    g,
+                    [
+                        _tests(entry) if i == 0 else "",
+                        label if i == 0 else "",
+                        g.metric,
+                        _pts(g.before),
+                        _pts(g.after),
+                        _pts(g.delta, True),
+                        _ci(g),
+                        verdict_text(g.status),
+                    ],
+                )
+            )
+    return lines
+
+
+GATED_HEADERS = ["Test", "Configuration", "Metric", "Baseline", "Now", "Change"]
+
+
+# -- Markdown ---------------------------------------------------------------------
+
+
+def _md(text: str) -> str:
+    """A Markdown table cell: no pipe, no line break, no HTML tag."""
+    return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+
+
+def _md_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], text: int = 3
+) -> str:
+    """A table whose first ``text`` columns are left-aligned, the rest numbers."""
+    lines = [
+        "| " + " | ".join(_md(h) for h in headers) + " |",
+        "|"
+        + "|".join(":---" if i < text else "---:" for i in range(len(headers)))
+        + "|",
+    ]
+    lines += ["| " + " | ".join(_md(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def verdict_markdown(verdict: str) -> str:
+    """The Baseline cell of the Markdown table: failing verdicts in bold."""
+    text = verdict_text(verdict)
+    return f"**{text}**" if verdict in FAILING else text
+
+
+def baseline_markdown(entries: Sequence[ReportEntry]) -> str:
+    """The "Against the baseline" section ("" when no row was compared)."""
+    lines = gated_rows(entries)
+    if not lines:
+        return ""
+    headers = [*GATED_HEADERS, _ci_header(entries), "Verdict"]
+    body = []
+    for _, g, cells in lines:
+        if g.status == "regressed":
+            cells = [*cells[:-1], f"**{cells[-1]}**"]
+        body.append(cells)
+    table = _md_table(headers, body)
+    return f"### Against the baseline\n\n{BASELINE_NOTE}\n\n{table}\n"
+
+
+def _counts(entry: ReportEntry) -> str:
+    f = entry.flips
+    assert f is not None
+    return (
+        f"{f.lost_count} of {f.compared} questions retrieved before and missed now, "
+        f"{f.gained_count} missed before and retrieved now"
+    )
+
+
+def _flip_rows(entry: ReportEntry) -> list[list[str]]:
+    f = entry.flips
+    assert f is not None
+    rows = []
+    for kind, flips, count in (
+        ("lost", f.lost, f.lost_count),
+        ("gained", f.gained, f.gained_count),
+    ):
+        for flip in flips:
+            rows.append(
+                [
+                    kind,
+                    f"{flip.question} ({flip.id}, {flip.doc_id})",
+                    flip.excerpt or "-",
+                    flip.instead or "-",
+                ]
+            )
+        if count > len(flips):
+            rows.append([kind, f"... and {count - len(flips)} more", "", ""])
+    return rows
+
+
+FLIP_HEADERS = ["Change", "Question", "Excerpt", "Retrieved now (top chunk)"]
+
+
+def changes_markdown(entries: Sequence[ReportEntry]) -> str:
+    """The "What changed" section ("" when no row was compared)."""
+    compared = [e for e in entries if e.flips is not None]
+    if not compared:
+        return ""
+    parts = ["### What changed", "", CHANGES_NOTE, ""]
+    flipped = [e for e in compared if e.flips]
+    if not flipped:
+        parts += ["No question flipped.", ""]
+    for entry in flipped:
+        title = f"{_tests(entry)}: {_counts(entry)}"
+        rows = _flip_rows(entry)
+        parts += [f"**{_md(title)}**", "", _md_table(FLIP_HEADERS, rows, 4), ""]
+    return "\n".join(parts)
+
+
+# -- HTML -------------------------------------------------------------------------
+
+
+def _esc(text: str) -> str:
+    return escape(text, quote=True)
+
+
+def status_cells_html(entry: ReportEntry) -> list[str]:
+    """The Outcome and Baseline cells of a results row (``data-v`` sorts the
+    worst first)."""
+    outcome_class = ' class="outcome-failed"' if entry.outcome == "failed" else ""
+    rank = severity(entry.verdict, entry.outcome)
+    slug = entry.verdict.replace(" ", "-")
+    status_class = f"status status-{slug}" if entry.verdict else "status"
+    return [
+        f"<td{outcome_class}>{_esc(entry.outcome or '-')}</td>",
+        f'<td class="{status_class}" data-v="{rank}">'
+        f"{_esc(verdict_text(entry.verdict))}</td>",
+    ]
+
+
+def _html_table(headers: Sequence[str], rows: Sequence[str], cls: str = "") -> str:
+    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
+    return (
+        f'<div class="table-wrap"><table class="{cls}"><thead><tr>{head}</tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def baseline_html(entries: Sequence[ReportEntry]) -> str:
+    """The "Against the baseline" section ("" when no row was compared)."""
+    lines = gated_rows(entries)
+    if not lines:
+        return ""
+    headers = [*GATED_HEADERS, _ci_header(entries), "Verdict"]
+    rows = []
+    for _, g, cells in lines:
+        tds = [f"<td>{_esc(c)}</td>" for c in cells[:-1]]
+        slug = {"ok": ""}.get(g.status, g.status.replace(" ", "-"))
+        cls = f"status status-{slug}" if slug else "status"
+        tds.append(f'<td class="{cls}">{_esc(cells[-1])}</td>')
+        rows.append("<tr>" + "".join(tds) + "</tr>")
+    return (
+        '<section id="baseline"><h2>Against the baseline</h2>'
+        f'<p class="note">{_esc(BASELINE_NOTE)}</p>'
+        f"{_html_table(headers, rows, 'gate')}</section>"
+    )
+
+
+def changes_html(entries: Sequence[ReportEntry]) -> str:
+    """The "What changed" section ("" when no row was compared)."""
+    compared = [e for e in entries if e.flips is not None]
+    if not compared:
+        return ""
+    parts = [
+        '<section id="changes"><h2>What changed</h2>',
+        f'<p class="note">{_esc(CHANGES_NOTE)}</p>',
+    ]
+    flipped = [e for e in compared if e.flips]
+    if not flipped:
+        parts.append("<p>No question flipped.</p>")
+    for entry in flipped:
+        rows = []
+        for kind, question, excerpt, instead in _flip_rows(entry):
+            rows.append(
+                f'<tr class="flip-{kind}"><td>{_esc(kind)}</td>'
+                f"<td>{_esc(question)}</td>"
+                f'<td class="text">{_esc(excerpt)}</td>'
+                f'<td class="text">{_esc(instead)}</td></tr>'
+            )
+        parts += [
+            f"<h3>{_esc(_tests(entry))}</h3>",
+            f'<p class="note">{_esc(_counts(entry))}</p>',
+            _html_table(FLIP_HEADERS, rows, "flips"),
+        ]
+    parts.append("</section>")
+    return "".join(parts)
