@@ -260,7 +260,7 @@ def test_a_regression_comes_first_with_its_status_delta_and_flips(
     assert results is not None
     rows = re.findall(r"<tr>(.*?)</tr>", results.group(1), re.S)
     assert len(rows) == 3
-    assert "test_rag.py::test_rag<" in rows[0]
+    assert 'title="test_rag.py::test_rag"' in rows[0]
     assert '<td class="status status-regressed" data-v="0">REGRESSED</td>' in rows[0]
     assert '<td class="outcome-failed">failed</td>' in rows[0]
     assert all("REGRESSED" not in r for r in rows[1:])

@@ -10,6 +10,7 @@ from html import escape
 
 from pytest_chunkeval.core.metric_names import format_percent
 from pytest_chunkeval.gate.verdicts import ORDER, GatedMetric, severity, verdict_text
+from pytest_chunkeval.reporting.markdown import _md_cell, _md_table
 from pytest_chunkeval.reporting.rows import ReportEntry, _Row
 
 FAILING = ORDER[:3]
@@ -96,25 +97,6 @@ GATED_HEADERS = ["Test", "Configuration", "Metric", "Baseline", "Now", "Change"]
 # -- Markdown ---------------------------------------------------------------------
 
 
-def _md(text: str) -> str:
-    """A Markdown table cell: no pipe, no line break, no HTML tag."""
-    return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
-
-
-def _md_table(
-    headers: Sequence[str], rows: Sequence[Sequence[str]], text: int = 3
-) -> str:
-    """A table whose first ``text`` columns are left-aligned, the rest numbers."""
-    lines = [
-        "| " + " | ".join(_md(h) for h in headers) + " |",
-        "|"
-        + "|".join(":---" if i < text else "---:" for i in range(len(headers)))
-        + "|",
-    ]
-    lines += ["| " + " | ".join(_md(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def verdict_markdown(verdict: str) -> str:
     """The Baseline cell of the Markdown table: failing verdicts in bold."""
     text = verdict_text(verdict)
@@ -132,7 +114,7 @@ def baseline_markdown(entries: Sequence[ReportEntry]) -> str:
         if g.status == "regressed":
             cells = [*cells[:-1], f"**{cells[-1]}**"]
         body.append(cells)
-    table = _md_table(headers, body)
+    table = _md_table(headers, body, 3)
     return f"### Against the baseline\n\n{BASELINE_NOTE}\n\n{table}\n"
 
 
@@ -182,7 +164,7 @@ def changes_markdown(entries: Sequence[ReportEntry]) -> str:
     for entry in flipped:
         title = f"{_tests(entry)}: {_counts(entry)}"
         rows = _flip_rows(entry)
-        parts += [f"**{_md(title)}**", "", _md_table(FLIP_HEADERS, rows, 4), ""]
+        parts += [f"**{_md_cell(title)}**", "", _md_table(FLIP_HEADERS, rows, 4), ""]
     return "\n".join(parts)
 
 
