@@ -65,7 +65,7 @@ test: lint unit compat docs
 # (sentence-transformers all-MiniLM-L6-v2 + in-process Chroma), with reports.
 demo: $(STAMP)
 	cd example_project && ../$(BIN)/python -m pytest \
-		--chunkeval-html report.html --chunkeval-md retrieval-summary.md
+		--chunkeval-html=report.html --chunkeval-md=retrieval-summary.md
 
 clean:
 	rm -rf $(VENV) .venv-3.* .chunkeval site .mypy_cache .ruff_cache

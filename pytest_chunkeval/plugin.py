@@ -60,12 +60,16 @@ COLLECTED_KEY = pytest.StashKey[list[str]]()
 """Node ids collected in this process, deselected ones included."""
 PASSED_KEY = pytest.StashKey[dict[str, bool]]()
 """Node id -> every phase so far passed (tests run in this process)."""
+ROOTDIR_NOTE_KEY = pytest.StashKey[str]()
+"""Why the project's configuration may have been ignored (config/rootdir.py)."""
 WORKER_OUTPUT_KEY = "chunkeval"
 
 
-def _fail(message: str) -> NoReturn:
+def _fail(message: str, config: pytest.Config | None = None) -> NoReturn:
+    """Fail the test; with ``config``, explain a configuration pytest ignored."""
     __tracebackhide__ = True
-    pytest.fail(message, pytrace=False)
+    note = config.stash.get(ROOTDIR_NOTE_KEY, "") if config is not None else ""
+    pytest.fail(message + note, pytrace=False)
 
 
 def _session(config: pytest.Config) -> ChunkevalSession:
@@ -105,14 +109,14 @@ def _session_at_end(config: pytest.Config) -> ChunkevalSession | None:
     return _session(config)
 
 
-def _or_fail(make: Callable[[], T]) -> T:
+def _or_fail(make: Callable[[], T], config: pytest.Config) -> T:
     __tracebackhide__ = True
     try:
         return make()
     except ChunkevalError as exc:
         message = str(exc)
     # Outside the except block: the failure needs no chained traceback.
-    _fail(message)
+    _fail(message, config)
 
 
 # ---------------------------------------------------------------- configuration
@@ -144,6 +148,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_chunkeval.run.marker import MARKER_HELP
 
     config.addinivalue_line("markers", MARKER_HELP)
+    config.stash[ROOTDIR_NOTE_KEY] = _rootdir_note(config)
     try:
         config.stash[SETTINGS_KEY] = resolve_settings(
             config.rootpath,
@@ -155,7 +160,22 @@ def pytest_configure(config: pytest.Config) -> None:
                 config
             ).components.validate()  # a wrong name fails now, not in a test
     except ChunkevalError as exc:
-        raise pytest.UsageError(f"chunkeval: {exc}") from None
+        note = config.stash[ROOTDIR_NOTE_KEY]
+        raise pytest.UsageError(f"chunkeval: {exc}{note}") from None
+
+
+def _rootdir_note(config: pytest.Config) -> str:
+    from pytest_chunkeval.config.rootdir import space_form_note
+    from pytest_chunkeval.config.values import parse_path
+
+    params = config.invocation_params
+    return space_form_note(
+        params.args,
+        {o.flag for o in OPTIONS if o.parse is parse_path},
+        config_found=config.inipath is not None,
+        rootdir=config.rootpath,
+        cwd=params.dir,
+    )
 
 
 # --------------------------------------------------------------------- fixtures
@@ -165,7 +185,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def chunkeval_corpus(pytestconfig: pytest.Config) -> Corpus:
     """The corpus configured by ``chunkeval_corpus`` / ``chunkeval_benchmark``."""
     session = _session(pytestconfig)
-    return _or_fail(lambda: session.datasets.corpus(session.default_run))
+    return _or_fail(lambda: session.datasets.corpus(session.default_run), pytestconfig)
 
 
 @pytest.fixture(scope="session")
@@ -173,21 +193,23 @@ def chunkeval_queries(pytestconfig: pytest.Config) -> QuerySet:
     """The query set configured by ``chunkeval_queries`` (validated against the
     corpus); a missing file fails with the ``chunkeval generate`` command."""
     session = _session(pytestconfig)
-    return _or_fail(lambda: session.datasets.queries(session.default_run))
+    return _or_fail(lambda: session.datasets.queries(session.default_run), pytestconfig)
 
 
 @pytest.fixture(scope="session")
 def chunkeval_embedder(pytestconfig: pytest.Config) -> Embedder:
     """The embedder ``chunkeval_embedder`` names (default all-MiniLM-L6-v2)."""
     session = _session(pytestconfig)
-    return _or_fail(lambda: session.components.embedder(session.default_run.embedder))
+    run = session.default_run
+    return _or_fail(lambda: session.components.embedder(run.embedder), pytestconfig)
 
 
 @pytest.fixture(scope="session")
 def chunkeval_store(pytestconfig: pytest.Config) -> AnyStore:
     """The store ``chunkeval_store`` names (default in-process Chroma)."""
     session = _session(pytestconfig)
-    return _or_fail(lambda: session.components.store(session.default_run.store))
+    run = session.default_run
+    return _or_fail(lambda: session.components.store(run.store), pytestconfig)
 
 
 @pytest.fixture
@@ -198,7 +220,8 @@ def chunkeval_chunker(request: pytest.FixtureRequest) -> Chunker:
             f"{request.node.nodeid}: chunkeval_chunker is parametrized by the "
             "chunkeval_chunkers setting; it cannot be requested dynamically"
         )
-    return _or_fail(lambda: _session(request.config).components.chunker(request.param))
+    config = request.config
+    return _or_fail(lambda: _session(config).components.chunker(request.param), config)
 
 
 @pytest.fixture
@@ -225,7 +248,7 @@ def chunkeval(request: pytest.FixtureRequest) -> Evaluator:
         marker,
         path=item.path,
         chunker=chunker,
-        fail=_fail,
+        fail=functools.partial(_fail, config=request.config),
         question=question,
         group=_question_group(item) if question is not None else (),
     )
@@ -278,7 +301,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     session = _session(metafunc.config)
     specs = _or_fail(
-        lambda: session.components.chunker_specs(metafunc.definition.nodeid)
+        lambda: session.components.chunker_specs(metafunc.definition.nodeid),
+        metafunc.config,
     )
     metafunc.parametrize("chunkeval_chunker", specs, ids=specs, indirect=True)
 

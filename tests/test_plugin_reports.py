@@ -82,6 +82,15 @@ def test_reports_and_history(
         "recursive:60:0": ["test_rag.py::test_rag[recursive:60:0]"],
     }
 
+    # ... with the per-query detail: each question's retrieved spans and metrics.
+    first = EvalResult.from_json(report["results"][0]["result"])
+    assert len(first.queries) == 6
+    assert all(q.retrieved for q in first.queries)
+    assert first.mean("recall") == pytest.approx(
+        sum(q.recall for q in first.queries) / 6
+    )
+    assert first.chunk_spans
+
     # Markdown: one table row per configuration, also on the workflow's page.
     markdown = (out / "report.md").read_text()
     rows = [line for line in markdown.splitlines() if line.startswith("| test_rag")]
@@ -106,7 +115,6 @@ def test_reports_and_history(
     assert records[0]["git"] == {"commit": None, "branch": None, "dirty": None}
     assert records[0]["test"] == "test_rag.py::test_rag[recursive:30:0]"
     assert records[0]["timestamp"] == records[1]["timestamp"]
-    first = EvalResult.from_json(report["results"][0]["result"])
     assert records[0]["metrics"]["recall"]["mean"] == pytest.approx(  # type: ignore[index]
         first.mean("recall"), abs=1e-6
     )

@@ -1,11 +1,15 @@
-"""The directory pytest would use as rootdir: the ``chunkeval`` command resolves its
-defaults (the embedding cache) against it, so that a command run in a project shares
-the cache of the project's test runs. Standard library only."""
+"""pytest's rootdir rule. The directory pytest would use as rootdir: the ``chunkeval``
+command resolves its defaults (the embedding cache) against it, so that a command
+run in a project shares the cache of the project's test runs; and the note that
+explains a rootdir moved by a path flag written with a space. Standard library
+only."""
 
 from __future__ import annotations
 
 import configparser
+import itertools
 import re
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 # (file name, the section that makes it pytest's configuration; None: any file)
@@ -53,3 +57,33 @@ def find_rootdir(start: Path | None = None) -> Path:
         ).is_file():
             return directory
     return here
+
+
+def space_form_note(
+    args: Sequence[str],
+    path_flags: Collection[str],
+    *,
+    config_found: bool,
+    rootdir: Path,
+    cwd: Path,
+) -> str:
+    """Why pytest may have ignored the project's configuration, or "".
+
+    pytest picks its rootdir and configuration file before it loads plugins, so
+    it reads the value of ``--chunkeval-history /tmp/x/h.jsonl`` (a space, not
+    ``=``) as a test path: an existing path outside the project moves the rootdir
+    there, and the project's ``pyproject.toml`` is not read. ``args``: the
+    command line; ``path_flags``: the plugin's path-valued flags.
+    """
+    if config_found:
+        return ""
+    for flag, value in itertools.pairwise(args):
+        if flag in path_flags and (cwd / value).exists():
+            return (
+                f"\nNote: pytest found no configuration file (rootdir: {rootdir}). "
+                f"'{flag} {value}' has a space where pytest expects '=': pytest "
+                "chooses its rootdir and configuration before it knows chunkeval's "
+                f"flags, so it took {value} for a test path and did not read the "
+                f"project's pyproject.toml or pytest.ini. Write {flag}={value}."
+            )
+    return ""

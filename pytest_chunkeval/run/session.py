@@ -313,7 +313,10 @@ class ChunkevalSession:
         self._row_of[id(result)] = key
         row = self.rows.get(key)
         if row is None:
-            row = self.rows[key] = SummaryRow(key, result.to_json(details=False))
+            # Per-query detail only for the JSON report: rows travel from xdist
+            # workers and are kept until the session ends.
+            details = self.settings.json is not None
+            row = self.rows[key] = SummaryRow(key, result.to_json(details=details))
         if nodeid not in row.nodeids:
             row.nodeids.append(nodeid)
 
