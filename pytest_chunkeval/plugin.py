@@ -273,13 +273,14 @@ def _parametrize_questions(metafunc: pytest.Metafunc) -> None:
     from pytest_chunkeval.run.per_question import question_ids
 
     nodeid = metafunc.definition.nodeid
-    marker = _or_fail(lambda: parse_marker(marks, nodeid))
+    marker = _or_fail(lambda: parse_marker(marks, nodeid), metafunc.config)
     if "chunkeval" not in metafunc.fixturenames:
         _fail(
             f"{nodeid}: @pytest.mark.chunkeval(per_question=True) makes one item "
             "per question of the chunkeval fixture: request it"
         )
-    ids = _or_fail(lambda: question_ids(_session(metafunc.config), marker))
+    config = metafunc.config
+    ids = _or_fail(lambda: question_ids(_session(config), marker), config)
     metafunc.parametrize("chunkeval", ids, ids=ids, indirect=True)
 
 
