@@ -7,26 +7,23 @@ Skipped, with the reason shown, where no chromium is installed
 
 from __future__ import annotations
 
-import os
+import html
 import re
-import shutil
-import struct
-import subprocess
-import zlib
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 import pytest
+from support.browser import BROWSER, chromium
 from support.fake_results import make_result
+from support.png import read_png
 
+from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.reporting.history import GitInfo, history_record
 from pytest_chunkeval.reporting.html import html_report
 from pytest_chunkeval.reporting.rows import ReportEntry
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome")
-BROWSER = next((b for b in map(shutil.which, BROWSERS) if b), None)
 pytestmark = pytest.mark.skipif(
     BROWSER is None,
     reason="no chromium on PATH (apt-get install chromium): HTML report not rendered",
@@ -60,88 +57,9 @@ def _page(tmp_path: Path) -> Path:
     return path
 
 
-def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert BROWSER is not None
-    profile = tmp_path / "profile"
-    command = [
-        BROWSER,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--hide-scrollbars",
-        f"--user-data-dir={profile}",
-        *args,
-    ]
-    env = {**os.environ, "HOME": str(tmp_path)}
-    return subprocess.run(
-        command, capture_output=True, text=True, timeout=120, env=env, check=False
-    )
-
-
-def _read_png(path: Path) -> npt.NDArray[np.uint8]:
-    """Decode an 8-bit RGB/RGBA non-interlaced PNG (what chromium writes)."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat = 8, b""
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos : pos + 4])
-        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
-        pos += 12 + length
-        if kind == b"IHDR":
-            width, height, depth, color, _, _, interlace = struct.unpack(
-                ">IIBBBBB", body
-            )
-            assert depth == 8
-            assert color in (2, 6)
-            assert interlace == 0
-        elif kind == b"IDAT":
-            idat += body
-    bpp = 3 if color == 2 else 4
-    stride = width * bpp
-    raw = zlib.decompress(idat)
-    out = np.zeros((height, stride), dtype=np.uint8)
-    prev = np.zeros(stride, dtype=np.int32)
-    for y in range(height):
-        kind = raw[y * (stride + 1)]
-        line = np.frombuffer(raw, np.uint8, stride, y * (stride + 1) + 1).astype(
-            np.int32
-        )
-        if kind == 0:
-            row = line
-        elif kind == 2:
-            row = (line + prev) & 255
-        elif kind == 1:  # Sub: a running sum per channel
-            pixels = line.reshape(width, bpp)
-            row = (np.cumsum(pixels, axis=0) & 255).reshape(-1)
-        else:  # Average / Paeth depend on the left pixel: decode byte by byte
-            cur = [0] * stride
-            above = prev.tolist()
-            scan = line.tolist()
-            for i in range(stride):
-                a = cur[i - bpp] if i >= bpp else 0
-                b = above[i]
-                if kind == 3:
-                    cur[i] = (scan[i] + ((a + b) >> 1)) & 255
-                else:
-                    c = above[i - bpp] if i >= bpp else 0
-                    p = a + b - c
-                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                    pred = a if pa <= pb and pa <= pc else b if pb <= pc else c
-                    cur[i] = (scan[i] + pred) & 255
-            row = np.array(cur, dtype=np.int32)
-        out[y] = row
-        prev = row
-    return out.reshape(height, width, bpp)[:, :, :3]
-
-
 def test_page_loads_without_errors_and_its_script_runs(tmp_path: Path) -> None:
     page = _page(tmp_path)
-    proc = _chromium(
+    proc = chromium(
         tmp_path,
         "--enable-logging=stderr",
         "--v=0",
@@ -168,7 +86,7 @@ def test_page_loads_without_errors_and_its_script_runs(tmp_path: Path) -> None:
 def test_screenshot_shows_the_plots(tmp_path: Path) -> None:
     page = _page(tmp_path)
     shot = tmp_path / "shot.png"
-    proc = _chromium(
+    proc = chromium(
         tmp_path,
         f"--screenshot={shot}",
         f"--window-size={WIDTH},{HEIGHT}",
@@ -176,7 +94,7 @@ def test_screenshot_shows_the_plots(tmp_path: Path) -> None:
         page.as_uri(),
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    image = _read_png(shot).astype(np.int32)
+    image = read_png(shot).astype(np.int32)
     assert image.shape[:2] == (HEIGHT, WIDTH)
     # Plot marks are saturated colours; text, grid lines and background are grey.
     saturation = image.max(axis=2) - image.min(axis=2)
@@ -215,9 +133,7 @@ def test_a_budget_sweep_draws_its_pareto_front(
     assert 'class="front"' in text
     assert 'id="loss"' in text
     assert "Chunking (1 - ceiling)" in text
-    proc = _chromium(
-        tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri()
-    )
+    proc = chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri())
     assert proc.returncode == 0, proc.stderr[-2000:]
     match = re.search(r'data-plots="(\d+)" data-drawn="(\d+)"', proc.stdout)
     assert match is not None
@@ -247,9 +163,7 @@ def test_a_regression_comes_first_with_its_status_delta_and_flips(
     run(pytester, "--chunkeval-html=report.html").assert_outcomes(passed=2, failed=1)
     page = pytester.path / "report.html"
 
-    proc = _chromium(
-        tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri()
-    )
+    proc = chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri())
     assert proc.returncode == 0, proc.stderr[-2000:]
     dom = proc.stdout
     assert 'id="chunkeval-status"' in dom  # the script ran to its end
@@ -278,7 +192,7 @@ def test_a_regression_comes_first_with_its_status_delta_and_flips(
 
     # Drawn: the regressed status cell stands out in colour.
     shot = tmp_path / "shot.png"
-    proc = _chromium(
+    proc = chromium(
         tmp_path,
         f"--screenshot={shot}",
         f"--window-size={WIDTH},1000",
@@ -286,7 +200,7 @@ def test_a_regression_comes_first_with_its_status_delta_and_flips(
         page.as_uri(),
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    image = _read_png(shot).astype(np.int32)
+    image = read_png(shot).astype(np.int32)
     red = abs(image - np.array([0xFF, 0xEB, 0xE9])).sum(axis=2) <= 6
     ys = np.flatnonzero(red.sum(axis=1) > 40)
     assert ys.size > 10, "no regressed status cell drawn"
@@ -295,3 +209,189 @@ def test_a_regression_comes_first_with_its_status_delta_and_flips(
     bands = np.split(ys, np.flatnonzero(np.diff(ys) > 20) + 1)
     assert len(bands) == 2, [(int(b[0]), int(b[-1])) for b in bands]
     assert bands[0][0] < 400
+
+
+# -- the question explorer ----------------------------------------------------
+
+GENERAL_CONFIGS = ("recursive:200:0", "fixed:400:0", "sentence:300")
+MAX_BYTES = 5_000_000
+MAX_LOAD_MS = 2000.0
+
+
+@pytest.fixture(scope="module")
+def general_report(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, list[EvalResult]]:
+    """The bundled benchmark (472 questions) under three configurations, evaluated
+    once. The hashing embedder: all-MiniLM-L6-v2 takes minutes cold here; the
+    explorer's size and speed depend on questions, text and spans, not vectors."""
+    from pytest_chunkeval.data.benchmarks import load_benchmark
+    from pytest_chunkeval.embedders.hashing import HashingEmbedder
+    from pytest_chunkeval.engine.evaluate import evaluate
+
+    folder = tmp_path_factory.mktemp("general")
+    corpus, queries = load_benchmark("general")
+    results = [
+        evaluate(
+            chunker,
+            corpus,
+            queries,
+            embedder=HashingEmbedder(),
+            store="exact",
+            cache=folder / "cache",
+            progress=False,
+        )
+        for chunker in GENERAL_CONFIGS
+    ]
+    entries = [
+        ReportEntry.of(r, [f"tests/test_rag.py::test_chunker[{c}]"], explore=True)
+        for r, c in zip(results, GENERAL_CONFIGS, strict=True)
+    ]
+    page = folder / "report.html"
+    page.write_text(html_report(entries, title="general"), encoding="utf-8")
+    return page, results
+
+
+def _console_errors(stderr: str) -> list[str]:
+    return [
+        line for line in stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line
+    ]
+
+
+def _opened(dom: str) -> str:
+    """The detail pane of the explorer in a dumped DOM."""
+    start = dom.find('id="ex-detail"')
+    end = dom.find('<script type="application/json"', start)
+    assert 0 < start < end, dom[-2000:]
+    return dom[start:end]
+
+
+def test_bundled_benchmark_report_is_small_and_loads_fast(
+    general_report: tuple[Path, list[EvalResult]], tmp_path: Path
+) -> None:
+    page, results = general_report
+    assert len(results[0].queries) == 472
+    size = page.stat().st_size
+    started = time.perf_counter()
+    proc = chromium(
+        tmp_path, "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()
+    )
+    wall = time.perf_counter() - started
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not _console_errors(proc.stderr)
+    ready = re.search(r'id="explorer" data-ready-ms="(\d+)"', proc.stdout)
+    assert ready is not None, proc.stdout[-2000:]
+    ready_ms = float(ready.group(1))
+    print(
+        f"\nexplorer report, 472 questions x {len(results)} configurations: "
+        f"{size / 1e6:.2f} MB; explorer ready {ready_ms:.0f} ms after navigation "
+        f"(whole headless chromium run {wall:.2f} s)"
+    )
+    assert size <= MAX_BYTES
+    assert ready_ms <= MAX_LOAD_MS
+    assert "472 of 472 questions (showing 100)" in proc.stdout
+    assert proc.stdout.count('<tr data-q="') == 100  # rendered on demand
+
+
+def test_explorer_opens_a_question_and_highlights_its_excerpt(
+    general_report: tuple[Path, list[EvalResult]], tmp_path: Path
+) -> None:
+    page, results = general_report
+    first = results[0]
+    # a question with one excerpt that the first configuration partly retrieved
+    query = next(
+        q
+        for q in first.queries
+        if len(q.excerpts) == 1 and q.recall is not None and 0 < q.recall < 1
+    )
+    url = f"{page.as_uri()}#a=0&b=2&q={query.id}"
+    proc = chromium(tmp_path, "--enable-logging=stderr", "--v=0", "--dump-dom", url)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not _console_errors(proc.stderr)
+    detail = _opened(proc.stdout)
+    title = re.search(r'<h3 class="ex-question">(.*?)</h3>', detail)
+    assert title is not None
+    assert html.unescape(title.group(1)) == query.question
+    assert 'class="ex-cols two"' in detail  # side by side with the third one
+    window = re.search(
+        r'<div class="ex-window"><div class="ex-where">(.*?)</div>'
+        r'<div class="ex-text" data-doc="[^"]*" data-start="(\d+)" data-end="(\d+)">'
+        r"(.*?)</div>",
+        detail,
+        re.S,
+    )
+    assert window is not None
+    doc, start, end = query.excerpts[0]
+    assert html.unescape(window.group(1)) == doc
+    marks = re.findall(r'<mark class="ex (got|lost)">(.*?)</mark>', window.group(4))
+    assert {kind for kind, _ in marks} == {"got", "lost"}  # partly retrieved
+    marked = html.unescape("".join(text for _, text in marks))
+    assert marked == first.corpus[doc].text[start:end] if first.corpus else False
+    # context around it, and the window is the excerpt's neighbourhood only
+    w_start, w_end = int(window.group(2)), int(window.group(3))
+    assert w_start < start
+    assert end < w_end
+    assert w_end - w_start < 2000
+    # the retrieved chunks in rank order, each with where it is
+    chunks = re.search(r'<ol class="ex-chunks">(.*?)</ol>', detail, re.S)
+    assert chunks is not None
+    wheres = re.findall(r'<div class="ex-where">(.*?)</div>', chunks.group(1))
+    expected = [f"{d} · characters {s}–{e}" for d, s, e in query.retrieved]
+    assert [
+        html.unescape(w).split(" · covers")[0].split(" · no excerpt")[0] for w in wheres
+    ] == expected
+
+
+def test_hostile_text_shows_as_text_and_runs_nothing(tmp_path: Path) -> None:
+    from support.hostile import DOCS, EVIL_ID, QUESTIONS, hostile_dataset
+
+    from pytest_chunkeval.embedders.hashing import HashingEmbedder
+    from pytest_chunkeval.engine.evaluate import evaluate
+
+    corpus, queries = hostile_dataset()
+    result = evaluate(
+        "fixed:60:0",
+        corpus,
+        queries,
+        embedder=HashingEmbedder(),
+        store="exact",
+        k=2,
+        cache=tmp_path / "cache",
+        progress=False,
+    )
+    page = tmp_path / "hostile.html"
+    page.write_text(
+        html_report([ReportEntry.of(result, ["t.py::x[<b>]"], explore=True)]),
+        encoding="utf-8",
+    )
+    for qid in ("q1", "q4"):  # the question holding the script, the evil doc id
+        proc = chromium(
+            tmp_path,
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+            f"{page.as_uri()}#q={qid}",
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert not _console_errors(proc.stderr)
+        dom = proc.stdout
+        body = re.search(r"<body[^>]*>", dom)
+        assert body is not None
+        assert "data-pwned" not in body.group(0)  # no payload ran
+        detail = _opened(dom)
+        assert "<img" not in detail
+        assert "<script" not in detail
+        question = {q: text for q, text, _, _ in QUESTIONS}[qid]
+        assert html.escape(question, quote=False) in detail
+    # the document's markup is in the page as text
+    assert html.escape(
+        DOCS["a.md"][DOCS["a.md"].index("<script>") :][:60], quote=False
+    ) in _opened(_dump(tmp_path, page, "q1"))
+    assert html.escape(EVIL_ID, quote=False) in dom
+
+
+def _dump(tmp_path: Path, page: Path, qid: str) -> str:
+    proc = chromium(tmp_path, "--dump-dom", f"{page.as_uri()}#q={qid}")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout

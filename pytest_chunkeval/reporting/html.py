@@ -10,6 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.metric_names import format_percent
 from pytest_chunkeval.core.metrics import METRICS
+from pytest_chunkeval.reporting.explorer import (
+    explorer_blob,
+    explorer_css,
+    explorer_section,
+)
 from pytest_chunkeval.reporting.gate_report import (
     GATE_CSS,
     baseline_html,
@@ -188,6 +193,22 @@ def _loss_section(rows: Sequence[_Row]) -> str:
     )
 
 
+def _explorer(
+    entries: Sequence[ReportEntry], rows: Sequence[_Row], colors: Mapping[str, str]
+) -> str:
+    """The question explorer, for the entries that carry its data."""
+    pieces: list[tuple[str, str, Mapping[str, Any]]] = []
+    seen: dict[str, int] = {}
+    for entry, row in zip(entries, rows, strict=True):
+        if entry.explorer is None:
+            continue
+        # two rows may share a label (e.g. one callable in two tests): tell apart
+        n = seen[row.label] = seen.get(row.label, 0) + 1
+        label = row.shown if n == 1 else f"{row.shown} ({n})"
+        pieces.append((label, colors[row.label], entry.explorer))
+    return explorer_section(explorer_blob(pieces)) if pieces else ""
+
+
 def _figure(svg: str, legend: str = "", wide: bool = False) -> str:
     cls = ' class="wide"' if wide else ""
     return f"<figure{cls}>{svg}{legend}</figure>"
@@ -224,7 +245,8 @@ def html_report(
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_esc(title)}</title><style>{_CSS}{GATE_CSS}</style></head><body>",
+        f"<title>{_esc(title)}</title>",
+        f"<style>{_CSS}{GATE_CSS}{explorer_css()}</style></head><body>",
         f"<h1>{_esc(title)}</h1>",
         *([f'<p class="verdict" id="verdict">{_esc(verdict)}</p>'] if verdict else []),
         f'<p class="meta">Generated {_esc(when)} by pytest-chunkeval: '
@@ -273,6 +295,8 @@ def html_report(
             ]
         if any(r.loss for r in rows):
             parts.append(_loss_section(rows))
+        if entries:  # rows from the history have no questions to explore
+            parts.append(_explorer(entries, rows, colors))
     if history:
         history_colors = {
             label: colors[label]

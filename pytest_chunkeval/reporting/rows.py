@@ -19,6 +19,7 @@ from pytest_chunkeval.core.metric_names import (
 from pytest_chunkeval.engine.labels import chunker_text, k_text, measured_text
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.gate.verdicts import severity
+from pytest_chunkeval.reporting.explorer import explorer_piece
 from pytest_chunkeval.reporting.history import commit_key
 
 if TYPE_CHECKING:
@@ -71,12 +72,22 @@ class ReportEntry:
     """Per gated metric: the baseline, the change and its confidence interval."""
     flips: Flips | None = None
     """The questions retrieved before and missed now, and the reverse."""
+    explorer: Mapping[str, Any] | None = None
+    """What the HTML report's question explorer shows of this result
+    (:func:`~pytest_chunkeval.reporting.explorer.explorer_piece`); None: nothing."""
 
     @classmethod
     def of(
-        cls, result: EvalResult, nodeids: Sequence[str] = (), *, details: bool = False
+        cls,
+        result: EvalResult,
+        nodeids: Sequence[str] = (),
+        *,
+        details: bool = False,
+        explore: bool = False,
     ) -> ReportEntry:
-        return cls(result.to_json(details=details), tuple(nodeids))
+        """``explore``: also the explorer's piece (needs ``result.corpus``)."""
+        piece = explorer_piece(result) if explore else None
+        return cls(result.to_json(details=details), tuple(nodeids), explorer=piece)
 
 
 def worst_first(entries: Sequence[ReportEntry]) -> list[ReportEntry]:

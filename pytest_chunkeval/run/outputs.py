@@ -23,13 +23,24 @@ class SummaryRow:
     key: str
     result: dict[str, Any]
     nodeids: list[str] = field(default_factory=list)
+    explorer: dict[str, Any] | None = None
+    """The HTML report's question explorer data (only with ``--chunkeval-html``:
+    made where the corpus is, shipped with the row from an xdist worker)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "result": self.result, "nodeids": self.nodeids}
+        data = {"key": self.key, "result": self.result, "nodeids": self.nodeids}
+        if self.explorer is not None:
+            data["explorer"] = self.explorer
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SummaryRow:
-        return cls(str(data["key"]), dict(data["result"]), list(data["nodeids"]))
+        return cls(
+            str(data["key"]),
+            dict(data["result"]),
+            list(data["nodeids"]),
+            data.get("explorer"),
+        )
 
 
 @dataclass
@@ -141,7 +152,13 @@ def write_outputs(
         v = end.verdicts.get(r.key, RowVerdict())
         entries.append(
             ReportEntry(
-                r.result, tuple(r.nodeids), v.outcome, v.verdict, v.gated, v.flips
+                r.result,
+                tuple(r.nodeids),
+                v.outcome,
+                v.verdict,
+                v.gated,
+                v.flips,
+                r.explorer,
             )
         )
     verdict = end.headline

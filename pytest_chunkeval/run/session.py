@@ -317,6 +317,13 @@ class ChunkevalSession:
             # workers and are kept until the session ends.
             details = self.settings.json is not None
             row = self.rows[key] = SummaryRow(key, result.to_json(details=details))
+            if self.settings.html:
+                from pytest_chunkeval.reporting.explorer import explorer_piece
+
+                # Hook for "what changed": explorer_piece(result, before=...) takes
+                # a baseline's recall per query id; not passed yet (the baseline is
+                # checked after this, by the test).
+                row.explorer = explorer_piece(result)
         if nodeid not in row.nodeids:
             row.nodeids.append(nodeid)
 
