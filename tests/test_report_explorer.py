@@ -21,6 +21,7 @@ from pytest_chunkeval.reporting.explorer import (
     explorer_piece,
     script_json,
     status,
+    with_baseline,
 )
 from pytest_chunkeval.reporting.html import html_report
 from pytest_chunkeval.reporting.rows import ReportEntry
@@ -108,6 +109,30 @@ def test_blob_stores_text_and_questions_once(tmp_path: Path) -> None:
         for row in config["rows"]:
             assert 0 <= row[0] < 4
             assert all(isinstance(x, int) for x in row[5])
+
+
+def test_flipped_questions_carry_their_baseline_recall(tmp_path: Path) -> None:
+    from pytest_chunkeval.gate.flips import Flip, Flips
+
+    result = _evaluate("fixed:60:0", tmp_path)
+    piece = explorer_piece(result)
+    assert piece is not None
+    assert all(row[5] is None for row in piece["rows"])
+    changed = with_baseline(piece, {"q2": 0.5})
+    assert [row[5] for row in changed["rows"]] == [None, 0.5, None, None]
+    assert piece["rows"][1][5] is None  # a copy
+    q3 = result.queries[2]
+    flips = Flips(
+        "recall",
+        4,
+        lost=(Flip("q3", q3.question, "b.md", 0.75, 0, "", ""),),
+        lost_count=1,
+    )
+    entry = ReportEntry(
+        result.to_json(details=False), ("t.py::x",), explorer=piece, flips=flips
+    )
+    blob = _blob(html_report([entry]))
+    assert [row[6] for row in blob["configs"][0]["rows"]] == [None, None, 0.75, None]
 
 
 def test_script_json_cannot_close_its_script_element() -> None:

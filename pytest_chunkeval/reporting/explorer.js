@@ -44,6 +44,11 @@
     }
     return s;
   }
+  function change(row) {
+    if (row[6] > 0 && row[2] === 0) { return "Retrieved before, missed now"; }
+    if (row[6] === 0 && row[2] > 0) { return "Missed before, retrieved now"; }
+    return "Changed since the baseline";
+  }
   function badge(row) {
     var st = row ? row[1] : 3;
     return el("span", "ex-badge ex-" + STATUS[st].replace("/", ""),
@@ -134,9 +139,9 @@
     if (row[6] !== null) {
       var delta = row[2] === null ? null : row[2] - row[6];
       col.appendChild(el("p", "ex-change" + (delta < 0 ? " worse" : delta > 0 ? " better" : ""),
-        "baseline recall " + pct(row[6]) + " \u2192 " + pct(row[2]) +
-        (delta === null ? "" : " (" + (delta >= 0 ? "+" : "") + (100 * delta).toFixed(1) +
-        " points)")));
+        change(row) + ": recall " + pct(row[6]) + " in the baseline, " + pct(row[2]) +
+        " now" + (delta === null ? "" : " (" + (delta >= 0 ? "+" : "") +
+        (100 * delta).toFixed(1) + " points)")));
     }
     var retrieved = triples(row[5]);
     col.appendChild(el("h5", null, "Excerpts in their document"));
@@ -271,7 +276,12 @@
       row.appendChild(el("td", "ex-q", q[1]));
       row.appendChild(el("td", "ex-doc", D.docs[q[2]]));
       var cell = el("td");
-      cell.appendChild(badge(byQ[ab[0]][qi]));
+      var ra = byQ[ab[0]][qi];
+      cell.appendChild(badge(ra));
+      if (ra && ra[6] !== null && ra[6] !== ra[2]) {
+        cell.appendChild(el("span", "ex-flip", ra[6] > ra[2] ? " \u25bc" : " \u25b2"));
+        cell.lastChild.title = change(ra);
+      }
       row.appendChild(cell);
       cell = el("td");
       if (ab[1] !== null) { cell.appendChild(badge(byQ[ab[1]][qi])); }

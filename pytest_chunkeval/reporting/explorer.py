@@ -102,6 +102,18 @@ def explorer_piece(
     }
 
 
+def with_baseline(
+    piece: Mapping[str, Any], before: Mapping[str, float | None]
+) -> dict[str, Any]:
+    """``piece`` with a baseline's recall for the questions in ``before`` (by query
+    id; e.g. the questions that flipped), so the page shows what changed."""
+    rows = [
+        [*row[:5], _r(before[q[0]]) if q[0] in before else row[5]]
+        for q, row in zip(piece["questions"], piece["rows"], strict=True)
+    ]
+    return {**piece, "rows": rows}
+
+
 def _merge(intervals: Iterable[tuple[int, int]], size: int) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for start, end in sorted((max(s, 0), min(e, size)) for s, e in intervals):

@@ -14,6 +14,7 @@ from pytest_chunkeval.reporting.explorer import (
     explorer_blob,
     explorer_css,
     explorer_section,
+    with_baseline,
 )
 from pytest_chunkeval.reporting.gate_report import (
     GATE_CSS,
@@ -205,7 +206,11 @@ def _explorer(
         # two rows may share a label (e.g. one callable in two tests): tell apart
         n = seen[row.label] = seen.get(row.label, 0) + 1
         label = row.shown if n == 1 else f"{row.shown} ({n})"
-        pieces.append((label, colors[row.label], entry.explorer))
+        piece = entry.explorer
+        if entry.flips is not None:  # what changed since the baseline (gate/flips.py)
+            flipped = entry.flips.lost + entry.flips.gained
+            piece = with_baseline(piece, {f.id: f.before for f in flipped})
+        pieces.append((label, colors[row.label], piece))
     return explorer_section(explorer_blob(pieces)) if pieces else ""
 
 

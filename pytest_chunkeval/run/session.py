@@ -320,9 +320,8 @@ class ChunkevalSession:
             if self.settings.html:
                 from pytest_chunkeval.reporting.explorer import explorer_piece
 
-                # Hook for "what changed": explorer_piece(result, before=...) takes
-                # a baseline's recall per query id; not passed yet (the baseline is
-                # checked after this, by the test).
+                # what changed since the baseline is added by the report, from
+                # the flips the gate found (checked after this, by the test)
                 row.explorer = explorer_piece(result)
         if nodeid not in row.nodeids:
             row.nodeids.append(nodeid)
