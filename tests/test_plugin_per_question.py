@@ -4,6 +4,7 @@ project of tests/support/plugin_project.py: six questions)."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -59,15 +60,17 @@ def test_zz_asked_each_question_once():
     assert len(ASKED) == 6, ASKED
 """
     )
-    result = run(pytester, "-v", "--junitxml=junit.xml")
+    result = run(pytester, "-v", "--junitxml=junit.xml", "--chunkeval-json=r.json")
     result.assert_outcomes(passed=7)
+    (row,) = json.loads((project / "r.json").read_text())["results"]
+    assert (len(row["tests"]), row["outcome"]) == (6, "passed")
     result.stdout.fnmatch_lines(
         [f"test_each.py::test_question[[]{qid}[]] PASSED*" for qid in IDS]
     )
     # One configuration, one summary row under the test's id, reused five times.
     out = result.stdout.str()
     assert "1 configuration evaluated, 5 results reused" in out
-    assert "test_each.py::test_question " in out
+    assert "test_each.py::test_question[q-bark] (+5)" in out
     cases = ET.parse(project / "junit.xml").getroot().iter("testcase")
     per_question = [c for c in cases if c.get("name", "").startswith("test_question")]
     assert [c.get("name") for c in per_question] == [
@@ -94,9 +97,14 @@ def test_no_threshold(chunkeval):
     chunkeval.score(make_retriever(chunkeval.queries), label="excerpts")
 """
     )
-    result = run(pytester, "-rf")
+    result = run(pytester, "-rf", "--chunkeval-json=report.json")
     # The whole set's recall is 4/6, below 0.8: no item fails for that.
     result.assert_outcomes(passed=10, failed=2)
+    # Two tests share one configuration: one report row, failed, with every item.
+    (row,) = json.loads((project / "report.json").read_text())["results"]
+    assert len(row["tests"]) == 12
+    assert row["outcome"] == "failed"
+    assert row["result"]["metrics"]["recall"]["mean"] == pytest.approx(4 / 6)
     result.stdout.fnmatch_lines(
         [
             "FAILED test_each.py::test_question[[]q-parrot[]] - *",

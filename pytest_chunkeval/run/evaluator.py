@@ -66,12 +66,6 @@ class Evaluator:
         """``per_question``: this item's query id (run/per_question.py)."""
         self._group = group
         self._calls = 0
-        self.record_as = nodeid
-        """The test id results are recorded under (a per-question item: its test)."""
-        if question is not None:
-            from pytest_chunkeval.run.per_question import group_nodeid
-
-            self.record_as = group_nodeid(nodeid, question)
 
     @classmethod
     def for_test(
@@ -114,11 +108,11 @@ class Evaluator:
         from pytest_chunkeval.run.shared import component_signature
 
         key = (self.config.key, *(component_signature(v) for v in signature))
-        result, reused = self._or_fail(
-            lambda: self.session.shared.get(self._group, self._calls, key, compute)
+        return self._or_fail(
+            lambda: self.session.shared_call(
+                self._group, self._calls, key, self.nodeid, compute
+            )
         )
-        self.session.reused += reused
-        return result
 
     def __repr__(self) -> str:
         return f"<chunkeval evaluator for {self.nodeid}>"
@@ -180,7 +174,7 @@ class Evaluator:
             lambda: self.session.evaluate(
                 self.config,
                 chosen,
-                nodeid=self.record_as,
+                nodeid=self.nodeid,
                 k=k,
                 budget=budget,
                 label=label,
@@ -210,9 +204,7 @@ class Evaluator:
             )
         result = self._shared(
             ("score", retriever, label, run.locate),
-            lambda: self.session.score(
-                run, retriever, nodeid=self.record_as, label=label
-            ),
+            lambda: self.session.score(run, retriever, nodeid=self.nodeid, label=label),
         )
         self.results.append(result)
         return result
@@ -252,7 +244,7 @@ class Evaluator:
                 self.config,
                 chosen,
                 extractor,
-                nodeid=self.record_as,
+                nodeid=self.nodeid,
                 k=depth,
                 label=label,
             ),

@@ -38,27 +38,6 @@ def question_ids(session: ChunkevalSession, marker: MarkerOptions) -> list[str]:
     return [q.id for q in session.datasets.queries(run)]
 
 
-def group_nodeid(nodeid: str, question: str) -> str:
-    """The test's node id without the question's part of its parameter id:
-    ``t.py::test_x[recursive:200:0-q1]`` -> ``t.py::test_x[recursive:200:0]``
-    (the node id itself when pytest escaped the id beyond recognition)."""
-    head, bracket, params = nodeid.partition("[")
-    if not bracket or not params.endswith("]"):
-        return nodeid
-    inner = params[:-1]
-    if inner == question:
-        return head
-    for before, after in ((f"{question}-", ""), ("", f"-{question}")):
-        if before and inner.startswith(before):
-            return f"{head}[{inner[len(before) :]}]"
-        if after and inner.endswith(after):
-            return f"{head}[{inner[: -len(after)]}]"
-    middle = f"-{question}-"
-    if middle in inner:
-        return f"{head}[{inner.replace(middle, '-', 1)}]"
-    return nodeid
-
-
 def question_of(result: EvalResult, question: str) -> QueryRecord:
     for record in result.queries:
         if record.id == question:

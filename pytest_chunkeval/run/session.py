@@ -300,6 +300,30 @@ class ChunkevalSession:
         self._record(key if row is None else row, nodeid, result, reused)
         return result
 
+    def shared_call(
+        self,
+        group: tuple[object, ...],
+        call: int,
+        signature: tuple[object, ...],
+        nodeid: str,
+        compute: Callable[[], EvalResult],
+    ) -> EvalResult:
+        """A per-question item's ``call``-th chunkeval call: ``compute()`` in the
+        test's first item, the same result (and summary row) in the others."""
+        known = self.shared.get(group, call, signature)
+        if known is None:
+            result = compute()
+            self.shared.put(
+                group, call, signature, result, self._row_of.get(id(result))
+            )
+            return result
+        result, row = known
+        self.reused += 1
+        self.results.append(RecordedResult(nodeid, result, True))
+        if row is not None and nodeid not in self.rows[row].nodeids:
+            self.rows[row].nodeids.append(nodeid)
+        return result
+
     def _record(
         self, row_key: tuple[object, ...], nodeid: str, result: EvalResult, reused: bool
     ) -> None:

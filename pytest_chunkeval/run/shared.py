@@ -3,7 +3,6 @@ the first item that makes a ``chunkeval`` call evaluates it, the others replay i
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -14,27 +13,34 @@ Signature = tuple[object, ...]
 
 class SharedCalls:
     """One session's evaluations shared by the items of per-question tests:
-    (test, call number) -> (the call's arguments, its result)."""
+    (test, call number) -> (the call's arguments, its result, its summary row)."""
 
     def __init__(self) -> None:
-        self._results: dict[tuple[object, ...], tuple[Signature, EvalResult]] = {}
+        self._results: dict[
+            tuple[object, ...], tuple[Signature, EvalResult, str | None]
+        ] = {}
 
     def get(
+        self, group: tuple[object, ...], call: int, signature: Signature
+    ) -> tuple[EvalResult, str | None] | None:
+        """The result and summary row of the test's ``call``-th chunkeval call, if
+        an earlier item made it with these arguments."""
+        key = (*group, call)
+        known = self._results.get(key)
+        if known is None or known[0] != signature:
+            return None  # the first item, or a body whose calls differ by item
+        return known[1], known[2]
+
+    def put(
         self,
         group: tuple[object, ...],
         call: int,
         signature: Signature,
-        compute: Callable[[], EvalResult],
-    ) -> tuple[EvalResult, bool]:
-        """The result of the test's ``call``-th chunkeval call, computed by the
-        first item that makes it with these arguments; (result, reused)."""
+        result: EvalResult,
+        row: str | None,
+    ) -> None:
         key = (*group, call)
-        known = self._results.get(key)
-        if known is not None and known[0] == signature:
-            return known[1], True
-        result = compute()  # first item, or a body whose calls differ by item
-        self._results[key] = (signature, result)
-        return result, False
+        self._results[key] = (signature, result, row)
 
 
 def component_signature(value: object) -> object:
