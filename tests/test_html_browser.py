@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import json
 import re
 import time
 from datetime import datetime, timedelta, timezone
@@ -409,3 +410,32 @@ def _dump(tmp_path: Path, page: Path, qid: str) -> str:
     proc = chromium(tmp_path, "--dump-dom", f"{page.as_uri()}#q={qid}")
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
+
+
+def test_explorer_filters_by_document_and_status(
+    general_report: tuple[Path, list[EvalResult]], tmp_path: Path
+) -> None:
+    """A link holding filters (document finance.md, status differing between the
+    first and second configurations) lists exactly those questions."""
+    from pytest_chunkeval.reporting.explorer import status
+
+    page, results = general_report
+    text = page.read_text(encoding="utf-8")
+    found = re.search(r'id="chunkeval-explorer-data">(.*?)</script>', text, re.S)
+    assert found is not None
+    docs = json.loads(found.group(1))["docs"]
+    a, b = results[0].queries, results[1].queries
+    expected = [
+        qa.id
+        for qa, qb in zip(a, b, strict=True)
+        if qa.doc_id == "finance.md" and status(qa.recall) != status(qb.recall)
+    ]
+    assert 0 < len(expected) < 100
+    url = f"{page.as_uri()}#a=0&b=1&doc={docs.index('finance.md')}&status=diff"
+    proc = chromium(tmp_path, "--dump-dom", url)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"{len(expected)} of 472 questions<" in proc.stdout
+    shown = re.findall(r'<tr data-q="\d+"[^>]*><td class="ex-q">', proc.stdout)
+    assert len(shown) == len(expected)
+    docs_shown = re.findall(r'<td class="ex-doc">([^<]*)</td>', proc.stdout)
+    assert set(docs_shown) == {"finance.md"}

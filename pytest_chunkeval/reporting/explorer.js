@@ -310,6 +310,8 @@
   function state() {
     var ab = chosen(), parts = ["a=" + ab[0]];
     if (ab[1] !== null) { parts.push("b=" + ab[1]); }
+    if (selDoc[1].value !== "") { parts.push("doc=" + selDoc[1].value); }
+    if (selStatus[1].value !== "") { parts.push("status=" + selStatus[1].value); }
     if (current !== null) { parts.push("q=" + encodeURIComponent(D.questions[current][0])); }
     history.replaceState(null, "", "#" + parts.join("&"));
   }
@@ -317,10 +319,20 @@
     var h = {};
     location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
       var i = kv.indexOf("=");
-      if (i > 0) { h[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1)); }
+      try {
+        if (i > 0) { h[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1)); }
+      } catch (e) { /* a mangled link: ignore that part */ }
     });
-    if (h.a !== undefined && byQ[+h.a]) { selA[1].value = h.a; }
-    if (h.b !== undefined && byQ[+h.b]) { selB[1].value = h.b; }
+    function pick(s, value) {
+      var known = Array.prototype.some.call(s.options, function (o) {
+        return o.value === value;
+      });
+      if (value !== undefined && known) { s.value = value; }
+    }
+    pick(selA[1], h.a);
+    pick(selB[1], h.b);
+    pick(selDoc[1], h.doc);
+    pick(selStatus[1], h.status);
     filter();
     if (h.q !== undefined) {
       for (var qi = 0; qi < D.questions.length; qi++) {
@@ -347,6 +359,7 @@
     });
   });
   search.addEventListener("input", filter);
+  // the address keeps the view: configurations, filters and the open question
   window.addEventListener("hashchange", fromHash);
   fromHash();
   // for tests and the docs' screenshot: when the explorer was ready, and where
