@@ -110,6 +110,12 @@ class GatedMetric:
     status: str
     confidence: float
 
+    @property
+    def unchanged(self) -> bool:
+        """No question moved (paired: the interval is exactly [0, 0]), or in
+        mean mode the means are equal."""
+        return self.delta == 0 and self.low in (0, None) and self.high in (0, None)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "metric": self.metric,

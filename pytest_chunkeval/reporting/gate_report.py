@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from pytest_chunkeval.core.metric_names import format_percent
+from pytest_chunkeval.core.metric_names import format_percent, header
 from pytest_chunkeval.gate.verdicts import ORDER, GatedMetric, severity, verdict_text
 from pytest_chunkeval.reporting.markdown import _md_cell, _md_table
 from pytest_chunkeval.reporting.rows import ReportEntry, _Row
@@ -16,10 +16,11 @@ from pytest_chunkeval.reporting.rows import ReportEntry, _Row
 FAILING = ORDER[:3]
 """Verdicts that fail the gate and stand out: regressed, missing, not compared."""
 BASELINE_NOTE = (
-    "Each gated metric: the baseline's mean, this run's, the change in points and "
-    "its confidence interval (paired bootstrap over the questions, simultaneous "
-    "over the metrics). A metric regresses when its whole interval lies beyond "
-    "its tolerance, and improves when it lies above zero."
+    "Each gated metric as baseline → now: change [{ci}], in points. The change "
+    "is paired (the mean of the per-question changes) and its confidence "
+    "interval a bootstrap over the questions, simultaneous over the metrics. A "
+    "metric regresses when its whole interval lies beyond its tolerance, and "
+    "improves when it lies above zero."
 )
 CHANGES_NOTE = (
     "Questions retrieved before and missed now, and the reverse. A question is "
@@ -29,11 +30,13 @@ CHANGES_NOTE = (
 )
 GATE_CSS = """
 p.verdict{font-size:16px;font-weight:600;margin:8px 0}
-td.status{text-align:left;font-weight:600}
-.status-regressed{background:#ffebe9;color:#82071e}
-.status-missing,.status-not-compared{background:#fff8c5;color:#7d4e00}
+td.status{text-align:left}
+.status-regressed{background:#ffebe9;color:#82071e;font-weight:600}
+.status-missing,.status-not-compared{background:#fff8c5;color:#7d4e00;
+font-weight:600}
 .status-improved{background:#dafbe1;color:#116329}
 td.outcome-failed{color:#82071e;font-weight:600}
+table.gate td{white-space:normal}
 table.gate th:nth-child(-n+3),table.gate td:nth-child(-n+3){text-align:left}
 table.flips th,table.flips td{white-space:normal;text-align:left;vertical-align:top}
 table.flips td.text{max-width:360px;color:#57606a}
@@ -44,13 +47,20 @@ def _pts(value: float | None, signed: bool = False) -> str:
     return format_percent(value, 2, signed=signed)
 
 
-def _ci(g: GatedMetric) -> str:
-    if g.low is None or g.high is None:
-        return "-"
-    return f"[{_pts(g.low, True)}, {_pts(g.high, True)}]"
+def gated_cell(g: GatedMetric) -> str:
+    """``100.00 → 86.70: -13.30 [-27.11, -2.53] REGRESSED``; ``100.00
+    (unchanged)`` when no question moved."""
+    if g.unchanged:
+        return f"{_pts(g.before)} (unchanged)"
+    text = f"{_pts(g.before)} → {_pts(g.after)}: {_pts(g.delta, True)}"
+    if g.low is not None and g.high is not None:
+        text += f" [{_pts(g.low, True)}, {_pts(g.high, True)}]"
+    if g.status != "ok":
+        text += f" {verdict_text(g.status)}"
+    return text
 
 
-def _ci_header(entries: Sequence[ReportEntry]) -> str:
+def _level(entries: Sequence[ReportEntry]) -> str:
     levels = {g.confidence for e in entries for g in e.gated}
     return f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
 
@@ -62,36 +72,22 @@ def _tests(entry: ReportEntry) -> str:
     return tests[0] + (f" (+{len(tests) - 1})" if len(tests) > 1 else "")
 
 
-def gated_rows(
+def gate_table(
     entries: Sequence[ReportEntry],
-) -> list[tuple[ReportEntry, GatedMetric, list[str]]]:
-    """One line per gated metric of each checked row: test, configuration,
-    metric, baseline, now, change, interval, verdict (test and configuration on
-    a row's first line only)."""
-    lines = []
+) -> tuple[list[str], list[tuple[ReportEntry, list[GatedMetric | None]]]]:
+    """The gated metrics (in order of first use) and, per compared row, its
+    :class:`GatedMetric` of each (None where the row does not gate it)."""
+    metrics = list(dict.fromkeys(g.metric for e in entries for g in e.gated))
+    rows = []
     for entry in entries:
-        label = _Row.from_entry(entry).shown if entry.gated else ""
-        for i, g in enumerate(entry.gated):
-            lines.append(
-                (
-                    entry,
-                    g,
-                    [
-                        _tests(entry) if i == 0 else "",
-                        label if i == 0 else "",
-                        g.metric,
-                        _pts(g.before),
-                        _pts(g.after),
-                        _pts(g.delta, True),
-                        _ci(g),
-                        verdict_text(g.status),
-                    ],
-                )
-            )
-    return lines
+        if entry.gated:
+            by_name = {g.metric: g for g in entry.gated}
+            rows.append((entry, [by_name.get(m) for m in metrics]))
+    return metrics, rows
 
 
-GATED_HEADERS = ["Test", "Configuration", "Metric", "Baseline", "Now", "Change"]
+def _gate_headers(metrics: Sequence[str]) -> list[str]:
+    return ["Test", "Configuration", "Verdict", *(header(m) for m in metrics)]
 
 
 # -- Markdown ---------------------------------------------------------------------
@@ -104,18 +100,26 @@ def verdict_markdown(verdict: str) -> str:
 
 
 def baseline_markdown(entries: Sequence[ReportEntry]) -> str:
-    """The "Against the baseline" section ("" when no row was compared)."""
-    lines = gated_rows(entries)
-    if not lines:
+    """The "Against the baseline" section ("" when no row was compared): one
+    line per compared row, one column per gated metric, regressions in bold."""
+    metrics, rows = gate_table(entries)
+    if not rows:
         return ""
-    headers = [*GATED_HEADERS, _ci_header(entries), "Verdict"]
     body = []
-    for _, g, cells in lines:
-        if g.status == "regressed":
-            cells = [*cells[:-1], f"**{cells[-1]}**"]
+    for entry, gated in rows:
+        cells = [
+            _tests(entry),
+            _Row.from_entry(entry).shown,
+            verdict_markdown(entry.verdict),
+        ]
+        for g in gated:
+            text = "-" if g is None else gated_cell(g)
+            regressed = g is not None and g.status == "regressed"
+            cells.append(f"**{text}**" if regressed else text)
         body.append(cells)
-    table = _md_table(headers, body, 3)
-    return f"### Against the baseline\n\n{BASELINE_NOTE}\n\n{table}\n"
+    table = _md_table(_gate_headers(metrics), body, 3)
+    note = BASELINE_NOTE.format(ci=_level(entries))
+    return f"### Against the baseline\n\n{note}\n\n{table}\n"
 
 
 def _counts(entry: ReportEntry) -> str:
@@ -199,26 +203,38 @@ def _html_table(headers: Sequence[str], rows: Sequence[str], cls: str = "") -> s
 
 def baseline_html(entries: Sequence[ReportEntry]) -> str:
     """The "Against the baseline" section ("" when no row was compared)."""
-    lines = gated_rows(entries)
-    if not lines:
+    from pytest_chunkeval.reporting.html import breakable
+
+    metrics, rows = gate_table(entries)
+    if not rows:
         return ""
-    headers = [*GATED_HEADERS, _ci_header(entries), "Verdict"]
-    rows = []
-    for _, g, cells in lines:
-        tds = [f"<td>{_esc(c)}</td>" for c in cells[:-1]]
-        slug = {"ok": ""}.get(g.status, g.status.replace(" ", "-"))
-        cls = f"status status-{slug}" if slug else "status"
-        tds.append(f'<td class="{cls}">{_esc(cells[-1])}</td>')
-        rows.append("<tr>" + "".join(tds) + "</tr>")
+    lines = []
+    for entry, gated in rows:
+        tds = [
+            f"<td>{breakable(_tests(entry))}</td>",
+            f"<td>{breakable(_Row.from_entry(entry).shown)}</td>",
+            status_cells_html(entry)[1],
+        ]
+        for g in gated:
+            if g is None:
+                tds.append("<td>-</td>")
+                continue
+            slug = "" if g.status == "ok" else g.status.replace(" ", "-")
+            cls = f' class="status-{slug}"' if slug else ""
+            tds.append(f"<td{cls}>{_esc(gated_cell(g))}</td>")
+        lines.append("<tr>" + "".join(tds) + "</tr>")
+    note = BASELINE_NOTE.format(ci=_level(entries))
     return (
         '<section id="baseline"><h2>Against the baseline</h2>'
-        f'<p class="note">{_esc(BASELINE_NOTE)}</p>'
-        f"{_html_table(headers, rows, 'gate')}</section>"
+        f'<p class="note">{_esc(note)}</p>'
+        f"{_html_table(_gate_headers(metrics), lines, 'gate')}</section>"
     )
 
 
 def changes_html(entries: Sequence[ReportEntry]) -> str:
     """The "What changed" section ("" when no row was compared)."""
+    from pytest_chunkeval.reporting.html import breakable
+
     compared = [e for e in entries if e.flips is not None]
     if not compared:
         return ""
@@ -239,7 +255,7 @@ def changes_html(entries: Sequence[ReportEntry]) -> str:
                 f'<td class="text">{_esc(instead)}</td></tr>'
             )
         parts += [
-            f"<h3>{_esc(_tests(entry))}</h3>",
+            f"<h3>{breakable(_tests(entry))}</h3>",
             f'<p class="note">{_esc(_counts(entry))}</p>',
             _html_table(FLIP_HEADERS, rows, "flips"),
         ]

@@ -164,7 +164,9 @@ def against_baseline(
     rows: Sequence[SummaryRow], verdicts: Mapping[str, RowVerdict]
 ) -> list[str]:
     """Each gated metric of each compared row: baseline, now, change in points
-    and its confidence interval, regressions first (empty when none compared)."""
+    and its confidence interval, regressions first; a row where no question
+    moved in one line (its baseline is the table's value). Empty when no row
+    was compared."""
     checked = [(r, verdicts[r.key]) for r in rows if verdicts.get(r.key, _NONE).gated]
     if not checked:
         return []
@@ -172,19 +174,24 @@ def against_baseline(
     levels = {g.confidence for _, v in checked for g in v.gated}
     ci = f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
     header = ["test", "metric", "verdict", "baseline", "now", "change", ci]
-    body = [
-        [
-            _test_cell(row) if i == 0 else "",
-            g.metric,
-            verdict_text(g.status),
-            _pts(g.before),
-            _pts(g.after),
-            _pts(g.delta, True),
-            _ci(g),
+    body = []
+    for row, v in checked:
+        if all(g.unchanged for g in v.gated):  # one line: nothing moved
+            names = ", ".join(g.metric for g in v.gated)
+            body.append([_test_cell(row), names, "unchanged", "", "", "", ""])
+            continue
+        body += [
+            [
+                _test_cell(row) if i == 0 else "",
+                g.metric,
+                verdict_text(g.status),
+                _pts(g.before),
+                _pts(g.after),
+                _pts(g.delta, True),
+                _ci(g),
+            ]
+            for i, g in enumerate(v.gated)
         ]
-        for row, v in checked
-        for i, g in enumerate(v.gated)
-    ]
     return [
         "against the baseline (points; the change is paired, query by query):",
         *_table(header, body, 3),
