@@ -112,9 +112,7 @@ def test_the_wheel_installs_and_runs_the_readmes_first_test(tmp_path: Path) -> N
     pip = (sys.executable, "-m", "pip", "--python", python)
 
     _run(*pip, "install", "--no-deps", "--no-index", wheel, cwd=tmp_path, env=env)
-    assert "No broken requirements found." in _run(
-        *pip, "check", cwd=tmp_path, env=env
-    )
+    assert "No broken requirements found." in _run(*pip, "check", cwd=tmp_path, env=env)
     where = _run(
         python,
         *("-c", "import pytest_chunkeval, sys; print(pytest_chunkeval.__file__)"),
