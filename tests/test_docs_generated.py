@@ -78,6 +78,12 @@ def test_a_new_directive_gets_its_end_marker(gen: ModuleType, tmp_path: Path) ->
     assert sections[0].body == sections[1].body
 
 
+def test_a_marker_inside_a_sentence_is_an_example(gen: ModuleType) -> None:
+    text = f"Write `{GRAMMAR}` on a line of its own.\n"
+    assert gen.sections(text) == []
+    assert gen.regenerate(text) == (text, [])
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -60,8 +60,9 @@ RENDERERS: dict[str, Callable[[str], str]] = {
     "include:": ref.render_include,
 }
 
-_BEGIN = re.compile(r"<!--\s*(chunkeval:[\w-]+|include:)(.*?)-->", re.DOTALL)
-_END = re.compile(r"<!--\s*/(chunkeval:[\w-]+|include)\s*-->")
+# A marker is a line of its own (one in a sentence or in `code` is an example).
+_BEGIN = re.compile(r"^<!--\s*(chunkeval:[\w-]+|include:)(.*?)-->[ \t]*$", re.M)
+_END = re.compile(r"^<!--\s*/(chunkeval:[\w-]+|include)\s*-->[ \t]*$", re.M)
 
 
 class GenerateError(ValueError):
