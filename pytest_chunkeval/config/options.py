@@ -343,7 +343,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "json",
-        "Write every result of the session to this JSON file, {relative}.",
+        "Write every result of the session, per-query detail included, to this JSON "
+        "file, {relative}.",
         parse_path,
         ini_type=None,
         metavar="PATH",
