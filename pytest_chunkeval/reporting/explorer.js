@@ -272,6 +272,7 @@
       var qi = matches[shown], q = D.questions[qi];
       var row = el("tr");
       row.setAttribute("data-q", String(qi));
+      row.tabIndex = 0;  // reachable with the keyboard; Enter opens it
       if (qi === current) { row.className = "current"; }
       row.appendChild(el("td", "ex-q", q[1]));
       row.appendChild(el("td", "ex-doc", D.docs[q[2]]));
@@ -347,6 +348,12 @@
   tbody.addEventListener("click", function (ev) {
     var tr = ev.target.closest("tr");
     if (!tr) { return; }
+    open(+tr.getAttribute("data-q"));
+    state();
+  });
+  tbody.addEventListener("keydown", function (ev) {
+    var tr = ev.target.closest("tr");
+    if (!tr || ev.key !== "Enter") { return; }
     open(+tr.getAttribute("data-q"));
     state();
   });
