@@ -441,3 +441,22 @@ def test_explorer_filters_by_document_and_status(
     assert len(shown) == len(expected)
     docs_shown = re.findall(r'<td class="ex-doc">([^<]*)</td>', proc.stdout)
     assert set(docs_shown) == {"finance.md"}
+
+
+def test_point_labels_of_equal_configurations_do_not_overprint(
+    tmp_path: Path,
+) -> None:
+    """Five configurations at one point: the labels the browser draws (its own
+    font metrics) overlap none of the others."""
+    entries = [
+        ReportEntry.of(make_result([0.5, 0.7], config={"chunker": f"fixed:{n}:0"}))
+        for n in (100, 200, 300, 400, 500)
+    ]
+    page = tmp_path / "crowded.html"
+    page.write_text(html_report(entries), encoding="utf-8")
+    proc = chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count('class="point-label"') == 2 * 5  # two scatters
+    found = re.search(r'data-overprints="(\d+)"', proc.stdout)
+    assert found is not None
+    assert found.group(1) == "0"

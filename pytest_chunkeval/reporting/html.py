@@ -109,11 +109,24 @@ _JS = """
     });
     if (ok) { drawn += 1; }
   });
+  // point labels whose drawn boxes overlap another's (should be none)
+  var overprints = 0;
+  plots.forEach(function (svg) {
+    var boxes = Array.prototype.map.call(
+      svg.querySelectorAll("text.point-label"), function (t) { return t.getBBox(); });
+    boxes.forEach(function (a, i) {
+      boxes.slice(i + 1).forEach(function (b) {
+        if (a.x < b.x + b.width && b.x < a.x + a.width &&
+            a.y < b.y + b.height && b.y < a.y + a.height) { overprints += 1; }
+      });
+    });
+  });
   var status = document.createElement("div");
   status.id = "chunkeval-status";
   status.hidden = true;
   status.setAttribute("data-plots", String(plots.length));
   status.setAttribute("data-drawn", String(drawn));
+  status.setAttribute("data-overprints", String(overprints));
   document.body.appendChild(status);
 })();
 """
