@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -47,9 +49,9 @@ def test_a_line_every_interval_with_done_total_rate_and_eta() -> None:
     bar.close()
     assert _printed(bar) == [
         # 12 s: 150 texts, 12.5 texts/s, 850 to go
-        "embedding (m): 150/1000 text (15%), 12.5 text/s, ETA 1m08s",
-        "embedding (m): 300/1000 text (30%), 12.5 text/s, ETA 56s",
-        "embedding (m): 450/1000 text (45%), 12.5 text/s, ETA 44s",
+        "embedding (m): 150/1000 text (15%), 12.5 text/s, 12s elapsed, ETA 1m08s",
+        "embedding (m): 300/1000 text (30%), 12.5 text/s, 24s elapsed, ETA 56s",
+        "embedding (m): 450/1000 text (45%), 12.5 text/s, 36s elapsed, ETA 44s",
         "embedding (m): 450/1000 text (45%), 12.5 text/s, took 36s",
     ]
 
@@ -69,9 +71,31 @@ def test_resumed_work_counts_its_rate_from_where_it_started() -> None:
     clock.now += 20
     bar.update(10)
     assert _printed(bar) == [
-        "embedding (m): 50/100 text (50%), 2.0 s/text, ETA 1m40s "
+        "embedding (m): 50/100 text (50%), 2.0 s/text, 20s elapsed, ETA 1m40s "
         "(cached 40, rejected 0)"
     ]
+
+
+def test_a_slow_batch_still_gets_a_line_every_interval() -> None:
+    """One batch of a slow model can outlast the interval: a thread prints."""
+    out = io.StringIO()
+    bar = ProgressLines(
+        500, desc="embedding (m)", unit="text", interval=0.02, file=out, ticking=True
+    )
+    deadline = time.monotonic() + 10
+    while out.getvalue().count("\n") < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)  # the work: no update
+    bar.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 3, lines
+    assert re.fullmatch(
+        r"embedding \(m\): 0/500 text \(0%\), \d+s elapsed, ETA unknown", lines[0]
+    )
+    assert re.fullmatch(
+        r"embedding \(m\): 0/500 text \(0%\), 0\.0 text/s, took \d+s", lines[-1]
+    )
+    assert bar._ticker is not None
+    assert not bar._ticker.is_alive()
 
 
 def test_lines_when_stderr_is_not_a_terminal(
@@ -80,6 +104,8 @@ def test_lines_when_stderr_is_not_a_terminal(
     bar = progress_bar(5, progress=None, desc="judging", unit="q")
     assert isinstance(bar, ProgressLines)
     assert bar.interval == 10.0
+    assert bar._ticker is not None
+    bar.close()
     assert progress_bar(5, progress=False) is None
     pytest.importorskip("tqdm")
     monkeypatch.setattr(progress, "_is_terminal", lambda: True)

@@ -4,6 +4,7 @@ a tqdm bar on an interactive stderr, plain lines every few seconds in a log."""
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import IO, Any
@@ -19,11 +20,13 @@ class ProgressLines:
     The same calls as a tqdm bar (``update``, ``set_postfix_str``, ``close``). A
     line is printed when ``interval`` seconds have passed since the last one::
 
-        embedding (sentence-transformers:all-MiniLM-L6-v2): 4096/18230 texts (22%),
-        210 texts/s, ETA 1m07s
+        embedding (sentence-transformers:all-MiniLM-L6-v2): 4096/18230 text (22%),
+        210 text/s, 20s elapsed, ETA 1m07s
 
     and a last one by ``close`` if any was printed; work shorter than the interval
-    prints nothing. ``clock`` (seconds) is injectable for tests.
+    prints nothing. ``update`` prints when a line is due; with ``ticking``, a
+    background thread also prints one when work between two updates (one batch of
+    a slow model) outlasts the interval. ``clock`` (seconds) is injectable for tests.
     """
 
     def __init__(
@@ -36,6 +39,7 @@ class ProgressLines:
         interval: float | None = None,
         clock: Callable[[], float] = time.monotonic,
         file: IO[str] | None = None,
+        ticking: bool = False,
     ) -> None:
         self.total = total
         self.desc = desc
@@ -47,35 +51,57 @@ class ProgressLines:
         self.postfix = ""
         self.lines = 0
         self.start = self.last = clock()
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._ticker: threading.Thread | None = None
+        if ticking and self.interval > 0:
+            self._ticker = threading.Thread(
+                target=self._tick, name="chunkeval-progress", daemon=True
+            )
+            self._ticker.start()
 
     def update(self, n: int = 1) -> None:
-        self.n += n
-        now = self.clock()
-        if now - self.last >= self.interval:
-            self.last = now
-            self._print(self.line(now))
+        with self._lock:
+            self.n += n
+        self._maybe_print()
 
     def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
         self.postfix = text
 
     def close(self) -> None:
-        if self.lines:
-            self._print(self.line(self.clock(), done=True))
+        self._closed.set()
+        if self._ticker is not None:
+            self._ticker.join()
+        with self._lock:
+            if self.lines:
+                self._print(self.line(self.clock(), done=True))
 
     def line(self, now: float, *, done: bool = False) -> str:
-        """``desc: done/total unit (pct), rate, ETA`` at time ``now``."""
+        """``desc: done/total unit (pct), rate, elapsed, ETA`` at time ``now``."""
         elapsed = now - self.start
         rate = (self.n - self.initial) / elapsed if elapsed > 0 else 0.0
         pct = f" ({100 * self.n / self.total:.0f}%)" if self.total else ""
         text = f"{self.desc}: " if self.desc else ""
-        text += f"{self.n}/{self.total} {self.unit}{pct}, {_rate(rate, self.unit)}"
+        text += f"{self.n}/{self.total} {self.unit}{pct}, "
         if done:
-            text += f", took {_duration(elapsed)}"
+            text += f"{_rate(rate, self.unit)}, took {_duration(elapsed)}"
         elif rate > 0:
-            text += f", ETA {_duration((self.total - self.n) / rate)}"
+            eta = _duration((self.total - self.n) / rate)
+            text += f"{_rate(rate, self.unit)}, {_duration(elapsed)} elapsed, ETA {eta}"
         else:
-            text += ", ETA unknown"
+            text += f"{_duration(elapsed)} elapsed, ETA unknown"
         return f"{text} ({self.postfix})" if self.postfix else text
+
+    def _maybe_print(self) -> None:
+        with self._lock:
+            now = self.clock()
+            if now - self.last >= self.interval and not self._closed.is_set():
+                self.last = now
+                self._print(self.line(now))
+
+    def _tick(self) -> None:
+        while not self._closed.wait(self.interval / 4):
+            self._maybe_print()
 
     def _print(self, text: str) -> None:
         stream = self.file if self.file is not None else sys.stderr
@@ -126,4 +152,5 @@ def progress_bar(total: int, *, progress: bool | None, **options: Any) -> Any:
         desc=str(options.get("desc", "")),
         unit=str(options.get("unit", "it")),
         initial=int(options.get("initial", 0)),
+        ticking=True,
     )
