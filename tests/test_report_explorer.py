@@ -202,3 +202,24 @@ def test_plugin_html_report_has_the_explorer(
     assert len(blob["configs"]) == 2
     assert blob["questions"]
     assert {len(c["rows"]) for c in blob["configs"]} == {len(blob["questions"])}
+
+
+def test_piece_past_its_text_budget_cuts_chunk_text_not_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pytest_chunkeval.reporting.explorer as explorer
+
+    result = _evaluate("fixed:200:0", tmp_path)
+    full = explorer_piece(result)
+    assert full is not None
+    size = sum(len(t) for parts in full["texts"].values() for _, t in parts)
+    monkeypatch.setattr(explorer, "TEXT_BUDGET", size - 1)
+    cut = explorer_piece(result)
+    assert cut is not None
+    kept = sum(len(t) for parts in cut["texts"].values() for _, t in parts)
+    assert kept < size
+    for query in result.queries:  # every excerpt keeps its context
+        for doc, start, end in query.excerpts:
+            lo, hi = max(0, start - CONTEXT), min(len(DOCS[doc]), end + CONTEXT)
+            assert any(s <= lo and s + len(t) >= hi for s, t in cut["texts"][doc])
+    assert cut["rows"] == full["rows"]

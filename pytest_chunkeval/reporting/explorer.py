@@ -4,10 +4,10 @@ Each configuration's result gives a *piece* (:func:`explorer_piece`, made where 
 corpus is at hand: it holds the document text the page needs); the report merges
 the pieces into one compact blob (:func:`explorer_blob`) that ``explorer.js``
 renders on demand. Document text is kept only around each excerpt (``CONTEXT``
-characters either side) and for the retrieved chunks (up to ``CHUNK_CHARS`` each),
-merged per document, and stored once however many configurations need it;
-questions are stored once per query set; a configuration holds numbers only
-(offsets, metrics, statuses).
+characters either side) and for the retrieved chunks (up to ``CHUNK_CHARS`` each,
+less past ``TEXT_BUDGET``), merged per document, and stored once however many
+configurations need it; questions are stored once per query set; a configuration
+holds numbers only (offsets, metrics, statuses).
 
 Blob (``EXPLORER_SCHEMA``)::
 
@@ -39,6 +39,10 @@ CONTEXT = 240
 """Characters of document text shown on each side of an excerpt."""
 CHUNK_CHARS = 1500
 """Characters of a retrieved chunk's text kept (its start; long chunks are cut)."""
+TEXT_BUDGET = 4_000_000
+"""Characters of document text one configuration may add to the page: beyond it,
+retrieved chunks keep 300 characters, then none (the page shows the gap); the
+excerpts keep their context."""
 STATUSES = ("hit", "partial", "miss", "n/a")
 _FULL = 1 - 1e-9
 
@@ -69,7 +73,6 @@ def explorer_piece(
     corpus = result.corpus
     if corpus is None or not result.queries:
         return None
-    wanted: dict[str, list[tuple[int, int]]] = {}
     questions, rows = [], []
     for q in result.queries:
         questions.append([q.id, q.question, q.doc_id, _flat(q.excerpts)])
@@ -84,14 +87,15 @@ def explorer_piece(
                 _r(old),
             ]
         )
-        for doc, start, end in q.excerpts:
-            wanted.setdefault(doc, []).append((start - CONTEXT, end + CONTEXT))
-        for doc, start, end in q.retrieved:
-            wanted.setdefault(doc, []).append((start, min(end, start + CHUNK_CHARS)))
     texts: dict[str, list[list[Any]]] = {}
-    for doc, intervals in wanted.items():
+    for cap in (CHUNK_CHARS, CHUNK_CHARS // 5, 0):
+        windows = _windows(result, cap)
+        kept = sum(e - s for spans in windows.values() for s, e in spans)
+        if kept <= TEXT_BUDGET or cap == 0:
+            break
+    for doc, spans in windows.items():
         text = corpus[doc].text
-        texts[doc] = [[s, text[s:e]] for s, e in _merge(intervals, len(text)) if e > s]
+        texts[doc] = [[s, text[s:e]] for s, e in spans if e > s]
     return {
         "v": EXPLORER_SCHEMA,
         "corpus": result.corpus_hash,
@@ -99,6 +103,22 @@ def explorer_piece(
         "questions": questions,
         "rows": rows,
         "texts": texts,
+    }
+
+
+def _windows(result: EvalResult, cap: int) -> dict[str, list[tuple[int, int]]]:
+    """Per document, the merged spans to keep: each excerpt with ``CONTEXT``
+    around it, the first ``cap`` characters of each retrieved chunk."""
+    assert result.corpus is not None
+    wanted: dict[str, list[tuple[int, int]]] = {}
+    for q in result.queries:
+        for doc, start, end in q.excerpts:
+            wanted.setdefault(doc, []).append((start - CONTEXT, end + CONTEXT))
+        for doc, start, end in q.retrieved:
+            wanted.setdefault(doc, []).append((start, min(end, start + cap)))
+    return {
+        doc: _merge(spans, len(result.corpus[doc].text))
+        for doc, spans in wanted.items()
     }
 
 
