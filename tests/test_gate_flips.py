@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from support.fake_results import make_result
@@ -118,3 +119,38 @@ def test_a_row_takes_the_worst_check_of_its_own_result() -> None:
         verdicts, key=lambda k: severity(verdicts[k].verdict, verdicts[k].outcome)
     )
     assert order == ["r2", "r3", "r1", "r4"]
+
+
+def test_the_json_report_keeps_the_gate_for_chunkeval_report(tmp_path: Path) -> None:
+    """``chunkeval report --results`` re-renders a session's JSON: the gated
+    metrics and flips survive the round trip, and a question holding Markdown
+    syntax stays inside its cell."""
+    from pytest_chunkeval.reporting.json_report import json_report, read_json_report
+    from pytest_chunkeval.reporting.markdown import markdown_report
+    from pytest_chunkeval.reporting.rows import ReportEntry
+
+    before = _result([1.0, 1.0, 1.0])
+    now = _result([0.0, 1.0, 1.0])
+    now.queries[0] = dataclasses.replace(now.queries[0], question="A | B <b>?")
+    baseline = Baseline.from_result(before, "t")
+    settings = GateSettings.from_options("recall:-1pp", "paired", "0.95")
+    entry = ReportEntry(
+        now.to_json(details=False),
+        ("t.py::t",),
+        "failed",
+        "regressed",
+        gated_metrics(compare(baseline, now, settings)),
+        flips(baseline, now),
+    )
+    path = tmp_path / "report.json"
+    path.write_text(json_report([entry]))
+    (read,) = read_json_report(path)
+    assert (read.outcome, read.verdict) == ("failed", "regressed")
+    assert read.gated == entry.gated
+    assert read.flips == entry.flips
+    markdown = markdown_report([read])
+    line = next(x for x in markdown.splitlines() if x.startswith("| lost |"))
+    assert line.startswith(
+        r"| lost | A \| B &lt;b&gt;? (q000, a.md) | Alpha hold | Beta |"
+    )
+    assert line.count(" | ") == 3  # four cells

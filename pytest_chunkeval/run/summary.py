@@ -119,17 +119,18 @@ def render_summary(
             lines += _full_table(group, columns, verdicts if status else None)
         elif verbosity == -1:
             # k tells apart the rows of a k sweep, which share their test id.
-            header = ["test", *_STATUS * status, "k", *(h for h, _ in short)]
+            shown = _STATUS if status else []
+            header = ["test", *shown, "k", *(h for h, _ in short)]
             body = [
                 [
                     _test_cell(r),
-                    *_status_cells(verdicts.get(r.key)) * status,
+                    *(_status_cells(verdicts.get(r.key)) if status else []),
                     k_text(r.result.get("config", {}), r.result.get("chunks") or {}),
                     *(format_percent(_mean(r.result, m)) for _, m in short),
                 ]
                 for r in group
             ]
-            lines += _table(header, body, 1 + 2 * status)
+            lines += _table(header, body, 1 + len(shown))
     if verbosity >= 0:
         lines.append(
             "metric means in %; chunk: mean chunk size"
@@ -214,7 +215,7 @@ def _full_table(
     header = [
         "test",
         "chunker",
-        *_STATUS * status,
+        *(_STATUS if status else []),
         "k",
         *(h for h, _ in columns),
         "chunk",
@@ -238,7 +239,7 @@ def _full_table(
                 _time_cell(result),
             ]
         )
-    return _table(header, body, 2 + 2 * status)
+    return _table(header, body, 4 if status else 2)
 
 
 FAIL_UNUSED_HINT = (
