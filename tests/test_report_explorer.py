@@ -223,3 +223,53 @@ def test_piece_past_its_text_budget_cuts_chunk_text_not_context(
             lo, hi = max(0, start - CONTEXT), min(len(DOCS[doc]), end + CONTEXT)
             assert any(s <= lo and s + len(t) >= hi for s, t in cut["texts"][doc])
     assert cut["rows"] == full["rows"]
+
+
+def test_cli_report_adds_the_explorer_from_a_json_report_and_its_corpus(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_chunkeval.cli.main import main
+    from pytest_chunkeval.data.corpus import Corpus
+    from pytest_chunkeval.data.queries import QuerySet
+    from pytest_chunkeval.data.query_types import Excerpt, Query
+    from pytest_chunkeval.reporting.json_report import json_report
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("a.md", "b.md"):
+        (folder / name).write_text(DOCS[name], encoding="utf-8")
+    corpus = Corpus.from_paths([folder])
+    queries = []
+    for qid, question, doc, sentence in QUESTIONS[:3]:
+        (doc_id,) = [d for d in corpus.ids if d.endswith(doc)]
+        start = corpus[doc_id].text.index(sentence)
+        excerpt = Excerpt(sentence, doc_id, start, start + len(sentence))
+        queries.append(Query(qid, question, (excerpt,), doc_id))
+    result = evaluate(
+        "fixed:60:0",
+        corpus,
+        QuerySet(queries).validated(corpus),
+        embedder=HashingEmbedder(),
+        store="exact",
+        k=2,
+        cache=tmp_path / "cache",
+        progress=False,
+    )
+    results = tmp_path / "results.json"
+    results.write_text(json_report([ReportEntry.of(result, ["t.py::x"], details=True)]))
+    history = tmp_path / "history.jsonl"
+    history.write_text("")
+    out = tmp_path / "r.html"
+    argv = ["report", str(history), "--results", str(results), "--html", str(out)]
+    assert main([*argv, "--corpus", str(folder)]) == 0
+    blob = _blob(out.read_text(encoding="utf-8"))
+    assert [q[0] for q in blob["questions"]] == ["q1", "q2", "q3"]
+    assert any("Cats sleep all day." in t for _, _, t in blob["texts"])
+    # another corpus: refused, saying why
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.md").write_text("something else", encoding="utf-8")
+    assert main([*argv, "--corpus", str(other)]) != 0
+    assert "not on this one" in capsys.readouterr().err
+    assert main([*argv, "--corpus", str(folder), "--benchmark", "general"]) != 0
+    assert "not both" in capsys.readouterr().err
