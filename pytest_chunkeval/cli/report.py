@@ -28,7 +28,7 @@ def register(subparsers: Any) -> None:
         chunkeval report .chunkeval/history.jsonl --html report.html
         chunkeval report history.jsonl --md summary.md --title "nightly retrieval"
         chunkeval report history.jsonl --html report.html --results results.json
-        chunkeval report history.jsonl --html report.html --results results.json \
+        chunkeval report history.jsonl --html report.html --results results.json \\
             --benchmark general
         """,
     )
