@@ -179,7 +179,7 @@ def test_a_regression_comes_first_with_its_status_delta_and_flips(
     assert len(rows) == 3
     assert 'title="test_rag.py::test_rag"' in rows[0]
     assert '<td class="status status-regressed" data-v="0">REGRESSED</td>' in rows[0]
-    assert '<td class="outcome-failed">failed</td>' in rows[0]
+    assert '<td class="outcome outcome-failed">failed</td>' in rows[0]
     assert all("REGRESSED" not in r for r in rows[1:])
     gate = re.search(r'<section id="baseline">.*?<tbody>(.*?)</tbody>', dom, re.S)
     assert gate is not None

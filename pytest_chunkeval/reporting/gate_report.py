@@ -30,7 +30,7 @@ CHANGES_NOTE = (
 )
 GATE_CSS = """
 p.verdict{font-size:16px;font-weight:600;margin:8px 0}
-td.status{text-align:left}
+th.status,td.status,td.outcome{text-align:left}
 .status-regressed{background:#ffebe9;color:#82071e;font-weight:600}
 .status-missing,.status-not-compared{background:#fff8c5;color:#7d4e00;
 font-weight:600}
@@ -182,7 +182,11 @@ def _esc(text: str) -> str:
 def status_cells_html(entry: ReportEntry) -> list[str]:
     """The Outcome and Baseline cells of a results row (``data-v`` sorts the
     worst first)."""
-    outcome_class = ' class="outcome-failed"' if entry.outcome == "failed" else ""
+    outcome_class = (
+        ' class="outcome outcome-failed"'
+        if entry.outcome == "failed"
+        else ' class="outcome"'
+    )
     rank = severity(entry.verdict, entry.outcome)
     slug = entry.verdict.replace(" ", "-")
     status_class = f"status status-{slug}" if entry.verdict else "status"

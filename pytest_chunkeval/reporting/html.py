@@ -147,7 +147,12 @@ def _html_table(rows: Sequence[_Row], entries: Sequence[ReportEntry] = ()) -> st
     status = any(e.outcome or e.verdict for e in entries)
     if status:
         headers[2:2] = ["Outcome", "Baseline"]
-    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
+    head = "".join(
+        f'<th class="status">{_esc(h)}</th>'
+        if status and i in (2, 3)
+        else f"<th>{_esc(h)}</th>"
+        for i, h in enumerate(headers)
+    )
     lines = []
     for i_row, (row, cells) in enumerate(zip(rows, body, strict=True)):
         sort_values = [
