@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -559,19 +560,37 @@ def test_base(chunkeval):
 def test_a_read_only_baseline_folder_is_named_under_update(
     pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def denied(path: object, text: str) -> None:
-        # what tempfile.mkstemp raises in a read-only folder (root ignores chmod)
-        raise PermissionError(13, "Permission denied", str(path))
+    # A read-only baseline folder (root ignores chmod): making a folder or a file
+    # inside it is refused. Patched in the standard library, which in-process runs
+    # never import again (a module of ours may be, and a patch would miss the copy
+    # in use).
+    readonly = project / "__chunkeval__"
+    readonly.mkdir()
+    real_mkdir, real_mkstemp = os.mkdir, tempfile.mkstemp
 
-    monkeypatch.setattr("pytest_chunkeval.gate.store.atomic_write_text", denied)
+    def inside(path: object) -> bool:
+        return readonly in Path(str(path)).parents
+
+    def mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        if inside(path):
+            raise PermissionError(13, "Permission denied", str(path))
+        real_mkdir(path, *args, **kwargs)
+
+    def mkstemp(*args: Any, **kwargs: Any) -> tuple[int, str]:
+        if inside(Path(str(kwargs.get("dir", ""))) / "file"):
+            raise PermissionError(13, "Permission denied", str(kwargs["dir"]))
+        return real_mkstemp(*args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
     pytester.makepyfile(test_base=BASELINE_TEST)
     result = run(pytester, "--chunkeval-update")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
             "*cannot write baseline __chunkeval__/test_base/test_base.json: Permission "
-            "denied (in .). --chunkeval-update writes baselines there: make that "
-            "folder writable, or set chunkeval_baseline_dir / "
+            "denied (in __chunkeval__). --chunkeval-update writes baselines there: "
+            "make that folder writable, or set chunkeval_baseline_dir / "
             "--chunkeval-baseline-dir to a writable folder*"
         ]
     )

@@ -355,7 +355,9 @@ class BaselineStore:
         folder = path.parent
         while not folder.exists() and folder != folder.parent:
             folder = folder.parent  # the folder that refused to hold ours
-        reason = exc.strerror or str(exc)
+        # the system's reason, not our wrapper's sentence around it
+        cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
+        reason = cause.strerror or str(cause)
         return (
             f"cannot write baseline {self._shown(path)}: {reason} (in "
             f"{self._shown(folder)}). --chunkeval-update writes baselines there: make "
