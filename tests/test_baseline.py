@@ -179,7 +179,10 @@ def _write(tmp_path: Path, text: str) -> Path:
     ("text", "message"),
     [
         ('{"chunkeval_baseline": 1,\n "test": ', "invalid JSON at line 2"),
-        ('{"chunkeval_baseline": 2}', "schema version 2"),
+        (
+            '{"chunkeval_baseline": 3}',
+            "schema version 3, this pytest-chunkeval reads versions 1, 2",
+        ),
         ('{"recall": 0.5}', "no 'chunkeval_baseline' version key"),
         ("[1, 2]", "expected a JSON object"),
     ],
@@ -284,27 +287,40 @@ def test_lifecycle_create_pass_regress_improve_update_pass(
     assert _store(tmp_path).check(better, ref).status == "passed"
 
 
-def test_configuration_drift_says_what_changed(tmp_path: Path, test_file: Path) -> None:
+def test_configuration_change_is_judged_and_named(
+    tmp_path: Path, test_file: Path
+) -> None:
     ref = _ref(test_file)
     values = spread(30)
     _store(tmp_path, update=True).check(make_result(values), ref)
-    drifted = make_result(
+    changed = make_result(
         values,
         config={"chunker": "recursive:250:0", "queries": "/elsewhere/q.jsonl"},
         corpus_hash="d" * 64,
     )
-    with pytest.raises(BaselineMismatch) as info:
-        _store(tmp_path).check(drifted, ref)
-    text = str(info.value)
+    outcome = _store(tmp_path).check(changed, ref)
+    assert outcome.status == "passed"
+    text = outcome.message
+    assert "passed against its baseline across changes" in text
     assert "chunker: recursive:200:0 -> recursive:250:0" in text
-    assert "corpus hash changed (document set or text edited)" in text
-    assert "queries:" not in text  # the query file's path is not drift
-    assert "not a metric regression" in text
+    # make_result has no corpus: a changed hash without per-document detail
+    assert "which documents changed is unknown" in text
+    assert "queries:" not in text  # the query file's path is not a change
+    assert text.endswith(f"pytest --chunkeval-update '{NODE}'")
+
+
+def test_a_unit_change_cannot_be_compared(tmp_path: Path, test_file: Path) -> None:
+    ref = _ref(test_file)
+    _store(tmp_path, update=True).check(make_result([1.0, 0.5]), ref)
+    with pytest.raises(BaselineMismatch) as info:
+        _store(tmp_path).check(make_result([1.0, 0.5], config={"unit": "char"}), ref)
+    text = str(info.value)
+    assert "the numbers cannot be compared: unit: token -> char" in text
     assert "got worse" not in text
     assert text.endswith(f"pytest --chunkeval-update '{NODE}'")
 
 
-def test_query_set_drift_lists_added_and_removed_ids(
+def test_query_set_changes_list_added_and_removed_ids(
     tmp_path: Path, test_file: Path
 ) -> None:
     ref = _ref(test_file)
@@ -312,18 +328,24 @@ def test_query_set_drift_lists_added_and_removed_ids(
     changed = make_result(
         [1.0, 0.5, 0.0], ids=["q000", "q001", "new"], queries_hash="z" * 64
     )
-    with pytest.raises(BaselineMismatch, match=r"1 added \(new\); 1 removed \(q002\)"):
-        _store(tmp_path).check(changed, ref)
+    outcome = _store(tmp_path).check(changed, ref)
+    assert "questions added: 1 (new)" in outcome.message
+    assert "questions removed: 1 (q002)" in outcome.message
+    assert "compared on the 2 questions both runs have" in outcome.message
     edited = make_result([1.0, 0.5, 0.0], queries_hash="z" * 64)
-    with pytest.raises(BaselineMismatch, match="questions or excerpts edited"):
-        _store(tmp_path).check(edited, ref)
+    outcome = _store(tmp_path).check(edited, ref)
+    assert "questions: same ids, questions or excerpts edited" in outcome.message
 
 
-def test_k_change_is_drift_not_a_regression(tmp_path: Path, test_file: Path) -> None:
+def test_k_change_is_judged_paired(tmp_path: Path, test_file: Path) -> None:
     ref = _ref(test_file)
-    _store(tmp_path, update=True).check(make_result([1.0, 0.5]), ref)
-    with pytest.raises(BaselineMismatch, match="k: 5 -> 3"):
-        _store(tmp_path).check(make_result([0.0, 0.0], config={"k": 3}), ref)
+    _store(tmp_path, update=True).check(make_result([1.0] * 20), ref)
+    with pytest.raises(BaselineRegression) as info:
+        _store(tmp_path).check(make_result([0.0] * 20, config={"k": 3}), ref)
+    text = str(info.value)
+    lines = text.splitlines()
+    assert lines[1:3] == ["  what changed since the baseline:", "    k: 5 -> 3"]
+    assert "recall got worse: mean delta -100.00 points" in lines[3]
 
 
 def test_corrupt_file_is_never_overwritten_without_update(

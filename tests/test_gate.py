@@ -300,8 +300,24 @@ def test_direction_lower_is_better(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_unpairable_queries_are_an_error() -> None:
     base = _baseline([1.0] * 10)
     other = make_result([1.0] * 10, ids=[f"x{i}" for i in range(10)])
-    with pytest.raises(GateError, match=r"missing 10 \(q000, q001"):
+    with pytest.raises(GateError, match=r"no question in common with the baseline"):
         compare(base, other)
+
+
+def test_added_and_removed_queries_are_compared_on_the_shared_ones() -> None:
+    base = _baseline([1.0] * 10 + [0.0] * 10)
+    ids = [f"q{i:03d}" for i in range(5, 20)] + ["new1", "new2"]
+    # q005-q009 keep 1.0, q010-q019 go from 0 to 1, the new ones score 0.
+    report = compare(base, make_result([1.0] * 15 + [0.0] * 2, ids=ids))
+    assert report.n == 15
+    assert report.changes.added == ("new1", "new2")
+    assert report.changes.removed == ("q000", "q001", "q002", "q003", "q004")
+    recall = next(c for c in report.checks if c.metric == "recall")
+    # means over the shared questions: 5 of 15 at 1.0 before, all 15 after
+    assert recall.before == pytest.approx(1 / 3, abs=1e-6)
+    assert recall.after == 1.0
+    assert recall.status == "improved"
+    assert "compared on the 15 questions both runs have" in report.changes.lines()
 
 
 def test_simultaneous_level_over_gated_metrics() -> None:

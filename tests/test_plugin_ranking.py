@@ -171,8 +171,10 @@ def test_a_budget_change_is_a_configuration_change(
     changed.assert_outcomes(failed=1)
     changed.stdout.fnmatch_lines(
         [
-            "E * was made under another configuration or dataset*",
-            "E *   budget: * -> 30",
+            "E * chunkeval baseline regression in test_rag.py::test_rag",
+            "E *   what changed since the baseline:",
+            "E *     budget: none -> 30",
+            "E *   * got worse: *",
         ]
     )
 

@@ -110,7 +110,10 @@ def test_a_former_baseline_is_compared_not_ignored(
     data["config"]["k"] = 3  # recorded under another configuration
     (project / FORMER).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     result = run(pytester)
-    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*baseline*test_x[[]recursive_30[]].json was made under another config*"]
+        [
+            "*test_x[[]recursive:30:0[]]: * across changes*",
+            "*k: 3 -> *",
+            "*test_x[[]recursive_30[]].json: the baseline of * under a former name*",
+        ]
     )

@@ -47,6 +47,7 @@ from pytest_chunkeval.data.query_types import (
     Query,
     QuerySetError,
     UnknownQuery,
+    UnplacedQuery,
     stable_query_id,
 )
 from pytest_chunkeval.util.files import atomic_writer
@@ -148,6 +149,20 @@ class QuerySet:
         return cls.from_text(text, suffix, corpus, source=source)
 
     @classmethod
+    def load_placeable(
+        cls, path: str | os.PathLike[str], corpus: Corpus
+    ) -> tuple[QuerySet, tuple[UnplacedQuery, ...]]:
+        """:meth:`load`, leaving out the queries whose excerpts cannot be placed
+        (see :meth:`placeable`; a reference ``.csv`` is checked as by :meth:`load`)."""
+        source = os.fspath(path)
+        suffix = _query_format(Path(path).suffix, source)
+        if suffix == ".csv":
+            return cls.load(path, corpus), ()
+        text = _read_file_text(path, torn_tail_ok=suffix == ".jsonl")
+        parsed = _parse_text(text.removeprefix("\ufeff"), suffix, source)
+        return parsed.placeable(corpus)
+
+    @classmethod
     def from_text(
         cls, text: str, suffix: str, corpus: Corpus, *, source: str
     ) -> QuerySet:
@@ -209,7 +224,39 @@ class QuerySet:
         ``approximate``). Any excerpt that cannot be located raises
         :class:`QuerySetError` listing every such query and excerpt.
         """
-        problems: list[str] = []
+        out, problems, changed = self._placed(corpus)
+        if problems:
+            raise self._unplaceable_error(corpus, [p for _, p, _ in problems])
+        if not changed:
+            return self
+        return QuerySet(out, self.metadata, source=self.source)
+
+    def placeable(self, corpus: Corpus) -> tuple[QuerySet, tuple[UnplacedQuery, ...]]:
+        """The queries whose excerpts can all be placed in ``corpus`` (as
+        :meth:`validated` places them) and the others, left out. Only a baseline
+        comparison on an edited corpus uses this; when no query is left, the
+        error is :meth:`validated`'s."""
+        out, problems, changed = self._placed(corpus)
+        if not problems:
+            return (
+                QuerySet(out, self.metadata, source=self.source) if changed else self
+            ), ()
+        if not out:
+            raise self._unplaceable_error(corpus, [p for _, p, _ in problems])
+        unplaced: dict[str, UnplacedQuery] = {}
+        for q, _, reason in problems:
+            if q.id not in unplaced:  # its first excerpt that cannot be placed
+                unplaced[q.id] = UnplacedQuery(q.id, q.text, q.doc_id, reason)
+        return QuerySet(out, self.metadata, source=self.source), tuple(
+            unplaced.values()
+        )
+
+    def _placed(
+        self, corpus: Corpus
+    ) -> tuple[list[Query], list[tuple[Query, str, str]], bool]:
+        """The queries placed in ``corpus``, the problems of the others (query,
+        message, reason), and whether any placed query moved."""
+        problems: list[tuple[Query, str, str]] = []
         out: list[Query] = []
         changed = False
         for q in self._queries:
@@ -219,33 +266,39 @@ class QuerySet:
             try:
                 doc_id = corpus.resolve_id(q.doc_id)
             except CorpusError as exc:
-                problems.append(f"query {q.id!r} ({preview(q.text)}): {exc}")
+                message = f"query {q.id!r} ({preview(q.text)}): {exc}"
+                problems.append((q, message, str(exc)))
                 continue
             excerpts: list[Excerpt] = []
+            placed = True
             for i, ex in enumerate(q.excerpts, 1):
                 checked = _check_excerpt(ex, corpus)
                 if isinstance(checked, str):
+                    placed = False
                     problems.append(
-                        f"query {q.id!r} ({preview(q.text)}), excerpt {i} "
-                        f"{preview(ex.text)}: {checked}"
+                        (
+                            q,
+                            f"query {q.id!r} ({preview(q.text)}), excerpt {i} "
+                            f"{preview(ex.text)}: {checked}",
+                            f"excerpt {i} {preview(ex.text)} {checked}",
+                        )
                     )
                 else:
                     excerpts.append(checked)
+            if not placed:
+                continue
             new = replace(q, excerpts=tuple(excerpts), doc_id=doc_id)
             changed = changed or new != q
             out.append(new)
-        if problems:
-            shown = "\n  ".join(problems[:10])
-            more = (
-                f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
-            )
-            raise QuerySetError(
-                f"{self._where()}: {len(problems)} excerpt(s) cannot be placed in "
-                f"corpus {corpus.name!r}:\n  {shown}{more}"
-            )
-        if not changed:
-            return self
-        return QuerySet(out, self.metadata, source=self.source)
+        return out, problems, changed
+
+    def _unplaceable_error(self, corpus: Corpus, problems: list[str]) -> QuerySetError:
+        shown = "\n  ".join(problems[:10])
+        more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
+        return QuerySetError(
+            f"{self._where()}: {len(problems)} excerpt(s) cannot be placed in "
+            f"corpus {corpus.name!r}:\n  {shown}{more}"
+        )
 
 
 def _check_excerpt(ex: Excerpt, corpus: Corpus) -> Excerpt | str:

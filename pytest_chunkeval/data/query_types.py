@@ -88,3 +88,31 @@ def stable_query_id(prefix: str, question: str) -> str:
     """
     digest = hashlib.sha256(question.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{prefix}-{digest[:8]}"
+
+
+@dataclass(frozen=True)
+class UnplacedQuery:
+    """A query whose excerpts can no longer be placed in an edited corpus: left
+    out of a baseline comparison (and only there; elsewhere it is an error)."""
+
+    id: str
+    question: str
+    doc_id: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "id": self.id,
+            "question": self.question,
+            "doc_id": self.doc_id,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> UnplacedQuery:
+        return cls(
+            str(data["id"]),
+            str(data["question"]),
+            str(data["doc_id"]),
+            str(data.get("reason", "")),
+        )

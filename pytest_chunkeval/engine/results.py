@@ -24,7 +24,8 @@ Schema (``to_json``; version ``RESULT_SCHEMA``)::
                        "metrics": {"recall", "recall_at_k", "ceiling"}}},  # if any
      "loss": {part: {"mean", "std", "n"}},              # where recall is lost
      "budget": {"budget", "over_budget", "mean_units"},  # with a token budget
-     "graph": {"relationships", "entities", "extraction", ...}}          # if any
+     "graph": {"relationships", "entities", "extraction", ...},          # if any
+     "unplaced": [{"id", "question", "doc_id", "reason"}, ...]}  # if any
 
 ``stages`` holds the earlier retrieval stages (a hybrid store's legs ``dense`` and
 ``bm25``, a reranker's ``candidates``, the ``candidates`` of a two-stage retriever
@@ -66,6 +67,7 @@ from pytest_chunkeval.core.metrics import (
     MetricStats,
 )
 from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.query_types import UnplacedQuery
 from pytest_chunkeval.engine.labels import degraded_text
 from pytest_chunkeval.errors import ConfigError
 
@@ -239,6 +241,17 @@ class EvalResult:
     budget: dict[str, float] = field(default_factory=dict)
     """With a token budget: ``budget``, ``over_budget`` (share of queries whose first
     chunk alone exceeded it: they score 0) and ``mean_units`` sent per query."""
+    unplaced: tuple[UnplacedQuery, ...] = ()
+    """Queries left out because their excerpts can no longer be placed in the
+    (edited) corpus: only a baseline comparison evaluates without them."""
+
+    @property
+    def scored_of(self) -> str:
+        """``scored 5 of 6 questions`` when some were left out, else ``""``."""
+        if not self.unplaced:
+            return ""
+        total = len(self.queries) + len(self.unplaced)
+        return f"scored {len(self.queries)} of {total} questions"
 
     def mean(self, metric: str, group: str | None = None) -> float:
         """Mean of ``metric`` overall, or for one group (source document)."""
@@ -303,6 +316,8 @@ class EvalResult:
         degraded = degraded_text(self.chunks) if measured else None
         if degraded:
             parts.append(f"[{degraded}]")
+        if measured and self.unplaced:
+            parts.append(f"[{self.scored_of}]")
         return " ".join(parts)
 
     def to_json(self, *, details: bool = True) -> dict[str, Any]:
@@ -329,6 +344,8 @@ class EvalResult:
             data["budget"] = self.budget
         if self.graph:
             data["graph"] = self.graph
+        if self.unplaced:
+            data["unplaced"] = [u.to_json() for u in self.unplaced]
         return data
 
     @classmethod
@@ -358,4 +375,7 @@ class EvalResult:
             graph=dict(data.get("graph", {})),
             loss=_stats_from_json(data.get("loss", {})),
             budget=dict(data.get("budget", {})),
+            unplaced=tuple(
+                UnplacedQuery.from_json(u) for u in data.get("unplaced", [])
+            ),
         )

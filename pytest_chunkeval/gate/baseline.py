@@ -11,6 +11,10 @@ configured directory), written only in update mode (``--chunkeval-update``)::
       ...
      },
      "corpus_hash": "850e…",
+     "documents": {
+      "chatlogs.md": {"chars": 31245, "hash": "9f86d081884c7d65", "sentences": 402},
+      …
+     },
      "groups": {
       "chatlogs.md": {"f1": 0.05, "iou": 0.028, …},
       …
@@ -33,6 +37,11 @@ decimals (0.01 points: far below any tolerance worth setting, and coarse enough
 that float noise of another BLAS does not churn the file); means and stds keep 6.
 The bundled benchmark's 472 queries make a file of about 55 KB.
 
+``documents`` (schema 2) records each document's hash, length and sentence count
+(:mod:`~pytest_chunkeval.gate.documents`), so a later run on an edited corpus can
+say which documents changed and by how much. Schema 1 files (without it) are still
+read and compared, without that detail; ``--chunkeval-update`` rewrites them as 2.
+
 Where files live: :mod:`~pytest_chunkeval.gate.paths`; a session's store of them:
 :mod:`~pytest_chunkeval.gate.store`. Problems are :class:`BaselineError` (an
 ``AssertionError``: the test calling the check fails) whose message names the file
@@ -51,6 +60,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.errors import CheckFailed
+from pytest_chunkeval.gate.documents import document_records, valid_records
 from pytest_chunkeval.gate.paths import nodeid_name
 from pytest_chunkeval.gate.portable import portable_store
 
@@ -59,7 +69,8 @@ if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult
 
 
-BASELINE_SCHEMA = 1
+BASELINE_SCHEMA = 2
+READABLE_SCHEMAS = (1, 2)  # 1: no per-document records (migrated on update)
 VERSION_KEY = "chunkeval_baseline"
 # Names and paths of the data, not its content (the hashes identify that); a
 # query file's path may differ between machines and must not look like drift.
@@ -124,6 +135,10 @@ class Baseline:
     groups: Mapping[str, Mapping[str, float | None]]
     queries: Mapping[str, Mapping[str, float | None]]
     chunks: Mapping[str, float] = field(default_factory=dict)
+    documents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per document: ``hash``, ``chars``, ``sentences`` (empty in schema 1)."""
+    schema: int = BASELINE_SCHEMA
+    """The version the file was written in (what was read, for a loaded one)."""
 
     @classmethod
     def from_result(cls, result: EvalResult, test: str) -> Baseline:
@@ -179,6 +194,7 @@ class Baseline:
                 "count": int(result.chunks.get("count", 0)),
                 "mean_units": _r(float(result.chunks.get("mean_units", 0.0)), 2) or 0.0,
             },
+            documents=document_records(result.corpus),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -199,6 +215,7 @@ class Baseline:
             "groups": {g: dict(v) for g, v in self.groups.items()},
             "queries": {i: dict(v) for i, v in self.queries.items()},
             "chunks": dict(self.chunks),
+            "documents": {d: dict(v) for d, v in self.documents.items()},
         }
 
     def to_text(self) -> str:
@@ -215,13 +232,13 @@ class Baseline:
                 where, f"expected a JSON object, found {type(data).__name__}"
             )
         version = data.get(VERSION_KEY)
-        if version != BASELINE_SCHEMA:
+        if isinstance(version, bool) or version not in READABLE_SCHEMAS:
             if version is None:
                 what = f"it has no {VERSION_KEY!r} version key"
             else:
                 what = (
                     f"it is schema version {version!r}, this pytest-chunkeval reads "
-                    f"version {BASELINE_SCHEMA}"
+                    f"versions {', '.join(map(str, READABLE_SCHEMAS))}"
                 )
             raise _corrupt(where, f"not a baseline this version can read: {what}")
         for key, kind in _REQUIRED.items():
@@ -242,6 +259,7 @@ class Baseline:
                 str(g): {m: _opt(v) for m, v in values.items()}
                 for g, values in data["groups"].items()
             }
+            documents = valid_records(data.get("documents"))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise _corrupt(
                 where, f"malformed metrics or query values ({exc!r})"
@@ -255,6 +273,8 @@ class Baseline:
             groups=groups,
             queries=queries,
             chunks=dict(data.get("chunks") or {}),
+            documents=documents,
+            schema=int(version),
         )
 
     @classmethod

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from pytest_chunkeval.errors import DataError
 from pytest_chunkeval.gate.baseline import MEAN_DECIMALS, QUERY_DECIMALS
+from pytest_chunkeval.gate.changes import BaselineChanges, baseline_changes
 from pytest_chunkeval.gate.tolerances import (
     DEFAULT_SAMPLES,
     DEFAULT_SEED,
@@ -128,6 +129,8 @@ class MetricCheck:
     worst: tuple[ChangedQuery, ...] = ()
     by_group: Mapping[str, float] = field(default_factory=dict)
     changed: int = 0  # queries whose value moved
+    worse: tuple[tuple[str, str], ...] = ()
+    """Every query whose value got worse: (id, document), worst first."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,8 @@ class GateReport:
     checks: tuple[MetricCheck, ...]
     settings: GateSettings
     n: int
+    changes: BaselineChanges = field(default_factory=BaselineChanges)
+    """What differs besides the metrics (configuration, documents, questions)."""
 
     @property
     def regressed(self) -> list[MetricCheck]:
@@ -170,10 +175,19 @@ def per_metric_level(confidence: float, metrics: int) -> float:
 def compare(
     baseline: Baseline, current: EvalResult, settings: GateSettings | None = None
 ) -> GateReport:
-    """Compare ``current`` against ``baseline`` on every gated metric."""
+    """Compare ``current`` against ``baseline`` on every gated metric, paired on
+    the questions both have (:attr:`GateReport.changes` says what else differs).
+    :class:`GateError` when they cannot be compared at all."""
     import numpy as np
 
     settings = settings or GateSettings()
+    changes = baseline_changes(baseline, current)
+    if changes.incomparable:
+        raise GateError(
+            "the numbers cannot be compared: "
+            + "; ".join(str(c) for c in changes.incomparable)
+            + " (another unit of measurement, so other quantities)"
+        )
     measured = [
         (m, tol)
         for m, tol in settings.gated()
@@ -183,21 +197,16 @@ def compare(
     # metric is reported "not compared", never compared against NaN or zero.
     gated = [(m, tol) for m, tol in measured if m in baseline.metrics]
     absent = [(m, tol) for m, tol in measured if m not in baseline.metrics]
-    records = current.queries
+    # Paired on the questions both runs have; the others are listed in changes.
+    records = [q for q in current.queries if q.id in baseline.queries]
+    if not records:
+        raise GateError(
+            "no question in common with the baseline ("
+            f"{len(baseline.queries)} recorded, {len(current.queries)} now): "
+            "the query set was replaced; record a new baseline"
+        )
+    subset = bool(changes.added or changes.removed or changes.unplaced)
     ids = [q.id for q in records]
-    if settings.mode == "paired":
-        missing = [i for i in baseline.queries if i not in set(ids)]
-        extra = [i for i in ids if i not in baseline.queries]
-        if missing or extra:
-            raise GateError(
-                "cannot pair the queries with the baseline: "
-                + "; ".join(
-                    f"{label} {len(lst)} ({', '.join(lst[:5])}"
-                    f"{', ...' if len(lst) > 5 else ''})"
-                    for label, lst in (("missing", missing), ("new", extra))
-                    if lst
-                )
-            )
     # Python's round, as baseline files are written (np.round differs on exact
     # binary halves such as 0.42125), so an unchanged run has zero deltas.
     after = np.array(
@@ -223,6 +232,9 @@ def compare(
             else math.nan
         )
         after_mean = round(current.metrics[metric].mean, MEAN_DECIMALS)
+        if subset:  # both means over the shared questions, comparable
+            before_mean = _mean(before[:, j])
+            after_mean = _mean(after[:, j])
         allowed = tol.allowed(before_mean) if not math.isnan(before_mean) else 0.0
         column = deltas[:, j]
         finite = ~np.isnan(column)
@@ -271,6 +283,11 @@ def compare(
                 worst=worst,
                 by_group=_group_means(column, [q.doc_id for q in records]),
                 changed=int(np.count_nonzero(column[finite])),
+                worse=tuple(
+                    (records[i].id, records[i].doc_id)
+                    for i in order.tolist()
+                    if finite[i] and gains[i] < 0
+                ),
             )
         )
     checks += [
@@ -286,7 +303,14 @@ def compare(
         )
         for metric, tol in absent
     ]
-    return GateReport(tuple(checks), settings, len(records))
+    return GateReport(tuple(checks), settings, len(records), changes)
+
+
+def _mean(column: FloatArray) -> float:
+    import numpy as np
+
+    finite = column[~np.isnan(column)]
+    return round(float(finite.mean()), MEAN_DECIMALS) if finite.size else math.nan
 
 
 def _nan(value: float | None) -> float:

@@ -104,10 +104,49 @@ def _worst_rows(check: MetricCheck) -> list[str]:
     return [f"  {r[0].ljust(width[0])}  {r[1].rjust(width[1])}  {r[2]}" for r in rows]
 
 
+def changes_block(report: GateReport) -> list[str]:
+    """``what changed since the baseline:`` and its lines (empty: nothing)."""
+    if not report.changes.any:
+        return []
+    lines = ["what changed since the baseline:"]
+    for line in report.changes.lines():
+        lines += [f"  {part}" for part in line.splitlines()]
+    return lines
+
+
+def edited_sources(report: GateReport) -> list[str]:
+    """Which queries that got worse come from edited or added documents."""
+    edited = report.changes.edited_documents
+    if not edited:
+        return []
+    worse: dict[str, str] = {}
+    for check in report.regressed or report.checks:
+        for qid, doc in check.worse:
+            worse.setdefault(qid, doc)
+    from_edited = {q: d for q, d in worse.items() if d in edited}
+    if not worse:
+        return []
+    docs = ", ".join(sorted(set(from_edited.values())))
+    if not from_edited:
+        return [
+            f"none of the {len(worse)} queries that got worse comes from an edited "
+            "document"
+        ]
+    ids = list(from_edited)
+    shown = ", ".join(ids[:8]) + (", ..." if len(ids) > 8 else "")
+    return [
+        f"{len(from_edited)} of the {len(worse)} queries that got worse come from "
+        f"edited documents ({docs}): {shown}"
+    ]
+
+
 def format_failure(report: GateReport, *, test: str, path: str, command: str) -> str:
-    """The text of a failed gate: verdict, table, worst queries, update command."""
+    """The text of a failed gate: what changed, verdict, table, worst queries,
+    update command."""
     lines = [f"chunkeval baseline regression in {test}"]
+    lines += [f"  {line}" for line in changes_block(report)]
     lines += [f"  {_verdict_line(c)}" for c in report.regressed]
+    lines += [f"  {line}" for line in edited_sources(report)]
     lines += [f"baseline: {path}", method_line(report), "", report_table(report)]
     for check in report.regressed:
         if check.by_group and len(check.by_group) > 1:
@@ -151,6 +190,37 @@ def format_improvement(report: GateReport, *, test: str, command: str) -> str:
     return f"{test}: {parts}. Record the new baseline with: {command}"
 
 
+def _within(check: MetricCheck) -> str:
+    if check.low is not None and check.high is not None:
+        return f"{check.metric} {_pts(check.delta, True)} points, CI {_ci(check)}"
+    return f"{check.metric} {_pts(check.before)} -> {_pts(check.after)}"
+
+
+def format_pass(report: GateReport, *, test: str, command: str, note: str = "") -> str:
+    """The summary text of a passing check ("" when there is nothing to say):
+    what improved, what changed since the baseline and the paired verdict over
+    it, metrics not compared, a former file name."""
+    messages = []
+    if report.improved:
+        messages.append(format_improvement(report, test=test, command=command))
+    if report.changes.any:
+        compared = [c for c in report.checks if c.status != "not compared"]
+        verdict = "; ".join(_within(c) for c in compared if c.status == "ok")
+        head = f"{test}: passed against its baseline across changes"
+        if verdict:
+            head += f" ({verdict}: within tolerance)"
+        lines = [head + ":"]
+        lines += [f"  {line}" for line in changes_block(report)[1:]]
+        if not report.improved:
+            lines.append(f"    record the new baseline with: {command}")
+        messages.append("\n".join(lines))
+    if report.not_compared:
+        messages.append(format_not_compared(report, test=test, command=command))
+    if note:
+        messages.append(note)
+    return "\n  ".join(messages)
+
+
 def what_changed(
     path: Path, old_text: str | None, result: EvalResult, settings: GateSettings
 ) -> str:
@@ -158,19 +228,28 @@ def what_changed(
     if old_text is None:
         return ""
     from pytest_chunkeval.gate.baseline import (
+        BASELINE_SCHEMA,
         MEAN_DECIMALS,
         Baseline,
         BaselineCorrupt,
-        changes,
     )
+    from pytest_chunkeval.gate.changes import baseline_changes
 
     try:
         old = Baseline.from_json(json.loads(old_text), str(path))
     except (BaselineCorrupt, json.JSONDecodeError):
         return " (the old file was unreadable)"
-    problems = changes(old, result)
-    if problems:
-        return f" ({'; '.join(problems)})"
+    notes = [
+        line.splitlines()[0].rstrip(":")
+        for line in baseline_changes(old, result).lines()
+    ]
+    if old.schema != BASELINE_SCHEMA:
+        notes.append(
+            f"migrated from schema {old.schema} to {BASELINE_SCHEMA}: per-document "
+            "hashes and lengths recorded"
+        )
+    if notes:
+        return f" ({'; '.join(notes)})"
     moved = []
     for metric, _ in settings.gated():
         if metric in old.metrics and metric in result.metrics:

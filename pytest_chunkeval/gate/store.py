@@ -17,7 +17,6 @@ from pytest_chunkeval.gate.baseline import (
     BaselineMismatch,
     BaselineMissing,
     BaselineUnwritable,
-    changes,
 )
 from pytest_chunkeval.gate.compare import GateError, GateReport, compare
 from pytest_chunkeval.gate.flips import flips
@@ -27,12 +26,7 @@ from pytest_chunkeval.gate.legacy import (
     legacy_test_names,
     recorded_test,
 )
-from pytest_chunkeval.gate.messages import (
-    format_failure,
-    format_improvement,
-    format_not_compared,
-    what_changed,
-)
+from pytest_chunkeval.gate.messages import format_failure, format_pass, what_changed
 from pytest_chunkeval.gate.outcomes import OUTCOMES, CheckOutcome
 from pytest_chunkeval.gate.paths import (
     BaselineLayout,
@@ -131,6 +125,19 @@ class BaselineStore:
                 return path
         return None
 
+    def has_baseline(self, test: NodeRef) -> bool:
+        """Whether the test has a baseline file to compare against (any of its
+        files, under its name or a former one)."""
+        path = self.layout.path(test.path, test.name, None)
+        if path.is_file():
+            return True
+        names = self._names(test.name)
+        if path.parent.is_dir() and any(
+            _owns(n, f.stem) for f in path.parent.glob("*.json") for n in names
+        ):
+            return True
+        return self._former_path(test, None) is not None
+
     def _names(self, test: str) -> list[str]:
         """The test's id and the ids it had before (see legacy.py)."""
         return [test, *legacy_test_names(test, self.aliases)]
@@ -222,18 +229,10 @@ class BaselineStore:
             )
             self._record(CheckOutcome(test.nodeid, shown, "corrupt", message))
             raise BaselineCorrupt(message, path) from None
-        problems = changes(baseline, result)
         if baseline.test not in self._names(test.name):
-            problems.insert(
-                0, f"the file belongs to test {baseline.test!r}, not {test.name!r}"
-            )
-        if problems:
             message = (
-                f"baseline {shown} was made under another configuration or "
-                f"dataset, so its metrics are not comparable (this is not a metric "
-                f"regression):\n  "
-                + "\n  ".join(problems)
-                + f"\nIf the change is intended, re-record the baseline:\n  "
+                f"baseline {shown} belongs to test {baseline.test!r}, not "
+                f"{test.name!r}, so it is not compared. Re-record it:\n  "
                 f"{self.command(test.nodeid)}"
             )
             self._record(CheckOutcome(test.nodeid, shown, "mismatch", message))
@@ -241,40 +240,25 @@ class BaselineStore:
         try:
             report = compare(baseline, result, settings)
         except GateError as exc:
-            message = f"baseline {shown}: {exc}"
+            message = (
+                f"baseline {shown}: {exc}\nIf the change is intended, re-record "
+                f"the baseline:\n  {self.command(test.nodeid)}"
+            )
             self._record(CheckOutcome(test.nodeid, shown, "mismatch", message))
             raise BaselineMismatch(message, path) from None
         found = self._found(report, baseline, result)
+        command = self.command(test.nodeid)
         if not report.passed:
             message = format_failure(
-                report, test=test.nodeid, path=shown, command=self.command(test.nodeid)
+                report, test=test.nodeid, path=shown, command=command
             )
             self._record(
                 CheckOutcome(test.nodeid, shown, "regressed", message, **found)
             )
             raise BaselineRegression(message, path, report)
-        if report.improved:
-            message = format_improvement(
-                report, test=test.nodeid, command=self.command(test.nodeid)
-            )
-            if report.not_compared:
-                message += "\n  " + format_not_compared(
-                    report, test=test.nodeid, command=self.command(test.nodeid)
-                )
-            message = f"{message}\n{note}" if note else message
-            return self._record(
-                CheckOutcome(test.nodeid, shown, "improved", message, **found)
-            )
-        messages = [note] if note else []
-        if report.not_compared:
-            messages.append(
-                format_not_compared(
-                    report, test=test.nodeid, command=self.command(test.nodeid)
-                )
-            )
-        return self._record(
-            CheckOutcome(test.nodeid, shown, "passed", "\n".join(messages), **found)
-        )
+        status = "improved" if report.improved else "passed"
+        message = format_pass(report, test=test.nodeid, command=command, note=note)
+        return self._record(CheckOutcome(test.nodeid, shown, status, message, **found))
 
     def _plan(
         self,

@@ -10,6 +10,7 @@ from pytest_chunkeval.run.config import RunConfig, generate_command
 if TYPE_CHECKING:
     from pytest_chunkeval.data.corpus import Corpus
     from pytest_chunkeval.data.queries import QuerySet
+    from pytest_chunkeval.data.query_types import UnplacedQuery
 
 
 class Datasets:
@@ -68,9 +69,20 @@ class Datasets:
         queries: QuerySet = self._loaded[key]
         return queries
 
-    def _load_queries(self, run: RunConfig) -> QuerySet:
+    def placeable(self, run: RunConfig) -> tuple[QuerySet, tuple[UnplacedQuery, ...]]:
+        """The query set of ``run`` without the queries whose excerpts can no
+        longer be placed in the corpus, and those (a baseline comparison on an
+        edited corpus only; anywhere else they are :meth:`queries`' error)."""
+        key = ("placeable", run.dataset_key)
+        if key not in self._loaded:
+            self._loaded[key] = self._load_queries(run, lenient=True)
+        placeable: tuple[QuerySet, tuple[UnplacedQuery, ...]] = self._loaded[key]
+        return placeable
+
+    def _load_queries(self, run: RunConfig, lenient: bool = False) -> Any:
         if run.benchmark and not run.queries:
-            return self._benchmark(run)[1]
+            benchmark = self._benchmark(run)[1]
+            return (benchmark, ()) if lenient else benchmark
         corpus = self.corpus(run)
         if not run.queries:
             raise ConfigError(
@@ -96,6 +108,8 @@ class Datasets:
         from pytest_chunkeval.data.query_types import QuerySetError
 
         try:
+            if lenient:
+                return QuerySet.load_placeable(path, corpus)
             return QuerySet.load(path, corpus)
         except (QuerySetError, OSError) as exc:
             raise DataError(

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pytest_chunkeval.data.queries import QuerySet
     from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.gate.outcomes import CheckOutcome
+    from pytest_chunkeval.gate.paths import NodeRef
     from pytest_chunkeval.run.session import ChunkevalSession
 
 
@@ -169,8 +170,9 @@ class Evaluator:
             except argparse.ArgumentTypeError as exc:
                 raise ConfigError(str(exc)) from None
         chosen = chunker
+        lenient = self._has_baseline()
         result = self._shared(
-            ("evaluate", chosen, k, budget, label),
+            ("evaluate", chosen, k, budget, label, lenient),
             lambda: self.session.evaluate(
                 self.config,
                 chosen,
@@ -178,6 +180,7 @@ class Evaluator:
                 k=k,
                 budget=budget,
                 label=label,
+                lenient=lenient,
             ),
         )
         self.results.append(result)
@@ -284,6 +287,21 @@ class Evaluator:
             raise failure.with_traceback(None) from None
         return outcome
 
+    def _test(self) -> NodeRef:
+        from pytest_chunkeval.gate.paths import NodeRef
+
+        if self.path is not None:
+            return NodeRef(self.nodeid, self.path)
+        return NodeRef.from_nodeid(self.nodeid, self.config.rootdir)
+
+    def _has_baseline(self) -> bool:
+        """Whether this test has a baseline to compare against (and is not
+        recording one): only then may an evaluation leave out queries whose
+        excerpts an edited corpus no longer holds."""
+        if self.session.settings.update:
+            return False
+        return self.session.baselines.has_baseline(self._test())
+
     def _check(
         self,
         result: EvalResult,
@@ -293,7 +311,6 @@ class Evaluator:
         confidence: str | float | None = None,
     ) -> CheckOutcome:
         from pytest_chunkeval.engine.results import EvalResult
-        from pytest_chunkeval.gate.paths import NodeRef
 
         if not isinstance(result, EvalResult):
             raise TypeError(
@@ -304,11 +321,7 @@ class Evaluator:
         if not self._begun:
             store.begin(self.nodeid)  # numbering of unnamed baselines restarts
             self._begun = True
-        test = (
-            NodeRef(self.nodeid, self.path)
-            if self.path is not None
-            else NodeRef.from_nodeid(self.nodeid, self.config.rootdir)
-        )
+        test = self._test()
         self._checked.append(result)
         return store.check(
             result,
@@ -326,6 +339,8 @@ class Evaluator:
         (``failure`` None), else keep the old files and note why. The failure text
         (``failure`` itself, or a baseline that cannot be written), or None."""
         text = failure if isinstance(failure, str) else None
+        if failure is None:
+            text = failure = self.unplaced_outside_baseline()
         if not self._begun:
             return text
         store = self.session.baselines
@@ -333,6 +348,27 @@ class Evaluator:
             return store.commit(self.nodeid)
         store.discard(self.nodeid, _short_reason(self.nodeid, failure))
         return text
+
+    def unplaced_outside_baseline(self, *, every: bool = False) -> str | None:
+        """A result that left out queries no longer placeable is only fit for
+        its baseline comparison: used otherwise (a marker threshold, nothing),
+        the test fails with the placement error, as without a baseline (SPEC §7).
+        ``every``: whether or not the result was compared with its baseline."""
+        unchecked = [
+            r
+            for r in self.results
+            if r.unplaced and (every or not any(r is c for c in self._checked))
+        ]
+        if not unchecked:
+            return None
+        from pytest_chunkeval.gate.changes import format_unplaced
+
+        return (
+            f"{self.nodeid}: {format_unplaced(unchecked[0].unplaced)}\nOnly a "
+            "baseline comparison (chunkeval.check_baseline, or "
+            "@pytest.mark.chunkeval(baseline=True)) leaves them out; fix or remove "
+            "them in the query set."
+        )
 
     def check_marker_baselines(self) -> str | None:
         """``@pytest.mark.chunkeval(baseline=True)``: every result the test
@@ -386,6 +422,11 @@ def after_test(
 
         return check_question(evaluator)
     results = evaluator.results if evaluator is not None else []
+    if marker.thresholds and evaluator is not None:
+        # A threshold on questions left out would judge another question set.
+        message = evaluator.unplaced_outside_baseline(every=True)
+        if message is not None:
+            return message
     if marker.thresholds:
         message = check_thresholds(nodeid, marker.thresholds, results)
         if message is not None:

@@ -138,11 +138,16 @@ class ChunkevalSession:
         k: K | None = None,
         budget: int | None = None,
         label: str | None = None,
+        lenient: bool = False,
     ) -> EvalResult:
         """The result of ``chunker`` under ``run``, memoized by what determines it:
         a spec string by the spec; any other object is run every time (chunking is
         cheap) and keyed on the spans it produced, so a chunker changed between two
-        tests is evaluated again while an unchanged one reuses everything."""
+        tests is evaluated again while an unchanged one reuses everything.
+
+        ``lenient`` (a test with a baseline to compare against): queries whose
+        excerpts can no longer be placed in an edited corpus are left out and
+        listed in the result's ``unplaced``, instead of failing the evaluation."""
         from pytest_chunkeval.engine.chunking import Chunking
         from pytest_chunkeval.engine.evaluate import evaluate
 
@@ -157,6 +162,7 @@ class ChunkevalSession:
         )
         if spec is None:
             spec = self.components.spec_of(chunker)
+        queries, unplaced = self.datasets.placeable(run) if lenient else (None, ())
         if spec is not None:
             key = ("evaluate", run.key, ("spec", spec))
         else:
@@ -169,14 +175,16 @@ class ChunkevalSession:
             except ChunkevalError as exc:  # anything else is a bug: traceback
                 raise ChunkevalError(str(exc)) from None
             key = ("evaluate", run.key, ("chunks", obj.name, chunking.digest()))
+        if unplaced:  # another query set than the strict one: another result
+            key = (*key, ("unplaced", tuple(u.id for u in unplaced)))
 
         def compute() -> EvalResult:
             self.components.ensure_registered()
             obj = self.components.chunker(chunker)
-            return evaluate(
+            result = evaluate(
                 obj,
                 self.datasets.corpus(run),
-                self.datasets.queries(run),
+                self.datasets.queries(run) if queries is None else queries,
                 embedder=run.embedder,
                 store=self.components.store(run.store),
                 k=run.k,
@@ -188,6 +196,7 @@ class ChunkevalSession:
                 chunking=chunking,
                 judge=self._judging(run),
             )
+            return dataclasses.replace(result, unplaced=unplaced)
 
         return self._memoized(key, compute, nodeid, label)
 

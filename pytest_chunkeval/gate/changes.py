@@ -1,0 +1,304 @@
+"""What changed between a baseline and the run compared with it: configuration,
+documents, questions. The gate compares across these changes (paired, on the
+questions both runs have) and says what they were; it refuses only what cannot be
+compared at all (another unit of measurement).
+
+:func:`baseline_changes` computes a :class:`BaselineChanges` (plain data, for the
+failure text and for reports); :meth:`BaselineChanges.lines` is its text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pytest_chunkeval.core.locate import clip
+from pytest_chunkeval.gate.baseline import _same_spec, _unresolved, recorded_config
+from pytest_chunkeval.gate.documents import document_records
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.data.query_types import UnplacedQuery
+    from pytest_chunkeval.engine.results import EvalResult
+    from pytest_chunkeval.gate.baseline import Baseline
+
+# A change of these makes the numbers of the two runs different quantities:
+# recall in tokens and recall in characters are not one metric.
+INCOMPARABLE_KEYS = ("unit",)
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    """One configuration value that differs: ``chunker: a -> b``."""
+
+    key: str
+    before: str
+    after: str
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.before} -> {self.after}"
+
+
+@dataclass(frozen=True)
+class DocumentChange:
+    """A document added, removed or edited since the baseline, with its size
+    before and after (None on the side where it does not exist)."""
+
+    doc_id: str
+    status: str  # "added" | "removed" | "edited"
+    chars_before: int | None = None
+    chars_after: int | None = None
+    sentences_before: int | None = None
+    sentences_after: int | None = None
+
+    @property
+    def size(self) -> str:
+        """``+1 sentence / +87 chars``; ``412 chars`` for an added or removed one."""
+        if self.status != "edited":
+            chars = self.chars_after if self.status == "added" else self.chars_before
+            return f"{chars} chars"
+        parts = []
+        if self.sentences_before is not None and self.sentences_after is not None:
+            moved = self.sentences_after - self.sentences_before
+            if moved:
+                parts.append(f"{moved:+d} sentence{'' if abs(moved) == 1 else 's'}")
+        chars = (self.chars_after or 0) - (self.chars_before or 0)
+        parts.append(f"{chars:+d} chars" if chars else "same length")
+        return " / ".join(parts)
+
+    def __str__(self) -> str:
+        return f"{self.doc_id} ({self.size})"
+
+
+@dataclass(frozen=True)
+class BaselineChanges:
+    """Everything that differs between a baseline and the compared run, except
+    the metrics.
+
+    ``documents_known`` is False when the corpus changed but the baseline predates
+    per-document records (schema 1): which documents changed is then unknown.
+    ``compared`` questions are in both runs (the paired comparison's), out of
+    ``total`` in this run's query set (``unplaced`` ones included).
+    """
+
+    config: tuple[ConfigChange, ...] = ()
+    corpus_changed: bool = False
+    documents: tuple[DocumentChange, ...] = ()
+    documents_known: bool = True
+    unplaced: tuple[UnplacedQuery, ...] = ()
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    questions_edited: bool = False
+    compared: int = 0
+    total: int = 0
+    incomparable: tuple[ConfigChange, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        """Whether anything but the metrics changed."""
+        return bool(
+            self.config
+            or self.corpus_changed
+            or self.unplaced
+            or self.added
+            or self.removed
+            or self.questions_edited
+            or self.incomparable
+        )
+
+    @property
+    def edited_documents(self) -> frozenset[str]:
+        """Documents whose text changed or that are new."""
+        return frozenset(d.doc_id for d in self.documents if d.status != "removed")
+
+    def of(self, status: str) -> list[DocumentChange]:
+        return [d for d in self.documents if d.status == status]
+
+    @property
+    def scored(self) -> str:
+        """``scored 5 of 6 questions`` when some were left out, else ``""``."""
+        if not self.unplaced:
+            return ""
+        return f"scored {self.total - len(self.unplaced)} of {self.total} questions"
+
+    def lines(self) -> list[str]:
+        """What changed, one line each (indented continuation lines)."""
+        out = [str(c) for c in (*self.incomparable, *self.config)]
+        if self.corpus_changed and not self.documents_known:
+            out.append(
+                "corpus: edited (the baseline predates per-document records, so "
+                "which documents changed is unknown; --chunkeval-update records them)"
+            )
+        for status in ("edited", "added", "removed"):
+            docs = self.of(status)
+            if docs:
+                out.append(f"documents {status}: " + ", ".join(str(d) for d in docs))
+        if self.added:
+            out.append(f"questions added: {len(self.added)} ({_few(self.added)})")
+        if self.removed:
+            out.append(f"questions removed: {len(self.removed)} ({_few(self.removed)})")
+        if self.questions_edited:
+            out.append("questions: same ids, questions or excerpts edited")
+        if self.unplaced:
+            out.append(format_unplaced(self.unplaced))
+        if self.unplaced or self.added or self.removed:
+            line = f"compared on the {self.compared} questions both runs have"
+            if self.scored:
+                line = f"{self.scored}; {line}"
+            out.append(line)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The same facts as JSON values (for reports)."""
+        return {
+            "config": [
+                {"key": c.key, "before": c.before, "after": c.after}
+                for c in self.config
+            ],
+            "incomparable": [
+                {"key": c.key, "before": c.before, "after": c.after}
+                for c in self.incomparable
+            ],
+            "corpus_changed": self.corpus_changed,
+            "documents_known": self.documents_known,
+            "documents": [
+                {
+                    "doc_id": d.doc_id,
+                    "status": d.status,
+                    "chars_before": d.chars_before,
+                    "chars_after": d.chars_after,
+                    "sentences_before": d.sentences_before,
+                    "sentences_after": d.sentences_after,
+                    "size": d.size,
+                }
+                for d in self.documents
+            ],
+            "unplaced": [u.to_json() for u in self.unplaced],
+            "added": list(self.added),
+            "removed": list(self.removed),
+            "questions_edited": self.questions_edited,
+            "compared": self.compared,
+            "total": self.total,
+        }
+
+
+def format_unplaced(unplaced: Sequence[UnplacedQuery]) -> str:
+    """The questions left out, one indented line each."""
+    n = len(unplaced)
+    head = (
+        f"{n} question{'' if n == 1 else 's'} can no longer be placed in the "
+        "corpus (excerpt text not found), left out:"
+    )
+    rows = [
+        f"    {u.id}  {clip(u.question, 70)!r}  ({u.doc_id}: {clip(u.reason, 90)})"
+        for u in unplaced
+    ]
+    return "\n".join([head, *rows])
+
+
+def baseline_changes(baseline: Baseline, result: EvalResult) -> BaselineChanges:
+    """What differs between ``baseline`` and ``result`` besides the metrics."""
+    config, incomparable = config_changes(baseline.config, result.config)
+    corpus_changed = baseline.corpus_hash != result.corpus_hash
+    documents: tuple[DocumentChange, ...] = ()
+    known = True
+    if corpus_changed:
+        now = document_records(result.corpus)
+        known = bool(baseline.documents) and bool(now)
+        if known:
+            documents = document_changes(baseline.documents, now)
+    placed = [q.id for q in result.queries]
+    unplaced_ids = {u.id for u in result.unplaced}
+    current = {*placed, *unplaced_ids}
+    before = set(baseline.queries)
+    added = tuple(
+        i for i in [*placed, *(u.id for u in result.unplaced)] if i not in before
+    )
+    removed = tuple(sorted(before - current))
+    shared = sum(1 for i in placed if i in before)
+    edited = (
+        baseline.queries_hash != result.queries_hash
+        and not corpus_changed  # relocated excerpts change the hash too
+        and not (added or removed or result.unplaced)
+    )
+    return BaselineChanges(
+        config=config,
+        corpus_changed=corpus_changed,
+        documents=documents,
+        documents_known=known,
+        unplaced=tuple(result.unplaced),
+        added=added,
+        removed=removed,
+        questions_edited=edited,
+        compared=shared,
+        total=len(current),
+        incomparable=incomparable,
+    )
+
+
+def config_changes(
+    recorded: Mapping[str, Any], current: Mapping[str, Any]
+) -> tuple[tuple[ConfigChange, ...], tuple[ConfigChange, ...]]:
+    """The configuration values that differ, as (judged, incomparable)."""
+    old_config = recorded_config(recorded)
+    new_config = recorded_config(current)
+    judged: list[ConfigChange] = []
+    refused: list[ConfigChange] = []
+    keys = [*old_config, *(k for k in new_config if k not in old_config)]
+    for key in keys:
+        old, new = old_config.get(key), new_config.get(key)
+        if old == new or _same_spec(key, old, new):
+            continue
+        if key == "embedder_identity" and (
+            _unresolved(old, new) or _changed(old_config, new_config, "embedder")
+        ):
+            continue  # said by the embedder's own line, or not a change at all
+        change = ConfigChange(key, _show(old), _show(new))
+        (refused if key in INCOMPARABLE_KEYS else judged).append(change)
+    return tuple(judged), tuple(refused)
+
+
+def _changed(old: Mapping[str, Any], new: Mapping[str, Any], key: str) -> bool:
+    a, b = old.get(key), new.get(key)
+    return a != b and not _same_spec(key, a, b)
+
+
+def document_changes(
+    before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Mapping[str, Any]]
+) -> tuple[DocumentChange, ...]:
+    """Documents added, removed or edited between two sets of records."""
+    out = []
+    for doc_id in sorted({*before, *after}):
+        old, new = before.get(doc_id), after.get(doc_id)
+        if old is not None and new is not None and old.get("hash") == new.get("hash"):
+            continue
+        status = "added" if old is None else "removed" if new is None else "edited"
+        out.append(
+            DocumentChange(
+                doc_id,
+                status,
+                chars_before=_int(old, "chars"),
+                chars_after=_int(new, "chars"),
+                sentences_before=_int(old, "sentences"),
+                sentences_after=_int(new, "sentences"),
+            )
+        )
+    return tuple(out)
+
+
+def _int(record: Mapping[str, Any] | None, key: str) -> int | None:
+    if record is None or not isinstance(record.get(key), int):
+        return None
+    return int(record[key])
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "none"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _few(items: Iterable[str], n: int = 5) -> str:
+    items = list(items)
+    return ", ".join(items[:n]) + (", ..." if len(items) > n else "")

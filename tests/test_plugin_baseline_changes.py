@@ -1,0 +1,277 @@
+"""Baselines across the changes a repository goes through (issue 13 items 1-2),
+end to end with pytester: a repository whose baselines a first run committed, then
+a document edited, a distractor added, a paragraph deleted, the chunker changed,
+questions added and removed. Each run compares paired, on the questions both runs
+have, and says what changed.
+
+The inner project is test_plugin_baseline's (three documents, six questions, the
+fast ``hashing`` embedder, one chunk per paragraph) at ``k=1``, with questions in
+the words of their paragraph (a bag-of-words embedder ranks it first): each
+question retrieves one paragraph, so a paragraph that outranks it costs recall.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.plugin_project import run, write_project
+
+BASELINE = Path("__chunkeval__", "test_rag", "test_rag.json")
+
+# Worded so that the hashing embedder ranks the right paragraph first.
+QUESTIONS = {
+    "q-bark": "Which animals bark at the mailman every morning?",
+    "q-parrot": "Which parrots can live for eighty years in captivity?",
+    "q-mars": "Which small moons does Mars have?",
+    "q-tides": "Whose gravity causes the tides of the oceans?",
+    "q-margin": "What was the operating margin in 2023?",
+    "q-audit": "Which auditor found no material weakness?",
+}
+
+TEST_RAG = """
+import os
+
+def test_rag(chunkeval):
+    spec = os.environ.get("SPEC", "paragraphs")
+    chunkeval.check_baseline(chunkeval.evaluate(spec))
+"""
+
+
+@pytest.fixture
+def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project whose baseline a first run recorded (every question at recall
+    100, which the assertions below rely on)."""
+    from tests.test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, KEEP
+
+    monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
+    monkeypatch.delenv(KEEP, raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.delenv("SPEC", raising=False)
+    ini = BASELINE_INI.replace("chunkeval_k = 50", "chunkeval_k = 1")
+    write_project(pytester.path, ini, conftest=BASELINE_CONFTEST)
+    queries = pytester.path / "queries.jsonl"
+    header, *records = [json.loads(line) for line in queries.read_text().splitlines()]
+    for record in records:
+        record["question"] = QUESTIONS[record["id"]]
+    queries.write_text("".join(json.dumps(r) + "\n" for r in [header, *records]))
+    pytester.makepyfile(test_rag=TEST_RAG)
+    run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
+    data = json.loads((pytester.path / BASELINE).read_text())
+    assert data["metrics"]["recall"]["mean"] == 1.0
+    assert sorted(data["documents"]) == ["finance.md", "pets.md", "space.md"]
+    return pytester.path
+
+
+def _section(result: pytest.RunResult) -> str:
+    out = result.stdout.str()
+    assert "- chunkeval -" in out, out
+    return out.split("- chunkeval -", 1)[1]
+
+
+def _append(repo: Path, doc: str, text: str) -> None:
+    with (repo / "docs" / doc).open("a") as fh:
+        fh.write(text)
+
+
+def test_an_irrelevant_sentence_passes_naming_the_edit(
+    pytester: pytest.Pytester, repo: Path
+) -> None:
+    recorded = (repo / BASELINE).read_bytes()
+    sentence = "\nThe office is closed on public holidays.\n"
+    _append(repo, "finance.md", sentence)
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    summary = _section(result)
+    assert "baselines: 1 passed" in summary
+    assert (
+        "test_rag.py::test_rag: passed against its baseline across changes "
+        "(recall +0.00 points, CI [+0.00, +0.00]: within tolerance):\n"
+        f"    documents edited: finance.md (+1 sentence / +{len(sentence)} chars)\n"
+        "    record the new baseline with: pytest --chunkeval-update "
+        "test_rag.py::test_rag" in summary
+    ), summary
+    assert (repo / BASELINE).read_bytes() == recorded
+
+    # Recording it: the summary says what changed, the file holds the new size.
+    updated = run(pytester, "--chunkeval-update")
+    assert "documents edited: finance.md (+1 sentence" in _section(updated)
+    data = json.loads((repo / BASELINE).read_text())
+    size = len((repo / "docs" / "finance.md").read_text())
+    assert data["documents"]["finance.md"]["chars"] == size
+    assert "across changes" not in _section(run(pytester))
+
+
+def test_a_distractor_fails_on_its_questions_naming_the_document(
+    pytester: pytest.Pytester, repo: Path
+) -> None:
+    # A paragraph that is the question itself outranks the paragraph answering it.
+    distractors = [
+        f"{QUESTIONS[q]} {QUESTIONS[q]}"
+        for q in ("q-bark", "q-parrot", "q-mars", "q-tides")
+    ]
+    _append(repo, "space.md", "".join(f"\n{d}\n" for d in distractors))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E * chunkeval baseline regression in test_rag.py::test_rag",
+            "E *   what changed since the baseline:",
+            "E *     documents edited: space.md (+8 sentences / +* chars)",
+            "E *   recall got worse: mean delta -66.67 points, CI *",
+            "E *   2 of the 4 queries that got worse come from edited documents "
+            "(space.md): q-*, q-*",
+        ]
+    )
+    out = result.stdout.str()
+    worst = out.split("queries whose", 1)[1].split("If the new numbers", 1)[0]
+    for qid in ("q-bark", "q-parrot", "q-mars", "q-tides"):
+        assert qid in worst
+    for qid in ("q-margin", "q-audit"):
+        assert qid not in worst  # unaffected questions are not blamed
+    assert "baselines: 1 regressed" in _section(result)
+
+
+def test_a_deleted_excerpt_leaves_its_question_out(
+    pytester: pytest.Pytester, repo: Path
+) -> None:
+    finance = repo / "docs" / "finance.md"
+    paragraphs = finance.read_text().split("\n\n")
+    kept = [p for p in paragraphs if "auditor" not in p]
+    assert len(kept) == len(paragraphs) - 1
+    finance.write_text("\n\n".join(kept))
+    pytester.makepyfile(
+        test_plain="""
+        def test_plain(chunkeval):
+            chunkeval.evaluate("paragraphs")
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=1)
+    summary = _section(result)
+    assert "test_rag.py::test_rag: passed against its baseline across changes" in (
+        summary
+    )
+    assert "documents edited: finance.md (-2 sentences / -" in summary
+    assert (
+        "    1 question can no longer be placed in the corpus (excerpt text not "
+        "found), left out:\n"
+        "        q-audit  'Which auditor found no material weakness?'  (finance.md: "
+        "excerpt 1 " in summary
+    ), summary
+    assert "scored 5 of 6 questions; compared on the 5 questions both runs have" in (
+        summary
+    )
+    # Outside a baseline comparison the excerpt is the error it always was.
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_plain _*",
+            "*: 1 excerpt(s) cannot be placed in corpus 'docs':",
+            "  query 'q-audit' ('Which auditor found no material weakness?'), "
+            "excerpt 1 *",
+        ]
+    )
+
+    # A threshold on the test is not a baseline comparison: the error too.
+    pytester.makepyfile(
+        test_rag="""
+        import pytest
+
+        @pytest.mark.chunkeval(min_recall=0.5)
+        def test_rag(chunkeval):
+            chunkeval.check_baseline(chunkeval.evaluate("paragraphs"))
+        """
+    )
+    marked = run(pytester, "test_rag.py")
+    marked.assert_outcomes(failed=1)
+    marked.stdout.fnmatch_lines(
+        [
+            "test_rag.py::test_rag: 1 question can no longer be placed in the corpus *",
+            "    q-audit  'Which auditor found no material weakness?'  (finance.md: *",
+            "Only a baseline comparison (chunkeval.check_baseline, or "
+            "@pytest.mark.chunkeval(baseline=True)) leaves them out; fix or "
+            "remove them in the query set.",
+        ]
+    )
+
+    # --chunkeval-update records nothing on a partial set: fix the queries first.
+    pytester.makepyfile(test_rag=TEST_RAG)
+    update = run(pytester, "--chunkeval-update", "test_rag.py")
+    update.assert_outcomes(failed=1)
+    update.stdout.fnmatch_lines(["*: 1 excerpt(s) cannot be placed in corpus*"])
+
+
+def test_no_question_left_is_the_placement_error(
+    pytester: pytest.Pytester, repo: Path
+) -> None:
+    for doc in ("pets.md", "space.md", "finance.md"):
+        (repo / "docs" / doc).write_text("# Emptied\n")
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*: 6 excerpt(s) cannot be placed in corpus*"])
+
+
+def test_a_chunker_change_gets_a_paired_verdict_naming_it(
+    pytester: pytest.Pytester, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPEC", "recursive:4:0")  # slivers: most excerpts missed
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E * chunkeval baseline regression in test_rag.py::test_rag",
+            "E *   what changed since the baseline:",
+            "E *     chunker: paragraphs -> recursive:4:0",
+            "E *   recall got worse: mean delta -*, CI *",
+            "E * paired over 6 queries: bootstrap CI of the mean delta*",
+            "E *   pytest --chunkeval-update test_rag.py::test_rag",
+        ]
+    )
+    assert "not comparable" not in result.stdout.str()
+
+
+def test_added_and_removed_questions_compare_the_shared_ones(
+    pytester: pytest.Pytester, repo: Path
+) -> None:
+    queries = repo / "queries.jsonl"
+    lines = queries.read_text().splitlines()
+    kept = [line for line in lines if '"q-parrot"' not in line]
+    added = {
+        "id": "q-jupiter",
+        "question": "Which is the largest planet of the solar system?",
+        "doc_id": "space.md",
+        "excerpts": [{"text": "Jupiter is the largest planet of the solar system."}],
+    }
+    queries.write_text("\n".join([*kept, json.dumps(added)]) + "\n")
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    summary = _section(result)
+    assert "    questions added: 1 (q-jupiter)\n" in summary
+    assert "    questions removed: 1 (q-parrot)\n" in summary
+    assert "    compared on the 5 questions both runs have\n" in summary
+
+
+def test_a_schema_1_baseline_compares_and_is_migrated(
+    pytester: pytest.Pytester, repo: Path
+) -> None:
+    path = repo / BASELINE
+    data = json.loads(path.read_text())
+    data["chunkeval_baseline"] = 1
+    del data["documents"]
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    _append(repo, "pets.md", "\nHamsters store food in their cheeks.\n")
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    assert (
+        "corpus: edited (the baseline predates per-document records, so which "
+        "documents changed is unknown; --chunkeval-update records them)"
+        in _section(result)
+    )
+    updated = run(pytester, "--chunkeval-update")
+    assert "migrated from schema 1 to 2" in _section(updated)
+    migrated = json.loads(path.read_text())
+    assert migrated["chunkeval_baseline"] == 2
+    assert migrated["documents"]["pets.md"]["chars"] == len(
+        (repo / "docs" / "pets.md").read_text()
+    )
