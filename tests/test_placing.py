@@ -218,3 +218,36 @@ def test_locate_reaches_the_plugin(pytester: pytest.Pytester, project: Path) -> 
     result.assert_outcomes(passed=1, deselected=2)
     result = run(pytester, "--chunkeval-locate=fuzzy")
     result.stderr.fnmatch_lines(["*--chunkeval-locate*locate must be*"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["Aa", "b.", "c", "—", "  ", "\n", "A a", "b"]), max_size=12
+    ),
+    st.data(),
+)
+def test_normalized_mode_finds_what_exact_mode_finds(
+    parts: list[str], data: st.DataObject
+) -> None:
+    """Normalized mode searches the earlier stages only inside normalized
+    matches' windows: the same verdict as exact mode whenever exact mode finds
+    the text (brute force: exact mode scans every document)."""
+    docs = {"a": "".join(parts) or "x", "b": "".join(reversed(parts)) or "y"}
+    corpus = Corpus.from_mapping(docs)
+    text = docs["a"]
+    start = data.draw(st.integers(0, len(text) - 1))
+    end = data.draw(st.integers(start + 1, len(text)))
+    needle = data.draw(
+        st.sampled_from([text[start:end], " ".join(text[start:end].split())])
+    )
+
+    def verdict(mode: str) -> object:
+        try:
+            return Placer(corpus, mode).place(needle, None, "r")
+        except PlacementError as exc:
+            return str(exc).split(" (", 1)[0] if "occurs" in str(exc) else "absent"
+
+    exact = verdict("exact")
+    if exact != "absent":
+        assert verdict("normalized") == exact

@@ -55,9 +55,16 @@ class FoldedText:
         """Original spans of every occurrence (overlapping ones too) of the
         normalized ``needle`` (already folded) in this text that covers whole
         original characters."""
+        return [(s, e) for s, e, _, _ in self.find_windows(needle)]
+
+    def find_windows(self, needle: str) -> list[tuple[int, int, int, int | None]]:
+        """:meth:`find_all`'s spans, each with its window ``(lo, hi)``: from the
+        end of the previous kept character to the next kept one (``hi`` None: the
+        end of the text). Any text that normalizes like ``needle`` and is found
+        here lies inside one of these windows."""
         if not needle:
             return []
-        spans = []
+        found: list[tuple[int, int, int, int | None]] = []
         origin, n = self.origin, len(self.text)
         i = self.text.find(needle)
         while i >= 0:
@@ -66,9 +73,11 @@ class FoldedText:
             if (i == 0 or origin[i - 1] != origin[i]) and (
                 j == n or origin[j] != origin[j - 1]
             ):
-                spans.append(self.span(i, j))
+                lo = int(origin[i - 1]) + 1 if i > 0 else 0
+                hi = int(origin[j]) if j < n else None
+                found.append((*self.span(i, j), lo, hi))
             i = self.text.find(needle, i + 1)
-        return spans
+        return found
 
 
 def fold(text: str) -> FoldedText:

@@ -14,7 +14,7 @@ document) could credit the retriever with text it did not retrieve.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_chunkeval.config.defaults import check_locate
@@ -33,22 +33,44 @@ class PlacementError(EvaluationError):
     """A retrieved text is not in the corpus, or is there more than once."""
 
 
-def _exact(text: str, needle: str) -> Iterator[tuple[int, int]]:
+def _exact(text: str, needle: str) -> list[tuple[int, int]]:
+    found: list[tuple[int, int]] = []
     if not needle:
-        return
+        return found
     i = text.find(needle)
     while i >= 0:
-        yield i, i + len(needle)
+        found.append((i, i + len(needle)))
         i = text.find(needle, i + 1)
+    return found
 
 
-def _whitespace(text: str, needle: str) -> Iterator[tuple[int, int]]:
+def _whitespace(
+    text: str,
+    needle: str,
+    windows: Sequence[tuple[int, int, int, int | None]] | None = None,
+) -> list[tuple[int, int]]:
+    """Matches of ``needle`` with whitespace ignored, in the whole text or only
+    inside ``windows`` (normalized matches' windows: a whitespace-insensitive
+    match is also a normalized one, so it lies in one of them)."""
     words = needle.split()
     if not words:
-        return
-    pattern = re.compile(r"\s*".join(re.escape(w) for w in words))
-    for m in pattern.finditer(text):
-        yield m.start(), m.end()
+        return []
+    if windows is None:
+        # Every word must be in the text verbatim: checked longest (rarest)
+        # first, this skips the regex scan of a document that cannot match.
+        if any(w not in text for w in sorted(set(words), key=len, reverse=True)):
+            return []
+        windows = [(0, 0, 0, None)]
+    pattern: re.Pattern[str] | None = None
+    found: set[tuple[int, int]] = set()
+    for _, _, lo, hi in windows:
+        end = len(text) if hi is None else hi
+        if end - lo < len(text) and not all(w in text[lo:end] for w in words):
+            continue  # a small window without every word: no regex needed
+        if pattern is None:
+            pattern = re.compile(r"\s*".join(re.escape(w) for w in words))
+        found.update((m.start(), m.end()) for m in pattern.finditer(text, lo, end))
+    return sorted(found)
 
 
 class Placer:
@@ -62,33 +84,13 @@ class Placer:
         self._folded: dict[str, FoldedText] = {}
         self._memo: dict[tuple[str | None, str], SpanTuple | str] = {}
 
-    def _stages(self) -> list[tuple[str, Callable[[str, str], list[tuple[int, int]]]]]:
-        stages: list[tuple[str, Callable[[str, str], list[tuple[int, int]]]]] = [
-            ("verbatim", lambda d, n: list(_exact(self.corpus[d].text, n))),
-            (
-                "stripped",
-                lambda d, n: (
-                    list(_exact(self.corpus[d].text, n.strip()))
-                    if n.strip() != n
-                    else []
-                ),
-            ),
-            (
-                "with whitespace ignored",
-                lambda d, n: list(_whitespace(self.corpus[d].text, n)),
-            ),
-        ]
-        if self.locate == "normalized":
-            stages.append(("normalized", self._normalized))
-        return stages
-
-    def _normalized(self, doc_id: str, needle: str) -> list[tuple[int, int]]:
-        from pytest_chunkeval.core.normalize import fold, fold_needle
+    def _folded_text(self, doc_id: str) -> FoldedText:
+        from pytest_chunkeval.core.normalize import fold
 
         folded = self._folded.get(doc_id)
         if folded is None:
             folded = self._folded[doc_id] = fold(self.corpus[doc_id].text)
-        return folded.find_all(fold_needle(needle))
+        return folded
 
     def place(self, text: str, doc_id: str | None, where: str) -> SpanTuple:
         """The span of ``text`` (in ``doc_id`` when the retriever named it);
@@ -108,9 +110,35 @@ class Placer:
                 f"corpus (text {preview(text)})"
             )
         scope = [doc_id] if doc_id is not None else list(self.corpus.ids)
-        stages = self._stages()
+        windows: dict[str, list[tuple[int, int, int, int | None]]] = {}
+        if self.locate == "normalized":
+            from pytest_chunkeval.core.normalize import fold_needle
+
+            folded = fold_needle(text)
+            if folded:  # else (punctuation only) nothing matches normalized
+                windows = {d: self._folded_text(d).find_windows(folded) for d in scope}
+                # Any earlier stage's match is also a normalized match: documents
+                # without one need no other search.
+                scope = [d for d in scope if windows[d]]
+        stages: list[tuple[str, Callable[[str], list[tuple[int, int]]]]] = [
+            ("verbatim", lambda d: _exact(self.corpus[d].text, text)),
+            (
+                "stripped",
+                lambda d: (
+                    _exact(self.corpus[d].text, text.strip())
+                    if text.strip() != text
+                    else []
+                ),
+            ),
+            (
+                "with whitespace ignored",
+                lambda d: _whitespace(self.corpus[d].text, text, windows.get(d)),
+            ),
+        ]
+        if self.locate == "normalized":
+            stages.append(("normalized", lambda d: [w[:2] for w in windows.get(d, [])]))
         for how, find in stages:
-            candidates = [(d, s, e) for d in scope for s, e in find(d, text)]
+            candidates = [(d, s, e) for d in scope for s, e in find(d)]
             if len(candidates) == 1:
                 return candidates[0]
             if candidates:
