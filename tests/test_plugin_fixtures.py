@@ -679,6 +679,10 @@ def test_junit_xml_properties(pytester: pytest.Pytester, project: Path) -> None:
 
 
 def test_registration_hooks(pytester: pytest.Pytester, project: Path) -> None:
+    # imported before the inner runs, so that they use these registries
+    from pytest_chunkeval.chunkers import CHUNKERS
+    from pytest_chunkeval.stores import STORES
+
     (project / "pytest.ini").write_text(
         INI.replace("chunkeval_embedder = hashing", "chunkeval_embedder = tinyhash")
         .replace("chunkeval_store = exact", "chunkeval_store = mystore")
@@ -744,3 +748,6 @@ def test_registration_hooks(pytester: pytest.Pytester, project: Path) -> None:
     # Names a hook registered show up in the forms an error lists.
     result = run(pytester, "--chunkeval-chunkers=nope")
     result.stderr.fnmatch_lines(["*unknown chunker 'nope'; valid forms: *lines*"])
+    # The registries are the process's: a session's names end with it.
+    assert "mystore" not in STORES
+    assert "lines" not in CHUNKERS

@@ -173,6 +173,18 @@ class Registry(Generic[T]):
             signature.form(name) if signature is not None else name
         )
 
+    def snapshot(self) -> Callable[[], None]:
+        """A function that puts back what is registered now (a pytest session's
+        hook registrations must not outlive it in the process)."""
+        factories, forms = dict(self._factories), dict(self._forms)
+        signatures = dict(self._signatures)
+
+        def restore() -> None:
+            self._factories, self._forms = dict(factories), dict(forms)
+            self._signatures = dict(signatures)
+
+        return restore
+
     def __contains__(self, name: object) -> bool:
         return name in self._factories
 

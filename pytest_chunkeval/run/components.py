@@ -47,6 +47,7 @@ class Components:
         self.distributed = distributed
         self._register = register
         self._registered = False
+        self._restore: list[Callable[[], None]] = []
         self._chunkers: dict[str, Chunker] = {}
         self._chunker_specs: dict[int, str] = {}
         self._stores: dict[str, AnyStore] = {}
@@ -66,12 +67,24 @@ class Components:
         from pytest_chunkeval.stores import STORES
         from pytest_chunkeval.tokenizers.base import TOKENIZERS
 
-        self._register("chunkers", CHUNKERS)
-        self._register("embedders", EMBEDDERS)
-        self._register("stores", STORES)
-        self._register("tokenizers", TOKENIZERS)
-        self._register("judges", JUDGES)
-        self._register("extractors", EXTRACTORS)
+        registries = {
+            "chunkers": CHUNKERS,
+            "embedders": EMBEDDERS,
+            "stores": STORES,
+            "tokenizers": TOKENIZERS,
+            "judges": JUDGES,
+            "extractors": EXTRACTORS,
+        }
+        for kind, registry in registries.items():
+            self._restore.append(registry.snapshot())
+            self._register(kind, registry)
+
+    def close(self) -> None:
+        """Take back the names the hooks registered: the registries are the
+        process's, and a later session in it (pytester's in-process runs, an IDE
+        runner) must not see this one's."""
+        while self._restore:
+            self._restore.pop()()
 
     def validate(self) -> None:
         """Check that every configured name exists; :class:`SettingsError` if not.
