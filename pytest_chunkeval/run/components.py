@@ -67,7 +67,7 @@ class Components:
         from pytest_chunkeval.stores import STORES
         from pytest_chunkeval.tokenizers.base import TOKENIZERS
 
-        registries = {
+        registries: dict[str, Registry[Any]] = {
             "chunkers": CHUNKERS,
             "embedders": EMBEDDERS,
             "stores": STORES,
