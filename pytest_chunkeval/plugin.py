@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -38,6 +39,7 @@ from pytest_chunkeval.config.options import (
     resolve_settings,
 )
 from pytest_chunkeval.errors import ChunkevalError
+from pytest_chunkeval.util.progress import write_lines_with
 
 if TYPE_CHECKING:
     from pytest_chunkeval.chunkers import Chunker
@@ -62,6 +64,8 @@ PASSED_KEY = pytest.StashKey[dict[str, bool]]()
 """Node id -> every phase so far passed (tests run in this process)."""
 ROOTDIR_NOTE_KEY = pytest.StashKey[str]()
 """Why the project's configuration may have been ignored (config/rootdir.py)."""
+PROGRESS_KEY = pytest.StashKey["Callable[[str], None] | None"]()
+"""The progress writer this session replaced (put back at its end)."""
 WORKER_OUTPUT_KEY = "chunkeval"
 
 
@@ -149,6 +153,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.addinivalue_line("markers", MARKER_HELP)
     config.stash[ROOTDIR_NOTE_KEY] = _rootdir_note(config)
+    # a session inside a session (pytester) puts the outer one's writer back
+    config.stash[PROGRESS_KEY] = write_lines_with(
+        functools.partial(_write_progress, config)
+    )
     try:
         config.stash[SETTINGS_KEY] = resolve_settings(
             config.rootpath,
@@ -162,6 +170,24 @@ def pytest_configure(config: pytest.Config) -> None:
     except ChunkevalError as exc:
         note = config.stash[ROOTDIR_NOTE_KEY]
         raise pytest.UsageError(f"chunkeval: {exc}{note}") from None
+
+
+_PROGRESS_LOCK = threading.Lock()
+
+
+def _write_progress(config: pytest.Config, line: str) -> None:
+    """A progress line on the terminal, past pytest's capture (as live logging
+    does); called from a progress thread too, hence the lock."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    with _PROGRESS_LOCK:
+        if capture is None:
+            reporter.write_line(line)
+            return
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(line)
 
 
 def _rootdir_note(config: pytest.Config) -> str:
@@ -440,6 +466,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    write_lines_with(config.stash.get(PROGRESS_KEY, None))
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         session.components.close()

@@ -19,6 +19,13 @@ from pytest_chunkeval.util import progress
 from pytest_chunkeval.util.progress import ProgressLines, progress_bar
 
 
+@pytest.fixture(autouse=True)
+def _no_pytest_writer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # this very run's plugin sends progress lines to its terminal; here they are
+    # checked on stderr, as outside pytest
+    monkeypatch.setattr(progress, "_line_writer", None)
+
+
 class FakeClock:
     def __init__(self) -> None:
         self.now = 100.0
@@ -156,3 +163,43 @@ def test_llm_batches_print_progress_lines_in_a_log(
     assert lines[0].startswith("judging: 1/2 q (50%), ")
     assert lines[1].startswith("judging: 2/2 q (100%), ")
     assert lines[1].endswith("(cached 0, rejected 0)")
+
+
+PROGRESS_UNDER_PYTEST = """
+from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.util import progress
+from test_progress_support import Embedder
+
+
+def test_embeds(tmp_path, monkeypatch):
+    monkeypatch.setattr(progress, "INTERVAL_SECONDS", 0.0)  # a line per batch
+    EmbeddingCache(tmp_path, batch_size=2).embed(Embedder(), ["a", "b", "c"])
+    assert False, "to show what was captured"
+"""
+
+
+def test_under_pytest_progress_lines_reach_the_terminal_not_the_capture(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def outer(line: str) -> None:
+        raise AssertionError(f"the outer run's writer got {line!r}")
+
+    monkeypatch.setattr(progress, "_line_writer", outer)
+    pytester.makepyfile(
+        test_progress_support=(
+            "import numpy as np\n\n"
+            "class Embedder:\n"
+            "    identity = 'test:progress'\n\n"
+            "    def embed(self, texts):\n"
+            "        return np.ones((len(texts), 4), dtype=np.float32)\n"
+        ),
+        test_embeds=PROGRESS_UNDER_PYTEST,
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    report = out[out.index("= FAILURES =") :]
+    live = out[: out.index("= FAILURES =")]
+    assert "embedding (test:progress): 2/3 text (67%)" in live
+    assert "embedding (test:progress)" not in report  # not in a captured section
+    assert progress._line_writer is outer  # the outer run's writer is back

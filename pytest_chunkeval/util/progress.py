@@ -13,6 +13,20 @@ INTERVAL_SECONDS = 10.0
 """How often :class:`ProgressLines` prints a line (read when one is made: tests
 patch it)."""
 
+_line_writer: Callable[[str], None] | None = None
+
+
+def write_lines_with(
+    writer: Callable[[str], None] | None,
+) -> Callable[[str], None] | None:
+    """Send every progress line to ``writer`` (None: back to stderr); returns the
+    writer it replaces. The pytest plugin sets one: inside a test stderr is
+    captured, and progress written there would show only in a failed test's
+    report."""
+    global _line_writer
+    former, _line_writer = _line_writer, writer
+    return former
+
 
 class ProgressLines:
     """Progress as plain lines, for CI logs (no carriage returns, no terminal).
@@ -39,6 +53,7 @@ class ProgressLines:
         interval: float | None = None,
         clock: Callable[[], float] = time.monotonic,
         file: IO[str] | None = None,
+        write: Callable[[str], None] | None = None,
         ticking: bool = False,
     ) -> None:
         self.total = total
@@ -48,6 +63,7 @@ class ProgressLines:
         self.interval = INTERVAL_SECONDS if interval is None else interval
         self.clock = clock
         self.file = file
+        self.write = write
         self.postfix = ""
         self.lines = 0
         self.start = self.last = clock()
@@ -104,6 +120,10 @@ class ProgressLines:
             self._maybe_print()
 
     def _print(self, text: str) -> None:
+        if self.write is not None:
+            self.write(text)
+            self.lines += 1
+            return
         stream = self.file if self.file is not None else sys.stderr
         if stream is not None:
             print(text, file=stream, flush=True)
@@ -135,12 +155,14 @@ def progress_bar(total: int, *, progress: bool | None, **options: Any) -> Any:
 
     ``progress``: True always shows a tqdm bar, False shows nothing, None shows a
     bar when stderr is a terminal and :class:`ProgressLines` otherwise (a CI log
-    gets a line every ``INTERVAL_SECONDS``). Without tqdm installed, lines replace
+    gets a line every ``INTERVAL_SECONDS``), lines to the writer set by
+    :func:`write_lines_with` when there is one. Without tqdm installed, lines replace
     the bar. ``options`` go to ``tqdm`` (``desc``, ``unit``, ``initial``...).
     """
     if progress is False:
         return None
-    if progress or _is_terminal():
+    writer = _line_writer if progress is None else None
+    if writer is None and (progress or _is_terminal()):
         try:
             from tqdm import tqdm
         except ImportError:
@@ -152,5 +174,6 @@ def progress_bar(total: int, *, progress: bool | None, **options: Any) -> Any:
         desc=str(options.get("desc", "")),
         unit=str(options.get("unit", "it")),
         initial=int(options.get("initial", 0)),
+        write=writer,
         ticking=True,
     )
