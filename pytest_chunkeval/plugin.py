@@ -39,7 +39,6 @@ from pytest_chunkeval.config.options import (
     resolve_settings,
 )
 from pytest_chunkeval.errors import ChunkevalError
-from pytest_chunkeval.util.progress import write_lines_with
 
 if TYPE_CHECKING:
     from pytest_chunkeval.chunkers import Chunker
@@ -150,6 +149,7 @@ def _register(config: pytest.Config, kind: str, registry: Registry[Any]) -> None
 def pytest_configure(config: pytest.Config) -> None:
     # Standard library only (the marker's keywords and their validators).
     from pytest_chunkeval.run.marker import MARKER_HELP
+    from pytest_chunkeval.util.progress import write_lines_with
 
     config.addinivalue_line("markers", MARKER_HELP)
     config.stash[ROOTDIR_NOTE_KEY] = _rootdir_note(config)
@@ -466,6 +466,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    from pytest_chunkeval.util.progress import write_lines_with
+
     write_lines_with(config.stash.get(PROGRESS_KEY, None))
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
