@@ -280,7 +280,8 @@ class QuerySet:
                             q,
                             f"query {q.id!r} ({preview(q.text)}), excerpt {i} "
                             f"{preview(ex.text)}: {checked}",
-                            f"excerpt {i} {preview(ex.text)} {checked}",
+                            f"excerpt {i} {preview(ex.text)} "
+                            + checked.replace(f" in document {q.doc_id!r}", ""),
                         )
                     )
                 else:

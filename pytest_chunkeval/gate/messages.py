@@ -211,7 +211,12 @@ def format_pass(report: GateReport, *, test: str, command: str, note: str = "") 
             head += f" ({verdict}: within tolerance)"
         lines = [head + ":"]
         lines += [f"  {line}" for line in changes_block(report)[1:]]
-        if not report.improved:
+        if report.changes.unplaced:
+            lines.append(
+                "    fix or remove those questions in the query set, then record "
+                f"the new baseline with: {command}"
+            )
+        elif not report.improved:
             lines.append(f"    record the new baseline with: {command}")
         messages.append("\n".join(lines))
     if report.not_compared:
