@@ -275,3 +275,36 @@ def test_a_schema_1_baseline_compares_and_is_migrated(
     assert migrated["documents"]["pets.md"]["chars"] == len(
         (repo / "docs" / "pets.md").read_text()
     )
+
+
+def test_a_retriever_scored_on_an_edited_corpus_leaves_out_the_same(
+    pytester: pytest.Pytester, repo: Path
+) -> None:
+    pytester.makepyfile(
+        test_score="""
+        from pathlib import Path
+
+        def retrieve(question):
+            # the first paragraph after the heading of every document
+            out = []
+            for path in sorted(Path("docs").iterdir()):
+                text = path.read_text()
+                out.append(text.split("\\n\\n")[1])
+            return out
+
+        def test_score(chunkeval):
+            chunkeval.check_baseline(chunkeval.score(retrieve, label="first"))
+        """
+    )
+    run(pytester, "--chunkeval-update", "test_score.py").assert_outcomes(passed=1)
+    finance = repo / "docs" / "finance.md"
+    paragraphs = finance.read_text().split("\n\n")
+    finance.write_text("\n\n".join(p for p in paragraphs if "auditor" not in p))
+    result = run(pytester, "test_score.py")
+    result.assert_outcomes(passed=1)
+    summary = _section(result)
+    assert "test_score.py::test_score: passed against its baseline across changes" in (
+        summary
+    )
+    assert "        q-audit  'Which auditor found no material weakness?'" in summary
+    assert "scored 5 of 6 questions; compared on the 5 questions" in summary

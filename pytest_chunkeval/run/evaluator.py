@@ -205,9 +205,12 @@ class Evaluator:
             run = dataclasses.replace(
                 run, locate=self._or_fail(lambda: check_locate(locate))
             )
+        lenient = self._has_baseline()
         result = self._shared(
-            ("score", retriever, label, run.locate),
-            lambda: self.session.score(run, retriever, nodeid=self.nodeid, label=label),
+            ("score", retriever, label, run.locate, lenient),
+            lambda: self.session.score(
+                run, retriever, nodeid=self.nodeid, label=label, lenient=lenient
+            ),
         )
         self.results.append(result)
         return result

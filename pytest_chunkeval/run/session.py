@@ -207,14 +207,22 @@ class ChunkevalSession:
         *,
         nodeid: str,
         label: str | None = None,
+        lenient: bool = False,
     ) -> EvalResult:
         """The result of a whole retriever. It is asked every question in every
         call (it may have changed); scoring is memoized by the spans it returned.
 
         Its summary row is named by ``label`` (else a module-level function's
         qualified name): results under one label share a row, across xdist
-        workers too, so give different retrievers different labels."""
+        workers too, so give different retrievers different labels.
+        ``lenient``: as for :meth:`evaluate`."""
         from pytest_chunkeval.engine.score import locate_results, score
+
+        queries, unplaced = (
+            self.datasets.placeable(run)
+            if lenient
+            else (self.datasets.queries(run), ())
+        )
 
         data = (
             "score",
@@ -232,14 +240,14 @@ class ChunkevalSession:
             located = locate_results(
                 retriever,
                 self.datasets.corpus(run),
-                self.datasets.queries(run),
+                queries,
                 k=run.score_k,
                 locate=run.locate,
             )
         except ChunkevalError as exc:  # anything else is a bug: traceback
             raise ChunkevalError(str(exc)) from None
         digest = located.digest()
-        key = (*data, name, digest)
+        key = (*data, name, digest, tuple(u.id for u in unplaced))
         if isinstance(_retriever_key(retriever, label)[1], int):
             # Its row names an object of this process: kept alive, so that its id
             # is never reused by another object during the session.
@@ -247,16 +255,17 @@ class ChunkevalSession:
         row = (*data, digest, _retriever_key(retriever, label))
 
         def compute() -> EvalResult:
-            return score(
+            result = score(
                 located,
                 self.datasets.corpus(run),
-                self.datasets.queries(run),
+                queries,
                 unit=run.unit,
                 tokenizer=run.tokenizer,
                 label=name,
                 judge=self._judging(run),
                 cache=run.cache_dir,
             )
+            return dataclasses.replace(result, unplaced=unplaced)
 
         return self._memoized(key, compute, nodeid, label, row=row)
 
