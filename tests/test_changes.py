@@ -153,3 +153,15 @@ def test_a_schema_1_file_is_read_without_document_records() -> None:
     assert changes.corpus_changed
     assert not changes.documents_known
     assert "which documents changed is unknown" in changes.lines()[0]
+
+
+def test_mean_mode_compares_the_means_of_the_shared_questions() -> None:
+    from pytest_chunkeval.gate.tolerances import GateSettings
+
+    baseline = Baseline.from_result(make_result([1.0, 1.0, 0.0, 0.0]), "test_x")
+    # q002 and q003 (recall 0) were removed: the shared questions did not move.
+    now = make_result([1.0, 1.0], ids=["q000", "q001"])
+    report = compare(baseline, now, GateSettings().override(mode="mean"))
+    recall = next(c for c in report.checks if c.metric == "recall")
+    assert (recall.before, recall.after, recall.status) == (1.0, 1.0, "ok")
+    assert report.changes.removed == ("q002", "q003")
