@@ -19,12 +19,14 @@ from pytest_chunkeval.data.query_types import (
 )
 from pytest_chunkeval.gate.baseline import Baseline
 from pytest_chunkeval.gate.changes import (
+    BaselineChanges,
     DocumentChange,
     baseline_changes,
     document_changes,
 )
 from pytest_chunkeval.gate.compare import GateError, compare
 from pytest_chunkeval.gate.documents import count_sentences, document_records
+from pytest_chunkeval.gate.outcomes import CheckOutcome
 
 CORPUS = Corpus.from_mapping(
     {
@@ -128,6 +130,20 @@ def test_changes_as_data_and_text() -> None:
     data = json.loads(json.dumps(changes.to_json()))
     assert data["documents"][0]["size"] == "+1 sentence / +6 chars"
     assert data["unplaced"][0]["id"] == "q002"
+    # One line for a report row, and the same facts back from JSON (xdist
+    # payloads, `chunkeval report --results`).
+    assert changes.line() == (
+        "changed since the baseline: chunker: recursive:200:0 -> recursive:250:0; "
+        "documents edited: a.md (+1 sentence / +6 chars); scored 2 of 3 "
+        "questions; left out: q002 (a.md)"
+    )
+    assert BaselineChanges.from_json(data) == changes
+    outcome = CheckOutcome("t.py::t", "b.json", "passed", changes=changes)
+    assert CheckOutcome.from_json(json.loads(json.dumps(outcome.to_json()))) == (
+        outcome
+    )
+    assert "changes" not in CheckOutcome("t.py::t", "b.json", "passed").to_json()
+    assert BaselineChanges().line() == ""
     report = compare(baseline, now)
     assert report.changes == changes
     assert report.n == 2

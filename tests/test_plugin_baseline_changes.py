@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.plugin_project import run, write_project
+from test_plugin_baseline import DIST
 
 BASELINE = Path("__chunkeval__", "test_rag", "test_rag.json")
 
@@ -70,6 +72,27 @@ def _section(result: pytest.RunResult) -> str:
     return out.split("- chunkeval -", 1)[1]
 
 
+REPORTS = ("--chunkeval-md=report.md", "--chunkeval-json=report.json")
+
+
+def _against(result: pytest.RunResult) -> list[str]:
+    """The terminal summary's "against the baseline" block."""
+    return _section(result).split("against the baseline (", 1)[1].splitlines()[1:]
+
+
+def _reported(repo: Path) -> tuple[dict[str, Any], str]:
+    """test_rag's item of the JSON report, and the Markdown report's "Against
+    the baseline" section up to its table."""
+    (item,) = [
+        i
+        for i in json.loads((repo / "report.json").read_text())["results"]
+        if i["tests"] == ["test_rag.py::test_rag"]
+    ]
+    markdown = (repo / "report.md").read_text()
+    section = markdown.split("### Against the baseline\n\n", 1)[1]
+    return item, section.split("\n| Test |", 1)[0]
+
+
 def _append(repo: Path, doc: str, text: str) -> None:
     with (repo / "docs" / doc).open("a") as fh:
         fh.write(text)
@@ -81,9 +104,25 @@ def test_an_irrelevant_sentence_passes_naming_the_edit(
     recorded = (repo / BASELINE).read_bytes()
     sentence = "\nThe office is closed on public holidays.\n"
     _append(repo, "finance.md", sentence)
-    result = run(pytester)
+    result = run(pytester, *REPORTS)
     result.assert_outcomes(passed=1)
     summary = _section(result)
+    # Every report opens its comparison with what changed, then the verdict.
+    edit = f"documents edited: finance.md (+1 sentence / +{len(sentence)} chars)"
+    assert _against(result)[0] == (
+        f"test_rag.py::test_rag: changed since the baseline: {edit}"
+    ), summary
+    item, section = _reported(repo)
+    assert item["verdict"] == "passed"
+    (doc,) = item["changes"]["documents"]
+    assert (doc["doc_id"], doc["status"]) == ("finance.md", "edited")
+    assert doc["chars_after"] - doc["chars_before"] == len(sentence)
+    assert doc["sentences_after"] - doc["sentences_before"] == 1
+    assert item["changes"]["config"] == []
+    assert section.startswith("- test_rag.py::test_rag (paragraphs k=1 char "), section
+    assert section.split("\n", 1)[0].endswith(
+        f": changed since the baseline: {edit}"
+    ), section
     assert "baselines: 1 passed" in summary
     assert (
         "test_rag.py::test_rag: passed against its baseline across changes "
@@ -147,7 +186,7 @@ def test_a_deleted_excerpt_leaves_its_question_out(
             chunkeval.evaluate("paragraphs")
         """
     )
-    result = run(pytester)
+    result = run(pytester, *REPORTS)
     result.assert_outcomes(passed=1, failed=1)
     summary = _section(result)
     assert "test_rag.py::test_rag: passed against its baseline across changes" in (
@@ -163,6 +202,16 @@ def test_a_deleted_excerpt_leaves_its_question_out(
     assert "scored 5 of 6 questions; compared on the 5 questions both runs have" in (
         summary
     )
+    left_out = "scored 5 of 6 questions; left out: q-audit (finance.md)"
+    assert _against(result)[0].startswith(
+        "test_rag.py::test_rag: changed since the baseline: documents edited: "
+        "finance.md (-2 sentences / -"
+    )
+    assert _against(result)[0].endswith(left_out), summary
+    item, section = _reported(repo)
+    assert [u["id"] for u in item["changes"]["unplaced"]] == ["q-audit"]
+    assert (item["changes"]["compared"], item["changes"]["total"]) == (5, 6)
+    assert section.split("\n", 1)[0].endswith(left_out), section
     # Outside a baseline comparison the excerpt is the error it always was.
     result.stdout.fnmatch_lines(
         [
@@ -216,7 +265,7 @@ def test_a_chunker_change_gets_a_paired_verdict_naming_it(
     pytester: pytest.Pytester, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SPEC", "recursive:4:0")  # slivers: most excerpts missed
-    result = run(pytester)
+    result = run(pytester, *REPORTS, "--chunkeval-html=report.html")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -229,6 +278,41 @@ def test_a_chunker_change_gets_a_paired_verdict_naming_it(
         ]
     )
     assert "not comparable" not in result.stdout.str()
+
+    # The reports: what changed first, then the paired verdict.
+    change = "changed since the baseline: chunker: paragraphs -> recursive:4:0"
+    block = _against(result)
+    assert block[0] == f"test_rag.py::test_rag: {change}", block
+    assert block[1].startswith("test "), block
+    assert "REGRESSED" in block[2], block
+    item, section = _reported(repo)
+    assert (item["outcome"], item["verdict"]) == ("failed", "regressed")
+    assert item["changes"]["config"] == [
+        {"key": "chunker", "before": "paragraphs", "after": "recursive:4:0"}
+    ]
+    assert item["changes"]["documents"] == []
+    assert section.startswith("- test_rag.py::test_rag (recursive:4:0 k=1 char ")
+    assert section.split("\n", 1)[0].endswith(f"): {change}"), section
+    html = (repo / "report.html").read_text().split('<section id="baseline">', 1)[1]
+    shown = f"{change.replace('>', '&gt;')}</li></ul>"
+    assert html.index(shown) < html.index("REGRESSED"), html
+
+    # `chunkeval report --results` reads it back the same.
+    from pytest_chunkeval.reporting.json_report import read_json_report
+    from pytest_chunkeval.reporting.markdown import markdown_report
+
+    (entry,) = read_json_report(repo / "report.json")
+    assert entry.changes is not None
+    assert entry.changes.line() == change
+    assert f"): {change}\n" in markdown_report([entry])
+
+    # Under xdist a worker's outcome carries it to the controller's reports.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    (repo / "report.json").unlink()
+    dist = pytester.runpytest_subprocess(*DIST, *REPORTS)
+    dist.assert_outcomes(failed=1)
+    assert _against(dist)[0] == f"test_rag.py::test_rag: {change}"
+    assert _reported(repo)[0]["changes"] == item["changes"]
 
 
 def test_added_and_removed_questions_compare_the_shared_ones(
@@ -244,12 +328,23 @@ def test_added_and_removed_questions_compare_the_shared_ones(
         "excerpts": [{"text": "Jupiter is the largest planet of the solar system."}],
     }
     queries.write_text("\n".join([*kept, json.dumps(added)]) + "\n")
-    result = run(pytester)
+    result = run(pytester, *REPORTS)
     result.assert_outcomes(passed=1)
     summary = _section(result)
     assert "    questions added: 1 (q-jupiter)\n" in summary
     assert "    questions removed: 1 (q-parrot)\n" in summary
     assert "    compared on the 5 questions both runs have\n" in summary
+    change = (
+        "changed since the baseline: questions added: 1 (q-jupiter); questions "
+        "removed: 1 (q-parrot); compared on the 5 questions both runs have"
+    )
+    assert _against(result)[0] == f"test_rag.py::test_rag: {change}", summary
+    item, section = _reported(repo)
+    assert (item["changes"]["added"], item["changes"]["removed"]) == (
+        ["q-jupiter"],
+        ["q-parrot"],
+    )
+    assert section.split("\n", 1)[0].endswith(f"): {change}"), section
 
 
 def test_a_schema_1_baseline_compares_and_is_migrated(

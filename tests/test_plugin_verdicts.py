@@ -90,6 +90,7 @@ def test_every_report_shows_the_regression_first(
     ), summary
     steady = next(i for i, line in enumerate(block) if "::test_steady" in line)
     assert steady > 2  # regressions first
+    assert "changed since the baseline" not in summary  # only the metrics moved
     assert re.match(r"test_rag\.py::test_steady\s+recall\s+unchanged$", block[steady])
 
     # JSON: outcome, verdict, gated metrics with their interval, flips.
@@ -112,6 +113,7 @@ def test_every_report_shows_the_regression_first(
     assert lost[2]["instead"]  # the top chunk now: another document's
     assert "Operating margin" not in lost[2]["instead"]
     assert rag["flips"]["gained"] == []
+    assert "changes" not in rag  # same corpus, configuration and questions
     steady = items[("test_rag.py::test_steady",)]
     assert (steady["outcome"], steady["verdict"]) == ("passed", "passed")
     assert steady["flips"]["lost_count"] == 0
@@ -130,6 +132,7 @@ def test_every_report_shows_the_regression_first(
     assert table[0].startswith("| test_rag.py::test_rag | paragraphs ")
     assert "| failed | **REGRESSED** |" in table[0]
     assert "### Against the baseline" in markdown
+    assert "changed since the baseline" not in markdown
     assert "| Test | Configuration | Verdict | Recall |" in markdown
     gate = markdown.split("### Against the baseline", 1)[1].splitlines()
     rows = [line for line in gate if line.startswith("| test_rag")]

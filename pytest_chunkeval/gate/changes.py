@@ -149,6 +149,35 @@ class BaselineChanges:
             out.append(line)
         return out
 
+    def line(self) -> str:
+        """What changed in one line, for a report row ("" when nothing did):
+        ``changed since the baseline: chunker: a -> b; documents edited:
+        finance.md (+1 sentence / +42 chars); scored 5 of 6 questions; left out:
+        q-audit (finance.md)``."""
+        if not self.any:
+            return ""
+        parts = [str(c) for c in (*self.incomparable, *self.config)]
+        if self.corpus_changed and not self.documents_known:
+            parts.append("corpus edited (which documents: unknown, an old baseline)")
+        for status in ("edited", "added", "removed"):
+            docs = self.of(status)
+            if docs:
+                parts.append(f"documents {status}: {_few(str(d) for d in docs)}")
+        if self.questions_edited:
+            parts.append("questions edited (same ids)")
+        if self.added:
+            parts.append(f"questions added: {len(self.added)} ({_few(self.added)})")
+        if self.removed:
+            parts.append(
+                f"questions removed: {len(self.removed)} ({_few(self.removed)})"
+            )
+        if self.unplaced:
+            left = _few(f"{u.id} ({u.doc_id})" for u in self.unplaced)
+            parts.append(f"{self.scored}; left out: {left}")
+        if self.added or self.removed:
+            parts.append(f"compared on the {self.compared} questions both runs have")
+        return "changed since the baseline: " + "; ".join(parts)
+
     def to_json(self) -> dict[str, Any]:
         """The same facts as JSON values (for reports)."""
         return {
@@ -181,6 +210,43 @@ class BaselineChanges:
             "compared": self.compared,
             "total": self.total,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BaselineChanges:
+        """The inverse of :meth:`to_json` (a report read back, an xdist payload)."""
+        from pytest_chunkeval.data.query_types import UnplacedQuery
+
+        def changes(key: str) -> tuple[ConfigChange, ...]:
+            return tuple(
+                ConfigChange(str(c["key"]), str(c["before"]), str(c["after"]))
+                for c in data.get(key, [])
+            )
+
+        return cls(
+            config=changes("config"),
+            corpus_changed=bool(data.get("corpus_changed", False)),
+            documents=tuple(
+                DocumentChange(
+                    str(d["doc_id"]),
+                    str(d["status"]),
+                    *(_int(d, k) for k in _SIZES),
+                )
+                for d in data.get("documents", [])
+            ),
+            documents_known=bool(data.get("documents_known", True)),
+            unplaced=tuple(
+                UnplacedQuery.from_json(u) for u in data.get("unplaced", [])
+            ),
+            added=tuple(str(i) for i in data.get("added", [])),
+            removed=tuple(str(i) for i in data.get("removed", [])),
+            questions_edited=bool(data.get("questions_edited", False)),
+            compared=int(data.get("compared", 0)),
+            total=int(data.get("total", 0)),
+            incomparable=changes("incomparable"),
+        )
+
+
+_SIZES = ("chars_before", "chars_after", "sentences_before", "sentences_after")
 
 
 def format_unplaced(unplaced: Sequence[UnplacedQuery]) -> str:

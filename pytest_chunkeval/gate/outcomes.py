@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_chunkeval.gate.changes import BaselineChanges
 from pytest_chunkeval.gate.flips import Flips
 from pytest_chunkeval.gate.verdicts import GatedMetric
 
@@ -29,7 +30,8 @@ OUTCOMES = (
 class CheckOutcome:
     """What one baseline check did, for the terminal summary and the reports
     (JSON-serializable): ``row`` names the session's summary row of the checked
-    result, ``gated`` and ``flips`` what the comparison found (when it ran)."""
+    result, ``gated`` and ``flips`` what the comparison found (when it ran),
+    ``changes`` what else differs from the baseline (None: nothing)."""
 
     nodeid: str
     path: str
@@ -38,6 +40,7 @@ class CheckOutcome:
     row: str = ""
     gated: tuple[GatedMetric, ...] = ()
     flips: Flips | None = None
+    changes: BaselineChanges | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -52,11 +55,13 @@ class CheckOutcome:
             data["gated"] = [g.to_json() for g in self.gated]
         if self.flips is not None:
             data["flips"] = self.flips.to_json()
+        if self.changes is not None:
+            data["changes"] = self.changes.to_json()
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CheckOutcome:
-        flips = data.get("flips")
+        flips, changes = data.get("flips"), data.get("changes")
         return cls(
             str(data["nodeid"]),
             str(data["path"]),
@@ -65,4 +70,5 @@ class CheckOutcome:
             str(data.get("row", "")),
             tuple(GatedMetric.from_json(g) for g in data.get("gated", [])),
             None if flips is None else Flips.from_json(flips),
+            None if changes is None else BaselineChanges.from_json(changes),
         )

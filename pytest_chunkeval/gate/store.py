@@ -353,9 +353,13 @@ class BaselineStore:
     def _found(
         report: GateReport, baseline: Baseline, result: EvalResult
     ) -> dict[str, Any]:
-        """What a comparison found, for the reports: the gated metrics and the
-        questions that flipped."""
-        return {"gated": gated_metrics(report), "flips": flips(baseline, result)}
+        """What a comparison found, for the reports: the gated metrics, the
+        questions that flipped and what else changed."""
+        return {
+            "gated": gated_metrics(report),
+            "flips": flips(baseline, result),
+            "changes": report.changes if report.changes.any else None,
+        }
 
     def _record(self, outcome: CheckOutcome) -> CheckOutcome:
         if self._row and not outcome.row:  # during check(): its result's row

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from pytest_chunkeval.gate.changes import BaselineChanges
     from pytest_chunkeval.gate.compare import GateReport
     from pytest_chunkeval.gate.flips import Flips
 
@@ -179,6 +180,8 @@ class Checked(Protocol):
     def gated(self) -> tuple[GatedMetric, ...]: ...
     @property
     def flips(self) -> Flips | None: ...
+    @property
+    def changes(self) -> BaselineChanges | None: ...
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,9 @@ class RowVerdict:
     gated: tuple[GatedMetric, ...] = ()
     """The gated metrics of the check that gave ``verdict``."""
     flips: Flips | None = None
+    changes: BaselineChanges | None = None
+    """What else differs from the baseline (configuration, documents,
+    questions); None when nothing does."""
 
 
 def row_verdicts(
@@ -222,5 +228,6 @@ def row_verdicts(
             verdict,
             detail.gated if detail is not None else (),
             detail.flips if detail is not None else None,
+            detail.changes if detail is not None else None,
         )
     return out

@@ -86,6 +86,18 @@ def gate_table(
     return metrics, rows
 
 
+def changed_rows(entries: Sequence[ReportEntry]) -> list[tuple[str, str]]:
+    """Per compared row where more than the metrics changed: its tests and
+    configuration, and what changed in one line (``changed since the baseline:
+    chunker: a -> b; ...``)."""
+    out = []
+    for entry in entries:
+        if entry.gated and entry.changes is not None and entry.changes.any:
+            who = f"{_tests(entry)} ({_Row.from_entry(entry).shown})"
+            out.append((who, entry.changes.line()))
+    return out
+
+
 def _gate_headers(metrics: Sequence[str]) -> list[str]:
     return ["Test", "Configuration", "Verdict", *(header(m) for m in metrics)]
 
@@ -97,6 +109,15 @@ def verdict_markdown(verdict: str) -> str:
     """The Baseline cell of the Markdown table: failing verdicts in bold."""
     text = verdict_text(verdict)
     return f"**{text}**" if verdict in FAILING else text
+
+
+def _md_text(text: str) -> str:
+    """A list item from untrusted text (ids, specs, document names) that shows
+    as typed: no tag, entity or code span. Unlike a table cell, ``->`` and ``|``
+    stay as they are (neither can start anything outside a table)."""
+    text = " ".join(text.splitlines())
+    text = text.replace("&", "&amp;").replace("<", "&lt;")
+    return text.replace("\\", "\\\\").replace("`", "\\`")
 
 
 def baseline_markdown(entries: Sequence[ReportEntry]) -> str:
@@ -119,7 +140,12 @@ def baseline_markdown(entries: Sequence[ReportEntry]) -> str:
         body.append(cells)
     table = _md_table(_gate_headers(metrics), body, 3)
     note = BASELINE_NOTE.format(ci=_level(entries))
-    return f"### Against the baseline\n\n{note}\n\n{table}\n"
+    # What changed comes first, then the verdict on it (issue 13).
+    changed = "".join(
+        f"- {_md_text(who)}: {_md_text(line)}\n" for who, line in changed_rows(entries)
+    )
+    changed += "\n" if changed else ""
+    return f"### Against the baseline\n\n{changed}{note}\n\n{table}\n"
 
 
 def _counts(entry: ReportEntry) -> str:
@@ -228,8 +254,13 @@ def baseline_html(entries: Sequence[ReportEntry]) -> str:
             tds.append(f"<td{cls}>{_esc(gated_cell(g))}</td>")
         lines.append("<tr>" + "".join(tds) + "</tr>")
     note = BASELINE_NOTE.format(ci=_level(entries))
+    items = "".join(
+        f"<li>{breakable(who)}: {_esc(line)}</li>"
+        for who, line in changed_rows(entries)
+    )
+    changed = f'<ul class="changed">{items}</ul>' if items else ""
     return (
-        '<section id="baseline"><h2>Against the baseline</h2>'
+        f'<section id="baseline"><h2>Against the baseline</h2>{changed}'
         f'<p class="note">{_esc(note)}</p>'
         f"{_html_table(_gate_headers(metrics), lines, 'gate')}</section>"
     )

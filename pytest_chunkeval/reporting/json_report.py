@@ -17,7 +17,9 @@ def json_report(entries: Iterable[ReportEntry]) -> str:
     whose tests ran also has ``outcome`` (passed / failed); one compared with a
     baseline ``verdict``, ``gated`` (per metric: baseline, now, delta, low, high,
     status, confidence) and ``flips`` (the questions retrieved before and missed
-    now, and the reverse)."""
+    now, and the reverse), and ``changes`` when something besides the metrics
+    differs from the baseline (configuration, documents, questions left out,
+    added or removed: ``BaselineChanges.to_json``)."""
     payload = {
         "chunkeval_report": REPORT_SCHEMA,
         "results": [_item(e) for e in entries],
@@ -35,6 +37,8 @@ def _item(entry: ReportEntry) -> dict[str, object]:
         item["gated"] = [g.to_json() for g in entry.gated]
     if entry.flips is not None:
         item["flips"] = entry.flips.to_json()
+    if entry.changes is not None:
+        item["changes"] = entry.changes.to_json()
     item["result"] = dict(entry.result)
     return item
 
@@ -54,6 +58,7 @@ def read_json_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
             f"results file {path} is not a chunkeval JSON report "
             f"(--chunkeval-json) of schema {REPORT_SCHEMA}"
         )
+    from pytest_chunkeval.gate.changes import BaselineChanges
     from pytest_chunkeval.gate.flips import Flips
     from pytest_chunkeval.gate.verdicts import GatedMetric
 
@@ -65,6 +70,11 @@ def read_json_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
             str(item.get("verdict", "")),
             tuple(GatedMetric.from_json(g) for g in item.get("gated", [])),
             Flips.from_json(item["flips"]) if item.get("flips") else None,
+            changes=(
+                BaselineChanges.from_json(item["changes"])
+                if item.get("changes")
+                else None
+            ),
         )
         for item in data.get("results", [])
     ]

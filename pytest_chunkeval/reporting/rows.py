@@ -23,6 +23,7 @@ from pytest_chunkeval.reporting.explorer import explorer_piece
 from pytest_chunkeval.reporting.history import commit_key
 
 if TYPE_CHECKING:
+    from pytest_chunkeval.gate.changes import BaselineChanges
     from pytest_chunkeval.gate.flips import Flips
     from pytest_chunkeval.gate.verdicts import GatedMetric
 
@@ -75,6 +76,8 @@ class ReportEntry:
     explorer: Mapping[str, Any] | None = None
     """What the HTML report's question explorer shows of this result
     (:func:`~pytest_chunkeval.reporting.explorer.explorer_piece`); None: nothing."""
+    changes: BaselineChanges | None = None
+    """What differs from the baseline besides the metrics (None: nothing)."""
 
     @classmethod
     def of(

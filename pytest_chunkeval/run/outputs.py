@@ -159,6 +159,7 @@ def write_outputs(
                 v.gated,
                 v.flips,
                 r.explorer,
+                v.changes,
             )
         )
     verdict = end.headline

@@ -166,8 +166,9 @@ def against_baseline(
 ) -> list[str]:
     """Each gated metric of each compared row: baseline, now, change in points
     and its confidence interval, regressions first; a row where no question
-    moved in one line (its baseline is the table's value). Empty when no row
-    was compared."""
+    moved in one line (its baseline is the table's value). Opened by a line per
+    row where more than the metrics changed (configuration, documents,
+    questions). Empty when no row was compared."""
     checked = [(r, verdicts[r.key]) for r in rows if verdicts.get(r.key, _NONE).gated]
     if not checked:
         return []
@@ -193,8 +194,15 @@ def against_baseline(
             ]
             for i, g in enumerate(v.gated)
         ]
+    # What changed comes first, then the verdict on it (issue 13).
+    changed = [
+        f"{_test_cell(row)}: {v.changes.line()}"
+        for row, v in checked
+        if v.changes is not None and v.changes.any
+    ]
     return [
         "against the baseline (points; the change is paired, query by query):",
+        *changed,
         *_table(header, body, 3),
     ]
 
