@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import weakref
 from typing import Any
 
@@ -79,6 +80,7 @@ class LazyClient:
         self._given = client
         self._client: Any = None
         self._built_for: str | None = None
+        self._lock = threading.RLock()
         self._closer: weakref.finalize[[], LazyClient] | None = None
 
     @property
@@ -92,26 +94,28 @@ class LazyClient:
         key = self._api_key or os.environ.get("OPENAI_API_KEY") or ""
         url = self._base_url or os.environ.get("OPENAI_BASE_URL") or ""
         settings = hashlib.sha256(f"{key}\0{url}".encode()).hexdigest()
-        if self._client is None or self._built_for != settings:
-            self.close()
-            self._client = openai_client(
-                who=self.who,
-                api_key=self._api_key,
-                base_url=self._base_url,
-                max_retries=self.max_retries,
-                timeout=self.timeout,
-                error=self._error,
-            )
-            self._built_for = settings
-            # Its connections are closed when this object goes, not left to the
-            # garbage collector (which reports each open socket as a leak).
-            self._closer = weakref.finalize(self, self._client.close)
-        return self._client
+        with self._lock:  # a batch's threads ask at once: build one client
+            if self._client is None or self._built_for != settings:
+                self.close()
+                self._client = openai_client(
+                    who=self.who,
+                    api_key=self._api_key,
+                    base_url=self._base_url,
+                    max_retries=self.max_retries,
+                    timeout=self.timeout,
+                    error=self._error,
+                )
+                self._built_for = settings
+                # Its connections are closed when this object goes, not left to
+                # the garbage collector (which reports each open socket as a leak).
+                self._closer = weakref.finalize(self, self._client.close)
+            return self._client
 
     def close(self) -> None:
         """Close the client built here (never the caller's own); the next request
         builds a new one."""
-        if self._closer is not None:
-            self._closer()
-        self._client = self._closer = None
-        self._built_for = None
+        with self._lock:
+            if self._closer is not None:
+                self._closer()
+            self._client = self._closer = None
+            self._built_for = None
