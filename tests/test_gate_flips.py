@@ -154,3 +154,24 @@ def test_the_json_report_keeps_the_gate_for_chunkeval_report(tmp_path: Path) -> 
         r"| lost | A \| B &lt;b&gt;? (q000, a.md) | Alpha hold | Beta |"
     )
     assert line.count(" | ") == 3  # four cells
+
+
+def test_reports_say_how_the_change_was_compared() -> None:
+    from pytest_chunkeval.reporting.gate_report import baseline_markdown
+    from pytest_chunkeval.reporting.rows import ReportEntry
+
+    entry = ReportEntry.of(make_result([1.0, 0.5]))
+    paired = GatedMetric("recall", 0.75, 0.75, 0.0, 0.0, 0.0, "ok", 0.95)
+    mean = GatedMetric("recall", 0.75, 0.75, 0.0, None, None, "ok", 0.95)
+    shown = {
+        name: baseline_markdown([dataclasses.replace(entry, verdict="passed", gated=g)])
+        for name, g in (("paired", (paired,)), ("mean", (mean,)))
+    }
+    assert "is paired" in shown["paired"]
+    assert "(unchanged)" in shown["paired"]
+    assert "paired" not in shown["mean"]
+    assert "difference of the two means" in shown["mean"]
+    # equal means do not say no question moved
+    assert "(unchanged)" not in shown["mean"]
+    assert paired.unchanged
+    assert not mean.unchanged

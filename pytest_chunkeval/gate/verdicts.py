@@ -113,9 +113,10 @@ class GatedMetric:
 
     @property
     def unchanged(self) -> bool:
-        """No question moved (paired: the interval is exactly [0, 0]), or in
-        mean mode the means are equal."""
-        return self.delta == 0 and self.low in (0, None) and self.high in (0, None)
+        """No question moved: a paired change whose interval is exactly [0, 0].
+        (Equal means in mean mode do not say so: questions may have moved both
+        ways.)"""
+        return self.delta == 0 and self.low == 0 and self.high == 0
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -22,6 +22,11 @@ BASELINE_NOTE = (
     "metric regresses when its whole interval lies beyond its tolerance, and "
     "improves when it lies above zero."
 )
+MEAN_NOTE = (
+    "Each gated metric as baseline → now: change, in points: the difference of "
+    "the two means (mean mode: no interval). A metric regresses when the change "
+    "lies beyond its tolerance."
+)
 CHANGES_NOTE = (
     "Questions retrieved before and missed now, and the reverse. A question is "
     "retrieved when some retrieved chunk holds part of its excerpt. The verdict "
@@ -63,6 +68,13 @@ def gated_cell(g: GatedMetric) -> str:
 def _level(entries: Sequence[ReportEntry]) -> str:
     levels = {g.confidence for e in entries for g in e.gated}
     return f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
+
+
+def _note(entries: Sequence[ReportEntry]) -> str:
+    """How the changes were compared: paired with intervals, or means only."""
+    if any(g.low is not None for e in entries for g in e.gated):
+        return BASELINE_NOTE.format(ci=_level(entries))
+    return MEAN_NOTE
 
 
 def _tests(entry: ReportEntry) -> str:
@@ -139,7 +151,7 @@ def baseline_markdown(entries: Sequence[ReportEntry]) -> str:
             cells.append(f"**{text}**" if regressed else text)
         body.append(cells)
     table = _md_table(_gate_headers(metrics), body, 3)
-    note = BASELINE_NOTE.format(ci=_level(entries))
+    note = _note(entries)
     # What changed comes first, then the verdict on it (issue 13).
     changed = "".join(
         f"- {_md_text(who)}: {_md_text(line)}\n" for who, line in changed_rows(entries)
@@ -253,7 +265,7 @@ def baseline_html(entries: Sequence[ReportEntry]) -> str:
             cls = f' class="status-{slug}"' if slug else ""
             tds.append(f"<td{cls}>{_esc(gated_cell(g))}</td>")
         lines.append("<tr>" + "".join(tds) + "</tr>")
-    note = BASELINE_NOTE.format(ci=_level(entries))
+    note = _note(entries)
     items = "".join(
         f"<li>{breakable(who)}: {_esc(line)}</li>"
         for who, line in changed_rows(entries)

@@ -201,7 +201,12 @@ def against_baseline(
         if v.changes is not None and v.changes.any
     ]
     return [
-        "against the baseline (points; the change is paired, query by query):",
+        "against the baseline (points; "
+        + (
+            "the change is paired, query by query):"
+            if any(g.low is not None for _, v in checked for g in v.gated)
+            else "the change is the difference of the means):"
+        ),
         *changed,
         *_table(header, body, 3),
     ]
