@@ -127,6 +127,7 @@ def test_the_wheel_installs_and_runs_the_readmes_first_test(tmp_path: Path) -> N
     out = _run(
         python,
         *("-m", "pytest", "-p", "no:cacheprovider", "-v"),
+        "--chunkeval-html=report.html",
         cwd=project,
         env=env,
     )
@@ -135,6 +136,10 @@ def test_the_wheel_installs_and_runs_the_readmes_first_test(tmp_path: Path) -> N
     for chunker in ("recursive:200:0", "fixed:30:0"):
         assert f"{test_file.name}::test_answers_are_retrieved[{chunker}] PASSED" in out
     assert "2 passed" in out
+    # the explorer's script and style are package data: in the wheel, in the page
+    page = (project / "report.html").read_text(encoding="utf-8")
+    assert "The per-question explorer of the chunkeval HTML report" in page
+    assert "/* The per-question explorer (explorer.js). */" in page
 
 
 def test_the_readmes_first_test_is_what_the_wheel_test_runs(tmp_path: Path) -> None:
