@@ -545,8 +545,9 @@ def test_core_modules_do_not_import_pytest() -> None:
 
 def test_an_unresolved_model_identity_is_not_drift() -> None:
     from support.fake_results import CONFIG, make_result
+    from support.fake_results import config_change_lines as changes
 
-    from pytest_chunkeval.gate.baseline import Baseline, changes
+    from pytest_chunkeval.gate.baseline import Baseline
 
     st = "sentence-transformers:all-MiniLM-L6-v2"
     made = {**CONFIG, "embedder_identity": f"{st}@2eb320e241974489:d384"}

@@ -106,8 +106,9 @@ def test_bf16_runs_under_autocast_and_is_cached_apart(native: None, tmp_path) ->
 
 def test_a_baseline_sees_a_precision_change(native: None) -> None:
     from support.fake_results import CONFIG, make_result
+    from support.fake_results import config_change_lines as changes
 
-    from pytest_chunkeval.gate.baseline import Baseline, changes
+    from pytest_chunkeval.gate.baseline import Baseline
 
     fp32 = fresh(MINILM).identity
     made = {**CONFIG, "embedder_identity": fp32}

@@ -529,7 +529,9 @@ def test_a_local_chroma_path_under_xdist_is_refused_at_start(
 def test_a_baseline_holds_no_store_address(
     tmp_path: Path, recorded: str, checked: str
 ) -> None:
-    from pytest_chunkeval.gate.baseline import Baseline, changes
+    from support.fake_results import config_change_lines as changes
+
+    from pytest_chunkeval.gate.baseline import Baseline
 
     clean = _evaluate("recursive:20:0", tmp_path)
 

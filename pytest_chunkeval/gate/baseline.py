@@ -53,8 +53,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -337,10 +336,6 @@ def render(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _show(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
-
-
 def recorded_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """What a baseline keeps of a result's configuration: what determines the
     numbers, never where a store lives (``portable_store``) nor volatile keys."""
@@ -348,77 +343,3 @@ def recorded_config(config: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("store"), str):
         out["store"] = portable_store(out["store"])
     return out
-
-
-_SPEC_KEYS = {
-    "chunker": ("pytest_chunkeval.chunkers.specs", "CHUNKERS"),
-    "embedder": ("pytest_chunkeval.embedders.registry", "EMBEDDERS"),
-    "store": ("pytest_chunkeval.stores", "STORES"),
-    "tokenizer": ("pytest_chunkeval.tokenizers.base", "TOKENIZERS"),
-}
-
-
-def _same_spec(key: str, old: object, new: object) -> bool:
-    """Two spellings of one component (``hashing`` and ``hashing:256``): a baseline
-    recorded before specs were canonical still matches."""
-    if key not in _SPEC_KEYS or not (isinstance(old, str) and isinstance(new, str)):
-        return False
-    import importlib
-
-    from pytest_chunkeval.config.specs import SpecError
-
-    module, name = _SPEC_KEYS[key]
-    registry = getattr(importlib.import_module(module), name)
-    try:
-        return bool(registry.label(old) == registry.label(new))
-    except SpecError:
-        return False
-
-
-def changes(baseline: Baseline, result: EvalResult) -> list[str]:
-    """What differs between the baseline's configuration/data and ``result``'s,
-    one phrase per difference (empty: they match)."""
-    out = []
-    current = recorded_config(result.config)
-    recorded = recorded_config(baseline.config)  # files written before: same reading
-    for key in [*recorded, *(k for k in current if k not in recorded)]:
-        old, new = recorded.get(key), current.get(key)
-        if old == new or _same_spec(key, old, new):
-            continue
-        if not (key == "embedder_identity" and _unresolved(old, new)):
-            out.append(f"{key}: {_show(old)} -> {_show(new)}")
-    if baseline.corpus_hash != result.corpus_hash:
-        out.append("corpus hash changed (document set or text edited)")
-    if baseline.queries_hash != result.queries_hash:
-        before = set(baseline.queries)
-        after = {q.id for q in result.queries}
-        added, removed = sorted(after - before), sorted(before - after)
-        detail = []
-        if added:
-            detail.append(f"{len(added)} added ({_few(added)})")
-        if removed:
-            detail.append(f"{len(removed)} removed ({_few(removed)})")
-        if not detail:
-            detail.append(f"same {len(after)} query ids: questions or excerpts edited")
-        out.append(f"query set hash changed ({'; '.join(detail)})")
-    return out
-
-
-_RESOLVED = re.compile(r":d\d+(:bf16)?$")
-
-
-def _unresolved(old: object, new: object) -> bool:
-    """Whether two identities of one model differ only because one of them could not
-    be resolved yet: a hub model that is not downloaded is known by name and revision
-    (``…@main``), a downloaded one by its weights (``…@<digest>:d384``). A fresh CI
-    runner must not fail every baseline for that."""
-    if not (isinstance(old, str) and isinstance(new, str)):
-        return False
-    if old.endswith(":bf16") != new.endswith(":bf16"):
-        return False  # another precision is another set of vectors
-    same_model = old.split("@", 1)[0] == new.split("@", 1)[0]
-    return same_model and not (_RESOLVED.search(old) and _RESOLVED.search(new))
-
-
-def _few(items: Sequence[str], n: int = 3) -> str:
-    return ", ".join(items[:n]) + (", ..." if len(items) > n else "")

@@ -98,3 +98,11 @@ def spread(n: int, seed: int = 0) -> list[float]:
         [0.0, 0.25, 0.5, 0.75, 1.0], size=n, p=[0.3, 0.1, 0.1, 0.1, 0.4]
     )
     return [float(v) for v in values]
+
+
+def config_change_lines(baseline: Any, result: EvalResult) -> list[str]:
+    """The configuration changes between a baseline and a result, as text."""
+    from pytest_chunkeval.gate.changes import config_changes
+
+    judged, refused = config_changes(baseline.config, result.config)
+    return [str(c) for c in (*judged, *refused)]
