@@ -287,7 +287,8 @@ def _question_group(item: pytest.Function) -> tuple[object, ...]:
     other parameters (the objects themselves: ids may be escaped or repeated)."""
     params = item.callspec.params
     others = sorted((n, id(v)) for n, v in params.items() if n != "chunkeval")
-    return (item.nodeid.partition("[")[0], tuple(others))
+    parent = item.parent.nodeid if item.parent is not None else ""
+    return (parent, item.originalname, tuple(others))
 
 
 def _parametrize_questions(metafunc: pytest.Metafunc) -> None:
@@ -394,6 +395,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         message = evaluator.settle(message)
     if message is not None:
         _fail(message)
+    if evaluator is not None and evaluator.left_out is not None:
+        pytest.skip(evaluator.left_out)
     return outcome
 
 

@@ -220,3 +220,107 @@ def test_no_fixture():
     result = run(pytester)
     result.stdout.fnmatch_lines(["*per_question=True*request it*"])
     assert result.ret != 0
+
+
+# A retriever of spans: each question's excerpt where the corpus holds it now,
+# except the questions in $MISSED (the dividend sentence instead).
+SPANS = """
+import json, os, re
+from pathlib import Path
+
+import pytest
+
+
+def _span(doc, text):
+    pattern = r"\\s+".join(map(re.escape, text.split()))
+    found = re.search(pattern, Path("docs", doc).read_text())
+    return None if found is None else (doc, found.start(), found.end())
+
+
+def make_retriever():
+    table = {}
+    for line in Path("queries.jsonl").read_text().splitlines()[1:]:
+        q = json.loads(line)
+        table[q["question"]] = (q["id"], _span(q["doc_id"], q["excerpts"][0]["text"]))
+    other = _span("finance.md", "The board proposes a dividend of two euros")
+    missed = set(os.environ.get("MISSED", "").split(","))
+
+    def retrieve(question):
+        qid, span = table[question]
+        return [other if qid in missed else span]
+
+    return retrieve
+
+
+@pytest.mark.chunkeval(per_question=True, baseline=True)
+def test_question(chunkeval):
+    chunkeval.score(make_retriever(), label="spans")
+
+
+def test_whole(chunkeval):
+    chunkeval.check_baseline(chunkeval.score(make_retriever(), label="spans"))
+"""
+
+
+def test_an_edited_corpus_skips_only_the_question_it_lost(
+    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MISSED", raising=False)
+    pytester.makepyfile(test_spans=SPANS)
+    run(pytester, "--chunkeval-update").assert_outcomes(passed=7)
+    finance = project / "docs" / "finance.md"
+    kept = [p for p in finance.read_text().split("\n\n") if "auditor" not in p]
+    finance.write_text("\n\n".join(kept))
+    # The query set still names q-audit: its item exists and says why it is
+    # left out; the others (and the module's whole-set test) are compared.
+    result = run(pytester, "-rs", "-v")
+    result.assert_outcomes(passed=6, skipped=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_spans.py::test_whole PASSED*",
+            "SKIPPED * test_spans.py::test_question[[]q-audit[]]: question q-audit "
+            "'Who audits the accounts?' can no longer be placed in the corpus "
+            "(finance.md: *), so its baseline comparison leaves it out*",
+        ]
+    )
+    assert "1 question can no longer be placed" in result.stdout.str()
+    # Without a baseline, an unplaced excerpt is the error it always is, in the
+    # items (not at collection: the session runs).
+    result = run(pytester, "--chunkeval-update", "-k", "test_question")
+    result.assert_outcomes(failed=6)
+    result.stdout.fnmatch_lines(["*1 excerpt(s) cannot be placed in corpus 'docs'*"])
+
+
+def test_every_flipped_question_of_a_row_is_reported(
+    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MISSED", raising=False)
+    pytester.makepyfile(test_spans=SPANS)
+    run(pytester, "--chunkeval-update", "-k", "test_question").assert_outcomes(passed=6)
+    monkeypatch.setenv("MISSED", "q-mars,q-tides")
+    result = run(pytester, "-k", "test_question", "--chunkeval-md=report.md")
+    result.assert_outcomes(passed=4, failed=2)
+    changes = (project / "report.md").read_text().split("### What changed", 1)[1]
+    assert "2 of 6 questions retrieved before and missed now" in changes, changes
+    assert "(q-mars, space.md)" in changes, changes
+    assert "(q-tides, space.md)" in changes, changes
+
+
+def test_calls_are_replayed_only_with_the_same_plain_arguments(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    # One item asks for k=2, the others k=1: the same call of the body with
+    # another plain argument is another evaluation, not the first item's replay.
+    pytester.makepyfile(
+        test_k="""
+import pytest
+
+@pytest.mark.chunkeval(per_question=True)
+def test_question(chunkeval):
+    k = 2 if chunkeval.question == "q-mars" else 1
+    assert chunkeval.evaluate("recursive:30:0", k=k).config["k"] == k
+"""
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=6)
+    assert "2 configurations evaluated, 4 results reused" in result.stdout.str()

@@ -52,6 +52,9 @@ query's ``scores`` also hold ``context_relevance`` and
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -287,6 +290,45 @@ class EvalResult:
         return np.array(
             [q.metric(metric) for q in self.queries if group in (None, q.doc_id)],
             dtype=np.float64,
+        )
+
+    def only(self, query_id: str) -> EvalResult:
+        """This result restricted to one query (a per-question test item): its
+        metrics are that query's values, its query hash covers that query only
+        (a query added to the set leaves the other items' baselines comparable)
+        and its chunk figures are what that query retrieved. ``KeyError`` when
+        the result has no such query (e.g. one left out as unplaced)."""
+        record = next((q for q in self.queries if q.id == query_id), None)
+        if record is None:
+            raise KeyError(query_id)
+
+        def stats(metric: str) -> MetricStats:
+            value = record.metric(metric)
+            if math.isnan(value):
+                return MetricStats(math.nan, math.nan, 0)
+            return MetricStats(value, 0.0, 1)
+
+        metrics = {m: stats(m) for m in self.metrics}
+        blob = json.dumps(
+            [record.id, record.question, record.doc_id, record.excerpts],
+            separators=(",", ":"),
+        )
+        return dataclasses.replace(
+            self,
+            queries=[record],
+            metrics=metrics,
+            groups={record.doc_id: dict(metrics)},
+            queries_hash=hashlib.sha256(blob.encode()).hexdigest(),
+            stages={},
+            loss={},
+            # What this query retrieved, not the whole run's chunks: another
+            # query's change leaves this item's baseline file as it is.
+            chunks={
+                "count": len(record.retrieved),
+                "mean_units": record.retrieved_units / max(1, len(record.retrieved)),
+            },
+            # The other queries' placement is the other items' concern.
+            unplaced=(),
         )
 
     def text(self, span: SpanTuple) -> str:

@@ -173,3 +173,36 @@ def _texts(result: EvalResult, spans: Sequence[tuple[str, int, int]]) -> str:
     except (KeyError, ValueError):  # a span of a document this corpus lacks
         return ""
     return clip(" … ".join(parts), TEXT_WIDTH)
+
+
+def merged(parts: Sequence[Flips]) -> Flips | None:
+    """The flips of one report row checked by several comparisons (the items of
+    a per-question test, one question each): counts and ``compared`` summed,
+    the listed flips joined (a question listed twice kept once) up to
+    :data:`MAX_LISTED` per direction; None when there are none."""
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+
+    def join(lists: Sequence[tuple[Flip, ...]]) -> tuple[tuple[Flip, ...], int]:
+        seen: dict[str, Flip] = {}
+        repeated = 0
+        for listed in lists:
+            for flip in listed:
+                if flip.id in seen:
+                    repeated += 1
+                else:
+                    seen[flip.id] = flip
+        return tuple(seen.values())[:MAX_LISTED], repeated
+
+    lost, lost_repeated = join([p.lost for p in parts])
+    gained, gained_repeated = join([p.gained for p in parts])
+    return Flips(
+        parts[0].metric,
+        sum(p.compared for p in parts),
+        lost,
+        gained,
+        sum(p.lost_count for p in parts) - lost_repeated,
+        sum(p.gained_count for p in parts) - gained_repeated,
+    )

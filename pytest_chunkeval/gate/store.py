@@ -361,6 +361,14 @@ class BaselineStore:
             "changes": report.changes if report.changes.any else None,
         }
 
+    def regressed(self, outcome: CheckOutcome, message: str) -> CheckOutcome:
+        """Turn a recorded outcome into a regression (a per-question item's flip,
+        which its comparison's tolerance does not judge)."""
+        failed = replace(outcome, status="regressed", message=message)
+        index = next(i for i, o in enumerate(self.outcomes) if o is outcome)
+        self.outcomes[index] = failed
+        return failed
+
     def _record(self, outcome: CheckOutcome) -> CheckOutcome:
         if self._row and not outcome.row:  # during check(): its result's row
             outcome = replace(outcome, row=self._row)

@@ -210,7 +210,11 @@ def row_verdicts(
 
     A check belongs to the row its result was recorded under (``row``); a check
     without one (a result the session did not produce) to every row of its test.
-    ``passed``: the node ids whose every phase passed (None: unknown)."""
+    ``passed``: the node ids whose every phase passed (None: unknown). The
+    row's flips are those of all its checks (one question each for the items of
+    a per-question test)."""
+    from pytest_chunkeval.gate.flips import merged
+
     out = {}
     for key, nodeids in rows:
         mine = [
@@ -228,7 +232,7 @@ def row_verdicts(
             outcome,
             verdict,
             detail.gated if detail is not None else (),
-            detail.flips if detail is not None else None,
+            merged([o.flips for o in mine if o.flips is not None]),
             detail.changes if detail is not None else None,
         )
     return out

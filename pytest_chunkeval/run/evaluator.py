@@ -65,6 +65,9 @@ class Evaluator:
         self._begun = False
         self.question = question
         """``per_question``: this item's query id (run/per_question.py)."""
+        self.left_out: str | None = None
+        """A per-question item whose question its baseline comparison left out
+        (no longer placeable): why, and the item is skipped."""
         self._group = group
         self._calls = 0
 
@@ -305,6 +308,15 @@ class Evaluator:
             return False
         return self.session.baselines.has_baseline(self._test())
 
+    def check_part(
+        self, part: EvalResult, whole: EvalResult, *, tolerance: Mapping[str, Any]
+    ) -> CheckOutcome:
+        """Compare ``part``, a per-question item's share of ``whole``
+        (:meth:`EvalResult.only`), with the item's baseline: recorded under
+        ``whole``'s summary row, and ``whole`` counts as compared (its left-out
+        questions are then the baseline comparison's, not an error)."""
+        return self._check(part, tolerance=tolerance, whole=whole)
+
     def _check(
         self,
         result: EvalResult,
@@ -312,6 +324,7 @@ class Evaluator:
         tolerance: str | Mapping[str, Any] | None = None,
         mode: str | None = None,
         confidence: str | float | None = None,
+        whole: EvalResult | None = None,
     ) -> CheckOutcome:
         from pytest_chunkeval.engine.results import EvalResult
 
@@ -325,7 +338,8 @@ class Evaluator:
             store.begin(self.nodeid)  # numbering of unnamed baselines restarts
             self._begun = True
         test = self._test()
-        self._checked.append(result)
+        produced = result if whole is None else whole
+        self._checked.append(produced)
         return store.check(
             result,
             test,
@@ -333,7 +347,7 @@ class Evaluator:
             tolerance=tolerance,
             mode=mode,
             confidence=confidence,
-            row=self.session.row_of(result),
+            row=self.session.row_of(produced),
         )
 
     def settle(self, failure: str | BaseException | None) -> str | None:
@@ -351,6 +365,12 @@ class Evaluator:
             return store.commit(self.nodeid)
         store.discard(self.nodeid, _short_reason(self.nodeid, failure))
         return text
+
+    def leave_out(self, reason: str) -> None:
+        """A per-question item's question is left out of its baseline
+        comparison (run/per_question.py): its results were used as one."""
+        self.left_out = reason
+        self._checked += self.results
 
     def unplaced_outside_baseline(self, *, every: bool = False) -> str | None:
         """A result that left out queries no longer placeable is only fit for

@@ -5,37 +5,40 @@ ids of its query set (:func:`question_ids`). Every item runs the test body, but 
 ``chunkeval`` calls are evaluated once: the first item of a test (and of its other
 parameters) that runs in a process evaluates them, the others replay those results,
 matched by call order and arguments (run/shared.py). Each item is then judged on its
-own question only (:func:`check_question`): its ``min_question_<metric>``
-thresholds and, with ``baseline=True``, whether its question flipped from retrieved
-(recall > 0) to missed (recall 0) against the item's own baseline file. A mean
+own question only (:func:`check_question`, on ``EvalResult.only``): its
+``min_question_<metric>`` thresholds and, with ``baseline=True``, whether its
+question flipped from retrieved (recall > 0) to missed (recall 0) against the
+item's own baseline file. A mean
 threshold (``min_recall``) judges a whole set and is refused with ``per_question``
 (run/marker.py).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chunkeval.core.locate import preview
+from pytest_chunkeval.gate.flips import FLIP_METRICS
 from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.marker import MarkerOptions
 
 if TYPE_CHECKING:
+    from pytest_chunkeval.data.query_types import UnplacedQuery
     from pytest_chunkeval.engine.results import EvalResult, QueryRecord
     from pytest_chunkeval.run.evaluator import Evaluator
     from pytest_chunkeval.run.session import ChunkevalSession
 
 
 def question_ids(session: ChunkevalSession, marker: MarkerOptions) -> list[str]:
-    """The query ids of the test's query set (settings with its marker on top)."""
+    """The query ids of the test's query set (settings with its marker on top),
+    including the questions an edited corpus can no longer place (listed last):
+    each of those items says so when it runs (:func:`check_question`), instead
+    of a collection error that would stop the session."""
     run = RunConfig.from_settings(session.settings, marker)
-    return [q.id for q in session.datasets.queries(run)]
+    queries, unplaced = session.datasets.placeable(run)
+    return [q.id for q in queries] + [u.id for u in unplaced]
 
 
 def question_of(result: EvalResult, question: str) -> QueryRecord:
@@ -45,45 +48,9 @@ def question_of(result: EvalResult, question: str) -> QueryRecord:
     raise KeyError(question)
 
 
-def slice_result(result: EvalResult, question: str) -> EvalResult:
-    """``result`` restricted to one question: its metrics are that question's
-    values, and its query hash covers that question only (a question added to
-    the set leaves the other items' baselines comparable)."""
-    from pytest_chunkeval.core.metrics import MetricStats
-
-    record = question_of(result, question)
-
-    def stats(metric: str) -> MetricStats:
-        value = record.metric(metric)
-        if math.isnan(value):
-            return MetricStats(math.nan, math.nan, 0)
-        return MetricStats(value, 0.0, 1)
-
-    metrics = {m: stats(m) for m in result.metrics}
-    blob = json.dumps(
-        [record.id, record.question, record.doc_id, record.excerpts],
-        separators=(",", ":"),
-    )
-    return dataclasses.replace(
-        result,
-        queries=[record],
-        metrics=metrics,
-        groups={record.doc_id: dict(metrics)},
-        queries_hash=hashlib.sha256(blob.encode()).hexdigest(),
-        stages={},
-        loss={},
-        # What this question retrieved, not the whole run's chunks: another
-        # question's change leaves this item's baseline file as it is.
-        chunks={
-            "count": len(record.retrieved),
-            "mean_units": record.retrieved_units / max(1, len(record.retrieved)),
-        },
-    )
-
-
 def recall_metric(result: EvalResult) -> str:
     """The metric that says whether a question was retrieved."""
-    return "recall" if "recall" in result.metrics else "rel_recall"
+    return next((m for m in FLIP_METRICS if m in result.metrics), FLIP_METRICS[0])
 
 
 def _values(record: QueryRecord, metrics: Sequence[str]) -> str:
@@ -103,8 +70,15 @@ def question_report(evaluator: Evaluator) -> tuple[list[tuple[str, str]], str]:
     properties = [("chunkeval.question", question)]
     lines = []
     for result in evaluator.results:
-        record = question_of(result, question)
         properties.append(("chunkeval.config", result.describe()))
+        left = _left_out(result, question)
+        if left is not None:
+            lines.append(
+                f"{question} {preview(left.question, 70)} [{result.label}]: left "
+                f"out, no longer placeable ({left.doc_id}: {preview(left.reason, 80)})"
+            )
+            continue
+        record = question_of(result, question)
         for metric in result.metrics:
             value = record.metric(metric)
             if not math.isnan(value):
@@ -120,10 +94,18 @@ def question_report(evaluator: Evaluator) -> tuple[list[tuple[str, str]], str]:
 _SHOWN = ("recall", "precision", "iou", "rel_recall", "context_relevance")
 
 
+def _left_out(result: EvalResult, question: str) -> UnplacedQuery | None:
+    """The question as ``result`` left it out (its excerpts can no longer be
+    placed in the edited corpus), or None."""
+    return next((u for u in result.unplaced if u.id == question), None)
+
+
 def check_question(evaluator: Evaluator) -> str | None:
     """The item's own checks once its body passed: its question's thresholds,
     then (``baseline=True``) its baseline and a flip from retrieved to missed.
-    The failure text, or None."""
+    The failure text, or None. A question the edited corpus can no longer place
+    is left out of a baseline comparison, as in a whole-set one: the item is
+    then skipped with the reason (:attr:`Evaluator.left_out`)."""
     marker, nodeid, question = evaluator.marker, evaluator.nodeid, evaluator.question
     assert question is not None
     if not evaluator.results:
@@ -132,6 +114,18 @@ def check_question(evaluator: Evaluator) -> str | None:
             "question's share of the test's results, but the test produced none: "
             "call chunkeval.evaluate(...) or chunkeval.score(...)"
         )
+    left = [u for r in evaluator.results if (u := _left_out(r, question))]
+    if left:
+        if not marker.baseline:  # only a baseline comparison leaves it out
+            return evaluator.unplaced_outside_baseline(every=True)
+        evaluator.leave_out(
+            f"{nodeid}: question {question} {preview(left[0].question, 70)} can no "
+            f"longer be placed in the corpus ({left[0].doc_id}: "
+            f"{preview(left[0].reason, 90)}), so its baseline comparison leaves it "
+            "out; fix or remove it in the query set, then re-record:\n  "
+            + evaluator.session.baselines.command(nodeid)
+        )
+        return None
     failures = []
     for result in evaluator.results:
         record = question_of(result, question)
@@ -184,40 +178,36 @@ def _evidence(result: EvalResult, record: QueryRecord) -> list[str]:
 
 
 def _check_baselines(evaluator: Evaluator, question: str) -> str | None:
-    """Each result's slice against the item's baseline file (written, not
-    compared, under ``--chunkeval-update``): nothing but a flip from retrieved to
-    missed fails; a drop that leaves the question retrieved is reported, not
-    failed (the whole set's gate is the place for it)."""
-    from pytest_chunkeval.gate.baseline import Baseline, BaselineError
+    """Each result's share of the question against the item's baseline file
+    (written, not compared, under ``--chunkeval-update``): nothing but a flip
+    from retrieved to missed fails; a drop that leaves the question retrieved is
+    reported, not failed (the whole set's gate is the place for it)."""
+    from pytest_chunkeval.gate.baseline import BaselineError
 
     store = evaluator.session.baselines
     failures = []
     for result in evaluator.results:
-        part = slice_result(result, question)
         try:
-            outcome = evaluator.check_baseline(part, tolerance={"*": None})
+            outcome = evaluator.check_part(
+                result.only(question), result, tolerance={"*": None}
+            )
         except BaselineError as exc:
             failures.append(str(exc))
             continue
-        if store.update or outcome.status not in ("passed", "improved"):
+        flipped = outcome.flips
+        if store.update or not flipped or not flipped.lost:
             continue
-        metric = recall_metric(result)
-        path = Path(evaluator.config.rootdir) / outcome.path
-        before = Baseline.load(path).queries.get(question, {}).get(metric)
+        flip = flipped.lost[0]
         record = question_of(result, question)
-        after = record.metric(metric)
-        if before is not None and before > 0 and after == 0:
-            message = (
-                f"{evaluator.nodeid}: question {question} flipped from retrieved "
-                f"to missed: {metric} {before:.4f} in {outcome.path}, 0 now "
-                f"[{result.label}]\n  question: {preview(record.question, 70)}\n"
-                + "\n".join(_evidence(result, record))
-                + "\nIf the change is intended, re-record the baseline:\n  "
-                + store.command(evaluator.nodeid)
-            )
-            index = next(i for i, o in enumerate(store.outcomes) if o is outcome)
-            store.outcomes[index] = dataclasses.replace(
-                outcome, status="regressed", message=message
-            )
-            failures.append(message)
+        message = (
+            f"{evaluator.nodeid}: question {question} flipped from retrieved "
+            f"to missed: {flipped.metric} {flip.before:.4f} in {outcome.path}, "
+            f"{flip.after:g} now [{result.label}]\n"
+            f"  question: {preview(record.question, 70)}\n"
+            + "\n".join(_evidence(result, record))
+            + "\nIf the change is intended, re-record the baseline:\n  "
+            + store.command(evaluator.nodeid)
+        )
+        store.regressed(outcome, message)
+        failures.append(message)
     return "\n\n".join(failures) or None

@@ -44,10 +44,18 @@ class SharedCalls:
 
 
 def component_signature(value: object) -> object:
-    """What names a chunker, retriever or extractor across the items of a test:
-    its spec string, else its qualified name (a lambda in the test body is a new
-    object in every item, but the same code)."""
-    if isinstance(value, str):
-        return ("spec", value)
+    """What names one argument of a ``chunkeval`` call across the items of a
+    test. Plain values (numbers, booleans, None, strings, tuples of them) are
+    kept as they are: they decide the result (``k=5`` is not ``k=10``). A
+    chunker, retriever or extractor object is named by its qualified name (a
+    lambda in the test body is a new object in every item, but the same code)."""
+    if _plain(value):
+        return ("value", type(value).__name__, value)
     name = getattr(value, "__qualname__", None) or type(value).__qualname__
     return ("object", getattr(value, "__module__", None), str(name))
+
+
+def _plain(value: object) -> bool:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    return isinstance(value, tuple) and all(_plain(v) for v in value)
