@@ -8,7 +8,8 @@ from itertools import combinations
 
 from support.fake_results import make_result
 
-from pytest_chunkeval.reporting.html import breakable, html_report
+from pytest_chunkeval.reporting.escape import breakable
+from pytest_chunkeval.reporting.html import html_report
 from pytest_chunkeval.reporting.markdown import _md_cell, markdown_report
 from pytest_chunkeval.reporting.rows import ReportEntry, _Row
 from pytest_chunkeval.reporting.svg import (

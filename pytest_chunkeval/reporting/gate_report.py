@@ -6,10 +6,10 @@ confidence interval) and the "what changed" section (the questions that flipped)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 from pytest_chunkeval.core.metric_names import format_percent, header
 from pytest_chunkeval.gate.verdicts import ORDER, GatedMetric, severity, verdict_text
+from pytest_chunkeval.reporting.escape import breakable, esc
 from pytest_chunkeval.reporting.markdown import _md_cell, _md_table
 from pytest_chunkeval.reporting.rows import ReportEntry, _Row
 
@@ -213,10 +213,6 @@ def changes_markdown(entries: Sequence[ReportEntry]) -> str:
 # -- HTML -------------------------------------------------------------------------
 
 
-def _esc(text: str) -> str:
-    return escape(text, quote=True)
-
-
 def status_cells_html(entry: ReportEntry) -> list[str]:
     """The Outcome and Baseline cells of a results row (``data-v`` sorts the
     worst first)."""
@@ -229,14 +225,14 @@ def status_cells_html(entry: ReportEntry) -> list[str]:
     slug = entry.verdict.replace(" ", "-")
     status_class = f"status status-{slug}" if entry.verdict else "status"
     return [
-        f"<td{outcome_class}>{_esc(entry.outcome or '-')}</td>",
+        f"<td{outcome_class}>{esc(entry.outcome or '-')}</td>",
         f'<td class="{status_class}" data-v="{rank}">'
-        f"{_esc(verdict_text(entry.verdict))}</td>",
+        f"{esc(verdict_text(entry.verdict))}</td>",
     ]
 
 
 def _html_table(headers: Sequence[str], rows: Sequence[str], cls: str = "") -> str:
-    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
+    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
     return (
         f'<div class="table-wrap"><table class="{cls}"><thead><tr>{head}</tr>'
         f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
@@ -245,8 +241,6 @@ def _html_table(headers: Sequence[str], rows: Sequence[str], cls: str = "") -> s
 
 def baseline_html(entries: Sequence[ReportEntry]) -> str:
     """The "Against the baseline" section ("" when no row was compared)."""
-    from pytest_chunkeval.reporting.html import breakable
-
     metrics, rows = gate_table(entries)
     if not rows:
         return ""
@@ -263,31 +257,28 @@ def baseline_html(entries: Sequence[ReportEntry]) -> str:
                 continue
             slug = "" if g.status == "ok" else g.status.replace(" ", "-")
             cls = f' class="status-{slug}"' if slug else ""
-            tds.append(f"<td{cls}>{_esc(gated_cell(g))}</td>")
+            tds.append(f"<td{cls}>{esc(gated_cell(g))}</td>")
         lines.append("<tr>" + "".join(tds) + "</tr>")
     note = _note(entries)
     items = "".join(
-        f"<li>{breakable(who)}: {_esc(line)}</li>"
-        for who, line in changed_rows(entries)
+        f"<li>{breakable(who)}: {esc(line)}</li>" for who, line in changed_rows(entries)
     )
     changed = f'<ul class="changed">{items}</ul>' if items else ""
     return (
         f'<section id="baseline"><h2>Against the baseline</h2>{changed}'
-        f'<p class="note">{_esc(note)}</p>'
+        f'<p class="note">{esc(note)}</p>'
         f"{_html_table(_gate_headers(metrics), lines, 'gate')}</section>"
     )
 
 
 def changes_html(entries: Sequence[ReportEntry]) -> str:
     """The "What changed" section ("" when no row was compared)."""
-    from pytest_chunkeval.reporting.html import breakable
-
     compared = [e for e in entries if e.flips is not None]
     if not compared:
         return ""
     parts = [
         '<section id="changes"><h2>What changed</h2>',
-        f'<p class="note">{_esc(CHANGES_NOTE)}</p>',
+        f'<p class="note">{esc(CHANGES_NOTE)}</p>',
     ]
     flipped = [e for e in compared if e.flips]
     if not flipped:
@@ -296,14 +287,14 @@ def changes_html(entries: Sequence[ReportEntry]) -> str:
         rows = []
         for kind, question, excerpt, instead in _flip_rows(entry):
             rows.append(
-                f'<tr class="flip-{kind}"><td>{_esc(kind)}</td>'
-                f"<td>{_esc(question)}</td>"
-                f'<td class="text">{_esc(excerpt)}</td>'
-                f'<td class="text">{_esc(instead)}</td></tr>'
+                f'<tr class="flip-{kind}"><td>{esc(kind)}</td>'
+                f"<td>{esc(question)}</td>"
+                f'<td class="text">{esc(excerpt)}</td>'
+                f'<td class="text">{esc(instead)}</td></tr>'
             )
         parts += [
             f"<h3>{breakable(_tests(entry))}</h3>",
-            f'<p class="note">{_esc(_counts(entry))}</p>',
+            f'<p class="note">{esc(_counts(entry))}</p>',
             _html_table(FLIP_HEADERS, rows, "flips"),
         ]
     parts.append("</section>")

@@ -3,13 +3,13 @@ table and SVG charts."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.metric_names import format_percent
 from pytest_chunkeval.core.metrics import METRICS
+from pytest_chunkeval.reporting.escape import breakable, esc
 from pytest_chunkeval.reporting.explorer import (
     explorer_blob,
     explorer_css,
@@ -28,7 +28,6 @@ from pytest_chunkeval.reporting.rows import _Row, table_metrics, worst_first
 from pytest_chunkeval.reporting.svg import (
     BAR_METRICS,
     _colors,
-    _esc,
     _legend,
     bars_svg,
     history_svg,
@@ -132,25 +131,15 @@ _JS = """
 """
 
 
-_BREAK_AFTER = re.compile(r"(::|\[|-|/|,)")
-
-
-def breakable(text: str) -> str:
-    """Escaped ``text`` that may wrap after ``::``, ``[``, ``-``, ``/`` and ``,``
-    (``<wbr>``): a long test id breaks between its parts, not mid-word."""
-    # escaping leaves the separators as they are (no entity holds one)
-    return _BREAK_AFTER.sub(r"\1<wbr>", _esc(text))
-
-
 def _html_table(rows: Sequence[_Row], entries: Sequence[ReportEntry] = ()) -> str:
     headers, body = _result_rows(rows)
     status = any(e.outcome or e.verdict for e in entries)
     if status:
         headers[2:2] = ["Outcome", "Baseline"]
     head = "".join(
-        f'<th class="status">{_esc(h)}</th>'
+        f'<th class="status">{esc(h)}</th>'
         if status and i in (2, 3)
-        else f"<th>{_esc(h)}</th>"
+        else f"<th>{esc(h)}</th>"
         for i, h in enumerate(headers)
     )
     lines = []
@@ -166,12 +155,12 @@ def _html_table(rows: Sequence[_Row], entries: Sequence[ReportEntry] = ()) -> st
         for i, (cell, value) in enumerate(zip(cells, sort_values, strict=True)):
             attrs = ' class="test"' if i == 0 else ""
             if i == 0 and row.tests:
-                attrs += f' title="{_esc(chr(10).join(row.tests))}"'
+                attrs += f' title="{esc(chr(10).join(row.tests))}"'
             if value is not None:
                 attrs += f' data-v="{value:.6g}"'
             elif i >= 2:
                 attrs += ' data-v="NaN"'
-            shown = breakable(cell) if i < 2 else _esc(cell)
+            shown = breakable(cell) if i < 2 else esc(cell)
             tds.append(f"<td{attrs}>{shown}</td>")
         if status:
             tds[2:2] = status_cells_html(entries[i_row])
@@ -193,14 +182,14 @@ def _loss_section(rows: Sequence[_Row]) -> str:
     """Where recall is lost, per configuration, in points of recall (SPEC §9)."""
     parts = [p for p in _LOSS_PARTS if any(r.loss.get(p[0]) is not None for r in rows)]
     head = "".join(
-        f"<th>{_esc(h)}</th>"
+        f"<th>{esc(h)}</th>"
         for h in ["Configuration", "Recall", *(p[1] for p in parts)]
     )
     body = []
     for r in rows:
         cells = [r.label, format_percent(r.means.get("recall"))]
         cells += [format_percent(r.loss.get(key)) for key, _ in parts]
-        body.append("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in cells) + "</tr>")
+        body.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
     return (
         '<section id="loss"><h2>Where recall is lost</h2>'
         '<p class="note">Points of recall: what the chunking could not reach at '
@@ -268,12 +257,12 @@ def html_report(
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_esc(title)}</title>",
+        f"<title>{esc(title)}</title>",
         f"<style>{_CSS}{GATE_CSS}{explorer_css()}</style></head><body>",
-        f"<h1>{_esc(title)}</h1>",
-        *([f'<p class="verdict" id="verdict">{_esc(verdict)}</p>'] if verdict else []),
-        f'<p class="meta">Generated {_esc(when)} by pytest-chunkeval: '
-        f"{len(rows)} configuration(s) from {_esc(source)}"
+        f"<h1>{esc(title)}</h1>",
+        *([f'<p class="verdict" id="verdict">{esc(verdict)}</p>'] if verdict else []),
+        f'<p class="meta">Generated {esc(when)} by pytest-chunkeval: '
+        f"{len(rows)} configuration(s) from {esc(source)}"
         + (
             f"; history of {len(history)} records from {len(runs(history))} run(s) "
             f"of {len(commits(history))} commit(s)"

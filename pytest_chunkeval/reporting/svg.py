@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import colorsys
 import hashlib
-import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 from pytest_chunkeval.core.locate import clip
 from pytest_chunkeval.core.metric_names import format_percent as pct
 from pytest_chunkeval.core.metric_names import header
+from pytest_chunkeval.reporting.escape import esc
 from pytest_chunkeval.reporting.history import run_key, runs
 from pytest_chunkeval.reporting.rows import _Row
 
@@ -20,10 +20,6 @@ BAR_METRICS = ("recall", "iou")
 LABEL_CHAR_WIDTH = 6.2
 """Estimated width of one character of an 11px point label, in viewBox pixels."""
 LABEL_HEIGHT = 12.0
-
-
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _nice_ceiling(value: float) -> float:
@@ -81,8 +77,8 @@ class _Frame:
     def open(self, title: str, kind: str) -> list[str]:
         return [
             f'<svg class="plot plot-{kind}" viewBox="0 0 {self.width} {self.height}" '
-            f'role="img" aria-label="{_esc(title)}">',
-            f'<text class="title" x="{self.left}" y="18">{_esc(title)}</text>',
+            f'role="img" aria-label="{esc(title)}">',
+            f'<text class="title" x="{self.left}" y="18">{esc(title)}</text>',
         ]
 
     def y_axis(self, label: str) -> list[str]:
@@ -100,7 +96,7 @@ class _Frame:
         mid = self.top + self.inner_height / 2
         out.append(
             f'<text class="axis" transform="translate(14 {mid:.1f}) rotate(-90)" '
-            f'text-anchor="middle">{_esc(label)}</text>'
+            f'text-anchor="middle">{esc(label)}</text>'
         )
         return out
 
@@ -124,7 +120,7 @@ class _Frame:
         x = self.left + self.inner_width / 2
         return (
             f'<text class="axis" x="{x:.1f}" y="{self.height - 6}" '
-            f'text-anchor="middle">{_esc(label)}</text>'
+            f'text-anchor="middle">{esc(label)}</text>'
         )
 
     def baseline(self) -> str:
@@ -154,7 +150,7 @@ def _colors(labels: Iterable[str]) -> dict[str, str]:
 
 def _legend(colors: Mapping[str, str]) -> str:
     items = "".join(
-        f'<li><span class="swatch" style="background:{c}"></span>{_esc(label)}</li>'
+        f'<li><span class="swatch" style="background:{c}"></span>{esc(label)}</li>'
         for label, c in colors.items()
     )
     return f'<ul class="legend">{items}</ul>'
@@ -189,13 +185,13 @@ def bars_svg(rows: Sequence[_Row], metric: str, colors: Mapping[str, str]) -> st
             out.append(
                 f'<rect class="mark" x="{x0 + ri * bar:.1f}" y="{y:.1f}" '
                 f'width="{max(bar - 1, 1):.1f}" height="{max(base - y, 0):.1f}" '
-                f'fill="{colors[row.label]}"><title>{_esc(row.label)} — '
-                f"{_esc(group)}: {pct(value)}%</title></rect>"
+                f'fill="{colors[row.label]}"><title>{esc(row.label)} — '
+                f"{esc(group)}: {pct(value)}%</title></rect>"
             )
         out.append(
             f'<text class="tick" x="{frame.left + (gi + 0.5) * band:.1f}" '
             f'y="{frame.height - frame.bottom + 16}" text-anchor="middle">'
-            f"{_esc(_short_label(group))}</text>"
+            f"{esc(_short_label(group))}</text>"
         )
     out += [frame.baseline(), "</svg>"]
     return "\n".join(out)
@@ -259,7 +255,7 @@ def _point_labels(
         x = {"start": box[0], "end": box[2], "middle": (box[0] + box[2]) / 2}[anchor]
         out.append(
             f'<text class="point-label" x="{x:.1f}" y="{box[3] - 2:.1f}" '
-            f'text-anchor="{anchor}">{_esc(text)}</text>'
+            f'text-anchor="{anchor}">{esc(text)}</text>'
         )
     return out
 
@@ -293,8 +289,8 @@ def scatter_svg(rows: Sequence[_Row], x_metric: str, colors: Mapping[str, str]) 
         centres.append((cx, cy))
         out.append(
             f'<circle class="mark" cx="{cx:.1f}" cy="{cy:.1f}" r="6" '
-            f'fill="{colors[row.label]}"><title>{_esc(row.label)}: recall '
-            f"{pct(yv)}%, {_esc(x_name)} {pct(xv)}%</title></circle>"
+            f'fill="{colors[row.label]}"><title>{esc(row.label)}: recall '
+            f"{pct(yv)}%, {esc(x_name)} {pct(xv)}%</title></circle>"
         )
     texts = [_short_label(row.chunker, 28) for row, _, _ in points]
     out += _point_labels(frame, centres, texts)
@@ -336,7 +332,7 @@ def history_svg(
             x = _commit_x(frame, i, len(keys))
             out.append(
                 f'<text class="tick" transform="translate({x + 4:.1f} {base + 14}) '
-                f'rotate(-30)" text-anchor="end">{_esc(keys[i][0])}</text>'
+                f'rotate(-30)" text-anchor="end">{esc(keys[i][0])}</text>'
             )
     for label, points in series.items():
         color = colors.get(label) or config_color(label)
@@ -355,8 +351,8 @@ def history_svg(
             when = str(record.get("timestamp", ""))[:19]
             out.append(
                 f'<circle class="mark" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{color}">'
-                f"<title>{_esc(label)}\n{_esc(keys[i])} "
-                f"{_esc(git.get('branch') or '')} {_esc(when)}: {pct(value, 2)}%"
+                f"<title>{esc(label)}\n{esc(keys[i])} "
+                f"{esc(git.get('branch') or '')} {esc(when)}: {pct(value, 2)}%"
                 "</title></circle>"
             )
     out += [frame.baseline(), "</svg>"]
@@ -410,7 +406,7 @@ def pareto_svg(rows: Sequence[_Row], colors: Mapping[str, str]) -> str:
         out.append(
             f'<circle class="mark{" on-front" if i in on_front else ""}" '
             f'cx="{cx:.1f}" cy="{cy:.1f}" r="6" fill="{colors[row.label]}">'
-            f"<title>{_esc(row.label)}: recall {pct(yv)}%, "
+            f"<title>{esc(row.label)}: recall {pct(yv)}%, "
             f"{float(xv or 0):.0f} units sent per query{budget}</title></circle>"
         )
     centres = [(frame.x(x), frame.y(y)) for x, y in coords]
