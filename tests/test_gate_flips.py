@@ -15,7 +15,7 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.gate.baseline import Baseline
 from pytest_chunkeval.gate.compare import compare
-from pytest_chunkeval.gate.flips import Flips, flips
+from pytest_chunkeval.gate.flips import MAX_LISTED, Flip, Flips, flips
 from pytest_chunkeval.gate.outcomes import CheckOutcome
 from pytest_chunkeval.gate.tolerances import GateSettings
 from pytest_chunkeval.gate.verdicts import (
@@ -119,6 +119,39 @@ def test_a_row_takes_the_worst_check_of_its_own_result() -> None:
         verdicts, key=lambda k: severity(verdicts[k].verdict, verdicts[k].outcome)
     )
     assert order == ["r2", "r3", "r1", "r4"]
+
+
+def test_a_row_checked_by_several_items_shows_all_their_flips() -> None:
+    def flip(qid: str) -> Flip:
+        return Flip(qid, f"question {qid}?", "a.md", 1.0, 0.0, "", "")
+
+    # The items of a per-question test: one question each, all on one row.
+    outcomes = [
+        CheckOutcome(
+            f"t.py::q[{i}]",
+            f"q[{i}].json",
+            "regressed" if i < 25 else "passed",
+            row="r1",
+            flips=Flips("recall", 1, (flip(f"q{i}"),), (), 1, 0)
+            if i < 25
+            else Flips("recall", 1),
+        )
+        for i in range(30)
+    ]
+    # The same question listed by two checks of the row counts once.
+    outcomes.append(
+        CheckOutcome(
+            "t.py::whole",
+            "whole.json",
+            "passed",
+            row="r1",
+            flips=Flips("recall", 0, (flip("q0"),), (), 1, 0),
+        )
+    )
+    merged = row_verdicts([("r1", [])], outcomes)["r1"].flips
+    assert merged is not None
+    assert (merged.compared, merged.lost_count, merged.gained_count) == (30, 25, 0)
+    assert [f.id for f in merged.lost] == [f"q{i}" for i in range(MAX_LISTED)]
 
 
 def test_the_json_report_keeps_the_gate_for_chunkeval_report(tmp_path: Path) -> None:
