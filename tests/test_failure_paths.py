@@ -568,12 +568,12 @@ def test_a_read_only_baseline_folder_is_named_under_update(
     # in use).
     readonly = project / "__chunkeval__"
     readonly.mkdir()
-    real_mkdir, real_mkstemp = os.mkdir, tempfile.mkstemp
+    real_mkdir, real_mkstemp = Path.mkdir, tempfile.mkstemp
 
     def inside(path: object) -> bool:
         return readonly in Path(str(path)).parents
 
-    def mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
+    def mkdir(path: Path, *args: Any, **kwargs: Any) -> None:
         if inside(path):
             raise PermissionError(13, "Permission denied", str(path))
         real_mkdir(path, *args, **kwargs)
@@ -583,7 +583,8 @@ def test_a_read_only_baseline_folder_is_named_under_update(
             raise PermissionError(13, "Permission denied", str(kwargs["dir"]))
         return real_mkstemp(*args, **kwargs)
 
-    monkeypatch.setattr(os, "mkdir", mkdir)
+    # Path.mkdir, not os.mkdir: before Python 3.11 pathlib held its own reference
+    monkeypatch.setattr(Path, "mkdir", mkdir)
     monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
     pytester.makepyfile(test_base=BASELINE_TEST)
     result = run(pytester, "--chunkeval-update")
