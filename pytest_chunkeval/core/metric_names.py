@@ -138,6 +138,20 @@ def format_percent(
     return f"{shown:{'+' if signed else ''}.{digits}f}"
 
 
+def format_points(value: float | None, signed: bool = False) -> str:
+    """A fraction as percentage points with two decimals, as the gate shows
+    baselines and changes (``-13.30``)."""
+    return format_percent(value, 2, signed=signed)
+
+
+def format_interval(low: float | None, high: float | None) -> str:
+    """A confidence interval in signed points (``[-27.11, -2.53]``); ``-`` when
+    there is none (mean mode)."""
+    if low is None or high is None:
+        return "-"
+    return f"[{format_points(low, True)}, {format_points(high, True)}]"
+
+
 def format_mean_std(mean: float | None, std: float | None, digits: int = 1) -> str:
     """``mean ± std`` in percent; the mean alone without a std; ``-`` when the
     mean is missing or undefined."""

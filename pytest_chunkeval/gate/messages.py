@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chunkeval.core.locate import clip
-from pytest_chunkeval.core.metric_names import format_percent
+from pytest_chunkeval.core.metric_names import format_interval
+from pytest_chunkeval.core.metric_names import format_points as _pts
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult
@@ -17,16 +18,8 @@ if TYPE_CHECKING:
     from pytest_chunkeval.gate.tolerances import GateSettings
 
 
-def _pts(x: float | None, signed: bool = False) -> str:
-    if x is None or math.isnan(x):
-        return "-"
-    return format_percent(x, 2, signed=signed)
-
-
 def _ci(check: MetricCheck) -> str:
-    if check.low is None or check.high is None:
-        return "-"
-    return f"[{_pts(check.low, True)}, {_pts(check.high, True)}]"
+    return format_interval(check.low, check.high)
 
 
 def method_line(report: GateReport) -> str:

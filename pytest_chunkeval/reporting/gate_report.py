@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_chunkeval.core.metric_names import format_percent, header
+from pytest_chunkeval.core.metric_names import format_interval, header
+from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.gate.verdicts import ORDER, GatedMetric, severity, verdict_text
 from pytest_chunkeval.reporting.escape import breakable, esc
 from pytest_chunkeval.reporting.markdown import _md_cell, _md_table
@@ -48,10 +49,6 @@ table.flips td.text{max-width:360px;color:#57606a}
 """
 
 
-def _pts(value: float | None, signed: bool = False) -> str:
-    return format_percent(value, 2, signed=signed)
-
-
 def gated_cell(g: GatedMetric) -> str:
     """``100.00 → 86.70: -13.30 [-27.11, -2.53] REGRESSED``; ``100.00
     (unchanged)`` when no question moved."""
@@ -59,7 +56,7 @@ def gated_cell(g: GatedMetric) -> str:
         return f"{_pts(g.before)} (unchanged)"
     text = f"{_pts(g.before)} → {_pts(g.after)}: {_pts(g.delta, True)}"
     if g.low is not None and g.high is not None:
-        text += f" [{_pts(g.low, True)}, {_pts(g.high, True)}]"
+        text += f" {format_interval(g.low, g.high)}"
     if g.status != "ok":
         text += f" {verdict_text(g.status)}"
     return text

@@ -13,18 +13,20 @@ from typing import TYPE_CHECKING, Any
 from pytest_chunkeval.core.metric_names import (
     JUDGED,
     PRESENCE,
+    format_interval,
     format_percent,
     names,
     short_label,
     unit_label,
 )
+from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.engine.labels import chunker_text, k_text
 from pytest_chunkeval.gate.verdicts import RowVerdict, severity, verdict_text
 from pytest_chunkeval.reporting.table import format_rows
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
 
 if TYPE_CHECKING:
-    from pytest_chunkeval.gate.verdicts import GatedMetric
+    pass
 
 # (header, metric) in table order; means are printed in percent.
 METRIC_COLUMNS = tuple((short_label(m), m) for m in names(PRESENCE))
@@ -151,16 +153,6 @@ def _status_cells(verdict: RowVerdict | None) -> list[str]:
     return [verdict.outcome or "-", verdict_text(verdict.verdict)]
 
 
-def _pts(value: float | None, signed: bool = False) -> str:
-    return format_percent(value, 2, signed=signed)
-
-
-def _ci(g: GatedMetric) -> str:
-    if g.low is None or g.high is None:
-        return "-"
-    return f"[{_pts(g.low, True)}, {_pts(g.high, True)}]"
-
-
 def against_baseline(
     rows: Sequence[SummaryRow], verdicts: Mapping[str, RowVerdict]
 ) -> list[str]:
@@ -190,7 +182,7 @@ def against_baseline(
                 _pts(g.before),
                 _pts(g.after),
                 _pts(g.delta, True),
-                _ci(g),
+                format_interval(g.low, g.high),
             ]
             for i, g in enumerate(v.gated)
         ]
