@@ -64,19 +64,16 @@ def _flat(spans: Iterable[SpanTuple]) -> list[Any]:
     return [x for span in spans for x in span]
 
 
-def explorer_piece(
-    result: EvalResult, *, before: Mapping[str, float | None] | None = None
-) -> dict[str, Any] | None:
+def explorer_piece(result: EvalResult) -> dict[str, Any] | None:
     """What the explorer needs of one result, or None when it carries no corpus
-    (a result read back from JSON). ``before``: a baseline's recall per query id
-    (the page shows what changed)."""
+    (a result read back from JSON). The baseline's recall per question is added
+    later, by :func:`with_baseline` (None until then)."""
     corpus = result.corpus
     if corpus is None or not result.queries:
         return None
     questions, rows = [], []
     for q in result.queries:
         questions.append([q.id, q.question, q.doc_id, _flat(q.excerpts)])
-        old = None if before is None else before.get(q.id)
         rows.append(
             [
                 status(q.recall),
@@ -84,7 +81,7 @@ def explorer_piece(
                 _r(q.precision),
                 _r(q.iou),
                 _flat(q.retrieved),
-                _r(old),
+                None,
             ]
         )
     texts: dict[str, list[list[Any]]] = {}
