@@ -46,7 +46,16 @@ class ExactIndex:
 
 
 def top_rows(neg: FloatArray, k: int) -> IdArray:
-    """Per row, the columns of the ``k`` smallest values, ascending, ties by column."""
+    """Per row, the columns of the ``k`` smallest values, ascending, ties by column.
+
+    The result is that of a stable sort of each row cut at ``k``, without sorting
+    a row: ``argpartition`` finds the ``k`` smallest, and where more than ``k``
+    values are ``<=`` the ``k``-th one (identical chunk texts tie there), the places
+    holding the ``k``-th value go to the lowest columns holding it. The values below
+    it are fewer than ``k`` and already in place, so only the tied candidates are
+    looked at, and none is sorted (``docs/performance.md``: 100 copies of every
+    chunk, 236,000 rows).
+    """
     n = neg.shape[1]
     if k >= n:
         return np.argsort(neg, axis=1, kind="stable").astype(np.int64, copy=False)
@@ -54,13 +63,28 @@ def top_rows(neg: FloatArray, k: int) -> IdArray:
     vals = np.take_along_axis(neg, part, axis=1)
     order = np.lexsort((part, vals), axis=1)
     top = np.take_along_axis(part, order, axis=1).astype(np.int64, copy=False)
-    # argpartition picks arbitrarily among values tied at the k-th place; a row
-    # with more than k values <= its k-th value has such a tie, and is redone
-    # with a stable sort so that the lower row index wins.
-    kth = np.take_along_axis(vals, order[:, -1:], axis=1)
-    for r in np.flatnonzero(np.count_nonzero(neg <= kth, axis=1) > k):
-        top[r] = np.argsort(neg[r], kind="stable")[:k]
+    vals = np.take_along_axis(vals, order, axis=1)
+    kth = vals[:, -1:]
+    tied = np.flatnonzero(np.count_nonzero(neg <= kth, axis=1) > k)
+    if tied.size:
+        _lowest_columns_at_kth(neg[tied], vals[tied], top, tied)
     return top
+
+
+def _lowest_columns_at_kth(
+    neg: FloatArray, vals: FloatArray, top: IdArray, rows: IdArray
+) -> None:
+    """Fill the places of ``top[rows]`` that hold the ``k``-th value with the lowest
+    columns of ``neg`` (those rows) that hold it, in column order."""
+    k = vals.shape[1]
+    kth = vals[:, -1:]
+    better = np.count_nonzero(vals < kth, axis=1)  # sorted first in each top row
+    # Row-major: within a row the columns of the k-th value come in ascending order.
+    at, cols = np.nonzero(neg == kth)
+    rank = np.arange(at.size) - np.searchsorted(at, np.arange(len(rows)))[at]
+    keep = rank < (k - better)[at]
+    at = at[keep]
+    top[rows[at], better[at] + rank[keep]] = cols[keep]
 
 
 class ExactStore:
