@@ -61,6 +61,8 @@ COLLECTED_KEY = pytest.StashKey[list[str]]()
 """Node ids collected in this process, deselected ones included."""
 PASSED_KEY = pytest.StashKey[dict[str, bool]]()
 """Node id -> every phase so far passed (tests run in this process)."""
+SKIPPED_KEY = pytest.StashKey[set[str]]()
+"""Node ids pytest skipped in this process (the reports say skipped, not failed)."""
 ROOTDIR_NOTE_KEY = pytest.StashKey[str]()
 """Why the project's configuration may have been ignored (config/rootdir.py)."""
 PROGRESS_KEY = pytest.StashKey["Callable[[str], None] | None"]()
@@ -354,20 +356,24 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def _record_properties(item: pytest.Item, evaluator: Evaluator | None) -> None:
-    if evaluator is not None and evaluator.question is not None:
+    if evaluator is None:
+        return
+    if evaluator.question is not None:
         from pytest_chunkeval.run.per_question import question_report
 
         properties, text = question_report(evaluator)
-        item.user_properties += properties
+        item.user_properties += properties + evaluator.verdict_properties()
         item.add_report_section("call", "chunkeval", text)
         return
-    for result in evaluator.results if evaluator else []:
+    for result in evaluator.results:
         item.user_properties.append(("chunkeval.config", result.describe()))
+        item.user_properties.append(("chunkeval.questions", str(len(result.queries))))
         for metric, stats in result.metrics.items():
             if stats.mean == stats.mean:  # NaN: undefined (precision_omega of score)
                 item.user_properties.append(
                     (f"chunkeval.{metric}", f"{stats.mean:.4f}")
                 )
+    item.user_properties += evaluator.verdict_properties()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -379,20 +385,22 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         evaluator = item.stash.get(EVALUATOR_KEY, None)
         if evaluator is not None:
             evaluator.settle(exc)
-        raise
-    finally:
-        evaluator = item.stash.get(EVALUATOR_KEY, None)
         _record_properties(item, evaluator)
+        raise
+    evaluator = item.stash.get(EVALUATOR_KEY, None)
     marker = item.stash.get(MARKER_KEY, None)
     message = None
-    if marker is not None and (
-        marker.thresholds or marker.baseline or marker.per_question
-    ):
-        from pytest_chunkeval.run.evaluator import after_test
+    try:
+        if marker is not None and (
+            marker.thresholds or marker.baseline or marker.per_question
+        ):
+            from pytest_chunkeval.run.checks import after_test
 
-        message = after_test(item.nodeid, marker, evaluator)
-    if evaluator is not None:
-        message = evaluator.settle(message)
+            message = after_test(item.nodeid, marker, evaluator)
+        if evaluator is not None:
+            message = evaluator.settle(message)
+    finally:  # with the verdicts of the checks (JUnit XML)
+        _record_properties(item, evaluator)
     if message is not None:
         _fail(message)
     if evaluator is not None and evaluator.left_out is not None:
@@ -443,6 +451,11 @@ def pytest_runtest_makereport(
     report = yield
     passed = item.config.stash.setdefault(PASSED_KEY, {})
     passed[item.nodeid] = passed.get(item.nodeid, True) and report.passed
+    skipped = item.config.stash.setdefault(SKIPPED_KEY, set())
+    if report.skipped:
+        skipped.add(item.nodeid)
+    elif report.failed:  # e.g. a teardown error after the skip: a failure
+        skipped.discard(item.nodeid)
     return report
 
 
@@ -456,10 +469,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     collected = config.stash.get(COLLECTED_KEY, [])
     passed = config.stash.get(PASSED_KEY, {})
+    skipped: set[str] = config.stash.get(SKIPPED_KEY, set())
     chunkeval.note_tests(
         collected,
         [n for n, ok in passed.items() if ok],
         _selected_by_nodeid(config),
+        sorted(skipped),
     )
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: the controller finishes

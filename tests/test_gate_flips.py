@@ -17,13 +17,9 @@ from pytest_chunkeval.gate.baseline import Baseline
 from pytest_chunkeval.gate.compare import compare
 from pytest_chunkeval.gate.flips import MAX_LISTED, Flip, Flips, flips
 from pytest_chunkeval.gate.outcomes import CheckOutcome
+from pytest_chunkeval.gate.rows import row_verdicts
 from pytest_chunkeval.gate.tolerances import GateSettings
-from pytest_chunkeval.gate.verdicts import (
-    GatedMetric,
-    gated_metrics,
-    row_verdicts,
-    severity,
-)
+from pytest_chunkeval.gate.verdicts import GatedMetric, gated_metrics, severity
 
 TEXT = {"a.md": "Alpha holds the answer.", "b.md": "Beta is somewhere else."}
 

@@ -22,8 +22,8 @@ from pytest_chunkeval.config.values import (
     parse_unit,
 )
 from pytest_chunkeval.errors import ChunkevalError
+from pytest_chunkeval.run.checks import check_thresholds
 from pytest_chunkeval.run.config import RunConfig, generate_command
-from pytest_chunkeval.run.evaluator import check_thresholds
 from pytest_chunkeval.run.marker import MarkerError, parse_marker
 from pytest_chunkeval.run.outputs import SummaryRow
 from pytest_chunkeval.run.session import ChunkevalSession

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.locate import clip
@@ -80,12 +80,18 @@ class Flips:
     gained: tuple[Flip, ...] = ()
     lost_count: int = 0
     gained_count: int = 0
+    ids: FlipIds | None = field(default=None, compare=False)
+    """Every question compared, lost and gained, by id: what lets the checks of
+    one report row be counted once (a whole-set check and per-question items
+    compare the same questions). None when unknown (a report read back)."""
 
     def __bool__(self) -> bool:
         return bool(self.lost_count or self.gained_count)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, *, ids: bool = True) -> dict[str, Any]:
+        """``ids``: with :attr:`ids` (what xdist workers send; a report's rows
+        are merged already and leave them out)."""
+        data: dict[str, Any] = {
             "metric": self.metric,
             "compared": self.compared,
             "lost": [f.to_json() for f in self.lost],
@@ -93,11 +99,19 @@ class Flips:
             "lost_count": self.lost_count,
             "gained_count": self.gained_count,
         }
+        if ids and self.ids is not None:
+            data["ids"] = {
+                "compared": list(self.ids.compared),
+                "lost": list(self.ids.lost),
+                "gained": list(self.ids.gained),
+            }
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Flips:
         lost = tuple(Flip.from_json(f) for f in data.get("lost", []))
         gained = tuple(Flip.from_json(f) for f in data.get("gained", []))
+        ids = data.get("ids")
         return cls(
             str(data["metric"]),
             int(data.get("compared", 0)),
@@ -105,7 +119,23 @@ class Flips:
             gained,
             int(data.get("lost_count", len(lost))),
             int(data.get("gained_count", len(gained))),
+            None
+            if ids is None
+            else FlipIds(
+                tuple(map(str, ids.get("compared", ()))),
+                tuple(map(str, ids.get("lost", ()))),
+                tuple(map(str, ids.get("gained", ()))),
+            ),
         )
+
+
+@dataclass(frozen=True)
+class FlipIds:
+    """The ids behind a :class:`Flips`' counts, in query order."""
+
+    compared: tuple[str, ...] = ()
+    lost: tuple[str, ...] = ()
+    gained: tuple[str, ...] = ()
 
 
 def flips(
@@ -125,24 +155,27 @@ def flips(
         return None
     lost: list[Flip] = []
     gained: list[Flip] = []
-    compared = 0
+    compared: list[str] = []
     for record in result.queries:
         before = _value(baseline.queries.get(record.id, {}).get(metric))
         after = _value(record.metric(metric))
         if before is None or after is None:
             continue
-        compared += 1
+        compared.append(record.id)
         if (before > 0) == (after > 0):
             continue
         side = lost if before > 0 else gained
         side.append(_flip(record, result, before, after))
     return Flips(
         metric,
-        compared,
+        len(compared),
         tuple(lost[:limit]),
         tuple(gained[:limit]),
         len(lost),
         len(gained),
+        FlipIds(
+            tuple(compared), tuple(f.id for f in lost), tuple(f.id for f in gained)
+        ),
     )
 
 
@@ -176,14 +209,18 @@ def _texts(result: EvalResult, spans: Sequence[tuple[str, int, int]]) -> str:
 
 
 def merged(parts: Sequence[Flips]) -> Flips | None:
-    """The flips of one report row checked by several comparisons (the items of
-    a per-question test, one question each): counts and ``compared`` summed,
-    the listed flips joined (a question listed twice kept once) up to
-    :data:`MAX_LISTED` per direction; None when there are none."""
+    """The flips of one report row checked by several comparisons (a whole-set
+    check and the items of a per-question test, one question each): every
+    question counted once, whichever checks compared it, so the counts are
+    the query set's (:func:`_union`); the listed flips joined (a question listed
+    twice kept once) up to :data:`MAX_LISTED` per direction. None when there
+    are none."""
     if not parts:
         return None
     if len(parts) == 1:
         return parts[0]
+    if all(p.ids is not None for p in parts):
+        return _union(parts)
 
     def join(lists: Sequence[tuple[Flip, ...]]) -> tuple[tuple[Flip, ...], int]:
         seen: dict[str, Flip] = {}
@@ -205,4 +242,32 @@ def merged(parts: Sequence[Flips]) -> Flips | None:
         gained,
         sum(p.lost_count for p in parts) - lost_repeated,
         sum(p.gained_count for p in parts) - gained_repeated,
+    )
+
+
+def _union(parts: Sequence[Flips]) -> Flips:
+    """:func:`merged` of parts that know their ids: a question compared by two
+    checks counts once, and so does a question two checks found lost."""
+
+    def ids(pick: str) -> tuple[str, ...]:
+        return tuple(
+            dict.fromkeys(i for p in parts if p.ids for i in getattr(p.ids, pick))
+        )
+
+    def listed(pick: str) -> tuple[Flip, ...]:
+        seen: dict[str, Flip] = {}
+        for part in parts:
+            for flip in getattr(part, pick):
+                seen.setdefault(flip.id, flip)
+        return tuple(seen.values())[:MAX_LISTED]
+
+    union = FlipIds(ids("compared"), ids("lost"), ids("gained"))
+    return Flips(
+        parts[0].metric,
+        len(union.compared),
+        listed("lost"),
+        listed("gained"),
+        len(union.lost),
+        len(union.gained),
+        union,
     )

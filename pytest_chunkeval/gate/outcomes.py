@@ -23,6 +23,7 @@ OUTCOMES = (
     "regressed",
     "unwritable",
     "not recorded",
+    "not compared",
 )
 
 

@@ -102,16 +102,16 @@ class BaselineLayout:
     def _override(self) -> Path | None:
         if self.directory is None:
             return None
-        return _abs(self._root_dir() / self.directory)
+        return absolute(self._root_dir() / self.directory)
 
     def module_dir(self, test_file: str | os.PathLike[str]) -> Path:
         """The directory holding one test module's baselines."""
-        test_file = _abs(Path(test_file))
+        test_file = absolute(Path(test_file))
         override = self._override()
         if override is None:
             return test_file.parent / BASELINE_DIRNAME / test_file.stem
         try:
-            rel = test_file.relative_to(_abs(self._root_dir()))
+            rel = test_file.relative_to(absolute(self._root_dir()))
         except ValueError:
             rel = Path(test_file.name)
         return override / rel.with_suffix("")
@@ -146,12 +146,12 @@ class BaselineLayout:
         if override is None:
             return module_dir.parent.parent / f"{module_dir.name}.py"
         rel = module_dir.relative_to(override)
-        return _abs(self._root_dir()) / rel.parent / f"{rel.name}.py"
+        return absolute(self._root_dir()) / rel.parent / f"{rel.name}.py"
 
     def empty_candidates(self, file: Path) -> list[Path]:
         """Directories above a baseline file to remove once empty, innermost first:
         its module directory and ``__chunkeval__``, never the configured directory."""
-        file = _abs(file)
+        file = absolute(file)
         override = self._override()
         if override is None:
             module = file.parent
@@ -175,12 +175,23 @@ class BaselineLayout:
         return sorted(p for p in root.glob(pattern) if p.is_file())
 
 
-def _abs(path: Path) -> Path:
+def absolute(path: Path) -> Path:
+    """``path`` made absolute without resolving symlinks (how the store keys files)."""
     return Path(os.path.abspath(path))
 
 
-def _real(path: Path) -> Path:
+def real(path: Path) -> Path:
+    """``path`` with symlinks resolved."""
     return Path(os.path.realpath(path))
+
+
+def owns(test: str, stem: str) -> bool:
+    """Whether a baseline file stem belongs to test id ``test`` (its first
+    file, or a numbered or named one: ``<test>.2``, ``<test>.<name>``)."""
+    for own in (sanitize_name(test), legacy_sanitize_name(test)):
+        if stem == own or stem.startswith(own + "."):
+            return True
+    return False
 
 
 def baselines_exist(

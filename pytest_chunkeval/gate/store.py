@@ -28,14 +28,8 @@ from pytest_chunkeval.gate.legacy import (
 )
 from pytest_chunkeval.gate.messages import format_failure, format_pass, what_changed
 from pytest_chunkeval.gate.outcomes import OUTCOMES, CheckOutcome
-from pytest_chunkeval.gate.paths import (
-    BaselineLayout,
-    NodeRef,
-    _abs,
-    _real,
-    legacy_sanitize_name,
-    sanitize_name,
-)
+from pytest_chunkeval.gate.owners import unused_files
+from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef, absolute, owns
 from pytest_chunkeval.gate.tolerances import GateSettings
 from pytest_chunkeval.gate.verdicts import gated_metrics
 from pytest_chunkeval.util.files import atomic_write_text
@@ -87,8 +81,11 @@ class BaselineStore:
         self.touched: set[Path] = set()
         self.outcomes: list[CheckOutcome] = []
         self.removed: list[Path] = []
-        self.collected: set[str] = set()
+        self.collected: dict[str, None] = {}
+        """Collected node ids in collection order (deselected ones included)."""
         self.passed: set[str] = set()
+        self.skipped: set[str] = set()
+        """Tests pytest skipped (a per-question item left out): not failed."""
         self.partial: set[str] = set()
         self._counts: dict[str, int] = {}
         self._row = ""  # the row of the result check() is checking
@@ -133,7 +130,7 @@ class BaselineStore:
             return True
         names = self._names(test.name)
         if path.parent.is_dir() and any(
-            _owns(n, f.stem) for f in path.parent.glob("*.json") for n in names
+            owns(n, f.stem) for f in path.parent.glob("*.json") for n in names
         ):
             return True
         return self._former_path(test, None) is not None
@@ -182,12 +179,12 @@ class BaselineStore:
     ) -> CheckOutcome:
         suffix = self._suffix(test, name)
         path = self.layout.path(test.path, test.name, suffix)
-        key = _abs(path)
+        key = absolute(path)
         self.touched.add(key)
         shown = self._shown(path)
         former = None if path.is_file() else self._former_path(test, suffix)
         if former is not None:
-            self.touched.add(_abs(former))
+            self.touched.add(absolute(former))
         if self.update:
             try:
                 outcome, write = self._plan(result, test, path, shown, former, settings)
@@ -335,6 +332,25 @@ class BaselineStore:
                 CheckOutcome(nodeid, outcome.path, "not recorded", message, outcome.row)
             )
 
+    def not_compared(self, test: NodeRef, reason: str, row: str = "") -> CheckOutcome:
+        """A result the test asked to compare (``baseline=True``) that was not,
+        because the test failed first (``reason``): its row must not read as
+        compared. In update mode, nothing was recorded either."""
+        shown = self._shown(self.path_for(test))
+        if self.update:
+            status = "not recorded"
+            message = (
+                f"not recorded: {test.nodeid} failed ({reason}); {shown} is left as "
+                "it was"
+            )
+        else:
+            status = "not compared"
+            message = (
+                f"not compared: {test.nodeid} failed before its baseline "
+                f"comparison ({reason}); {shown} was not read"
+            )
+        return self._record(CheckOutcome(test.nodeid, shown, status, message, row))
+
     def _unwritable(self, path: Path, exc: OSError) -> str:
         folder = path.parent
         while not folder.exists() and folder != folder.parent:
@@ -379,7 +395,7 @@ class BaselineStore:
         root = self.layout.rootdir
         if root is not None:
             try:
-                return str(_abs(path).relative_to(_abs(Path(root))))
+                return str(absolute(path).relative_to(absolute(Path(root))))
             except ValueError:
                 pass
         return str(path)
@@ -387,12 +403,23 @@ class BaselineStore:
     # -- session end ------------------------------------------------------------
 
     def note_collected(self, nodeids: Iterable[str]) -> None:
-        """Record collected tests (deselected ones included) for :meth:`unused`."""
-        self.collected.update(nodeids)
+        """Record collected tests (deselected ones included), in collection
+        order, for :meth:`unused` and the order of the reports' tests."""
+        self.collected.update(dict.fromkeys(nodeids))
+
+    @property
+    def order(self) -> dict[str, int]:
+        """Node id -> its place in collection order (the same on every xdist
+        worker: each collects every test)."""
+        return {n: i for i, n in enumerate(self.collected)}
 
     def note_passed(self, nodeid: str) -> None:
         """Record a test that passed, for :meth:`unused`."""
         self.passed.add(nodeid)
+
+    def note_skipped(self, nodeid: str) -> None:
+        """Record a test pytest skipped (its report row says so)."""
+        self.skipped.add(nodeid)
 
     def note_partial(self, test_files: Iterable[str | os.PathLike[str]]) -> None:
         """Record test files the command line selected by node id
@@ -422,38 +449,14 @@ class BaselineStore:
         if collected is None:
             root = self.layout.rootdir or Path.cwd()
             collected = [NodeRef.from_nodeid(n, root) for n in sorted(self.collected)]
-        collected = list(collected)
-        passed_ids = set(self.passed if passed is None else passed)
-        # Real paths: the command line's paths (relative to the invocation
-        # directory) and node ids (relative to rootdir) may differ by a symlink.
-        partial_files = {
-            _real(Path(f)) for f in (self.partial if partial is None else partial)
-        }
-        modules: dict[Path, list[NodeRef]] = {}
-        for ref in collected:
-            modules.setdefault(_abs(ref.path), []).append(ref)
-        roots = {self.layout.scan_root(f) for f in modules}
-        unused = []
-        for root in sorted(roots):
-            for file in self.layout.files_under(root):
-                if _abs(file) in self.touched:
-                    continue
-                test_file = _abs(self.layout.test_file_of(file.parent))
-                if partial_files and _real(test_file) in partial_files:
-                    continue  # only some of its tests were collected
-                tests = modules.get(test_file)
-                if tests is None:
-                    if not test_file.exists():
-                        unused.append(file)  # its test module was deleted or renamed
-                    continue
-                owners = [
-                    t
-                    for t in tests
-                    if any(_owns(n, file.stem) for n in self._names(t.name))
-                ]
-                if all(t.nodeid in passed_ids for t in owners):
-                    unused.append(file)
-        return unused
+        return unused_files(
+            self.layout,
+            collected,
+            touched=self.touched,
+            passed=set(self.passed if passed is None else passed),
+            partial=[Path(f) for f in (self.partial if partial is None else partial)],
+            names=self._names,
+        )
 
     def remove(self, paths: Iterable[Path]) -> list[Path]:
         """Delete baseline files (update mode) and the directories they leave empty."""
@@ -475,16 +478,18 @@ class BaselineStore:
         return {
             "touched": sorted(str(p) for p in self.touched),
             "outcomes": [o.to_json() for o in self.outcomes],
-            "collected": sorted(self.collected),
+            "collected": list(self.collected),
             "passed": sorted(self.passed),
+            "skipped": sorted(self.skipped),
             "partial": sorted(self.partial),
         }
 
     def merge_payload(self, payload: Mapping[str, Any]) -> None:
         """Add a worker's bookkeeping to this (controller) store."""
         self.touched.update(Path(p) for p in payload.get("touched", []))
-        self.collected.update(payload.get("collected", []))
+        self.note_collected(payload.get("collected", []))
         self.passed.update(payload.get("passed", []))
+        self.skipped.update(payload.get("skipped", []))
         self.partial.update(payload.get("partial", []))
         self.outcomes += [
             CheckOutcome.from_json(o) for o in payload.get("outcomes", [])
@@ -518,12 +523,7 @@ class BaselineStore:
         return lines
 
 
-_LISTED = frozenset({"passed", "improved", "updated", "created", "not recorded"})
+_LISTED = frozenset(
+    {"passed", "improved", "updated", "created", "not recorded", "not compared"}
+)
 _FAILED = frozenset({"missing", "corrupt", "mismatch", "regressed", "unwritable"})
-
-
-def _owns(test: str, stem: str) -> bool:
-    for own in (sanitize_name(test), legacy_sanitize_name(test)):
-        if stem == own or stem.startswith(own + "."):
-            return True
-    return False

@@ -1,20 +1,19 @@
-"""Each test's and each report row's baseline verdict, from the store's check
-outcomes, with the numbers behind it (:class:`GatedMetric`: per gated metric the
-baseline, the change and its confidence interval), and the one-line verdict of a
-session (``2 regressions, 1 improvement, 14 unchanged``) that the Markdown report
-opens with."""
+"""The baseline verdicts: what each check outcome's status means
+(:data:`VERDICT_OF`, worst first in :data:`ORDER`), the numbers behind a
+verdict (:class:`GatedMetric`: per gated metric the baseline, the change and its
+confidence interval), and the one-line verdict of a session (``2 regressions, 1
+improvement, 14 unchanged``) that the reports open with. A report row's verdict
+is :mod:`pytest_chunkeval.gate.rows`'."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_chunkeval.gate.changes import BaselineChanges
     from pytest_chunkeval.gate.compare import GateReport
-    from pytest_chunkeval.gate.flips import Flips
 
 VERDICT_OF = {
     "passed": "passed",
@@ -28,6 +27,7 @@ VERDICT_OF = {
     "mismatch": "not compared",
     "unwritable": "not compared",
     "not recorded": "not compared",
+    "not compared": "not compared",
 }
 ORDER = ("regressed", "missing", "not compared", "improved", "created", "updated")
 """Worst first: a test with several baselines gets the worst one's verdict."""
@@ -40,19 +40,6 @@ def worst(verdicts: Iterable[str]) -> str:
         if verdict in seen:
             return verdict
     return "passed" if seen else ""
-
-
-def verdicts_by_test(outcomes: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """Node id -> its verdict, from ``(nodeid, status)`` check outcomes."""
-    per_test: dict[str, list[str]] = {}
-    for nodeid, status in outcomes:
-        per_test.setdefault(nodeid, []).append(VERDICT_OF.get(status, "not compared"))
-    return {nodeid: worst(v) for nodeid, v in per_test.items()}
-
-
-def row_verdict(nodeids: Sequence[str], verdicts: Mapping[str, str]) -> str:
-    """A report row's verdict: the worst of its tests' ("" when none checked)."""
-    return worst(verdicts[n] for n in nodeids if n in verdicts)
 
 
 _NOUNS = {
@@ -166,73 +153,3 @@ def _num(value: Any) -> float | None:
         return None
     number = float(value)
     return None if math.isnan(number) else number
-
-
-class Checked(Protocol):
-    """What :func:`row_verdicts` reads of a check outcome (gate/store.py)."""
-
-    @property
-    def nodeid(self) -> str: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def row(self) -> str: ...
-    @property
-    def gated(self) -> tuple[GatedMetric, ...]: ...
-    @property
-    def flips(self) -> Flips | None: ...
-    @property
-    def changes(self) -> BaselineChanges | None: ...
-
-
-@dataclass(frozen=True)
-class RowVerdict:
-    """What a report row shows of its tests and its baseline checks."""
-
-    outcome: str = ""
-    """``passed`` / ``failed`` ("" when unknown)."""
-    verdict: str = ""
-    """The worst baseline verdict of the row ("" when none was checked)."""
-    gated: tuple[GatedMetric, ...] = ()
-    """The gated metrics of the check that gave ``verdict``."""
-    flips: Flips | None = None
-    changes: BaselineChanges | None = None
-    """What else differs from the baseline (configuration, documents,
-    questions); None when nothing does."""
-
-
-def row_verdicts(
-    rows: Iterable[tuple[str, Sequence[str]]],
-    outcomes: Sequence[Checked],
-    passed: Collection[str] | None = None,
-) -> dict[str, RowVerdict]:
-    """Row key -> its :class:`RowVerdict`, for ``(key, node ids)`` rows.
-
-    A check belongs to the row its result was recorded under (``row``); a check
-    without one (a result the session did not produce) to every row of its test.
-    ``passed``: the node ids whose every phase passed (None: unknown). The
-    row's flips are those of all its checks (one question each for the items of
-    a per-question test)."""
-    from pytest_chunkeval.gate.flips import merged
-
-    out = {}
-    for key, nodeids in rows:
-        mine = [
-            o for o in outcomes if o.row == key or (not o.row and o.nodeid in nodeids)
-        ]
-        verdict = worst(VERDICT_OF.get(o.status, "not compared") for o in mine)
-        chosen = [
-            o for o in mine if VERDICT_OF.get(o.status, "not compared") == verdict
-        ]
-        detail = next((o for o in chosen if o.gated), chosen[0] if chosen else None)
-        outcome = ""
-        if passed is not None and nodeids:
-            outcome = "passed" if all(n in passed for n in nodeids) else "failed"
-        out[key] = RowVerdict(
-            outcome,
-            verdict,
-            detail.gated if detail is not None else (),
-            merged([o.flips for o in mine if o.flips is not None]),
-            detail.changes if detail is not None else None,
-        )
-    return out

@@ -9,13 +9,12 @@ from collections.abc import Sequence
 
 from pytest_chunkeval.core.metric_names import format_interval, header
 from pytest_chunkeval.core.metric_names import format_points as _pts
-from pytest_chunkeval.gate.verdicts import ORDER, GatedMetric, severity, verdict_text
+from pytest_chunkeval.gate.rows import FAILING
+from pytest_chunkeval.gate.verdicts import GatedMetric, severity, verdict_text
 from pytest_chunkeval.reporting.escape import breakable, esc
 from pytest_chunkeval.reporting.markdown import _md_cell, _md_table
 from pytest_chunkeval.reporting.rows import ReportEntry, _Row
 
-FAILING = ORDER[:3]
-"""Verdicts that fail the gate and stand out: regressed, missing, not compared."""
 BASELINE_NOTE = (
     "Each gated metric as baseline → now: change [{ci}], in points. The change "
     "is paired (the mean of the per-question changes) and its confidence "
@@ -75,21 +74,26 @@ def _note(entries: Sequence[ReportEntry]) -> str:
 
 
 def _tests(entry: ReportEntry) -> str:
-    tests = list(entry.nodeids)
-    if not tests:
-        return "-"
-    return tests[0] + (f" (+{len(tests) - 1})" if len(tests) > 1 else "")
+    return entry.tests_cell()
+
+
+def in_gate_table(entry: ReportEntry) -> bool:
+    """Whether a row belongs to the "against the baseline" block: it was
+    compared on gated metrics, or its verdict fails the gate (a per-question
+    item's flip, a missing baseline, one not compared): every check shown."""
+    return bool(entry.gated) or entry.verdict in FAILING
 
 
 def gate_table(
     entries: Sequence[ReportEntry],
 ) -> tuple[list[str], list[tuple[ReportEntry, list[GatedMetric | None]]]]:
-    """The gated metrics (in order of first use) and, per compared row, its
-    :class:`GatedMetric` of each (None where the row does not gate it)."""
+    """The gated metrics (in order of first use) and, per row of the block
+    (:func:`in_gate_table`), its :class:`GatedMetric` of each (None where the
+    row does not gate it)."""
     metrics = list(dict.fromkeys(g.metric for e in entries for g in e.gated))
     rows = []
     for entry in entries:
-        if entry.gated:
+        if in_gate_table(entry):
             by_name = {g.metric: g for g in entry.gated}
             rows.append((entry, [by_name.get(m) for m in metrics]))
     return metrics, rows
@@ -114,10 +118,10 @@ def _gate_headers(metrics: Sequence[str]) -> list[str]:
 # -- Markdown ---------------------------------------------------------------------
 
 
-def verdict_markdown(verdict: str) -> str:
+def verdict_markdown(entry: ReportEntry) -> str:
     """The Baseline cell of the Markdown table: failing verdicts in bold."""
-    text = verdict_text(verdict)
-    return f"**{text}**" if verdict in FAILING else text
+    text = entry.baseline_cell
+    return f"**{text}**" if entry.verdict in FAILING else text
 
 
 def _md_text(text: str) -> str:
@@ -140,7 +144,7 @@ def baseline_markdown(entries: Sequence[ReportEntry]) -> str:
         cells = [
             _tests(entry),
             _Row.from_entry(entry).shown,
-            verdict_markdown(entry.verdict),
+            verdict_markdown(entry),
         ]
         for g in gated:
             text = "-" if g is None else gated_cell(g)
@@ -222,9 +226,8 @@ def status_cells_html(entry: ReportEntry) -> list[str]:
     slug = entry.verdict.replace(" ", "-")
     status_class = f"status status-{slug}" if entry.verdict else "status"
     return [
-        f"<td{outcome_class}>{esc(entry.outcome or '-')}</td>",
-        f'<td class="{status_class}" data-v="{rank}">'
-        f"{esc(verdict_text(entry.verdict))}</td>",
+        f"<td{outcome_class}>{esc(entry.outcome_cell)}</td>",
+        f'<td class="{status_class}" data-v="{rank}">{esc(entry.baseline_cell)}</td>',
     ]
 
 

@@ -133,6 +133,8 @@ _JS = """
 
 def _html_table(rows: Sequence[_Row], entries: Sequence[ReportEntry] = ()) -> str:
     headers, body = _result_rows(rows)
+    for cells, entry in zip(body, entries, strict=False):
+        cells[0] = entry.tests_cell()  # the failed tests named first
     status = any(e.outcome or e.verdict for e in entries)
     if status:
         headers[2:2] = ["Outcome", "Baseline"]

@@ -11,19 +11,24 @@ from pytest_chunkeval.errors import DataError, file_error
 from pytest_chunkeval.reporting.rows import REPORT_SCHEMA, ReportEntry
 
 
-def json_report(entries: Iterable[ReportEntry]) -> str:
-    """Every result of a session: ``{"chunkeval_report": 1, "results": [{"tests",
-    "result"}]}``; each ``result`` loads with ``EvalResult.from_json``. A result
-    whose tests ran also has ``outcome`` (passed / failed); one compared with a
-    baseline ``verdict``, ``gated`` (per metric: baseline, now, delta, low, high,
-    status, confidence) and ``flips`` (the questions retrieved before and missed
-    now, and the reverse), and ``changes`` when something besides the metrics
-    differs from the baseline (configuration, documents, questions left out,
-    added or removed: ``BaselineChanges.to_json``)."""
-    payload = {
-        "chunkeval_report": REPORT_SCHEMA,
-        "results": [_item(e) for e in entries],
-    }
+def json_report(entries: Iterable[ReportEntry], *, verdict: str = "") -> str:
+    """Every result of a session: ``{"chunkeval_report": 1, "verdict": ...,
+    "results": [{"tests", "result"}]}``; ``verdict`` is the session's line the
+    other reports open with, counting these results by their verdict, and each
+    ``result`` loads with ``EvalResult.from_json``. ``tests`` lists the failed
+    tests first (also in ``failed``; ``skipped``: those pytest skipped). A
+    result whose tests ran also has ``outcome`` (passed / failed / skipped);
+    one compared with a baseline ``verdict`` (with ``reason`` when ``not
+    compared``), ``gated`` (per metric: baseline, now, delta, low, high, status,
+    confidence) and ``flips`` (the questions retrieved before and missed now,
+    and the reverse, each counted once from the query set), and ``changes``
+    when something besides the metrics differs from the baseline
+    (configuration, documents, questions left out, added or removed:
+    ``BaselineChanges.to_json``)."""
+    payload: dict[str, object] = {"chunkeval_report": REPORT_SCHEMA}
+    if verdict:
+        payload["verdict"] = verdict
+    payload["results"] = [_item(e) for e in entries]
     return json.dumps(payload, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -33,10 +38,16 @@ def _item(entry: ReportEntry) -> dict[str, object]:
         item["outcome"] = entry.outcome
     if entry.verdict:
         item["verdict"] = entry.verdict
+    if entry.reason:
+        item["reason"] = entry.reason
+    if entry.failed:
+        item["failed"] = list(entry.failed)
+    if entry.skipped:
+        item["skipped"] = list(entry.skipped)
     if entry.gated:
         item["gated"] = [g.to_json() for g in entry.gated]
     if entry.flips is not None:
-        item["flips"] = entry.flips.to_json()
+        item["flips"] = entry.flips.to_json(ids=False)
     if entry.changes is not None:
         item["changes"] = entry.changes.to_json()
     item["result"] = dict(entry.result)
@@ -75,6 +86,9 @@ def read_json_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
                 if item.get("changes")
                 else None
             ),
+            reason=str(item.get("reason", "")),
+            failed=tuple(item.get("failed", [])),
+            skipped=tuple(item.get("skipped", [])),
         )
         for item in data.get("results", [])
     ]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.metric_names import format_percent, header
+from pytest_chunkeval.gate.rows import label_tests
 from pytest_chunkeval.reporting.history import append_lines, commits, runs
 from pytest_chunkeval.reporting.rows import (
     _chunk_cell,
@@ -57,7 +58,7 @@ def _result_rows(rows: Sequence[_Row]) -> tuple[list[str], list[list[str]]]:
     ]
     body = [
         [
-            _tests_cell(r.tests),
+            label_tests(r.tests),
             r.shown,
             *(_mean_std(r, m) for m in columns),
             _chunk_cell(r),
@@ -66,12 +67,6 @@ def _result_rows(rows: Sequence[_Row]) -> tuple[list[str], list[list[str]]]:
         for r in rows
     ]
     return headers, body
-
-
-def _tests_cell(tests: Sequence[str]) -> str:
-    if not tests:
-        return "-"
-    return tests[0] + (f" (+{len(tests) - 1})" if len(tests) > 1 else "")
 
 
 def markdown_report(
@@ -92,10 +87,12 @@ def markdown_report(
 
     entries = worst_first(list(entries))
     headers, body = _result_rows([_Row.from_entry(e) for e in entries])
+    for cells, e in zip(body, entries, strict=True):
+        cells[0] = e.tests_cell()  # the failed tests named first
     if any(e.outcome or e.verdict for e in entries):
         headers[2:2] = ["Outcome", "Baseline"]
         for cells, e in zip(body, entries, strict=True):
-            cells[2:2] = [e.outcome or "-", verdict_markdown(e.verdict)]
+            cells[2:2] = [e.outcome_cell, verdict_markdown(e)]
     head = f"**{verdict}**\n\n" if verdict else ""
     table = _md_table(headers, body, 4 if headers[2] == "Outcome" else 2)
     text = f"{head}## {title}\n\n{table}\n"

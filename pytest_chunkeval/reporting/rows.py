@@ -25,6 +25,7 @@ from pytest_chunkeval.reporting.history import commit_key
 if TYPE_CHECKING:
     from pytest_chunkeval.gate.changes import BaselineChanges
     from pytest_chunkeval.gate.flips import Flips
+    from pytest_chunkeval.gate.rows import RowVerdict
     from pytest_chunkeval.gate.verdicts import GatedMetric
 
 REPORT_SCHEMA = 1
@@ -78,6 +79,66 @@ class ReportEntry:
     (:func:`~pytest_chunkeval.reporting.explorer.explorer_piece`); None: nothing."""
     changes: BaselineChanges | None = None
     """What differs from the baseline besides the metrics (None: nothing)."""
+    reason: str = ""
+    """Why a ``not compared`` verdict was not (gate/rows.py)."""
+    failed: tuple[str, ...] = ()
+    """The tests that failed or gave the failing verdict (named first)."""
+    skipped: tuple[str, ...] = ()
+    """The tests pytest skipped."""
+
+    @classmethod
+    def of_row(
+        cls,
+        result: Mapping[str, Any],
+        nodeids: Sequence[str],
+        verdict: RowVerdict,
+        explorer: Mapping[str, Any] | None = None,
+    ) -> ReportEntry:
+        """A session's row: its result, tests and :class:`RowVerdict`."""
+        return cls(
+            result,
+            tuple(nodeids),
+            verdict.outcome,
+            verdict.verdict,
+            verdict.gated,
+            verdict.flips,
+            explorer,
+            verdict.changes,
+            verdict.reason,
+            verdict.failed,
+            verdict.skipped,
+        )
+
+    @property
+    def row_verdict(self) -> RowVerdict:
+        from pytest_chunkeval.gate.rows import RowVerdict
+
+        return RowVerdict(
+            self.outcome,
+            self.verdict,
+            self.gated,
+            self.flips,
+            self.changes,
+            self.reason,
+            self.failed,
+            self.skipped,
+        )
+
+    @property
+    def baseline_cell(self) -> str:
+        """``REGRESSED``, ``not compared (unreadable baseline)``, ``-``."""
+        return self.row_verdict.cell
+
+    @property
+    def outcome_cell(self) -> str:
+        """``passed``, ``failed (1 skipped)``, ``-``."""
+        return self.row_verdict.outcome_cell(len(self.nodeids))
+
+    def tests_cell(self, listed: int = 3) -> str:
+        """The tests, the failed ones named first (gate/rows.py)."""
+        from pytest_chunkeval.gate.rows import label_tests
+
+        return label_tests(self.nodeids, self.failed, listed=listed)
 
     @classmethod
     def of(

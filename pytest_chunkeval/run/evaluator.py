@@ -1,12 +1,14 @@
-"""The ``chunkeval`` fixture's object (:class:`Evaluator`) and the checks a
-test's marker asks for once its body passed (thresholds, baselines)."""
+"""The ``chunkeval`` fixture's object (:class:`Evaluator`): what a test
+evaluated, the baseline comparisons it made, and how they end (written in
+update mode, not compared when the test failed first). The checks its marker
+asks for once its body passed are run/checks.py's."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -354,10 +356,16 @@ class Evaluator:
         """After the call phase and the marker's checks: under
         ``--chunkeval-update``, write the test's baselines if it passed
         (``failure`` None), else keep the old files and note why. The failure text
-        (``failure`` itself, or a baseline that cannot be written), or None."""
+        (``failure`` itself, or a baseline that cannot be written), or None.
+
+        A test body that raised (``failure`` an exception) before the
+        comparisons ``baseline=True`` asks for: its results are recorded as not
+        compared, so that no report reads them as compared."""
         text = failure if isinstance(failure, str) else None
         if failure is None:
             text = failure = self.unplaced_outside_baseline()
+        if isinstance(failure, BaseException) and self.marker.baseline:
+            self._not_compared(_short_reason(self.nodeid, failure))
         if not self._begun:
             return text
         store = self.session.baselines
@@ -365,6 +373,35 @@ class Evaluator:
             return store.commit(self.nodeid)
         store.discard(self.nodeid, _short_reason(self.nodeid, failure))
         return text
+
+    def _not_compared(self, reason: str) -> None:
+        """Each result ``baseline=True`` would have compared, as not compared."""
+        results: list[EvalResult] = []
+        for result in self.results:
+            if not any(result is r for r in [*self._checked, *results]):
+                results.append(result)
+        if not results:
+            return
+        store = self.session.baselines
+        if not self._begun:
+            store.begin(self.nodeid)
+            self._begun = True
+        for result in results:
+            store.not_compared(self._test(), reason, self.session.row_of(result))
+
+    def verdict_properties(self) -> list[tuple[str, str]]:
+        """The test's baseline checks as JUnit properties: one
+        ``chunkeval.baseline`` per check, as the reports' Baseline cell shows
+        it (``regressed``, ``not compared (test failed first)``)."""
+        if not self._begun:
+            return []
+        from pytest_chunkeval.gate.rows import check_text
+
+        return [
+            ("chunkeval.baseline", f"{check_text(o.status)}: {o.path}")
+            for o in self.session.baselines.outcomes
+            if o.nodeid == self.nodeid
+        ]
 
     def leave_out(self, reason: str) -> None:
         """A per-question item's question is left out of its baseline
@@ -433,69 +470,3 @@ def _short_reason(nodeid: str, failure: str | BaseException) -> str:
     if line.startswith("(") and line.endswith(") not met"):
         line = line[1 : -len(") not met")] + " not met"
     return line if len(line) <= 100 else line[:99] + "…"
-
-
-def after_test(
-    nodeid: str, marker: MarkerOptions, evaluator: Evaluator | None
-) -> str | None:
-    """The marker's checks once the test body passed: thresholds, then baselines
-    (``baseline=True``); the failure text, or None."""
-    if marker.per_question and evaluator is not None:
-        from pytest_chunkeval.run.per_question import check_question
-
-        return check_question(evaluator)
-    results = evaluator.results if evaluator is not None else []
-    if marker.thresholds and evaluator is not None:
-        # A threshold on questions left out would judge another question set.
-        message = evaluator.unplaced_outside_baseline(every=True)
-        if message is not None:
-            return message
-    if marker.thresholds:
-        message = check_thresholds(nodeid, marker.thresholds, results)
-        if message is not None:
-            return message
-    if not marker.baseline:
-        return None
-    if evaluator is None:
-        return (
-            f"{nodeid}: @pytest.mark.chunkeval(baseline=True) needs the chunkeval "
-            "fixture: request it and call chunkeval.evaluate(...) or "
-            "chunkeval.score(...)"
-        )
-    return evaluator.check_marker_baselines()
-
-
-def check_thresholds(
-    nodeid: str, thresholds: Mapping[str, float], results: Sequence[EvalResult]
-) -> str | None:
-    """Failure text when a result misses a marker threshold (or there is none)."""
-    stated = ", ".join(f"min_{m}={v:g}" for m, v in thresholds.items())
-    if not results:
-        return (
-            f"{nodeid}: @pytest.mark.chunkeval({stated}) states thresholds but the "
-            "test produced no chunkeval result: request the chunkeval fixture and "
-            "call chunkeval.evaluate(...) or chunkeval.score(...)"
-        )
-    from pytest_chunkeval.gate.assertions import check_metric
-
-    failures = []
-    for metric, minimum in thresholds.items():
-        # A chunk result has no rel_recall, a relationship result no recall: each
-        # threshold applies to the results that define its metric.
-        measured = [r for r in results if metric in r.metrics]
-        if not measured:
-            failures.append(
-                f"min_{metric}: none of the test's results has {metric} (it has "
-                f"{', '.join(results[0].metrics)})"
-            )
-        for result in measured:
-            try:
-                text = check_metric(result, metric, minimum)
-            except ValueError as exc:
-                text = str(exc)
-            if text is not None:
-                failures.append(text)
-    if not failures:
-        return None
-    head = f"{nodeid}: @pytest.mark.chunkeval({stated}) not met"
-    return "\n\n".join([head, *failures])

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest_chunkeval.config.options import Settings
     from pytest_chunkeval.gate.outcomes import CheckOutcome
-    from pytest_chunkeval.gate.verdicts import RowVerdict
+    from pytest_chunkeval.gate.rows import RowVerdict
     from pytest_chunkeval.reporting.rows import ReportEntry
 
 
@@ -60,7 +60,8 @@ class SessionEnd:
     verdicts: dict[str, RowVerdict] = field(default_factory=dict)
     """Summary row key -> its test outcome and baseline verdict."""
     headline: str = ""
-    """The run's verdict in one line (``1 regression, 0 improvements, 3 unchanged``)."""
+    """The run's verdict in one line, counting the rows of the tables by their
+    Baseline cell (``1 regression, 0 improvements, 3 unchanged``)."""
 
     @property
     def failed(self) -> bool:
@@ -77,11 +78,11 @@ def _attempt(end: SessionEnd, what: str, write: Callable[[], list[str]]) -> None
         end.errors.append(f"could not {what}: {exc}")
 
 
-def _json(path: str, entries: Sequence[ReportEntry]) -> list[str]:
+def _json(path: str, entries: Sequence[ReportEntry], verdict: str) -> list[str]:
     from pytest_chunkeval.reporting.json_report import json_report
     from pytest_chunkeval.util.files import atomic_write_text
 
-    atomic_write_text(path, json_report(entries))
+    atomic_write_text(path, json_report(entries, verdict=verdict))
     return [f"JSON report: {path}"]
 
 
@@ -120,14 +121,23 @@ def session_verdicts(
     end: SessionEnd,
     outcomes: Sequence[CheckOutcome],
     passed: Collection[str] | None,
+    *,
+    skipped: Collection[str] = (),
+    order: Mapping[str, int] | None = None,
 ) -> None:
     """Fill ``end.verdicts`` (per row: test outcome, baseline verdict, gated
-    metrics, flipped questions) and ``end.headline`` from the baseline checks;
-    ``passed``: the node ids whose every phase passed (None: unknown)."""
-    from pytest_chunkeval.gate.verdicts import headline, row_verdicts, verdicts_by_test
+    metrics, flipped questions) and ``end.headline`` from the baseline checks,
+    and put each row's tests in the order every report lists them (the failed
+    ones first, then collection ``order``); ``passed``: the node ids whose every
+    phase passed (None: unknown), ``skipped``: those pytest skipped."""
+    from pytest_chunkeval.gate.rows import ordered_tests, row_headline, row_verdicts
 
-    end.verdicts = row_verdicts(((r.key, r.nodeids) for r in rows), outcomes, passed)
-    end.headline = headline(verdicts_by_test((o.nodeid, o.status) for o in outcomes))
+    end.verdicts = row_verdicts(
+        ((r.key, r.nodeids) for r in rows), outcomes, passed, skipped, order
+    )
+    for row in rows:
+        row.nodeids[:] = ordered_tests(row.nodeids, end.verdicts[row.key], order or {})
+    end.headline = row_headline(end.verdicts.values())
 
 
 def write_outputs(
@@ -144,28 +154,21 @@ def write_outputs(
         )
     if not (s.json or s.md or s.html):
         return
-    from pytest_chunkeval.gate.verdicts import RowVerdict
+    from pytest_chunkeval.gate.rows import RowVerdict
     from pytest_chunkeval.reporting.rows import ReportEntry
 
-    entries = []
-    for r in rows:
-        v = end.verdicts.get(r.key, RowVerdict())
-        entries.append(
-            ReportEntry(
-                r.result,
-                tuple(r.nodeids),
-                v.outcome,
-                v.verdict,
-                v.gated,
-                v.flips,
-                r.explorer,
-                v.changes,
-            )
+    entries = [
+        ReportEntry.of_row(
+            r.result, r.nodeids, end.verdicts.get(r.key, RowVerdict()), r.explorer
         )
+        for r in rows
+    ]
     verdict = end.headline
     if s.json:
         path = s.json
-        _attempt(end, f"write the JSON report {path}", lambda: _json(path, entries))
+        _attempt(
+            end, f"write the JSON report {path}", lambda: _json(path, entries, verdict)
+        )
     if s.md:
         path = s.md
         _attempt(

@@ -101,11 +101,12 @@ def _left_out(result: EvalResult, question: str) -> UnplacedQuery | None:
 
 
 def check_question(evaluator: Evaluator) -> str | None:
-    """The item's own checks once its body passed: its question's thresholds,
-    then (``baseline=True``) its baseline and a flip from retrieved to missed.
-    The failure text, or None. A question the edited corpus can no longer place
-    is left out of a baseline comparison, as in a whole-set one: the item is
-    then skipped with the reason (:attr:`Evaluator.left_out`)."""
+    """The item's own checks once its body passed, every one: its question's
+    thresholds and (``baseline=True``) its baseline and a flip from retrieved
+    to missed. The failure texts as one, or None. A question the edited
+    corpus can no longer place is left out of a baseline comparison, as in a
+    whole-set one: the item is then skipped with the reason
+    (:attr:`Evaluator.left_out`)."""
     marker, nodeid, question = evaluator.marker, evaluator.nodeid, evaluator.question
     assert question is not None
     if not evaluator.results:
@@ -126,6 +127,17 @@ def check_question(evaluator: Evaluator) -> str | None:
             + evaluator.session.baselines.command(nodeid)
         )
         return None
+    # Every check, as for a whole-set test: a missed threshold does not hide
+    # the question's flip against its baseline.
+    failures = [_threshold_failure(evaluator, question)]
+    if marker.baseline:
+        failures.append(_check_baselines(evaluator, question))
+    return "\n\n".join(f for f in failures if f) or None
+
+
+def _threshold_failure(evaluator: Evaluator, question: str) -> str | None:
+    """The item's ``min_question_<metric>`` thresholds on its question."""
+    marker, nodeid = evaluator.marker, evaluator.nodeid
     failures = []
     for result in evaluator.results:
         record = question_of(result, question)
@@ -135,15 +147,13 @@ def check_question(evaluator: Evaluator) -> str | None:
             value = record.metric(metric)
             if math.isnan(value) or value < minimum:
                 failures.append(_below(result, record, metric, value, minimum))
-    if failures:
-        stated = ", ".join(
-            f"min_question_{m}={v:g}" for m, v in marker.question_thresholds.items()
-        )
-        head = f"{nodeid}: @pytest.mark.chunkeval({stated}) not met"
-        return "\n\n".join([head, *failures])
-    if marker.baseline:
-        return _check_baselines(evaluator, question)
-    return None
+    if not failures:
+        return None
+    stated = ", ".join(
+        f"min_question_{m}={v:g}" for m, v in marker.question_thresholds.items()
+    )
+    head = f"{nodeid}: @pytest.mark.chunkeval({stated}) not met"
+    return "\n\n".join([head, *failures])
 
 
 def _below(

@@ -461,13 +461,17 @@ class ChunkevalSession:
         collected: Sequence[str],
         passed: Sequence[str],
         partial: Sequence[str] = (),
+        skipped: Sequence[str] = (),
     ) -> None:
         """The node ids this process collected (deselected ones included), those
         whose every phase passed, and the test files selected by node id (collected
-        in part): what decides which baselines are unused."""
+        in part): what decides which baselines are unused; and the tests pytest
+        skipped (the reports say so)."""
         self.baselines.note_collected(collected)
         for nodeid in passed:
             self.baselines.note_passed(nodeid)
+        for nodeid in skipped:
+            self.baselines.note_skipped(nodeid)
         self.baselines.note_partial(partial)
 
     # -- session end --------------------------------------------------------------
@@ -483,7 +487,14 @@ class ChunkevalSession:
             unused = []
         end = SessionEnd(unused=unused, fail_unused=self.settings.fail_unused)
         rows = self.summary_rows()
-        session_verdicts(rows, end, store.outcomes, store.passed)
+        session_verdicts(
+            rows,
+            end,
+            store.outcomes,
+            store.passed,
+            skipped=store.skipped,
+            order=store.order,
+        )
         write_outputs(
             self.settings, rows, end, os.environ if environ is None else environ
         )

@@ -8,7 +8,7 @@ Rows come from ``EvalResult.to_json(details=False)`` (what xdist workers send).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_chunkeval.core.metric_names import (
     JUDGED,
@@ -21,12 +21,10 @@ from pytest_chunkeval.core.metric_names import (
 )
 from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.engine.labels import chunker_text, k_text
-from pytest_chunkeval.gate.verdicts import RowVerdict, severity, verdict_text
+from pytest_chunkeval.gate.rows import FAILING, RowVerdict, label_tests
+from pytest_chunkeval.gate.verdicts import severity, verdict_text
 from pytest_chunkeval.reporting.table import format_rows
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
-
-if TYPE_CHECKING:
-    pass
 
 # (header, metric) in table order; means are printed in percent.
 METRIC_COLUMNS = tuple((short_label(m), m) for m in names(PRESENCE))
@@ -45,12 +43,18 @@ def _mean(result: Mapping[str, Any], metric: str) -> Any:
     return result.get("metrics", {}).get(metric, {}).get("mean")
 
 
-def _test_cell(row: SummaryRow) -> str:
-    first = row.nodeids[0] if row.nodeids else "?"
-    if len(first) > MAX_TEST_WIDTH:
-        first = "..." + first[-(MAX_TEST_WIDTH - 3) :]
-    more = len(row.nodeids) - 1
-    return f"{first} (+{more})" if more else first
+def _test_cell(row: SummaryRow, verdict: RowVerdict | None = None) -> str:
+    """The row's first failed test (else its first), shortened, and how many
+    others: ``t.py::test_whole (+7: 4 failed)`` (gate/rows.py)."""
+    if not row.nodeids:
+        return "?"
+    failed = verdict.failed if verdict is not None else ()
+    shown = [
+        n if len(n) <= MAX_TEST_WIDTH else "..." + n[-(MAX_TEST_WIDTH - 3) :]
+        for n in row.nodeids
+    ]
+    short = {s for s, n in zip(shown, row.nodeids, strict=True) if n in failed}
+    return label_tests(shown, short, listed=1)
 
 
 def _chunk_cell(result: Mapping[str, Any]) -> str:
@@ -125,8 +129,8 @@ def render_summary(
             header = ["test", *shown, "k", *(h for h, _ in short)]
             body = [
                 [
-                    _test_cell(r),
-                    *(_status_cells(verdicts.get(r.key)) if status else []),
+                    _test_cell(r, verdicts.get(r.key)),
+                    *(_status_cells(verdicts.get(r.key), r) if status else []),
                     k_text(r.result.get("config", {}), r.result.get("chunks") or {}),
                     *(format_percent(_mean(r.result, m)) for _, m in short),
                 ]
@@ -147,10 +151,16 @@ def render_summary(
 _STATUS = ["outcome", "baseline"]
 
 
-def _status_cells(verdict: RowVerdict | None) -> list[str]:
+def _status_cells(verdict: RowVerdict | None, row: SummaryRow) -> list[str]:
     if verdict is None:
         return ["-", "-"]
-    return [verdict.outcome or "-", verdict_text(verdict.verdict)]
+    return [verdict.outcome_cell(len(row.nodeids)), verdict.cell]
+
+
+def _in_block(verdict: RowVerdict) -> bool:
+    """A row of the "against the baseline" block: compared on gated metrics,
+    or a verdict that fails the gate (every check shown)."""
+    return bool(verdict.gated) or verdict.verdict in FAILING
 
 
 def against_baseline(
@@ -161,7 +171,9 @@ def against_baseline(
     moved in one line (its baseline is the table's value). Opened by a line per
     row where more than the metrics changed (configuration, documents,
     questions). Empty when no row was compared."""
-    checked = [(r, verdicts[r.key]) for r in rows if verdicts.get(r.key, _NONE).gated]
+    checked = [
+        (r, verdicts[r.key]) for r in rows if _in_block(verdicts.get(r.key, _NONE))
+    ]
     if not checked:
         return []
     checked.sort(key=lambda rv: severity(rv[1].verdict, rv[1].outcome))
@@ -170,13 +182,20 @@ def against_baseline(
     header = ["test", "metric", "verdict", "baseline", "now", "change", ci]
     body = []
     for row, v in checked:
+        if not v.gated:  # a failing verdict without gated metrics
+            flips = v.flips if v.verdict == "regressed" else None
+            note = (
+                "" if flips is None else f"{flips.lost_count} of {flips.compared} lost"
+            )
+            body.append([_test_cell(row, v), "-", v.cell, "", "", note, ""])
+            continue
         if all(g.unchanged for g in v.gated):  # one line: nothing moved
             names = ", ".join(g.metric for g in v.gated)
-            body.append([_test_cell(row), names, "unchanged", "", "", "", ""])
+            body.append([_test_cell(row, v), names, "unchanged", "", "", "", ""])
             continue
         body += [
             [
-                _test_cell(row) if i == 0 else "",
+                _test_cell(row, v) if i == 0 else "",
                 g.metric,
                 verdict_text(g.status),
                 _pts(g.before),
@@ -188,17 +207,20 @@ def against_baseline(
         ]
     # What changed comes first, then the verdict on it (issue 13).
     changed = [
-        f"{_test_cell(row)}: {v.changes.line()}"
+        f"{_test_cell(row, v)}: {v.changes.line()}"
         for row, v in checked
         if v.changes is not None and v.changes.any
     ]
+    gated = [g for _, v in checked for g in v.gated]
+    how = (
+        ""
+        if not gated
+        else " (points; the change is paired, query by query)"
+        if any(g.low is not None for g in gated)
+        else " (points; the change is the difference of the means)"
+    )
     return [
-        "against the baseline (points; "
-        + (
-            "the change is paired, query by query):"
-            if any(g.low is not None for _, v in checked for g in v.gated)
-            else "the change is the difference of the means):"
-        ),
+        f"against the baseline{how}:",
         *changed,
         *_table(header, body, 3),
     ]
@@ -230,14 +252,15 @@ def _full_table(
     for row in rows:
         result = row.result
         config = result.get("config", {})
+        verdict = verdicts.get(row.key) if verdicts is not None else None
         body.append(
             [
-                _test_cell(row),
+                _test_cell(row, verdict),
                 chunker_text(
                     str(config.get("chunker") or result.get("label", "")),
                     result.get("chunks") or {},
                 ),
-                *(_status_cells(verdicts.get(row.key)) if verdicts is not None else []),
+                *(_status_cells(verdict, row) if verdicts is not None else []),
                 k_text(config, result.get("chunks") or {}),
                 *(format_percent(_mean(result, m)) for _, m in columns),
                 _chunk_cell(result),
@@ -254,11 +277,13 @@ FAIL_UNUSED_HINT = (
 
 
 def render_end(end: SessionEnd | None) -> list[str]:
-    """Baseline counts, improvements and unused files, then the outputs written
-    and any that could not be."""
+    """The session's verdict line (the table's rows by their baseline cell, as
+    every report opens with), the baseline files by status with improvements
+    and unused files, then the outputs written and any that could not be."""
     if end is None:
         return []
-    lines = list(end.baselines)
+    lines = [f"verdict: {end.headline}"] if end.headline else []
+    lines += end.baselines
     if end.fail_unused and end.unused:
         lines.append(FAIL_UNUSED_HINT)
     lines += end.written

@@ -1,0 +1,58 @@
+"""Which collected test owns which baseline file: the files no test used (listed
+at the end of a session, deleted by ``--chunkeval-update``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from pathlib import Path
+
+from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef, absolute, owns, real
+
+
+def unused_files(
+    layout: BaselineLayout,
+    collected: Iterable[NodeRef],
+    *,
+    touched: Collection[Path],
+    passed: Collection[str],
+    partial: Iterable[Path],
+    names: Callable[[str], list[str]],
+) -> list[Path]:
+    """Baseline files no test used, among the modules of the ``collected``
+    tests (deselected ones included).
+
+    ``touched``: the files checks used (absolute); ``passed``: node ids of the
+    tests that passed: files of a test that did not pass (failed, skipped,
+    deselected, not reached) are never reported, the test may still use them.
+    Files of a test module that no longer exists are reported; modules not
+    collected (``pytest tests/test_a.py``) are left alone, and so are the
+    ``partial`` test files, selected by node id: their other tests' files have
+    no owner in this session but are not unused. ``names(test)``: the test's
+    id and the ids it had before (legacy.py).
+    """
+    # Real paths: the command line's paths (relative to the invocation
+    # directory) and node ids (relative to rootdir) may differ by a symlink.
+    partial_files = {real(Path(f)) for f in partial}
+    modules: dict[Path, list[NodeRef]] = {}
+    for ref in collected:
+        modules.setdefault(absolute(ref.path), []).append(ref)
+    roots = {layout.scan_root(f) for f in modules}
+    unused = []
+    for root in sorted(roots):
+        for file in layout.files_under(root):
+            if absolute(file) in touched:
+                continue
+            test_file = absolute(layout.test_file_of(file.parent))
+            if partial_files and real(test_file) in partial_files:
+                continue  # only some of its tests were collected
+            tests = modules.get(test_file)
+            if tests is None:
+                if not test_file.exists():
+                    unused.append(file)  # its test module was deleted or renamed
+                continue
+            owners = [
+                t for t in tests if any(owns(n, file.stem) for n in names(t.name))
+            ]
+            if all(t.nodeid in passed for t in owners):
+                unused.append(file)
+    return unused

@@ -1,0 +1,225 @@
+"""A report row's verdict (:class:`RowVerdict`): the one source of what every
+report (terminal summary, JSON, Markdown, HTML) says about a row: its tests'
+outcome, its baseline verdict (``not compared (reason)`` when a comparison was
+asked for and could not run), the test that failed named first, and the
+questions counted once from the query set however many checks compared them.
+
+A row is one evaluated configuration; several tests (and every item of a
+per-question test) may share it. Statuses map to verdicts through
+:data:`~pytest_chunkeval.gate.verdicts.VERDICT_OF` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from pytest_chunkeval.gate.verdicts import (
+    ORDER,
+    VERDICT_OF,
+    GatedMetric,
+    headline,
+    verdict_text,
+    worst,
+)
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.gate.changes import BaselineChanges
+    from pytest_chunkeval.gate.flips import Flips
+
+FAILING = ORDER[:3]
+"""Verdicts that fail the gate: regressed, missing, not compared."""
+REASONS = {
+    "corrupt": "unreadable baseline",
+    "mismatch": "cannot be compared",
+    "unwritable": "baseline not writable",
+    "not recorded": "test failed",
+    "not compared": "test failed first",
+}
+"""Why a check's status left its result not compared (the status itself for
+any other)."""
+
+
+def verdict_of(status: str) -> str:
+    """The verdict of a check outcome's status (unknown: not compared)."""
+    return VERDICT_OF.get(status, "not compared")
+
+
+def reason_of(status: str) -> str:
+    """Why a check whose verdict is ``not compared`` was not ("" otherwise)."""
+    if verdict_of(status) != "not compared":
+        return ""
+    return REASONS.get(status, status)
+
+
+def check_text(status: str) -> str:
+    """One check's verdict as the reports say it: ``regressed``, ``not
+    compared (unreadable baseline)``."""
+    reason = reason_of(status)
+    return f"{verdict_of(status)} ({reason})" if reason else verdict_of(status)
+
+
+class Checked(Protocol):
+    """What :func:`row_verdicts` reads of a check outcome (gate/outcomes.py)."""
+
+    @property
+    def nodeid(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def row(self) -> str: ...
+    @property
+    def gated(self) -> tuple[GatedMetric, ...]: ...
+    @property
+    def flips(self) -> Flips | None: ...
+    @property
+    def changes(self) -> BaselineChanges | None: ...
+
+
+@dataclass(frozen=True)
+class RowVerdict:
+    """What a report row shows of its tests and its baseline checks."""
+
+    outcome: str = ""
+    """``passed`` / ``failed`` / ``skipped`` (every test skipped); "" when
+    unknown."""
+    verdict: str = ""
+    """The worst baseline verdict of the row ("" when none was checked)."""
+    gated: tuple[GatedMetric, ...] = ()
+    """The gated metrics of the check that gave ``verdict``."""
+    flips: Flips | None = None
+    changes: BaselineChanges | None = None
+    """What else differs from the baseline (configuration, documents,
+    questions); None when nothing does."""
+    reason: str = ""
+    """Why a ``not compared`` row was not (``unreadable baseline``...)."""
+    failed: tuple[str, ...] = ()
+    """The row's tests that failed or gave its failing verdict, worst first:
+    the tests its label names."""
+    skipped: tuple[str, ...] = ()
+    """The row's tests pytest skipped (a per-question item whose question can
+    no longer be placed)."""
+
+    @property
+    def cell(self) -> str:
+        """The Baseline cell: ``REGRESSED``, ``not compared (test failed
+        first)``, ``passed``; "-" for none."""
+        text = verdict_text(self.verdict)
+        return f"{text} ({self.reason})" if self.reason else text
+
+    def outcome_cell(self, tests: int) -> str:
+        """The Outcome cell: ``passed``, ``failed (1 skipped)``; "-" unknown."""
+        if not self.outcome:
+            return "-"
+        some = len(self.skipped)
+        return f"{self.outcome} ({some} skipped)" if 0 < some < tests else self.outcome
+
+
+def row_verdicts(
+    rows: Iterable[tuple[str, Sequence[str]]],
+    outcomes: Sequence[Checked],
+    passed: Collection[str] | None = None,
+    skipped: Collection[str] = (),
+    order: Mapping[str, int] | None = None,
+) -> dict[str, RowVerdict]:
+    """Row key -> its :class:`RowVerdict`, for ``(key, node ids)`` rows.
+
+    A check belongs to the row its result was recorded under (``row``); a check
+    without one (a result the session did not produce) to every row of its test.
+    ``passed``: the node ids whose every phase passed (None: unknown);
+    ``skipped``: those pytest skipped. The row's flips are those of all its
+    checks, each question counted once. Of several checks with the row's
+    verdict, the first in collection ``order`` (node id -> index) gives the
+    numbers and is named first: the same in one process and under xdist."""
+    from pytest_chunkeval.gate.flips import merged
+
+    rank = order or {}
+    ranked = sorted(outcomes, key=lambda o: rank.get(o.nodeid, len(rank)))
+    out = {}
+    for key, nodeids in rows:
+        mine = [
+            o for o in ranked if o.row == key or (not o.row and o.nodeid in nodeids)
+        ]
+        verdict = worst(verdict_of(o.status) for o in mine)
+        chosen = [o for o in mine if verdict_of(o.status) == verdict]
+        detail = next((o for o in chosen if o.gated), chosen[0] if chosen else None)
+        if detail is not None:  # the check whose numbers the row shows: named first
+            chosen = [detail, *(o for o in chosen if o is not detail)]
+        out[key] = RowVerdict(
+            _outcome(nodeids, passed, skipped),
+            verdict,
+            detail.gated if detail is not None else (),
+            merged([o.flips for o in mine if o.flips is not None]),
+            detail.changes if detail is not None else None,
+            reason=reason_of(detail.status) if detail is not None else "",
+            failed=_culprits(
+                nodeids, chosen if verdict in FAILING else [], passed, skipped
+            ),
+            skipped=tuple(n for n in nodeids if n in skipped),
+        )
+    return out
+
+
+def _outcome(
+    nodeids: Sequence[str], passed: Collection[str] | None, skipped: Collection[str]
+) -> str:
+    if passed is None or not nodeids:
+        return ""
+    if any(n not in passed and n not in skipped for n in nodeids):
+        return "failed"
+    return "skipped" if all(n in skipped for n in nodeids) else "passed"
+
+
+def _culprits(
+    nodeids: Sequence[str],
+    checks: Sequence[Checked],
+    passed: Collection[str] | None,
+    skipped: Collection[str],
+) -> tuple[str, ...]:
+    """The tests a row's label names first: those whose check gave its failing
+    verdict, then the others that failed (not skipped), in the row's order."""
+    first = [c.nodeid for c in checks if c.nodeid in nodeids]
+    failed = (
+        []
+        if passed is None
+        else [n for n in nodeids if n not in passed and n not in skipped]
+    )
+    return tuple(dict.fromkeys([*first, *failed]))
+
+
+def ordered_tests(
+    nodeids: Sequence[str], verdict: RowVerdict, order: Mapping[str, int]
+) -> list[str]:
+    """A row's tests as every report lists them: those that failed first
+    (:attr:`RowVerdict.failed`), then the
+    others in collection ``order`` (node id -> index), the same in one process
+    and under xdist, whichever worker reported first."""
+    failed = list(verdict.failed)
+    rest = sorted(
+        (n for n in nodeids if n not in failed),
+        key=lambda n: (order.get(n, len(order)), nodeids.index(n)),
+    )
+    return [*failed, *rest]
+
+
+def label_tests(
+    nodeids: Sequence[str], failed: Collection[str] = (), *, listed: int = 3
+) -> str:
+    """A row's tests in one cell: the failed ones named first (up to
+    ``listed``), ``(+N)`` for the others, and how many of those failed too:
+    ``t.py::test_whole (+7: 4 failed)``; ``-`` for none. ``nodeids`` as
+    :func:`ordered_tests` gives them."""
+    if not nodeids:
+        return "-"
+    named = [n for n in nodeids if n in failed][:listed] or [nodeids[0]]
+    rest = len(nodeids) - len(named)
+    more = sum(1 for n in nodeids if n in failed and n not in named)
+    suffix = f" (+{rest}: {more} failed)" if more else f" (+{rest})" if rest else ""
+    return ", ".join(named) + suffix
+
+
+def row_headline(verdicts: Iterable[RowVerdict]) -> str:
+    """The session's verdict line, counting the rows of the reports' tables by
+    their Baseline cell: ``1 regression, 0 improvements, 3 unchanged``."""
+    return headline({str(i): v.verdict for i, v in enumerate(verdicts) if v.verdict})
