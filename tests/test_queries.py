@@ -583,6 +583,35 @@ def test_reference_csv_stale_offsets_are_relocated(tmp_path: Path) -> None:
     assert excerpt.start == TEXT.index(DOG) + len("Preface.\n")
 
 
+def test_reference_csv_leaves_out_what_an_edit_lost_as_jsonl_does(
+    tmp_path: Path,
+) -> None:
+    # One rule for every format: a question whose excerpt was deleted, or whose
+    # document is gone, is left out and named; the others are placed.
+    path = tmp_path / "q.csv"
+    write_reference_csv(
+        path,
+        [
+            ("Why?", [ref(DOG)], "pets"),
+            ("Who?", [ref(CAT)], "pets"),
+            ("X?", [ref(CAT)], "gone"),
+        ],
+    )
+    edited = Corpus.from_mapping({"pets.md": TEXT.replace(DOG, "")})
+    queries, unplaced = QuerySet.load_placeable(path, edited)
+    assert queries.ids == (stable_query_id("pets", "Who?"),)
+    assert [(u.id, u.doc_id) for u in unplaced] == [
+        (stable_query_id("pets", "Why?"), "pets.md"),
+        (stable_query_id("gone", "X?"), "gone"),
+    ]
+    assert "not found" in unplaced[0].reason
+    assert "no document 'gone'" in unplaced[1].reason
+    # Loaded strictly, the same edit is the placement error of every format.
+    write_reference_csv(path, [("Why?", [ref(DOG)], "pets")])
+    with pytest.raises(QuerySetError, match=r"1 excerpt\(s\) cannot be placed"):
+        QuerySet.load(path, edited)
+
+
 def test_questions_without_excerpts_load_as_bare_questions(
     tmp_path: Path, corpus: Corpus
 ) -> None:

@@ -153,13 +153,17 @@ class QuerySet:
         cls, path: str | os.PathLike[str], corpus: Corpus
     ) -> tuple[QuerySet, tuple[UnplacedQuery, ...]]:
         """:meth:`load`, leaving out the queries whose excerpts cannot be placed
-        (see :meth:`placeable`; a reference ``.csv`` is checked as by :meth:`load`)."""
+        (see :meth:`placeable`), by the same rule for every format: a reference
+        ``.csv`` whose row names a document the corpus no longer has, or whose
+        excerpt an edit deleted, leaves that question out as a ``.jsonl`` does."""
         source = os.fspath(path)
         suffix = _query_format(Path(path).suffix, source)
-        if suffix == ".csv":
-            return cls.load(path, corpus), ()
         text = _read_file_text(path, torn_tail_ok=suffix == ".jsonl")
-        parsed = _parse_text(text.removeprefix("\ufeff"), suffix, source)
+        text = text.removeprefix("\ufeff")
+        if suffix == ".csv":
+            parsed = read_reference_csv(text, corpus, source=source, strict=False)
+        else:
+            parsed = _parse_text(text, suffix, source)
         return parsed.placeable(corpus)
 
     @classmethod
@@ -365,6 +369,18 @@ def read_queries(path: str | os.PathLike[str]) -> QuerySet:
 
 def parse_reference_csv(text: str, corpus: Corpus, *, source: str) -> QuerySet:
     """The reference ``questions_df.csv`` in ``text``, validated against ``corpus``."""
+    return read_reference_csv(text, corpus, source=source).validated(corpus)
+
+
+def read_reference_csv(
+    text: str, corpus: Corpus, *, source: str, strict: bool = True
+) -> QuerySet:
+    """The reference ``questions_df.csv`` in ``text``, its excerpts not yet
+    placed (:meth:`QuerySet.validated` or :meth:`QuerySet.placeable` do, as for
+    the other formats). ``corpus`` resolves each row's ``corpus_id``; a name it
+    does not know is an error naming the row, unless not ``strict``: the query
+    then keeps the name, and placing it reports it as any format's query
+    naming a document the corpus lacks."""
     reader = csv.DictReader(io.StringIO(text, newline=""))
     missing = [c for c in _REFERENCE_COLUMNS if c not in (reader.fieldnames or ())]
     if missing:
@@ -382,13 +398,15 @@ def parse_reference_csv(text: str, corpus: Corpus, *, source: str) -> QuerySet:
         try:
             doc_id = corpus.resolve_id(corpus_id)
         except CorpusError as exc:
-            raise QuerySetError(
-                f"{where}: question {preview(question)}: {exc}"
-            ) from None
+            if strict:
+                raise QuerySetError(
+                    f"{where}: question {preview(question)}: {exc}"
+                ) from None
+            doc_id = corpus_id
         excerpts = _reference_excerpts(row["references"] or "", doc_id, where, question)
         base = stable_query_id(corpus_id, question)
         seen[base] = seen.get(base, 0) + 1
         qid = base if seen[base] == 1 else f"{base}-{seen[base]}"
         queries.append(Query(qid, question, excerpts, doc_id))
     metadata = {"source_format": "reference-csv", "source": os.path.basename(source)}
-    return QuerySet(queries, metadata, source=source).validated(corpus)
+    return QuerySet(queries, metadata, source=source)
