@@ -27,6 +27,7 @@ from pytest_chunkeval.gate.legacy import (
     recorded_test,
 )
 from pytest_chunkeval.gate.messages import format_failure, format_pass, what_changed
+from pytest_chunkeval.gate.names import BaselineNames
 from pytest_chunkeval.gate.outcomes import OUTCOMES, CheckOutcome
 from pytest_chunkeval.gate.owners import unused_files
 from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef, absolute, owns
@@ -87,25 +88,23 @@ class BaselineStore:
         self.skipped: set[str] = set()
         """Tests pytest skipped (a per-question item left out): not failed."""
         self.partial: set[str] = set()
-        self._counts: dict[str, int] = {}
+        self.names = BaselineNames(self.layout)
         self._row = ""  # the row of the result check() is checking
 
     # -- one test ---------------------------------------------------------------
 
     def begin(self, nodeid: str) -> None:
         """Start (or restart, e.g. on a rerun) numbering a test's unnamed baselines."""
-        self._counts.pop(nodeid, None)
+        self.names.begin(nodeid)
 
     def path_for(self, test: NodeRef, name: str | None = None) -> Path:
         """The file of the test's next baseline: ``<test>.json`` for its first
-        unnamed check, then ``<test>.2.json``...; ``<test>.<name>.json`` if named."""
+        unnamed check, then ``<test>.2.json``...; ``<test>.<name>.json`` if named
+        (names are checked: gate/names.py)."""
         return self.layout.path(test.path, test.name, self._suffix(test, name))
 
     def _suffix(self, test: NodeRef, name: str | None) -> str | None:
-        if name is None:
-            count = self._counts[test.nodeid] = self._counts.get(test.nodeid, 0) + 1
-            name = None if count == 1 else str(count)
-        return name
+        return self.names.suffix(test, name)
 
     def _former_path(self, test: NodeRef, suffix: str | None) -> Path | None:
         """The test's baseline under a former test id or file name (legacy.py),

@@ -282,10 +282,10 @@ class Evaluator:
         __tracebackhide__ = True
         from pytest_chunkeval.gate.baseline import BaselineError
 
-        failure: BaselineError | None = None
+        failure: BaselineError | ConfigError | None = None
         try:
             outcome = self._check(result, name, tolerance, mode, confidence)
-        except BaselineError as exc:
+        except (BaselineError, ConfigError) as exc:  # ConfigError: a bad name=
             failure = exc
         except argparse.ArgumentTypeError as exc:
             raise ConfigError(f"check_baseline: {exc}") from None
@@ -451,7 +451,7 @@ class Evaluator:
         for result in pending:
             try:
                 self._check(result)
-            except BaselineError as exc:
+            except (BaselineError, ConfigError) as exc:
                 failures.append(str(exc))
         return "\n\n".join(failures) or None
 
