@@ -2,7 +2,8 @@
 
 The public API is importable from here: ``evaluate``/``score`` and their
 ``EvalResult``, the data types (``Corpus``, ``QuerySet``, ``load_benchmark``),
-``get_chunker``/``as_chunker``, the assertion helpers, and the error root
+``get_chunker``/``as_chunker``, the assertion helpers, ``inspect_queries`` (what a
+query set can tell), and the error root
 ``ChunkevalError`` with its families. Each loads on first
 access, so importing the package (which pytest does in every run) stays cheap.
 """
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from pytest_chunkeval.graph.extractors import CallableExtractor
     from pytest_chunkeval.judging.judge import CallableJudge
     from pytest_chunkeval.judging.specs import register_judge
+    from pytest_chunkeval.quality.inspection import inspect_queries
 
 _LAZY = {
     "Chunker": "chunkers.base",
@@ -79,6 +81,7 @@ _LAZY = {
     "CallableExtractor": "graph.extractors",
     "CallableJudge": "judging.judge",
     "register_judge": "judging.specs",
+    "inspect_queries": "quality.inspection",
     "Corpus": "data.corpus",
     "Document": "data.corpus",
     "Excerpt": "data.query_types",
@@ -151,6 +154,7 @@ __all__ = [
     "evaluate",
     "evaluate_relationships",
     "get_chunker",
+    "inspect_queries",
     "load_benchmark",
     "percentile",
     "register_judge",

@@ -26,7 +26,16 @@ from pytest_chunkeval.errors import CheckFailed, ChunkevalError
 
 __all__ = ["COMMANDS", "EXIT_FAILED", "EXIT_USAGE", "build_parser", "main"]
 
-COMMANDS = ("eval", "cache", "generate", "filter", "report", "relationships", "judge")
+COMMANDS = (
+    "eval",
+    "inspect",
+    "cache",
+    "generate",
+    "filter",
+    "report",
+    "relationships",
+    "judge",
+)
 """Subcommand modules of ``pytest_chunkeval.cli``, in ``--help`` order."""
 
 EXAMPLES = """

@@ -235,6 +235,7 @@ def html_report(
     title: str = "chunkeval report",
     generated: datetime | None = None,
     verdict: str = "",
+    inspections: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """One self-contained HTML page: the run's one-line ``verdict``, results
     table (regressions first, with each row's test outcome and baseline status),
@@ -243,7 +244,8 @@ def html_report(
     (when ``history`` is given).
 
     Without ``entries``, the table and plots show each configuration's latest
-    record in ``history``.
+    record in ``history``. ``inspections``: query-set inspections
+    (``Inspection.to_json()``), each a section after the results.
     """
     entries = worst_first(list(entries))
     rows = [_Row.from_entry(e) for e in entries]
@@ -329,7 +331,11 @@ def html_report(
             ),
             "</div></section>",
         ]
-    if not rows and not history:
+    if inspections:
+        from pytest_chunkeval.reporting.inspection import inspection_html
+
+        parts += [inspection_html(i) for i in inspections]
+    if not rows and not history and not inspections:
         parts.append("<p>No results and no history to show.</p>")
     parts += [f"<script>{_JS}</script>", "</body></html>"]
     return "\n".join(parts) + "\n"

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from pytest_chunkeval.errors import DataError, file_error
 from pytest_chunkeval.reporting.rows import REPORT_SCHEMA, ReportEntry
 
 
-def json_report(entries: Iterable[ReportEntry], *, verdict: str = "") -> str:
+def json_report(
+    entries: Iterable[ReportEntry],
+    inspections: Sequence[Mapping[str, Any]] = (),
+    *,
+    verdict: str = "",
+) -> str:
     """Every result of a session: ``{"chunkeval_report": 1, "verdict": ...,
     "results": [{"tests", "result"}]}``; ``verdict`` is the session's line the
     other reports open with, counting these results by their verdict, and each
@@ -24,11 +30,14 @@ def json_report(entries: Iterable[ReportEntry], *, verdict: str = "") -> str:
     and the reverse, each counted once from the query set), and ``changes``
     when something besides the metrics differs from the baseline
     (configuration, documents, questions left out, added or removed:
-    ``BaselineChanges.to_json``)."""
+    ``BaselineChanges.to_json``). ``inspections``: the query sets' inspections
+    (``Inspection.to_json()``), under ``"inspections"``."""
     payload: dict[str, object] = {"chunkeval_report": REPORT_SCHEMA}
     if verdict:
         payload["verdict"] = verdict
     payload["results"] = [_item(e) for e in entries]
+    if inspections:
+        payload["inspections"] = list(inspections)
     return json.dumps(payload, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
