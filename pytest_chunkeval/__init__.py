@@ -1,11 +1,11 @@
 """pytest-chunkeval: token-level retrieval metrics for RAG chunking, as pytest tests.
 
 The public API is importable from here: ``evaluate``/``score`` and their
-``EvalResult``, the data types (``Corpus``, ``QuerySet``, ``load_benchmark``),
-``get_chunker``/``as_chunker``, the assertion helpers, ``inspect_queries`` (what a
-query set can tell), and the error root
-``ChunkevalError`` with its families. Each loads on first
-access, so importing the package (which pytest does in every run) stays cheap.
+``EvalResult``, the data types (``Corpus``, ``QuerySet``, ``load_benchmark``,
+``load_beir``), ``get_chunker``/``as_chunker``, the assertion helpers,
+``inspect_queries`` (what a query set can tell), ``calibrate_judge``, and the error
+root ``ChunkevalError`` with its families. Each loads on first access, so importing
+the package (which pytest does in every run) stays cheap.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         KamradtSemanticChunker,
     )
     from pytest_chunkeval.chunkers.sentence import SentenceChunker
+    from pytest_chunkeval.data.beir import load_beir
     from pytest_chunkeval.data.benchmarks import load_benchmark
     from pytest_chunkeval.data.corpus import Corpus, Document
     from pytest_chunkeval.data.queries import QuerySet
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     )
     from pytest_chunkeval.graph.evaluate import evaluate_relationships
     from pytest_chunkeval.graph.extractors import CallableExtractor
+    from pytest_chunkeval.judging.calibration import calibrate_judge
     from pytest_chunkeval.judging.judge import CallableJudge
     from pytest_chunkeval.judging.specs import register_judge
     from pytest_chunkeval.quality.inspection import inspect_queries
@@ -81,6 +83,7 @@ _LAZY = {
     "CallableExtractor": "graph.extractors",
     "CallableJudge": "judging.judge",
     "register_judge": "judging.specs",
+    "calibrate_judge": "judging.calibration",
     "inspect_queries": "quality.inspection",
     "Corpus": "data.corpus",
     "Document": "data.corpus",
@@ -88,6 +91,7 @@ _LAZY = {
     "Query": "data.query_types",
     "QuerySet": "data.queries",
     "load_benchmark": "data.benchmarks",
+    "load_beir": "data.beir",
     "get_chunker": "chunkers",
     "as_chunker": "chunkers",
     "Statistic": "gate.assertions",
@@ -151,10 +155,12 @@ __all__ = [
     "assert_precision_at_least",
     "assert_precision_omega_at_least",
     "assert_recall_at_least",
+    "calibrate_judge",
     "evaluate",
     "evaluate_relationships",
     "get_chunker",
     "inspect_queries",
+    "load_beir",
     "load_benchmark",
     "percentile",
     "register_judge",

@@ -27,7 +27,23 @@ from pytest_chunkeval.quality.stopwords import STOP_WORDS
 from pytest_chunkeval.reporting.html import html_report
 from pytest_chunkeval.reporting.json_report import json_report
 
-VOCAB = "the of what is cat dog sleeps barks red moon mars 2019 rate fee Fee".split()
+VOCAB = [
+    "the",
+    "of",
+    "what",
+    "is",
+    "cat",
+    "dog",
+    "sleeps",
+    "barks",
+    "red",
+    "moon",
+    "mars",
+    "2019",
+    "rate",
+    "fee",
+    "Fee",
+]
 
 
 def _brute_leakage(question: str, excerpts: list[str]) -> float:
@@ -85,7 +101,9 @@ def test_leakage_report_distribution_and_leakiest() -> None:
     )
     report = leakage_report(queries, show=2)
     want = [_brute_leakage(q.text, [e.text for e in q.excerpts]) for q in queries]
-    assert report["values"] == {q.id: pytest.approx(v) for q, v in zip(queries, want)}
+    assert report["values"] == {
+        q.id: pytest.approx(v) for q, v in zip(queries, want, strict=True)
+    }
     assert report["distribution"]["mean"] == pytest.approx(np.mean(want))
     assert [q["id"] for q in report["leakiest"]] == ["q1", "q3"]
     assert report["leakiest"][0]["leaked"] == ["cats", "sleep"]
@@ -193,8 +211,9 @@ def test_markdown_sections_skip_fenced_code() -> None:
         "Use",
         "Details",
     ]
-    assert sections[0][0] == 0 and sections[-1][1] == len(MARKDOWN)
-    assert all(a[1] == b[0] for a, b in zip(sections, sections[1:]))
+    assert sections[0][0] == 0
+    assert sections[-1][1] == len(MARKDOWN)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(sections))
     assert markdown_sections("no heading\nhere") == []
 
 
@@ -281,7 +300,8 @@ def test_the_reports_carry_an_inspection_section() -> None:
     queries = _queries(corpus, [("q1", "Do cats sleep?", ["Cats sleep."])])
     data = inspect_queries(corpus, queries, bm25=False).to_json()
     page = html_report(inspections=[data])
-    assert '<section class="inspection">' in page and "Lexical leakage" in page
+    assert '<section class="inspection">' in page
+    assert "Lexical leakage" in page
     assert "No results and no history" not in page
     assert json.loads(json_report([], [data]))["inspections"] == [data]
     assert "inspections" not in json.loads(json_report([]))
@@ -307,7 +327,8 @@ def test_cli_inspect_prints_and_writes(tmp_path, capsys) -> None:
     )
     assert code == 0
     text = capsys.readouterr().out
-    assert "lexical leakage" in text and "188 questions with several" in text
+    assert "lexical leakage" in text
+    assert "188 questions with several" in text
     data = json.loads(out.read_text())
     assert data["chunkeval_inspection"] == 1
     assert len(data["leakage"]["leakiest"]) == 2

@@ -59,6 +59,9 @@ def test_option_table_is_complete_and_prefixed() -> None:
         "json",
         "md",
         "html",
+        "beir",
+        "beir_split",
+        "inspect",
     ]
     for option in OPTIONS:
         assert option.ini in (f"chunkeval_{option.name}", None)
@@ -72,7 +75,11 @@ def test_option_table_is_complete_and_prefixed() -> None:
         "md",
         "html",
     ]
-    assert [o.name for o in OPTIONS if o.switch] == ["update", "fail_unused"]
+    assert [o.name for o in OPTIONS if o.switch] == [
+        "update",
+        "fail_unused",
+        "inspect",
+    ]
 
 
 @pytest.mark.parametrize(

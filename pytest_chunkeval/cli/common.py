@@ -102,13 +102,14 @@ def add_command(
 
 
 def add_data_options(parser: argparse.ArgumentParser) -> None:
-    """``--benchmark``, or ``--corpus PATH...`` with ``--queries FILE``."""
+    """``--benchmark``, ``--corpus PATH...`` with ``--queries FILE``, or
+    ``--beir DIR`` (``--beir-split``)."""
     data = parser.add_argument_group(
-        "data (a bundled benchmark, or your corpus + queries)"
+        "data (a bundled benchmark, your corpus + queries, or a BEIR folder)"
     )
     add_options(
         data.add_argument,
-        ["benchmark", "corpus", "queries"],
+        ["benchmark", "corpus", "queries", "beir", "beir_split"],
         where="cli",
         changes={"corpus": {"multiple": False, "nargs": "+"}},
     )
@@ -124,8 +125,21 @@ def load_data(args: argparse.Namespace, config: Settings) -> tuple[Any, Any]:
 
     if config.benchmark:
         return load_benchmark(config.benchmark)
+    if config.beir:
+        from pytest_chunkeval.data.beir import DEFAULT_SPLIT, load_beir
+
+        corpus, queries = load_beir(config.beir, config.beir_split or DEFAULT_SPLIT)
+        counts = queries.metadata["beir"]
+        print(
+            f"BEIR {config.beir} ({counts['split']}): {len(queries)} of "
+            f"{counts['questions']} questions, "
+            f"{counts['skipped_without_relevant']} skipped (no relevant document)"
+        )
+        return corpus, queries
     if not (config.corpus and config.queries):
-        raise ConfigError("give --benchmark NAME, or --corpus PATH... --queries FILE")
+        raise ConfigError(
+            "give --benchmark NAME, --corpus PATH... --queries FILE, or --beir DIR"
+        )
     corpus = Corpus.from_paths(list(config.corpus))
     return corpus, QuerySet.load(config.queries, corpus)
 

@@ -15,8 +15,10 @@ The output is written atomically at the end.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from pytest_chunkeval.cli.common import (
@@ -34,7 +36,19 @@ chunkeval judge --benchmark general --judge llm:gpt-4o-mini --out judged.jsonl \
     --chunker recursive:200:0 --chunker cluster:200 --dry-run
 chunkeval judge --corpus docs/ --queries questions.jsonl --judge llm:gpt-4o-mini \\
     --out judged.jsonl --concurrency 8
+chunkeval judge --benchmark general --judge llm:gpt-4o-mini --calibrate \\
+    --json calibration.json
 """
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 0")
+    return value
 
 
 def register(subparsers: Any) -> None:
@@ -61,7 +75,33 @@ def register(subparsers: Any) -> None:
         metavar="SPEC",
         help="llm:MODEL, or a name registered with register_judge()",
     )
-    p.add_argument("--out", required=True, metavar="FILE", help="query set to write")
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="query set to write (required, except with --calibrate; no default)",
+    )
+    cal = p.add_argument_group("calibration (docs/judged.md)")
+    cal.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="measure the judge against the excerpts of the questions that have "
+        "them (sentence precision, recall, Cohen's kappa, correlation) instead of "
+        "writing a query set; uses the first --chunker",
+    )
+    cal.add_argument(
+        "--json",
+        type=Path,
+        metavar="OUT",
+        help="with --calibrate: write the figures and every disagreement as JSON "
+        "(default: not written)",
+    )
+    cal.add_argument(
+        "--show",
+        type=_count,
+        default=10,
+        metavar="N",
+        help="with --calibrate: disagreements printed",
+    )
     run = p.add_argument_group("what is judged")
     add_options(
         run.add_argument,
@@ -88,8 +128,6 @@ def register(subparsers: Any) -> None:
 
 def run_judge(args: argparse.Namespace) -> int:
     """Run ``chunkeval judge``."""
-    from pathlib import Path
-
     from pytest_chunkeval.config.defaults import (
         DEFAULT_EMBEDDER,
         DEFAULT_K,
@@ -102,6 +140,10 @@ def run_judge(args: argparse.Namespace) -> int:
     from pytest_chunkeval.judging.specs import get_judge
     from pytest_chunkeval.llm.answers import AnswerCache
 
+    if args.calibrate:
+        return run_calibration(args)
+    if args.out is None:
+        raise ConfigError("--out FILE is required (unless --calibrate)")
     out = Path(args.out)
     if out.exists() and not args.overwrite and not args.dry_run:
         raise ConfigError(f"{out} exists; pass --overwrite to replace it")
@@ -140,4 +182,52 @@ def run_judge(args: argparse.Namespace) -> int:
         )
         for qid, text in promoted.nothing_relevant:
             print(f"  {qid}: {text}")
+    return 0
+
+
+def run_calibration(args: argparse.Namespace) -> int:
+    """Run ``chunkeval judge --calibrate``."""
+    from pytest_chunkeval.config.defaults import (
+        DEFAULT_EMBEDDER,
+        DEFAULT_K,
+        DEFAULT_STORE,
+        DEFAULT_UNIT,
+    )
+    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.judging.calibration import (
+        calibrate_judge,
+        format_calibration,
+    )
+    from pytest_chunkeval.judging.run import Judging
+    from pytest_chunkeval.judging.specs import get_judge
+    from pytest_chunkeval.llm.answers import AnswerCache
+    from pytest_chunkeval.util.files import atomic_write_text
+
+    if args.dry_run or args.out:
+        raise ConfigError("--calibrate writes no query set: drop --out and --dry-run")
+    config = settings(args)
+    corpus, queries = load_data(args, config)
+    judging = Judging(
+        get_judge(args.judge),
+        cache=AnswerCache(Path(config.cache_dir)),
+        concurrency=args.concurrency,
+        progress=True if args.progress else None,
+    )
+    calibration = calibrate_judge(
+        judging,
+        corpus,
+        queries,
+        chunker=(config.chunkers or (DEFAULT_CHUNKER,))[0],
+        embedder=config.embedder or DEFAULT_EMBEDDER,
+        store=config.store or DEFAULT_STORE,
+        k=config.k if config.k is not None else DEFAULT_K,
+        unit=config.unit or DEFAULT_UNIT,
+        cache=EmbeddingCache(config.cache_dir),
+    )
+    print(format_calibration(calibration, show=args.show))
+    print(judging.stats.summary())
+    if args.json:
+        text = json.dumps(calibration.to_json(), indent=1, ensure_ascii=False)
+        atomic_write_text(args.json, text + "\n")
+        print(f"wrote {args.json}")
     return 0

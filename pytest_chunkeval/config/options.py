@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pytest_chunkeval.config.defaults import CACHE_DIR_ENV
 from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER as DEFAULT_EMBEDDER
@@ -30,6 +30,10 @@ from pytest_chunkeval.config.defaults import DEFAULT_K as DEFAULT_K
 from pytest_chunkeval.config.defaults import DEFAULT_STORE as DEFAULT_STORE
 from pytest_chunkeval.config.defaults import DEFAULT_UNIT as DEFAULT_UNIT
 from pytest_chunkeval.config.defaults import K as K
+from pytest_chunkeval.config.option import IniType as IniType
+from pytest_chunkeval.config.option import Option as Option
+from pytest_chunkeval.config.option import Where as Where
+from pytest_chunkeval.config.quality_options import QUALITY_OPTIONS
 from pytest_chunkeval.config.values import (
     _spec_parser,
     parse_bool,
@@ -45,107 +49,6 @@ from pytest_chunkeval.config.values import (
     parse_unit,
 )
 from pytest_chunkeval.errors import ConfigError
-
-IniType = Literal["string", "args", "bool"]
-
-
-Where = Literal["pytest", "cli", "docs"]
-"""Who shows an option: the pytest plugin (``--chunkeval-NAME``, an ini key), the
-``chunkeval`` command (``--NAME``), or the reference page (both)."""
-
-_RELATIVE = {
-    "pytest": "relative to rootdir",
-    "cli": "relative to the current directory",
-    "docs": "relative to rootdir (a `chunkeval` command flag: to the current "
-    "directory)",
-}
-
-
-@dataclass(frozen=True)
-class Option:
-    """One setting: ini key ``chunkeval_<name>``, pytest flag ``--chunkeval-<name>``
-    and, where the ``chunkeval`` command takes it, CLI flag ``--<name>``.
-
-    ``parse`` is the option's validator: pytest, the CLI, the ini reader and the
-    marker all call it, so a value is accepted or refused the same way everywhere.
-    """
-
-    name: str
-    help: str
-    """The description; ``{relative}`` becomes "relative to rootdir" in pytest and
-    "relative to the current directory" in the CLI."""
-    parse: Callable[[str], Any] = str
-    """Parses and validates one command-line value (and one ini value, or each ini
-    list item); raises :class:`argparse.ArgumentTypeError`."""
-    ini_type: IniType | None = "string"
-    """``args``: a list (TOML list, or whitespace-separated in ini files); ``bool``:
-    ``true``/``false``; ``None``: a command-line flag only, no ini key."""
-    metavar: str = "VALUE"
-    multiple: bool = False
-    """The flag may be repeated; the values are concatenated."""
-    switch: bool = False
-    """The flag takes no value (``--chunkeval-update``); its ini key is a bool."""
-    default_text: str = ""
-    """The default as shown in ``--help`` and the docs."""
-    cli_name: str = ""
-    """The CLI flag's name when it differs (``--chunker`` for ``chunkers``)."""
-
-    @property
-    def ini(self) -> str | None:
-        """The ini key, or None for a command-line-only flag."""
-        return None if self.ini_type is None else f"chunkeval_{self.name}"
-
-    @property
-    def flag(self) -> str:
-        """The pytest flag."""
-        return "--chunkeval-" + self.name.replace("_", "-")
-
-    @property
-    def cli_flag(self) -> str:
-        """The ``chunkeval`` command's flag."""
-        return "--" + (self.cli_name or self.name).replace("_", "-")
-
-    @property
-    def dest(self) -> str:
-        """The attribute the parsed value lands on, in pytest and in the CLI."""
-        return f"chunkeval_{self.name}"
-
-    def describe(self, where: Where = "pytest") -> str:
-        """The description without the default."""
-        return self.help.format(relative=_RELATIVE[where])
-
-    def help_text(self, where: Where = "pytest") -> str:
-        """The description and the default, as ``--help`` shows them."""
-        default = self.default_text or ("off" if self.switch else "unset")
-        return f"{self.describe(where)} Default: {default}."
-
-    def argparse_kwargs(self, where: Where = "pytest") -> dict[str, Any]:
-        """Keyword arguments of ``addoption`` / ``add_argument`` for the flag.
-
-        The parsed value is None when the flag is not given: the default is applied
-        where settings are combined (:func:`resolve_settings`), once for both."""
-        # argparse %-formats help texts ("recall:-1%" would break --help).
-        text = self.help_text(where).replace("%", "%%")
-        if self.switch:
-            return {
-                "dest": self.dest,
-                "action": "store_true",
-                "default": None,
-                "help": text,
-            }
-        return {
-            "dest": self.dest,
-            "metavar": self.metavar,
-            "type": self.parse,
-            "action": "append" if self.multiple else "store",
-            "default": None,
-            "help": text + (" Repeatable." if self.multiple else ""),
-        }
-
-    @property
-    def ini_default(self) -> object:
-        """What pytest returns for the ini key when it is not set."""
-        return {"args": [], "bool": False}.get(self.ini_type or "", "")
 
 
 def add_options(
@@ -365,6 +268,8 @@ OPTIONS: tuple[Option, ...] = (
         ini_type=None,
         metavar="PATH",
     ),
+    # -- query-set tools (docs/query-quality.md)
+    *QUALITY_OPTIONS,
 )
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
@@ -403,6 +308,9 @@ class Settings:
     json: str | None = None
     md: str | None = None
     html: str | None = None
+    beir: str | None = None
+    beir_split: str | None = None
+    inspect: bool = False
 
     @property
     def configured(self) -> bool:
@@ -435,6 +343,7 @@ _COMPONENT_FIELDS = (
     "tokenizer",
     "chunkers",
     "judge",
+    "beir",
 )
 # Output files: resolved against rootdir when the settings are read.
 _OUTPUT_PATHS = ("history", "json", "md", "html")
@@ -515,23 +424,28 @@ def resolve_settings(
 
 
 def _one_dataset(values: dict[str, Any], from_flag: set[str]) -> None:
-    """A flag naming a corpus replaces an ini benchmark and vice versa; both at
-    the same level is an error. (``queries`` may go with a benchmark: its corpus,
-    your questions.)"""
-    if not (values.get("benchmark") and values.get("corpus")):
+    """A flag naming a dataset (a corpus, a benchmark, a BEIR folder) replaces the
+    ini's and vice versa; two at the same level are an error. (``queries`` may go
+    with a benchmark or a BEIR folder: its corpus, your questions.)"""
+    given = [name for name in _DATASETS if values.get(name)]
+    if len(given) < 2:
         return
-    flagged = {"benchmark", "corpus"} & from_flag
+    flagged = [name for name in given if name in from_flag]
     if len(flagged) == 1:
-        values.pop(({"benchmark", "corpus"} - flagged).pop())
-        if "benchmark" in flagged and "queries" not in from_flag:
+        for name in given:
+            if name != flagged[0]:
+                values.pop(name)
+        if flagged[0] != "corpus" and "queries" not in from_flag:
             values.pop("queries", None)  # they were for the ini corpus
         return
-    how = (
-        "--chunkeval-benchmark and --chunkeval-corpus"
-        if flagged
-        else ("chunkeval_benchmark and chunkeval_corpus")
+    names = flagged or given
+    how = " and ".join(
+        f"--chunkeval-{name}" if flagged else f"chunkeval_{name}" for name in names
     )
     raise SettingsError(
-        f"{how} are exclusive: a benchmark brings its own corpus and queries; "
-        "set one of them"
+        f"{how} are exclusive: a benchmark or a BEIR folder brings its own corpus "
+        "and queries; set one of them"
     )
+
+
+_DATASETS = ("benchmark", "corpus", "beir")

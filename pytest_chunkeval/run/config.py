@@ -43,6 +43,9 @@ class RunConfig:
     """Judge spec of context relevance (SPEC §10), or None: not judged."""
     locate: str = "exact"
     """How a retriever's texts are placed in the corpus (engine/placing.py)."""
+    beir: str | None = None
+    """A BEIR folder as corpus and queries (data/beir.py), or None."""
+    beir_split: str = "test"
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     """Where each dataset setting came from, for error messages."""
 
@@ -63,13 +66,17 @@ class RunConfig:
             "tokenizer": settings.tokenizer,
             "judge": settings.judge,
             "locate": settings.locate or "exact",
+            "beir": settings.beir,
+            "beir_split": settings.beir_split or "test",
         }
         origins = {
             key: f"chunkeval_{key} / --chunkeval-{key}"
-            for key in ("corpus", "queries", "benchmark")
+            for key in ("corpus", "queries", "benchmark", "beir")
             if values[key]
         }
         overrides = dict(marker.overrides) if marker else {}
+        if "corpus" in overrides or "benchmark" in overrides:
+            values["beir"] = None
         if "corpus" in overrides:
             values["benchmark"] = None
         if "benchmark" in overrides:
@@ -99,9 +106,11 @@ class RunConfig:
 
     @property
     def dataset_key(self) -> tuple[object, ...]:
-        corpus = (
+        corpus: tuple[object, ...] = (
             ("benchmark", self.benchmark)
             if self.benchmark
+            else ("beir", str(self.path(self.beir)), self.beir_split)
+            if self.beir
             else tuple(str(self.path(p)) for p in self.corpus)
         )
         queries = str(self.path(self.queries)) if self.queries else None

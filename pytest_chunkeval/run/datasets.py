@@ -31,6 +31,8 @@ class Datasets:
     def _load_corpus(self, run: RunConfig) -> Corpus:
         if run.benchmark:
             return self._benchmark(run)[0]
+        if run.beir:
+            return self._beir(run)[0]
         if not run.corpus:
             raise ConfigError(
                 "no corpus configured for chunkeval: set chunkeval_corpus and "
@@ -61,6 +63,22 @@ class Datasets:
         except UnknownSpec as exc:
             raise ConfigError(str(exc)) from None
 
+    def _beir(self, run: RunConfig) -> tuple[Corpus, QuerySet]:
+        from pytest_chunkeval.data.beir import load_beir
+
+        assert run.beir is not None
+        key = ("beir", run.dataset_key[0])
+        if key not in self._loaded:
+            where = run.origins.get("beir", "chunkeval_beir")
+            try:
+                self._loaded[key] = load_beir(run.path(run.beir), run.beir_split)
+            except (DataError, OSError) as exc:
+                raise DataError(
+                    f"cannot load the BEIR folder (from {where}): {exc}"
+                ) from None
+        loaded: tuple[Corpus, QuerySet] = self._loaded[key]
+        return loaded
+
     def queries(self, run: RunConfig) -> QuerySet:
         """The validated query set of ``run`` (read once per session)."""
         key = ("queries", run.dataset_key)
@@ -83,6 +101,9 @@ class Datasets:
         if run.benchmark and not run.queries:
             benchmark = self._benchmark(run)[1]
             return (benchmark, ()) if lenient else benchmark
+        if run.beir and not run.queries:
+            beir = self._beir(run)[1]
+            return (beir, ()) if lenient else beir
         corpus = self.corpus(run)
         if not run.queries:
             raise ConfigError(

@@ -78,11 +78,16 @@ def _attempt(end: SessionEnd, what: str, write: Callable[[], list[str]]) -> None
         end.errors.append(f"could not {what}: {exc}")
 
 
-def _json(path: str, entries: Sequence[ReportEntry], verdict: str) -> list[str]:
+def _json(
+    path: str,
+    entries: Sequence[ReportEntry],
+    verdict: str,
+    inspections: Sequence[Any] = (),
+) -> list[str]:
     from pytest_chunkeval.reporting.json_report import json_report
     from pytest_chunkeval.util.files import atomic_write_text
 
-    atomic_write_text(path, json_report(entries, verdict=verdict))
+    atomic_write_text(path, json_report(entries, inspections, verdict=verdict))
     return [f"JSON report: {path}"]
 
 
@@ -105,14 +110,19 @@ def _markdown(
 
 
 def _html(
-    path: str, entries: Sequence[ReportEntry], history: str | None, verdict: str
+    path: str,
+    entries: Sequence[ReportEntry],
+    history: str | None,
+    verdict: str,
+    inspections: Sequence[Any] = (),
 ) -> list[str]:
     from pytest_chunkeval.reporting.history import read_history
     from pytest_chunkeval.reporting.html import html_report
     from pytest_chunkeval.util.files import atomic_write_text
 
     records = read_history(history) if history and Path(history).exists() else []
-    atomic_write_text(path, html_report(entries, records, verdict=verdict))
+    page = html_report(entries, records, verdict=verdict, inspections=inspections)
+    atomic_write_text(path, page)
     return [f"HTML report: {path}"]
 
 
@@ -141,11 +151,15 @@ def session_verdicts(
 
 
 def write_outputs(
-    s: Settings, rows: Sequence[SummaryRow], end: SessionEnd, environ: Mapping[str, str]
+    s: Settings,
+    rows: Sequence[SummaryRow],
+    end: SessionEnd,
+    environ: Mapping[str, str],
+    inspections: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     """Append the history and write the configured reports (rows carry
-    ``end.verdicts``, see :func:`session_verdicts`); failures go to
-    ``end.errors``."""
+    ``end.verdicts``, see :func:`session_verdicts`; ``inspections``: query-set
+    inspections for the JSON and HTML reports); failures go to ``end.errors``."""
     if s.history:
         _attempt(
             end,
@@ -167,7 +181,9 @@ def write_outputs(
     if s.json:
         path = s.json
         _attempt(
-            end, f"write the JSON report {path}", lambda: _json(path, entries, verdict)
+            end,
+            f"write the JSON report {path}",
+            lambda: _json(path, entries, verdict, inspections),
         )
     if s.md:
         path = s.md
@@ -181,7 +197,7 @@ def write_outputs(
         _attempt(
             end,
             f"write the HTML report {path}",
-            lambda: _html(path, entries, s.history, verdict),
+            lambda: _html(path, entries, s.history, verdict, inspections),
         )
 
 

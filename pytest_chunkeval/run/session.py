@@ -495,8 +495,17 @@ class ChunkevalSession:
             skipped=store.skipped,
             order=store.order,
         )
+        from pytest_chunkeval.run.inspection import session_inspections
+
+        inspections = session_inspections(
+            self.settings, self.datasets, self.default_run, end
+        )
         write_outputs(
-            self.settings, rows, end, os.environ if environ is None else environ
+            self.settings,
+            rows,
+            end,
+            os.environ if environ is None else environ,
+            inspections,
         )
         end.baselines = store.summary_lines(unused)
         if self._judges is not None:

@@ -1,0 +1,112 @@
+"""One setting of the option table (:mod:`pytest_chunkeval.config.options`): an ini
+key, a pytest flag and, where the ``chunkeval`` command takes it, a CLI flag.
+
+Standard library only (the option table is read by ``chunkeval --help``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+IniType = Literal["string", "args", "bool"]
+
+
+Where = Literal["pytest", "cli", "docs"]
+"""Who shows an option: the pytest plugin (``--chunkeval-NAME``, an ini key), the
+``chunkeval`` command (``--NAME``), or the reference page (both)."""
+
+_RELATIVE = {
+    "pytest": "relative to rootdir",
+    "cli": "relative to the current directory",
+    "docs": "relative to rootdir (a `chunkeval` command flag: to the current "
+    "directory)",
+}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: ini key ``chunkeval_<name>``, pytest flag ``--chunkeval-<name>``
+    and, where the ``chunkeval`` command takes it, CLI flag ``--<name>``.
+
+    ``parse`` is the option's validator: pytest, the CLI, the ini reader and the
+    marker all call it, so a value is accepted or refused the same way everywhere.
+    """
+
+    name: str
+    help: str
+    """The description; ``{relative}`` becomes "relative to rootdir" in pytest and
+    "relative to the current directory" in the CLI."""
+    parse: Callable[[str], Any] = str
+    """Parses and validates one command-line value (and one ini value, or each ini
+    list item); raises :class:`argparse.ArgumentTypeError`."""
+    ini_type: IniType | None = "string"
+    """``args``: a list (TOML list, or whitespace-separated in ini files); ``bool``:
+    ``true``/``false``; ``None``: a command-line flag only, no ini key."""
+    metavar: str = "VALUE"
+    multiple: bool = False
+    """The flag may be repeated; the values are concatenated."""
+    switch: bool = False
+    """The flag takes no value (``--chunkeval-update``); its ini key is a bool."""
+    default_text: str = ""
+    """The default as shown in ``--help`` and the docs."""
+    cli_name: str = ""
+    """The CLI flag's name when it differs (``--chunker`` for ``chunkers``)."""
+
+    @property
+    def ini(self) -> str | None:
+        """The ini key, or None for a command-line-only flag."""
+        return None if self.ini_type is None else f"chunkeval_{self.name}"
+
+    @property
+    def flag(self) -> str:
+        """The pytest flag."""
+        return "--chunkeval-" + self.name.replace("_", "-")
+
+    @property
+    def cli_flag(self) -> str:
+        """The ``chunkeval`` command's flag."""
+        return "--" + (self.cli_name or self.name).replace("_", "-")
+
+    @property
+    def dest(self) -> str:
+        """The attribute the parsed value lands on, in pytest and in the CLI."""
+        return f"chunkeval_{self.name}"
+
+    def describe(self, where: Where = "pytest") -> str:
+        """The description without the default."""
+        return self.help.format(relative=_RELATIVE[where])
+
+    def help_text(self, where: Where = "pytest") -> str:
+        """The description and the default, as ``--help`` shows them."""
+        default = self.default_text or ("off" if self.switch else "unset")
+        return f"{self.describe(where)} Default: {default}."
+
+    def argparse_kwargs(self, where: Where = "pytest") -> dict[str, Any]:
+        """Keyword arguments of ``addoption`` / ``add_argument`` for the flag.
+
+        The parsed value is None when the flag is not given: the default is applied
+        where settings are combined (:func:`resolve_settings`), once for both."""
+        # argparse %-formats help texts ("recall:-1%" would break --help).
+        text = self.help_text(where).replace("%", "%%")
+        if self.switch:
+            return {
+                "dest": self.dest,
+                "action": "store_true",
+                "default": None,
+                "help": text,
+            }
+        return {
+            "dest": self.dest,
+            "metavar": self.metavar,
+            "type": self.parse,
+            "action": "append" if self.multiple else "store",
+            "default": None,
+            "help": text + (" Repeatable." if self.multiple else ""),
+        }
+
+    @property
+    def ini_default(self) -> object:
+        """What pytest returns for the ini key when it is not set."""
+        return {"args": [], "bool": False}.get(self.ini_type or "", "")
