@@ -77,6 +77,7 @@ def test_kill_and_rerun_resumes_without_duplicates(tmp_path: Path) -> None:
             *("--corpus", str(docs), "--out", str(out), "--n", str(N)),
             *("--model", "test-model", "--seed", "21", "--window-chars", "300"),
             *("--max-retries", "1", "--no-filter"),
+            *("--cache-dir", str(tmp_path / "cache")),
         ]
         first = subprocess.Popen(
             command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE

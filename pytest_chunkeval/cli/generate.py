@@ -28,6 +28,18 @@ def _similarity(text: str) -> float:
     return value
 
 
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a share in [0, 1], e.g. 0.5"
+        )
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -63,11 +75,14 @@ def _say(message: str) -> None:
 
 def run_generate(args: argparse.Namespace) -> int:
     """Run ``chunkeval generate`` (see docs/generate.md)."""
+    from pytest_chunkeval.cli.common import settings as common_settings
     from pytest_chunkeval.data.corpus import Corpus
     from pytest_chunkeval.generation.chat import openai_client
     from pytest_chunkeval.generation.generate import QueryGenerator
+    from pytest_chunkeval.generation.harder import load_style_examples
     from pytest_chunkeval.generation.settings import GenerationSettings
     from pytest_chunkeval.generation.summary import dry_run_plan, format_summary
+    from pytest_chunkeval.llm.answers import AnswerCache
     from pytest_chunkeval.llm.client import base_url_of
 
     out = Path(args.out)
@@ -76,6 +91,7 @@ def run_generate(args: argparse.Namespace) -> int:
             f"--out {out}: generation appends to a JSONL file; use a .jsonl name"
         )
     try:
+        style = load_style_examples(args.style_examples) if args.style_examples else ()
         settings = GenerationSettings(
             model=args.model,
             n=args.n,
@@ -86,6 +102,9 @@ def run_generate(args: argparse.Namespace) -> int:
             approximate=args.approximate,
             temperature=args.temperature,
             json_mode=args.json_mode,
+            max_leakage=args.max_leakage,
+            multi_excerpt=args.multi_excerpt,
+            style_examples=style,
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
@@ -112,6 +131,7 @@ def run_generate(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         progress=True if args.progress else None,
         echo=_say,
+        cache=AnswerCache(common_settings(args).cache_dir),
     )
     chars = sum(len(d.text) for d in corpus)
     _say(
@@ -222,6 +242,30 @@ def register(subparsers: Any) -> None:
         metavar="SIMILARITY",
         help="accept a non-verbatim reference whose fuzzy match in the window "
         "reaches this similarity (e.g. 0.9); marked approximate (default: off)",
+    )
+    harder = gen.add_argument_group(
+        "harder, more realistic questions (docs/query-quality.md)"
+    )
+    harder.add_argument(
+        "--max-leakage",
+        type=_share,
+        default=None,
+        metavar="X",
+        help="reject a question when more than this share of its content words "
+        "appear in its excerpts, e.g. 0.5 (default: off)",
+    )
+    harder.add_argument(
+        "--style-examples",
+        default=None,
+        metavar="FILE",
+        help="real users' questions (one a line, or a query set) whose style, not "
+        "content, the questions imitate (default: none)",
+    )
+    harder.add_argument(
+        "--multi-excerpt",
+        action="store_true",
+        help="ask for questions whose answer needs two or more passages of the "
+        "window (answers with one reference are rejected)",
     )
     gen.add_argument(
         "--temperature",

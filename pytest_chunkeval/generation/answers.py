@@ -27,6 +27,8 @@ NOT_VERBATIM = "not verbatim"
 TOO_MANY_REFERENCES = "too many references"
 COMPOUND = "compound question"
 DUPLICATE = "duplicate"
+LEAKY = "leaky"  # generation/harder.py
+TOO_FEW_REFERENCES = "too few references"  # generation/harder.py
 REASONS = (
     NOT_VERBATIM,
     MALFORMED,
@@ -34,6 +36,8 @@ REASONS = (
     DUPLICATE,
     COMPOUND,
     TOO_MANY_REFERENCES,
+    LEAKY,
+    TOO_FEW_REFERENCES,
     API_ERROR,
 )
 

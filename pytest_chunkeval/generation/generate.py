@@ -39,7 +39,14 @@ from pytest_chunkeval.data.queries import read_queries
 from pytest_chunkeval.data.query_formats import append_query, write_header
 from pytest_chunkeval.data.query_types import Query, stable_query_id
 from pytest_chunkeval.generation.answers import DUPLICATE, question_key, validate_answer
-from pytest_chunkeval.generation.chat import openai_client, request_chat
+from pytest_chunkeval.generation.asking import Asker
+from pytest_chunkeval.generation.chat import openai_client
+from pytest_chunkeval.generation.harder import (
+    check_leakage,
+    check_references,
+    pick_examples,
+    style_digest,
+)
 from pytest_chunkeval.generation.prompts import PROMPT_VERSION, build_messages
 from pytest_chunkeval.generation.settings import (
     ATTEMPTS_PER_QUERY,
@@ -59,6 +66,7 @@ from pytest_chunkeval.util.progress import progress_bar
 if TYPE_CHECKING:
     from pytest_chunkeval.generation.answers import Candidate
     from pytest_chunkeval.generation.windows import Window
+    from pytest_chunkeval.llm.answers import AnswerCache
 
 
 @dataclass
@@ -74,6 +82,8 @@ class GenerationStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     approximate_excerpts: int = 0
+    cached: int = 0
+    """Answers the answer cache gave (no request sent)."""
     stopped: str = "not started"
 
     @property
@@ -113,11 +123,15 @@ class QueryGenerator:
         overwrite: bool = False,
         progress: bool | None = None,
         echo: Callable[[str], None] | None = None,
+        cache: AnswerCache | None = None,
     ) -> None:
         self.corpus = corpus
         self.out = Path(out)
         self.settings = settings
         self.client = client
+        self.asker = Asker(
+            client, settings.model, settings.temperature, settings.json_mode, cache
+        )
         self.overwrite = overwrite
         self.progress = progress
         self.echo = echo or (lambda message: None)
@@ -142,6 +156,9 @@ class QueryGenerator:
             "max_references": s.max_references,
             "approximate": s.approximate,
             "temperature": s.temperature,
+            "max_leakage": s.max_leakage,
+            "multi_excerpt": True if s.multi_excerpt else None,  # as in old files
+            "style_examples": style_digest(s.style_examples),
         }
 
     def _check_resume(self, metadata: Mapping[str, Any]) -> int:
@@ -309,15 +326,15 @@ class QueryGenerator:
             text[window.start : window.end],
             previous,
             max_references=s.max_references,
+            multi_excerpt=s.multi_excerpt,
+            style_examples=pick_examples(rng, s.style_examples),
         )
-        reply = request_chat(
-            self.client,
-            s.model,
-            messages,
-            temperature=s.temperature,
-            json_mode=s.json_mode,
-        )
-        self.stats.requests += 1
+        cached = self.asker.cached
+        reply = self.asker.ask(self.seed, attempt, messages)
+        if self.asker.cached > cached:
+            self.stats.cached += 1
+        else:
+            self.stats.requests += 1
         self.stats.prompt_tokens += reply.prompt_tokens
         self.stats.completion_tokens += reply.completion_tokens
         if reply.rejection is not None:
@@ -332,6 +349,13 @@ class QueryGenerator:
         )
         if isinstance(checked, Rejection):
             return checked
+        harder = check_references(len(checked.excerpts), s.multi_excerpt) or (
+            check_leakage(
+                checked.question, [e.text for e in checked.excerpts], s.max_leakage
+            )
+        )
+        if harder is not None:
+            return harder
         if question_key(checked.question) in keys:
             return Rejection(DUPLICATE, preview(checked.question))
         return _Accepted(checked, window)
@@ -392,12 +416,15 @@ def generate_queries(
     overwrite: bool = False,
     progress: bool | None = None,
     echo: Callable[[str], None] | None = None,
+    cache: AnswerCache | None = None,
     **options: Any,
 ) -> GenerationStats:
     """Generate (or resume) a query set of ``n`` queries for ``corpus`` into ``out``.
 
     ``options`` are further :class:`GenerationSettings` fields (``window_chars``,
-    ``max_attempts``, ``approximate``, ``temperature``, ``json_mode``...). Without
+    ``max_attempts``, ``approximate``, ``temperature``, ``json_mode``,
+    ``max_leakage``, ``multi_excerpt``, ``style_examples``...). ``cache``: an
+    :class:`~pytest_chunkeval.llm.answers.AnswerCache` for the answers. Without
     ``client``, one is built by :func:`openai_client` from ``base_url`` /
     ``api_key`` (or ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``).
     """
@@ -414,5 +441,6 @@ def generate_queries(
         overwrite=overwrite,
         progress=progress,
         echo=echo,
+        cache=cache,
     )
     return generator.run()

@@ -18,7 +18,11 @@ import hashlib
 from collections.abc import Sequence
 
 PROMPT_VERSION = 1
-"""Bump on ANY change to the prompt text (system prompt, pledge, user message)."""
+"""Bump on ANY change to the prompt text (system prompt, pledge, user message).
+The optional parts below (:data:`MULTI_EXCERPT_RULE`, the style examples) are
+recorded in the output's header by their own settings (``multi_excerpt``,
+``style_examples``), which a resumed run must repeat, so adding one leaves the
+default prompt, and this version, as they were."""
 
 PLEDGE = (
     "My question asks about one single thing; I do not use the word 'and' to join "
@@ -52,18 +56,43 @@ Copy the pledge exactly as given. If the passage holds nothing worth asking abou
 (for example only numbers, links or boilerplate), answer {{{{"skip": "<reason>"}}}}.\
 """
 
+MULTI_EXCERPT_RULE = """
+
+The question must need TWO OR MORE separate parts of the passage to be answered \
+(for example a figure from one paragraph and its cause or comparison from another): \
+give at least two references, from different places of the passage, each needed \
+for the answer."""
+"""Appended to the system message with ``multi_excerpt`` (``--multi-excerpt``)."""
+
+STYLE_INTRO = (
+    "Real users of the search engine ask questions like these. Imitate their "
+    "style (length, wording, how much they already know, typos and all), NOT "
+    "their topics: your question must still be about the passage."
+)
+
 PASSAGE_OPEN = "<passage>"
 PASSAGE_CLOSE = "</passage>"
 
 
-def system_prompt(max_references: int = 5) -> str:
-    """The system message, asking for at most ``max_references`` references."""
-    return SYSTEM_PROMPT.format(max_references=max_references)
+def system_prompt(max_references: int = 5, *, multi_excerpt: bool = False) -> str:
+    """The system message, asking for at most ``max_references`` references (and
+    with ``multi_excerpt``, for a question that needs several of them)."""
+    text = SYSTEM_PROMPT.format(max_references=max_references)
+    return text + MULTI_EXCERPT_RULE if multi_excerpt else text
 
 
-def user_prompt(doc_id: str, window: str, previous: Sequence[str]) -> str:
-    """The user message: earlier questions (to avoid), then the passage."""
+def user_prompt(
+    doc_id: str,
+    window: str,
+    previous: Sequence[str],
+    style_examples: Sequence[str] = (),
+) -> str:
+    """The user message: real users' questions (a style to imitate), earlier
+    questions (to avoid), then the passage."""
     parts: list[str] = []
+    if style_examples:
+        listed = "\n".join(f"- {q}" for q in style_examples)
+        parts.append(f"{STYLE_INTRO}\n{listed}\n")
     if previous:
         listed = "\n".join(f"- {q}" for q in previous)
         parts.append(
@@ -83,11 +112,15 @@ def build_messages(
     previous: Sequence[str] = (),
     *,
     max_references: int = 5,
+    multi_excerpt: bool = False,
+    style_examples: Sequence[str] = (),
 ) -> list[dict[str, str]]:
     """Chat messages for one generation attempt."""
+    system = system_prompt(max_references, multi_excerpt=multi_excerpt)
+    user = user_prompt(doc_id, window, previous, style_examples)
     return [
-        {"role": "system", "content": system_prompt(max_references)},
-        {"role": "user", "content": user_prompt(doc_id, window, previous)},
+        {"role": "system", "content": system},
+        {"role": "user", "content": user},
     ]
 
 

@@ -29,6 +29,9 @@ RESUME_KEYS = (
     "window_chars",
     "max_references",
     "approximate",
+    "max_leakage",
+    "multi_excerpt",
+    "style_examples",
 )
 GENERATOR_NAME = "chunkeval generate"
 
@@ -57,6 +60,12 @@ class GenerationSettings:
     approximate: float | None = None
     temperature: float | None = None
     json_mode: bool = False
+    max_leakage: float | None = None
+    """Reject a question whose lexical leakage is above this (generation/harder.py)."""
+    multi_excerpt: bool = False
+    """Ask for questions whose answer needs two or more passages."""
+    style_examples: tuple[str, ...] = ()
+    """Real users' questions whose style the prompt asks to imitate."""
 
     def __post_init__(self) -> None:
         if not self.model.strip():
@@ -75,5 +84,11 @@ class GenerationSettings:
             raise ValueError(
                 f"approximate must be a similarity in (0, 1], got {self.approximate}"
             )
+        if self.max_leakage is not None and not 0 <= self.max_leakage <= 1:
+            raise ValueError(
+                f"max_leakage must be a share in [0, 1], got {self.max_leakage}"
+            )
+        if self.multi_excerpt and self.max_references < 2:
+            raise ValueError("multi_excerpt needs max_references >= 2")
         if self.seed is not None and self.seed < 0:
             raise ValueError(f"seed must be >= 0, got {self.seed}")

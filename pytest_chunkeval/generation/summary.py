@@ -52,9 +52,10 @@ def format_summary(
             f"estimated cost: ${cost:.4f} ({source}: ${per_1m[0]:g} input / "
             f"${per_1m[1]:g} output per 1M tokens)"
         )
+    cached = f" ({stats.cached} answers from the cache)" if stats.cached else ""
     lines.append(
         f"tokens: {stats.prompt_tokens:,} prompt + {stats.completion_tokens:,} "
-        f"completion in {stats.requests} requests; {cost_text}"
+        f"completion in {stats.requests} requests{cached}; {cost_text}"
     )
     return "\n".join(lines)
 
