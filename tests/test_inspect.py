@@ -13,7 +13,6 @@ import pytest
 
 import pytest_chunkeval as chunkeval
 from pytest_chunkeval.cli.main import main
-from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
@@ -26,6 +25,7 @@ from pytest_chunkeval.quality.leakage import leakage, leakage_report
 from pytest_chunkeval.quality.stopwords import STOP_WORDS
 from pytest_chunkeval.reporting.html import html_report
 from pytest_chunkeval.reporting.json_report import json_report
+from pytest_chunkeval.tokenizers.base import get_tokenizer
 
 VOCAB = [
     "the",
@@ -168,13 +168,16 @@ def test_excerpt_report_counts() -> None:
             ("q3", "Where is the table total?", [row]),
         ],
     )
-    units = UnitMap(corpus.ids, [d.text for d in corpus], "char")
-    report = excerpt_report(corpus, queries, units)
+    tokenizer = get_tokenizer()
+    report = excerpt_report(corpus, queries, tokenizer)
     assert report["count"] == 4
     assert report["per_question"] == {"1": 2, "2": 1}
     assert report["several"] == 1
-    assert report["length"]["max"] == len("Intro text here.")
-    assert report["length"]["min"] == len("Other.")
+    assert report["length_chars"]["max"] == len("Intro text here.")
+    assert report["length_chars"]["min"] == len("Other.")
+    counts = [tokenizer.count(e.text) for q in queries for e in q.excerpts]
+    assert report["length"]["max"] == max(counts)
+    assert report["length"]["mean"] == pytest.approx(sum(counts) / len(counts))
     rep = report["repeated_in_corpus"]
     assert (rep["excerpts"], rep["texts"], rep["questions"]) == (2, 1, 2)
     assert rep["most"] == [{"text": row, "occurrences": 2}]

@@ -13,12 +13,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-import numpy as np
-
-from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.quality._stats import distribution
+from pytest_chunkeval.tokenizers.base import Tokenizer
 
 
 def occurrences(corpus: Corpus, text: str) -> int:
@@ -34,20 +32,13 @@ def occurrences(corpus: Corpus, text: str) -> int:
 
 
 def excerpt_report(
-    corpus: Corpus, queries: QuerySet, units: UnitMap, *, show: int = 10
+    corpus: Corpus, queries: QuerySet, tokenizer: Tokenizer, *, show: int = 10
 ) -> dict[str, Any]:
-    """Lengths (in ``units``' unit and in characters), excerpts per question,
-    texts occurring more than once in the corpus and texts shared by questions."""
+    """Lengths (tokens of each excerpt's text, and characters), excerpts per
+    question, texts occurring more than once in the corpus and texts shared by
+    questions."""
     excerpts = [e for q in queries for e in q.excerpts]
-    if excerpts:
-        lo, hi = units.to_units(
-            units.doc_indices([e.doc_id for e in excerpts]),
-            np.array([e.start for e in excerpts], np.int64),
-            np.array([e.end for e in excerpts], np.int64),
-        )
-        lengths = (hi - lo).tolist()
-    else:
-        lengths = []
+    lengths = tokenizer.count_batch([e.text for e in excerpts]) if excerpts else []
     per_question = Counter(len(q.excerpts) for q in queries)
     found = {t: occurrences(corpus, t) for t in dict.fromkeys(e.text for e in excerpts)}
     repeated = [e for e in excerpts if found[e.text] > 1]
@@ -59,7 +50,7 @@ def excerpt_report(
     most = sorted(found, key=lambda t: -found[t])[:show]
     return {
         "count": len(excerpts),
-        "unit": units.unit,
+        "tokenizer": tokenizer.name,
         "length": distribution(lengths),
         "length_chars": distribution([e.end - e.start for e in excerpts]),
         "per_question": {str(n): per_question[n] for n in sorted(per_question)},

@@ -2,7 +2,9 @@
 
 Each question is searched with the ``bm25`` store over ``recursive:200:0`` chunks;
 the floor is the share of questions (with excerpts) whose recall is above 0 at
-``k = 1`` and at ``k = 5``. A set on which BM25 finds nearly every question at
+``k = 1`` and at ``k = 5``, i.e. whose retrieved chunks share at least one
+character with an excerpt (measured in the ``char`` unit, where that is exactly
+recall > 0, and no tokenizer runs). A set on which BM25 finds nearly every question at
 rank 1 cannot show what a better embedder or chunker buys. Without the ``bm25``
 extra the floor is not measured and says how to get it.
 """
@@ -29,11 +31,7 @@ def bm25_available() -> bool:
 
 
 def bm25_floor(
-    corpus: Corpus,
-    queries: QuerySet,
-    *,
-    unit: str = "token",
-    cache: Any = None,
+    corpus: Corpus, queries: QuerySet, *, cache: Any = None
 ) -> dict[str, Any]:
     """Per depth of :data:`DEPTHS`, the share of questions with excerpts whose
     recall is above 0 (``{"unavailable": reason}`` without ``bm25s``)."""
@@ -55,7 +53,7 @@ def bm25_floor(
             asked,
             store=STORE,
             k=k,
-            unit=unit,
+            unit="char",
             cache=cache,
             chunking=chunking,
         )

@@ -97,7 +97,6 @@ def inspect_queries(
     ``show``: how many examples each list keeps. ``cache``: the evaluation cache
     (an :class:`~pytest_chunkeval.engine.cache.EmbeddingCache` or a directory).
     """
-    from pytest_chunkeval.engine.chunking import unit_map
     from pytest_chunkeval.quality.coverage import coverage_report
     from pytest_chunkeval.quality.duplicates import duplicates_report
     from pytest_chunkeval.quality.excerpts import excerpt_report
@@ -107,8 +106,7 @@ def inspect_queries(
 
     started = time.perf_counter()
     queries = queries.validated(corpus)
-    tok = get_tokenizer(tokenizer) if unit == "token" else None
-    units = unit_map(corpus, unit, tok)
+    tok = get_tokenizer(tokenizer)
     size = {
         "questions": len(queries),
         "with_excerpts": sum(1 for q in queries if q.excerpts),
@@ -118,10 +116,10 @@ def inspect_queries(
     parts: dict[str, Mapping[str, Any] | None] = dict.fromkeys(PARTS)
     parts |= {
         "leakage": leakage_report(queries, show=show),
-        "excerpts": excerpt_report(corpus, queries, units, show=show),
+        "excerpts": excerpt_report(corpus, queries, tok, show=show),
         "coverage": coverage_report(corpus, queries, show=show),
         "duplicates": duplicates_report(queries, show=show),
-        "bm25": bm25_floor(corpus, queries, unit=unit, cache=cache) if bm25 else None,
+        "bm25": bm25_floor(corpus, queries, cache=cache) if bm25 else None,
     }
     return Inspection(
         corpus.name,

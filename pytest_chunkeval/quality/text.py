@@ -100,7 +100,8 @@ def _excerpts(d: Mapping[str, Any]) -> list[str]:
     rep = d["repeated_in_corpus"]
     shared = d["shared_by_questions"]
     lines = [
-        f"excerpts: {d['count']}; length in {d['unit']}s: {quantiles(d['length'])}",
+        f"excerpts: {d['count']}; length in tokens ({d['tokenizer']}): "
+        f"{quantiles(d['length'])}",
         f"  in characters: {quantiles(d['length_chars'])}",
         f"  excerpts per question: {per} ({d['several']} questions with several)",
         f"  texts occurring more than once in the corpus: {rep['texts']} "

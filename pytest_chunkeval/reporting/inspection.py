@@ -60,9 +60,10 @@ def _bm25(d: Mapping[str, Any]) -> str:
 def _excerpts(d: Mapping[str, Any]) -> str:
     rep = d["repeated_in_corpus"]
     per = [(n, c) for n, c in d["per_question"].items()]
+    lengths = quantiles(d["length"])
     return (
         "<h3>Excerpts</h3>"
-        + _p(f"{d['count']} excerpts; length in {d['unit']}s: {quantiles(d['length'])}")
+        + _p(f"{d['count']} excerpts; length in {d['tokenizer']} tokens: {lengths}")
         + _table(["Excerpts per question", "Questions"], per)
         + _p(
             f"{rep['texts']} excerpt texts occur more than once in the corpus "
