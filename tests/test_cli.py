@@ -103,7 +103,7 @@ def test_bad_chunker_spec_is_a_usage_error(project, capsys):
 
 def test_missing_data_arguments(capsys):
     assert main(["eval"]) == 2
-    assert "--benchmark NAME, or --corpus" in capsys.readouterr().err
+    assert "--benchmark NAME, --corpus PATH" in capsys.readouterr().err
 
 
 def test_bad_k_is_rejected_by_argparse(project, capsys):
