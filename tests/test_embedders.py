@@ -332,7 +332,7 @@ def test_openai_embeds_through_the_client(server: OpenAIServer) -> None:
 
 
 def test_openai_batches_by_count_and_by_tokens(server: OpenAIServer) -> None:
-    emb = OpenAIEmbedder("m", max_batch=3, max_request_tokens=10)
+    emb = OpenAIEmbedder("m", max_batch=3, max_request_tokens=10, concurrency=1)
     texts = ["one", "two", "three", "four", "five", "word " * 8, "six", "seven"]
     vectors = emb.embed(texts)
     np.testing.assert_allclose(vectors, server_vectors(texts), rtol=1e-6)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import warnings
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from pytest_chunkeval.embedders.base import as_unit_vectors
+from pytest_chunkeval.embedders.base import PartialEmbedder, as_unit_vectors
 
 if TYPE_CHECKING:
     from pytest_chunkeval.embedders.base import Embedder, FloatArray
@@ -50,6 +50,23 @@ class _RenamedEmbedder:
 
     def __repr__(self) -> str:
         return f"{self.inner!r} as {self.identity!r}"
+
+
+class _RenamedPartialEmbedder(_RenamedEmbedder):
+    """A renamed embedder that hands its vectors over part by part, as its inner
+    one does (so the cache keeps them through an interruption)."""
+
+    def embed_parts(
+        self, texts: Sequence[str]
+    ) -> Iterator[tuple[list[int], FloatArray]]:
+        return cast("PartialEmbedder", self.inner).embed_parts(texts)
+
+
+def renamed(embedder: Embedder, identity: str) -> Embedder:
+    """``embedder`` under the cache identity ``identity``."""
+    if isinstance(embedder, PartialEmbedder):
+        return _RenamedPartialEmbedder(embedder, identity)
+    return _RenamedEmbedder(embedder, identity)
 
 
 def callable_identity(fn: Any) -> str:

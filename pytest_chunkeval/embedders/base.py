@@ -5,7 +5,7 @@ Specs and identities: :mod:`pytest_chunkeval.embedders.registry`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -38,6 +38,34 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> FloatArray:
         """``(len(texts), d)`` float32 vectors, each of unit L2 norm (or zero)."""
         ...
+
+
+@runtime_checkable
+class PartialEmbedder(Protocol):
+    """An embedder that hands its vectors over part by part as they are computed
+    (a remote embedder with requests in flight), so that a caller keeps what was
+    computed before an interruption (the embedding cache stores it)."""
+
+    def embed_parts(
+        self, texts: Sequence[str]
+    ) -> Iterator[tuple[list[int], FloatArray]]:
+        """``(positions in texts, their unit vectors)`` pairs, in any order, that
+        together cover every text once. An error ends the iteration after the parts
+        already computed were handed over."""
+        ...
+
+
+def embedding_parts(
+    embedder: Embedder, texts: Sequence[str], batch_size: int
+) -> Generator[tuple[list[int], FloatArray], None, None]:
+    """``embedder``'s vectors of ``texts`` part by part: its own parts when it is a
+    :class:`PartialEmbedder`, else one ``embed`` call per ``batch_size`` texts."""
+    if isinstance(embedder, PartialEmbedder):
+        yield from embedder.embed_parts(texts)
+        return
+    for start in range(0, len(texts), batch_size):
+        stop = min(start + batch_size, len(texts))
+        yield list(range(start, stop)), embedder.embed(texts[start:stop])
 
 
 def l2_normalize(vectors: Any) -> FloatArray:

@@ -1,9 +1,13 @@
 """OpenAI (and OpenAI-compatible) embeddings through the shared client: batches
-under the API's limits, retries by the client."""
+under the API's limits, several requests in flight, retries by the client, and
+vectors handed over request by request (the embedding cache keeps what an
+interrupted run received)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import concurrent.futures as cf
+import threading
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +29,9 @@ OPENAI_MAX_INPUTS = 2048
 OPENAI_MAX_REQUEST_TOKENS = 300_000
 OPENAI_MAX_INPUT_TOKENS = 8192
 OPENAI_DEFAULT_MAX_RETRIES = 5
+# Requests in flight at once: enough to hide a remote server's latency, few enough
+# to stay under a hosted API's rate limits (429s are retried with backoff anyway).
+OPENAI_DEFAULT_CONCURRENCY = 4
 OPENAI_KNOWN_DIMENSIONS = {
     "text-embedding-3-small": 1536,
     "text-embedding-3-large": 3072,
@@ -36,11 +43,15 @@ class OpenAIEmbedder:
     """OpenAI (or OpenAI-compatible) embeddings through the official ``openai`` client.
 
     Requests hold at most ``max_batch`` inputs and ``max_request_tokens`` tokens
-    (cl100k_base count); 429 and 5xx answers are retried by the client with backoff
-    (``max_retries``). The API key comes from ``api_key`` or ``OPENAI_API_KEY`` and is
-    only read when the first request is made, so a fully cached run needs no key; it
-    never appears in the identity, the repr, or anything written to disk. Empty texts
-    (which the API rejects) get a zero vector without a request.
+    (cl100k_base count); up to ``concurrency`` requests are in flight at once; 429
+    and 5xx answers are retried by the client with backoff (``max_retries``).
+    :meth:`embed_parts` hands each request's vectors over as it arrives, and after a
+    request fails for good it still hands over those in flight before raising, so
+    the embedding cache stores everything that was received. The API key comes from
+    ``api_key`` or ``OPENAI_API_KEY`` and is only read when the first request is
+    made, so a fully cached run needs no key; it never appears in the identity, the
+    repr, or anything written to disk. Empty texts (which the API rejects) get a
+    zero vector without a request.
     """
 
     def __init__(
@@ -55,6 +66,7 @@ class OpenAIEmbedder:
         max_batch: int = OPENAI_MAX_INPUTS,
         max_request_tokens: int = OPENAI_MAX_REQUEST_TOKENS,
         max_input_tokens: int | None = OPENAI_MAX_INPUT_TOKENS,
+        concurrency: int = OPENAI_DEFAULT_CONCURRENCY,
         identity: str | None = None,
         client: Any = None,
     ) -> None:
@@ -68,6 +80,9 @@ class OpenAIEmbedder:
             )
         if max_request_tokens < 1 or max_retries < 0:
             raise ValueError("max_request_tokens must be >= 1 and max_retries >= 0")
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        self.concurrency = concurrency
         self.model = model
         self.dimensions = dimensions
         self.max_retries = max_retries
@@ -85,6 +100,7 @@ class OpenAIEmbedder:
             client=client,
         )
         self._dimension: int | None = dimensions or OPENAI_KNOWN_DIMENSIONS.get(model)
+        self._dimension_lock = threading.Lock()
         self.identity = identity or (
             f"openai:{model}" + (f":d{self._dimension}" if self._dimension else "")
         )
@@ -119,24 +135,80 @@ class OpenAIEmbedder:
 
     def embed(self, texts: Sequence[str]) -> FloatArray:
         texts = list(texts)
+        out: FloatArray | None = None
+        for rows, vectors in self.embed_parts(texts):
+            if out is None:
+                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[rows] = vectors
+        if out is None:  # no texts
+            return np.zeros((0, self._dimension or 0), dtype=np.float32)
+        return out
+
+    def embed_parts(
+        self, texts: Sequence[str]
+    ) -> Iterator[tuple[list[int], FloatArray]]:
+        """Unit vectors of ``texts``, one request's worth at a time, in the order
+        the answers arrive (empty texts last, as zero vectors).
+
+        An error (a request that failed after the client's retries, Ctrl-C) stops
+        new requests; the answers of those in flight are still handed over, then
+        the error is raised.
+        """
+        texts = list(texts)
         wanted = [i for i, t in enumerate(texts) if t]
         from pytest_chunkeval.tokenizers.base import get_tokenizer
 
         counts = (
             get_tokenizer().count_batch([texts[i] for i in wanted]) if wanted else []
         )
-        rows: dict[int, FloatArray] = {}
-        for batch in self.plan_batches(counts):
-            indices = [wanted[j] for j in batch]
-            vectors = self._request([texts[i] for i in indices])
-            rows.update(zip(indices, vectors, strict=True))
-        if self._dimension is None:  # only empty texts, unknown model: ask once
-            self._request([" "])
-        dim = self._dimension or 0
-        out = np.zeros((len(texts), dim), dtype=np.float32)
-        for i, vector in rows.items():
-            out[i] = vector
-        return l2_normalize(out)
+        batches = [[wanted[j] for j in b] for b in self.plan_batches(counts)]
+        yield from self._send(texts, batches)
+        empty = [i for i, t in enumerate(texts) if not t]
+        if empty:
+            if self._dimension is None:  # only empty texts, unknown model: ask once
+                self._request([" "])
+            yield empty, np.zeros((len(empty), self._dimension or 0), np.float32)
+
+    def _send(
+        self, texts: list[str], batches: list[list[int]]
+    ) -> Iterator[tuple[list[int], FloatArray]]:
+        """Each batch's rows and vectors, ``concurrency`` requests in flight."""
+        queue = iter(batches)
+        pool = cf.ThreadPoolExecutor(
+            max_workers=min(self.concurrency, max(1, len(batches))),
+            thread_name_prefix="chunkeval-embed",
+        )
+        flying: dict[cf.Future[FloatArray], list[int]] = {}
+        failure: BaseException | None = None
+
+        def submit() -> None:
+            batch = next(queue, None)
+            if batch is not None:
+                flying[pool.submit(self._request, [texts[i] for i in batch])] = batch
+
+        try:
+            for _ in range(self.concurrency):
+                submit()
+            while flying:
+                try:
+                    done, _ = cf.wait(flying, return_when=cf.FIRST_COMPLETED)
+                except BaseException as exc:  # Ctrl-C while waiting
+                    failure = failure or exc
+                    done, _ = cf.wait(flying)
+                for future in done:
+                    batch = flying.pop(future)
+                    try:
+                        vectors = future.result()
+                    except Exception as exc:
+                        failure = failure or exc
+                        continue
+                    yield batch, l2_normalize(vectors)
+                    if failure is None:
+                        submit()
+            if failure is not None:
+                raise failure
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _request(self, inputs: list[str]) -> FloatArray:
         client = self._connection.get()
@@ -174,9 +246,10 @@ class OpenAIEmbedder:
                 f"openai:{self.model}: {self.base_url}/embeddings returned a malformed "
                 f"response: {exc}"
             ) from exc
-        if self._dimension is None:
-            self._dimension = int(arr.shape[1])
-        elif arr.shape[1] != self._dimension:
+        with self._dimension_lock:  # requests in flight answer at once
+            if self._dimension is None:
+                self._dimension = int(arr.shape[1])
+        if arr.shape[1] != self._dimension:
             raise EmbeddingRequestError(
                 f"openai:{self.model}: {self.base_url} returned {arr.shape[1]}-dim "
                 f"vectors, expected {self._dimension}"

@@ -10,12 +10,14 @@ Spec strings (``--chunkeval-embedder``, ``chunkeval eval --embedder``):
   packaged all-MiniLM-L6-v2, then the hub) and loads on the first text that is not in
   the cache. Device and batch size are not part of the identity (same model, same
   vectors up to float rounding).
-- ``openai:MODEL[?dimensions=N&batch_size=N&max_retries=N&timeout=S]``, e.g.
-  ``openai:text-embedding-3-large``, through the ``openai`` client: ``OPENAI_API_KEY``
-  and ``OPENAI_BASE_URL`` (any OpenAI-compatible server) are honoured. ``batch_size``
-  caps inputs per request (default and maximum 2048; requests also stay under 300k
-  tokens); ``max_retries`` (default 5) is the client's retry budget for 429 / 5xx /
-  connection errors, with its exponential backoff and ``Retry-After``.
+- ``openai:MODEL[?dimensions=N&batch_size=N&concurrency=N&max_retries=N&timeout=S]``,
+  e.g. ``openai:text-embedding-3-large``, through the ``openai`` client:
+  ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` (any OpenAI-compatible server: vLLM,
+  TEI, Infinity...) are honoured. ``batch_size`` caps inputs per request (default
+  and maximum 2048; requests also stay under 300k tokens); ``concurrency`` requests
+  are in flight at once (default 4); ``max_retries`` (default 5) is the client's
+  retry budget for 429 / 5xx / connection errors, with its exponential backoff and
+  ``Retry-After``. None of them is part of the identity.
 
 Python objects accepted by :func:`get_embedder`: an :class:`Embedder`; a Chroma
 ``EmbeddingFunction``; an object with LangChain's ``embed_documents``; any callable
@@ -61,13 +63,14 @@ from pytest_chunkeval.config.registry import (
 from pytest_chunkeval.embedders.adapters import (
     CallableEmbedder,
     _langchain_identity,
-    _RenamedEmbedder,
     chroma_identity,
     is_chroma_embedding_function,
+    renamed,
 )
 from pytest_chunkeval.embedders.base import Embedder
 from pytest_chunkeval.embedders.hashing import DEFAULT_DIM, HashingEmbedder
 from pytest_chunkeval.embedders.openai import (
+    OPENAI_DEFAULT_CONCURRENCY,
     OPENAI_DEFAULT_MAX_RETRIES,
     OPENAI_MAX_INPUTS,
     _openai,
@@ -101,7 +104,8 @@ EMBEDDERS.register(
 EMBEDDERS.register(
     "openai",
     _openai,
-    "openai:MODEL[?dimensions=N&batch_size=N&max_retries=N&timeout=SECONDS]",
+    "openai:MODEL"
+    "[?dimensions=N&batch_size=N&concurrency=N&max_retries=N&timeout=SECONDS]",
     signature=Signature(
         (
             Param(
@@ -113,6 +117,7 @@ EMBEDDERS.register(
         ),
         (
             Param("batch_size", positive_int, default=OPENAI_MAX_INPUTS),
+            Param("concurrency", positive_int, default=OPENAI_DEFAULT_CONCURRENCY),
             Param("dimensions", positive_int, default=None),
             Param("max_retries", non_negative_int, default=OPENAI_DEFAULT_MAX_RETRIES),
             Param("timeout", positive_float, default=60.0),
@@ -170,5 +175,5 @@ def get_embedder(
             "a Chroma EmbeddingFunction, or a callable list[str] -> vectors"
         )
     if identity is not None and identity != embedder.identity:
-        return _RenamedEmbedder(embedder, identity)
+        return renamed(embedder, identity)
     return embedder

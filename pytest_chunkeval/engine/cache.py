@@ -41,7 +41,12 @@ from typing import Any, TypedDict
 import numpy as np
 
 from pytest_chunkeval.config.defaults import CACHE_DIR_ENV
-from pytest_chunkeval.embedders.base import Embedder, FloatArray, l2_normalize
+from pytest_chunkeval.embedders.base import (
+    Embedder,
+    FloatArray,
+    embedding_parts,
+    l2_normalize,
+)
 from pytest_chunkeval.engine.packs import (
     _CORRUPT_SUFFIX,
     _IDENTITY_FILE,
@@ -252,12 +257,13 @@ class EmbeddingCache:
         pending: list[int] = []
         bar = _progress_bar(len(order), embedder.identity, progress)
         last_flush = time.monotonic()
+        # An embedder with requests in flight hands over each one's vectors as it
+        # arrives: all of them are kept below, also when a later one fails.
+        parts = embedding_parts(embedder, [texts[i] for i in order], self.batch_size)
         try:
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start : start + self.batch_size]
-                vectors = _as_unit(
-                    embedder.embed([texts[i] for i in batch]), len(batch), embedder
-                )
+            for positions, part in parts:
+                batch = [order[p] for p in positions]
+                vectors = _as_unit(part, len(batch), embedder)
                 self._check_dim(store, vectors, embedder, computed)
                 computed.update(zip(batch, vectors, strict=True))
                 pending.extend(batch)
@@ -268,6 +274,7 @@ class EmbeddingCache:
                     pending = []
                     last_flush = time.monotonic()
         finally:
+            parts.close()  # no request left in flight when we return
             if bar is not None:
                 bar.close()
             # Also on KeyboardInterrupt or an API error: keep what was computed.

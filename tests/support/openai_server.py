@@ -14,16 +14,25 @@ Use it with the real ``openai`` client::
         server.enqueue_chat("split_after: 3, 5")                # next chat answer
         server.enqueue_raw("chat", 200, b"{not json")           # malformed body
         server.chat_handler = lambda request: "..."             # queue empty: ask this
+        server.embedding_handler = lambda request: None         # None: the default
 
         server.requests                   # every request, in order (RecordedRequest)
         server.requests_to("embeddings")  # only those of one route
+        server.embedded                   # Counter: texts answered with a vector
+        server.embedding_delay = 0.05     # seconds each embeddings answer waits
+        server.max_in_flight              # most embeddings requests served at once
 
 Routes (under ``/v1``):
 
 - ``POST /embeddings``: deterministic vectors, :meth:`OpenAIServer.embedding_vector`
   of each input (``dimensions`` from the request, else ``embedding_dim``), as floats or
   base64 per ``encoding_format``, like the real API. ``max_inputs`` (default 2048)
-  rejects larger batches with HTTP 400.
+  rejects larger batches with HTTP 400. Each answer waits ``embedding_delay``
+  seconds first (a server's fixed cost per request; requests are served
+  concurrently), and counts its inputs in ``embedded``.
+  ``embedding_handler(request_json)``, when set, is asked first (after the
+  scripted queue): a :class:`ScriptedResponse` answers instead, None lets the
+  default answer.
 - ``POST /chat/completions``: the next scripted response of the ``"chat"`` queue, else
   ``chat_handler(request_json)``, else HTTP 400 "no scripted response" (400, not 5xx,
   so the client does not retry and the test fails at once).
@@ -42,7 +51,7 @@ import hashlib
 import json
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -97,6 +106,7 @@ class ScriptedResponse:
 
 
 ChatHandler = Callable[[Any], "str | ScriptedResponse"]
+EmbeddingHandler = Callable[[Any], "ScriptedResponse | None"]
 
 
 def chat_completion(
@@ -141,6 +151,11 @@ class OpenAIServer:
         self.embedding_dim = embedding_dim
         self.max_inputs = max_inputs
         self.chat_handler: ChatHandler | None = None
+        self.embedding_handler: EmbeddingHandler | None = None
+        self.embedding_delay = 0.0
+        self.embedded: Counter[str] = Counter()
+        self.max_in_flight = 0
+        self._in_flight = 0
         self._host = host
         self._lock = threading.Lock()
         self._queues: dict[str, deque[ScriptedResponse]] = {
@@ -328,6 +343,14 @@ class OpenAIServer:
                     kind="invalid_request_error",
                 ),
             )
+        self._enter_embedding()
+        try:
+            time.sleep(self.embedding_delay)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+        with self._lock:
+            self.embedded.update(inputs)
         dim = int(payload.get("dimensions") or self.embedding_dim)
         as_base64 = payload.get("encoding_format") == "base64"
         data = []
@@ -349,6 +372,11 @@ class OpenAIServer:
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
             },
         )
+
+    def _enter_embedding(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
 
     def _chat(self, payload: Any) -> ScriptedResponse:
         if self.chat_handler is None:
@@ -397,6 +425,10 @@ class OpenAIServer:
         if scripted is not None:
             return scripted
         payload = request.json
+        if route == "embeddings" and self.embedding_handler is not None:
+            answer = self.embedding_handler(payload)
+            if answer is not None:
+                return answer
         return (
             self._embeddings(payload) if route == "embeddings" else self._chat(payload)
         )
