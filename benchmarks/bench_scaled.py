@@ -8,16 +8,19 @@ Run (after ``benchmarks/scale_benchmark.py`` wrote the data):
     .venv/bin/python benchmarks/bench_scaled.py --sets verbatim-100x \\
         --before /tmp/chunkeval-before   # also run an older tree (git archive)
 
-1. Ties (``--ties``, on by default): the hashing vectors of the set's chunks and a
+1. Ties (skipped with ``--no-ties``): the hashing vectors of the set's chunks and a
    sample of its questions, searched by ``top_rows`` as it is and by the former
    rule (a full stable sort of every row with a tie at the k-th place), in one
-   process, alternating; identical results checked.
+   process, alternating; identical results checked. Then the peak memory of
+   ``ExactIndex.search`` for the sample above the vectors it holds (tracemalloc,
+   which sees numpy's allocations).
 2. Cold runs: ``chunkeval eval --embedder hashing --chunker recursive:200:0
    --store exact --k 5`` in a fresh process with an empty cache, per tree (this
    one, and ``--before``), one after the other; wall time, the phases the result
    records (``timings``: chunk, embed, index, search, score; the rest is loading,
    tokenizing for the unit map and printing) and the process's peak RSS
-   (``wait4``).
+   (``wait4``). A run still going after ``--timeout`` seconds is stopped and
+   reported as not finished.
 """
 
 from __future__ import annotations
@@ -25,11 +28,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +64,7 @@ def ties(data: Path, sample: int) -> None:
     from pytest_chunkeval.data.queries import QuerySet
     from pytest_chunkeval.embedders.registry import get_embedder
     from pytest_chunkeval.engine.chunking import Chunking
-    from pytest_chunkeval.stores.exact import DEFAULT_BLOCK_BYTES, top_rows
+    from pytest_chunkeval.stores.exact import DEFAULT_BLOCK_BYTES, ExactIndex, top_rows
 
     corpus = Corpus.from_paths([data / "corpora"])
     queries = QuerySet.load(data / "questions_df.csv", corpus)
@@ -87,9 +94,18 @@ def ties(data: Path, sample: int) -> None:
         f"new {1e3 * spent['new'] / sample:.2f} ms "
         f"({spent['former'] / spent['new']:.1f}x); identical results"
     )
+    index = ExactIndex(vectors)
+    tracemalloc.start()
+    index.search(qv, 5)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(
+        f"exact search of {sample} questions: peak {peak / 2**20:.1f} MiB above the "
+        f"{vectors.nbytes / 2**20:.0f} MiB of vectors ({vectors.shape[1]} dimensions)"
+    )
 
 
-def cold_run(data: Path, tree: Path, tmp: Path) -> dict[str, object]:
+def cold_run(data: Path, tree: Path, tmp: Path, timeout: float) -> dict[str, Any]:
     out = tmp / f"{tree.name}-{data.name}.json"
     cmd = [CLI, "eval", "--corpus", str(data / "corpora")]
     cmd += ["--queries", str(data / "questions_df.csv"), *ARGS]
@@ -97,36 +113,45 @@ def cold_run(data: Path, tree: Path, tmp: Path) -> dict[str, object]:
     cmd += ["--json", str(out)]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    stdout = proc.stdout.read()
-    proc.stdout.close()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL)
+    # Stopped after ``timeout`` seconds: a run that would take hours is reported
+    # as not finished, with its peak RSS so far.
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
     _, status, usage = os.wait4(proc.pid, 0)
+    timer.cancel()
     proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - t0
+    got: dict[str, Any] = {
+        "wall": time.perf_counter() - t0,
+        "rss_mib": usage.ru_maxrss / 1024,
+        "finished": proc.returncode == 0,
+    }
+    if proc.returncode == -signal.SIGKILL:
+        return got
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd)} exited with {proc.returncode}")
     [result] = json.loads(out.read_text(encoding="utf-8"))
-    recall = result["metrics"]["recall"]
-    return {
-        "wall": wall,
-        "rss_mib": usage.ru_maxrss / 1024,
-        "timings": result["timings"],
-        "recall": recall["mean"] if isinstance(recall, dict) else recall,
-        "summary": stdout.strip().splitlines()[-2],
-    }
+    got["timings"] = result["timings"]
+    got["recall"] = result["metrics"]["recall"]["mean"]
+    return got
 
 
-def cold(data: Path, trees: list[Path], tmp: Path) -> None:
+def cold(data: Path, trees: list[Path], tmp: Path, timeout: float) -> None:
     for tree in trees:
-        got = cold_run(data, tree, tmp)
-        timings: dict[str, float] = got["timings"]  # type: ignore[assignment]
+        got = cold_run(data, tree, tmp, timeout)
+        if not got["finished"]:
+            print(
+                f"{data.name} cold, {tree}: not finished after {got['wall']:.0f} s "
+                f"(stopped), peak RSS {got['rss_mib']:.0f} MiB"
+            )
+            continue
+        timings: dict[str, float] = got["timings"]
         phases = ", ".join(f"{k} {v:.1f}" for k, v in timings.items())
-        rest = float(got["wall"]) - sum(timings.values())  # type: ignore[arg-type]
+        rest = got["wall"] - sum(timings.values())
         print(
             f"{data.name} cold, {tree}: {got['wall']:.1f} s wall ({phases}, "
             f"rest {rest:.1f}) s, peak RSS {got['rss_mib']:.0f} MiB; "
-            f"recall {got['recall']}"
+            f"recall {100 * got['recall']:.2f}"
         )
 
 
@@ -137,6 +162,9 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="an older source tree")
     parser.add_argument("--sample", type=int, default=400, help="questions (ties)")
     parser.add_argument("--ties-only", action="store_true")
+    parser.add_argument(
+        "--timeout", type=float, default=2400.0, help="seconds per cold run"
+    )
     parser.add_argument("--no-ties", action="store_true")
     args = parser.parse_args()
     trees = [HERE] + ([args.before.resolve()] if args.before else [])
@@ -148,7 +176,7 @@ def main() -> None:
             if not args.no_ties:
                 ties(data, args.sample)
             if not args.ties_only:
-                cold(data, trees, Path(tmp))
+                cold(data, trees, Path(tmp), args.timeout)
 
 
 if __name__ == "__main__":

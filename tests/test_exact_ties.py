@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from pytest_chunkeval.stores import exact
 from pytest_chunkeval.stores.exact import ExactIndex, top_rows
 
 
@@ -98,3 +99,20 @@ def test_ties_sort_no_more_than_k_values(monkeypatch: pytest.MonkeyPatch) -> Non
     assert top_rows(neg, 3).tolist() == [[0, 1, 2], [5, 0, 1]]
     assert sorted_lengths
     assert max(sorted_lengths) <= 3
+
+
+def test_a_query_asked_twice_is_searched_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    searched: list[int] = []
+
+    def recording(neg: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.int64]:
+        searched.append(neg.shape[0])
+        return top_rows(neg, k)
+
+    monkeypatch.setattr(exact, "top_rows", recording)
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((50, 8)).astype(np.float32)
+    queries = vectors[[4, 9, 4, 4, 30, 9]]
+    got = ExactIndex(vectors).search(queries, 3)
+    assert sum(searched) == 3
+    np.testing.assert_array_equal(got, stable_cut(-(queries @ vectors.T), 3))
+    assert got[0].tolist() == got[2].tolist() == got[3].tolist()

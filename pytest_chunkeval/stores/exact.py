@@ -31,9 +31,17 @@ class ExactIndex:
         """Top-``k`` rows by cosine, best first; ties go to the lower row index."""
         n = len(self)
         q = check_search(queries, k, self.vectors.shape[1] if n else None)
-        out = empty_result(q.shape[0], k)
         if n == 0 or k == 0 or q.shape[0] == 0:
-            return out
+            return empty_result(q.shape[0], k)
+        # A question asked twice (of two copies of a document) is searched once.
+        first, inverse = distinct_rows(q)
+        if len(first) < q.shape[0]:
+            return self._search(q[first], k)[inverse]
+        return self._search(q, k)
+
+    def _search(self, q: FloatArray, k: int) -> IdArray:
+        n = len(self)
+        out = empty_result(q.shape[0], k)
         take = min(k, n)
         rows = max(1, self.block_bytes // (4 * n))
         for lo in range(0, q.shape[0], rows):
@@ -43,6 +51,16 @@ class ExactIndex:
             np.negative(neg, out=neg)
             out[lo : lo + block.shape[0], :take] = top_rows(neg, take)
         return out
+
+
+def distinct_rows(q: FloatArray) -> tuple[IdArray, IdArray]:
+    """The first of each distinct row of ``q`` (bytes compared), and for each row
+    the position of its distinct row in that list."""
+    rows = np.ascontiguousarray(q).view(
+        np.dtype((np.void, q.dtype.itemsize * q.shape[1]))
+    )
+    _, first, inverse = np.unique(rows[:, 0], return_index=True, return_inverse=True)
+    return first.astype(np.int64), inverse.reshape(-1).astype(np.int64)
 
 
 def top_rows(neg: FloatArray, k: int) -> IdArray:
