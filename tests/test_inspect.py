@@ -344,3 +344,33 @@ def test_cli_inspect_refuses_bad_values(flag, capsys) -> None:
         main(["inspect", "--benchmark", "general", *flag])
     assert exc.value.code == 2
     assert "expected an integer >= 0" in capsys.readouterr().err
+
+
+def test_the_session_reports_carry_the_inspection(pytester: pytest.Pytester) -> None:
+    from support.plugin_project import FAST, write_project
+
+    write_project(pytester.path)
+    pytester.makepyfile(
+        """
+        def test_eval(chunkeval):
+            chunkeval.evaluate("recursive:30:0")
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        *FAST,
+        "--chunkeval-inspect",
+        "--chunkeval-json",
+        "out.json",
+        "--chunkeval-html",
+        "out.html",
+    )
+    result.assert_outcomes(passed=1)
+    data = json.loads((pytester.path / "out.json").read_text())
+    [inspection] = data["inspections"]
+    assert inspection["size"]["questions"] == 6
+    assert inspection["leakage"]["distribution"]["n"] == 6
+    assert '<section class="inspection">' in (pytester.path / "out.html").read_text()
+    # without the switch, no inspection
+    result = pytester.runpytest_subprocess(*FAST, "--chunkeval-json", "plain.json")
+    result.assert_outcomes(passed=1)
+    assert "inspections" not in json.loads((pytester.path / "plain.json").read_text())
