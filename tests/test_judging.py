@@ -253,6 +253,21 @@ def test_a_committed_judgment_that_does_not_fit_is_judged_again(
     assert calls == ["About backups?"]
 
 
+def test_two_writers_of_the_judgments_file_keep_both_records(tmp_path: Path) -> None:
+    # Two runs read the file, each judges its own question, both save: the file
+    # is merged under a lock, not the last writer's.
+    path = tmp_path / "judgments.json"
+    first, second = JudgmentFile(path), JudgmentFile(path)
+    Judging(counting_judge([]), committed=first, record=True).judge_all(ITEMS[:1])
+    Judging(counting_judge([]), committed=second, record=True).judge_all(ITEMS[1:2])
+    first.save()
+    second.save()
+    saved = JudgmentFile(path)
+    assert len(saved) == 2
+    assert saved.entries == {**first.entries, **second.entries}
+    assert (first.added, second.added) == (1, 1)
+
+
 def test_callable_judges_are_checked() -> None:
     bad = CallableJudge(lambda q, c: "one string", name="bad", version="1")  # type: ignore[arg-type,return-value]
     with pytest.raises(JudgeError, match="bad@1 returned str"):

@@ -2,7 +2,8 @@
 
 The answer cache (``.chunkeval/cache``) is not committed; this file is, so that CI
 on a fresh clone judges nothing and gets identical numbers. ``--chunkeval-update``
-(or ``chunkeval judge``) records new judgments in it. Format::
+(or ``chunkeval judge``) records new judgments in it, merged under a lock with
+what other runs recorded meanwhile. Format::
 
     {
      "chunkeval_judgments": 1,
@@ -32,7 +33,7 @@ from typing import Any
 from pytest_chunkeval.errors import ChunkevalWarning, DataError
 from pytest_chunkeval.judging.judge import Judgment
 from pytest_chunkeval.llm.answers import AnswerKey
-from pytest_chunkeval.util.files import atomic_write_text
+from pytest_chunkeval.util.files import atomic_write_text, directory_lock
 
 SCHEMA = 1
 _VERSION_KEY = "chunkeval_judgments"
@@ -131,18 +132,29 @@ class JudgmentFile:
         self.used.add(digest)
 
     def save(self) -> None:
-        """Write the file atomically: sorted keys, one entry per line."""
-        lines = [
-            f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False, sort_keys=True)}"
-            for k, v in sorted(self.entries.items())
-        ]
-        body = ",\n".join(lines)
-        text = (
-            "{\n"
-            f' "{_VERSION_KEY}": {SCHEMA},\n'
-            ' "judgments": {\n' + (body + "\n" if body else "") + " }\n}\n"
-        )
-        atomic_write_text(self.path, text)
+        """Record this process's judgments (:attr:`recorded`) in the file as it
+        is on disk now, under a lock, and write it atomically: sorted keys, one
+        entry per line. Another run may have recorded its own since this one
+        read the file (two test files run at once with ``--chunkeval-update``):
+        both are kept, never the last writer's alone."""
+        with directory_lock(self.path.parent):
+            current = JudgmentFile(self.path).entries if self.path.exists() else {}
+            current.update(
+                {d: self.entries[d] for d in self.recorded if d in self.entries}
+            )
+            self.entries = current
+            lines = [
+                f"  {json.dumps(k)}: "
+                f"{json.dumps(v, ensure_ascii=False, sort_keys=True)}"
+                for k, v in sorted(current.items())
+            ]
+            body = ",\n".join(lines)
+            text = (
+                "{\n"
+                f' "{_VERSION_KEY}": {SCHEMA},\n'
+                ' "judgments": {\n' + (body + "\n" if body else "") + " }\n}\n"
+            )
+            atomic_write_text(self.path, text)
 
 
 def _check(entry: dict[str, Any], key: AnswerKey, context: str) -> str | None:

@@ -2,8 +2,9 @@
 cache and the committed judgments file (SPEC §10, ``docs/judged.md``).
 
 In update mode new judgments are recorded in the committed file at the end of the
-session. Under pytest-xdist each worker sends the entries it recorded through
-``workeroutput``; only the controller writes the file.
+session, merged under a lock with what other runs recorded meanwhile
+(judging/store.py). Under pytest-xdist each worker sends the entries it recorded
+through ``workeroutput``; only the controller writes the file.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ class SessionJudges:
             if self.file.entries.get(digest) != entry:
                 self.file.entries[digest] = entry
                 self.file.added += 1
+                self.file.recorded.add(digest)  # the worker's: saved here
             self.file.used.add(digest)
         for identity, data in payload.get("stats", {}).items():
             _add(self._merged, identity, _stats_from_json(data))

@@ -171,6 +171,27 @@ def exclusive_lock(fd: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def directory_lock(directory: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive lock on ``directory`` (created if missing) while a file
+    in it is read, merged and written again: another process doing the same
+    waits, so neither writes over what the other recorded. The lock is a
+    ``flock`` on the directory itself, so no lock file is left beside a
+    committed file; where the platform has none (Windows), nothing is locked."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # a directory cannot be opened on this platform
+        yield
+        return
+    try:
+        with exclusive_lock(fd):
+            yield
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
 def _open_append(path: Path, *, create: bool) -> Iterator[int]:
     """A locked ``O_APPEND`` descriptor of ``path`` that can also read its tail."""
     if create:
