@@ -90,6 +90,8 @@ def _session(config: pytest.Config) -> ChunkevalSession:
             worker_id=getattr(config, "workerinput", {}).get("workerid", ""),
             distributed=bool(getattr(config.option, "numprocesses", None)),
         )
+        collected: list[str] = config.stash.get(COLLECTED_KEY, [])
+        session.note_collected(collected)
         config.stash[SESSION_KEY] = session
     return session
 
@@ -413,7 +415,9 @@ def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     # tryfirst: before -k/-m/--lf deselect, whose tests keep their baselines.
-    config.stash[COLLECTED_KEY] = [item.nodeid for item in items]
+    collected = config.stash[COLLECTED_KEY] = [item.nodeid for item in items]
+    if SESSION_KEY in config.stash:  # else told when it is made (_session)
+        config.stash[SESSION_KEY].note_collected(collected)
 
 
 def _selected_by_nodeid(config: pytest.Config) -> list[str]:

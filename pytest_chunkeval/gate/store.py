@@ -20,17 +20,13 @@ from pytest_chunkeval.gate.baseline import (
 )
 from pytest_chunkeval.gate.compare import GateError, GateReport, compare
 from pytest_chunkeval.gate.flips import flips
-from pytest_chunkeval.gate.legacy import (
-    SpecAliases,
-    legacy_baseline_paths,
-    legacy_test_names,
-    recorded_test,
-)
+from pytest_chunkeval.gate.legacy import SpecAliases
+from pytest_chunkeval.gate.lookup import BaselineLookup
 from pytest_chunkeval.gate.messages import format_failure, format_pass, what_changed
 from pytest_chunkeval.gate.names import BaselineNames
 from pytest_chunkeval.gate.outcomes import OUTCOMES, CheckOutcome
 from pytest_chunkeval.gate.owners import unused_files
-from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef, absolute, owns
+from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef, absolute
 from pytest_chunkeval.gate.tolerances import GateSettings
 from pytest_chunkeval.gate.verdicts import gated_metrics
 from pytest_chunkeval.util.files import atomic_write_text
@@ -89,6 +85,9 @@ class BaselineStore:
         """Tests pytest skipped (a per-question item left out): not failed."""
         self.partial: set[str] = set()
         self.names = BaselineNames(self.layout)
+        self.lookup = BaselineLookup(self.layout, self.aliases, self.collected)
+        self.replacing: dict[str, str] = {}
+        """Node id -> the test whose baseline it took over (gate/lookup.py)."""
         self._row = ""  # the row of the result check() is checking
 
     # -- one test ---------------------------------------------------------------
@@ -106,37 +105,31 @@ class BaselineStore:
     def _suffix(self, test: NodeRef, name: str | None) -> str | None:
         return self.names.suffix(test, name)
 
-    def _former_path(self, test: NodeRef, suffix: str | None) -> Path | None:
-        """The test's baseline under a former test id or file name (legacy.py),
-        if one exists and records this test: a former file name may be another
-        test's file (two ids could share one before)."""
-        names = self._names(test.name)
-        for path in legacy_baseline_paths(
-            test.name,
-            lambda old: self.layout.path(test.path, old, suffix),
-            self.aliases,
-            lambda old: self.layout.legacy_path(test.path, old, suffix),
-        ):
-            if path.is_file() and recorded_test(path) in names:
-                return path
-        return None
-
     def has_baseline(self, test: NodeRef) -> bool:
-        """Whether the test has a baseline file to compare against (any of its
-        files, under its name or a former one)."""
-        path = self.layout.path(test.path, test.name, None)
-        if path.is_file():
-            return True
-        names = self._names(test.name)
-        if path.parent.is_dir() and any(
-            owns(n, f.stem) for f in path.parent.glob("*.json") for n in names
-        ):
-            return True
-        return self._former_path(test, None) is not None
+        """Whether the test has a baseline to compare against: its own (under
+        its name or a former one), or that of the parameter it replaced."""
+        return self.lookup.has_baseline(test)
 
     def _names(self, test: str) -> list[str]:
         """The test's id and the ids it had before (see legacy.py)."""
-        return [test, *legacy_test_names(test, self.aliases)]
+        return self.lookup.names(test)
+
+    def _elsewhere(self, test: NodeRef, suffix: str | None) -> tuple[Path | None, str]:
+        """Where a test without a file of its own finds its baseline: a file
+        under its former name, or the file of the parameter it replaced (and
+        what that is, for the messages); else None and why no unused baseline
+        was taken (gate/lookup.py)."""
+        former = self.lookup.former(test, suffix)
+        if former is not None:
+            return former, "its former name"
+        replaced = self.lookup.replaced(test)
+        if replaced.test is None:
+            return None, replaced.why
+        path = self.layout.path(test.path, replaced.test, suffix)
+        if not path.is_file():
+            return None, ""
+        self.replacing[test.nodeid] = replaced.test
+        return path, f"the baseline of {replaced.test}, whose parameter it replaced"
 
     def command(self, nodeid: str) -> str:
         """The command that (re)writes this test's baselines."""
@@ -181,12 +174,14 @@ class BaselineStore:
         key = absolute(path)
         self.touched.add(key)
         shown = self._shown(path)
-        former = None if path.is_file() else self._former_path(test, suffix)
+        former, found = (None, "") if path.is_file() else self._elsewhere(test, suffix)
         if former is not None:
             self.touched.add(absolute(former))
         if self.update:
             try:
-                outcome, write = self._plan(result, test, path, shown, former, settings)
+                outcome, write = self._plan(
+                    result, test, path, shown, (former, found), settings
+                )
                 if self.staged:
                     outcome = replace(outcome, row=self._row)
                     self._pending.setdefault(test.nodeid, []).append(
@@ -201,18 +196,24 @@ class BaselineStore:
             return self._record(outcome)
         note = ""
         if former is not None:
+            whose = (
+                found
+                if test.nodeid in self.replacing
+                else f"the baseline of {test.nodeid} under {found}"
+            )
             note = (
-                f"{self._shown(former)}: the baseline of {test.nodeid} under a former "
-                f"name; `{self.update_command}` moves it to {shown}"
+                f"{self._shown(former)}: {whose}; `{self.update_command}` moves it "
+                f"to {shown}"
             )
             path, shown = former, self._shown(former)
         if not path.is_file():
+            why = f"\n{found}\n" if found else " "  # unused ones not taken
             outcome = CheckOutcome(
                 test.nodeid,
                 shown,
                 "missing",
-                f"no baseline for {test.nodeid}: {shown} does not exist. Create it "
-                f"with:\n  {self.command(test.nodeid)}",
+                f"no baseline for {test.nodeid}: {shown} does not exist.{why}Create "
+                f"it with:\n  {self.command(test.nodeid)}",
             )
             self._record(outcome)
             raise BaselineMissing(outcome.message, path)
@@ -225,7 +226,9 @@ class BaselineStore:
             )
             self._record(CheckOutcome(test.nodeid, shown, "corrupt", message))
             raise BaselineCorrupt(message, path) from None
-        if baseline.test not in self._names(test.name):
+        if baseline.test not in self._names(test.name) and (
+            former is None or baseline.test != self.replacing.get(test.nodeid)
+        ):
             message = (
                 f"baseline {shown} belongs to test {baseline.test!r}, not "
                 f"{test.name!r}, so it is not compared. Re-record it:\n  "
@@ -242,19 +245,21 @@ class BaselineStore:
             )
             self._record(CheckOutcome(test.nodeid, shown, "mismatch", message))
             raise BaselineMismatch(message, path) from None
-        found = self._found(report, baseline, result)
+        findings = self._found(report, baseline, result)
         command = self.command(test.nodeid)
         if not report.passed:
             message = format_failure(
                 report, test=test.nodeid, path=shown, command=command
             )
             self._record(
-                CheckOutcome(test.nodeid, shown, "regressed", message, **found)
+                CheckOutcome(test.nodeid, shown, "regressed", message, **findings)
             )
             raise BaselineRegression(message, path, report)
         status = "improved" if report.improved else "passed"
         message = format_pass(report, test=test.nodeid, command=command, note=note)
-        return self._record(CheckOutcome(test.nodeid, shown, status, message, **found))
+        return self._record(
+            CheckOutcome(test.nodeid, shown, status, message, **findings)
+        )
 
     def _plan(
         self,
@@ -262,11 +267,13 @@ class BaselineStore:
         test: NodeRef,
         path: Path,
         shown: str,
-        former: Path | None,
+        found: tuple[Path | None, str],
         settings: GateSettings,
     ) -> tuple[CheckOutcome, Callable[[], None]]:
         """Update mode: the outcome of writing ``result`` as the test's baseline
-        (moved from its ``former`` name if it has one), and the write itself."""
+        (moved from the ``found`` file, under its former name or the replaced
+        parameter's, if it has one), and the write itself."""
+        former, what = found
         text = Baseline.from_result(result, test.name).to_text()
         source = former if former is not None else path
 
@@ -293,7 +300,7 @@ class BaselineStore:
             "" if old_text == text else what_changed(source, old_text, result, settings)
         )
         if former is not None:
-            message = f"moved {self._shown(former)} to {shown} (its former name)"
+            message = f"moved {self._shown(former)} to {shown} ({what})"
             return CheckOutcome(test.nodeid, shown, "updated", message + detail), write
         if old_text == text:
             return CheckOutcome(test.nodeid, shown, "unchanged"), write

@@ -96,6 +96,7 @@ class ChunkevalSession:
         self._keep_alive: list[object] = []
         self._default_run: RunConfig | None = None
         self._baselines: BaselineStore | None = None
+        self._collected: list[str] = []
         self._judges: SessionJudges | None = None
         self.end: SessionEnd | None = None
         """What :meth:`finish` did (controller or single process)."""
@@ -454,7 +455,16 @@ class ChunkevalSession:
                     s.tolerance, s.gate_mode, s.gate_confidence
                 ),
             )
+            self._baselines.note_collected(self._collected)
         return self._baselines
+
+    def note_collected(self, nodeids: Sequence[str]) -> None:
+        """The node ids collected (deselected ones included), known once
+        collection ends: a test whose parameter was replaced finds the
+        baseline of the one it replaced among them (gate/lookup.py)."""
+        self._collected = list(nodeids)
+        if self._baselines is not None:
+            self._baselines.note_collected(nodeids)
 
     def note_tests(
         self,
