@@ -22,18 +22,36 @@ from pytest_chunkeval.tokenizers.base import get_tokenizer
 Span = tuple[str, int, int]
 
 
-def unit_set(span: Span, texts: dict[str, str], unit: str) -> set[tuple[str, int]]:
+Chars = set[tuple[str, int]]
+
+
+def char_set(span: Span) -> Chars:
     doc, a, b = span
-    if b <= a:
-        return set()
+    return {(doc, c) for c in range(a, b)}
+
+
+def units_of(chars: Chars, texts: dict[str, str], unit: str) -> set[tuple[str, int]]:
+    """The units of a set of characters: the characters, or every token holding
+    one of them."""
     if unit == "char":
-        return {(doc, c) for c in range(a, b)}
-    bounds = get_tokenizer().token_bounds(texts[doc])
-    return {(doc, i) for i, (s, e) in enumerate(bounds.tolist()) if s < b and e > a}
+        return set(chars)
+    out = set()
+    for doc in {d for d, _ in chars}:
+        mine = {c for d, c in chars if d == doc}
+        bounds = get_tokenizer().token_bounds(texts[doc]).tolist()
+        out |= {(doc, i) for i, (s, e) in enumerate(bounds) if mine & set(range(s, e))}
+    return out
 
 
-def coverage(excerpt: set[tuple[str, int]], retrieved: set[tuple[str, int]]) -> float:
-    return len(excerpt & retrieved) / len(excerpt) if excerpt else 0.0
+def unit_set(span: Span, texts: dict[str, str], unit: str) -> set[tuple[str, int]]:
+    return units_of(char_set(span), texts, unit)
+
+
+def shared_units(
+    span: Span, te_chars: Chars, texts: dict[str, str], unit: str
+) -> set[tuple[str, int]]:
+    """units(E ∩ R): the units of the characters a span shares with the excerpts."""
+    return units_of(char_set(span) & te_chars, texts, unit)
 
 
 def brute_force(
@@ -45,34 +63,35 @@ def brute_force(
 ) -> list[dict[str, float]]:
     out = []
     for exs, rets in zip(excerpts, retrieved, strict=True):
-        te: set[tuple[str, int]] = set().union(*(unit_set(e, texts, unit) for e in exs))
-        tr_set: set[tuple[str, int]] = set().union(
-            *(unit_set(r, texts, unit) for r in rets)
-        )
+        te_chars: Chars = set().union(*(char_set(e) for e in exs))
+        te = units_of(te_chars, texts, unit)
+        hits = [shared_units(r, te_chars, texts, unit) for r in rets]
+        tp_units: set[tuple[str, int]] = set().union(*hits)
         tr = sum(len(unit_set(r, texts, unit)) for r in rets)
-        tp = len(te & tr_set)
-        omega = [c for c in chunks if unit_set(c, texts, unit) & te]
+        tp = len(tp_units)
+        omega = [c for c in chunks if char_set(c) & te_chars]
         omega_units: set[tuple[str, int]] = set().union(
             *(unit_set(c, texts, unit) for c in omega)
         )
-        union = len(omega_units | te)
-        first = next(
-            (i + 1 for i, r in enumerate(rets) if unit_set(r, texts, unit) & te), 0
+        omega_shared: set[tuple[str, int]] = set().union(
+            *(shared_units(c, te_chars, texts, unit) for c in omega)
         )
+        union = len(omega_units | te)
+        first = next((i + 1 for i, h in enumerate(hits) if h), 0)
         out.append(
             {
                 "recall": tp / len(te) if te else 0.0,
                 "precision": tp / tr if tr else 0.0,
                 "iou": tp / (len(te) + tr - tp) if len(te) + tr - tp else 0.0,
                 "f1": 2 * tp / (len(te) + tr) if len(te) + tr else 0.0,
-                "precision_omega": len(te & omega_units) / union if union else 0.0,
+                "precision_omega": len(omega_shared) / union if union else 0.0,
                 "te": len(te),
                 "tr": tr,
                 "tp": tp,
                 "first": first,
                 "omega": len(omega),
                 "coverage": [
-                    len(unit_set(e, texts, unit) & tr_set)
+                    len(unit_set(e, texts, unit) & tp_units)
                     / len(unit_set(e, texts, unit))
                     if unit_set(e, texts, unit)
                     else 0.0

@@ -101,21 +101,38 @@ def test_exact_mode_refuses_cleaned_text_and_names_the_option(corpus: Corpus) ->
         Placer(corpus).place("the café déjà vu", None, "query 'q1', result #1")
 
 
-def test_a_text_found_twice_is_ambiguous_with_candidates_listed(
+def test_strict_copies_refuse_a_text_found_twice_with_candidates_listed(
     corpus: Corpus,
 ) -> None:
     a, b = DOCS["a.md"].index("Shared"), DOCS["b.md"].index("Shared")
     n = len("Shared line here.")
     for mode in ("exact", "normalized"):
         with pytest.raises(PlacementError) as err:
-            Placer(corpus, mode).place("Shared line here.", None, "result #2")
+            Placer(corpus, mode, "strict").place("Shared line here.", None, "result #2")
         message = str(err.value)
         assert "occurs 2 times in the corpus (verbatim)" in message
         assert f"a.md [{a}:{a + n}], b.md [{b}:{b + n}]" in message
         assert "name its document" in message
     # Twice in the one document named: still ambiguous, spans listed.
     with pytest.raises(PlacementError, match=r"b\.md \[\d+:\d+\], b\.md \[\d+:\d+\]"):
-        Placer(corpus).place("Twice twice.", "b.md", "result #1")
+        Placer(corpus, copies="strict").place("Twice twice.", "b.md", "result #1")
+
+
+def test_a_text_found_twice_goes_where_the_question_s_excerpts_are(
+    corpus: Corpus,
+) -> None:
+    a, b = DOCS["a.md"].index("Shared"), DOCS["b.md"].index("Shared")
+    n = len("Shared line here.")
+    in_a, in_b = ("a.md", a, a + n), ("b.md", b, b + n)
+    placer = Placer(corpus)
+    # No question to go by: the first occurrence.
+    assert placer.place("Shared line here.", None, "r") == in_a
+    # The occurrence sharing the most characters with the excerpt candidates.
+    assert placer.place("Shared line here.", None, "r", ([in_b], [in_b])) == in_b
+    # Equal candidates (the excerpt's text occurs in both): the stored span's.
+    assert placer.place("Shared line here.", None, "r", ([in_a, in_b], [in_b])) == in_b
+    # Only inside the document the retriever names.
+    assert placer.place("Shared line here.", "a.md", "r", ([in_b], [in_b])) == in_a
 
 
 def test_the_named_document_decides(corpus: Corpus) -> None:

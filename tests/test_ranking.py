@@ -14,7 +14,15 @@ from pytest_chunkeval.core.intervals import IntervalUnion
 from pytest_chunkeval.core.metrics import ChunkIndex, QuerySpans, score_queries
 from pytest_chunkeval.core.ranking import budget_prefix, max_coverage
 from pytest_chunkeval.core.units import UnitMap
-from tests.test_metrics import ALPHABET, Span, unit_set
+from tests.test_metrics import (
+    ALPHABET,
+    Chars,
+    Span,
+    char_set,
+    shared_units,
+    unit_set,
+    units_of,
+)
 
 Units = set[tuple[str, int]]
 
@@ -36,15 +44,16 @@ def best_cover(sets: list[Units], j: int) -> int:
 def brute_force(texts, unit, excerpts, retrieved, chunks, k, budget):
     out = []
     for exs, rets in zip(excerpts, retrieved, strict=True):
-        te: Units = set().union(*(unit_set(e, texts, unit) for e in exs))
+        te_chars: Chars = set().union(*(char_set(e) for e in exs))
+        te: Units = units_of(te_chars, texts, unit)
         d = min(k, len(chunks))
-        top = [unit_set(r, texts, unit) & te for r in rets[:d]]
+        top = [shared_units(r, te_chars, texts, unit) for r in rets[:d]]
         gains, seen = [], set()
         for s in top:
             gains.append(len(s - seen))
             seen |= s
         first = next((i + 1 for i, s in enumerate(top) if s), 0)
-        candidates = [unit_set(c, texts, unit) & te for c in chunks]
+        candidates = [shared_units(c, te_chars, texts, unit) for c in chunks]
         cover = [best_cover(candidates, j) for j in range(d + 1)]
         dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
         idcg = sum(
@@ -57,8 +66,10 @@ def brute_force(texts, unit, excerpts, retrieved, chunks, k, budget):
                 break
             used += size
             kept.append(r)
-        tr_set: Units = set().union(*(unit_set(r, texts, unit) for r in kept))
-        tp = len(te & tr_set)
+        tp_units: Units = set().union(
+            *(shared_units(r, te_chars, texts, unit) for r in kept)
+        )
+        tp = len(tp_units)
         out.append(
             {
                 "mrr": 1 / first if first else 0.0,

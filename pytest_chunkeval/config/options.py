@@ -34,6 +34,7 @@ from pytest_chunkeval.config.option import IniType as IniType
 from pytest_chunkeval.config.option import Option as Option
 from pytest_chunkeval.config.option import Where as Where
 from pytest_chunkeval.config.quality_options import QUALITY_OPTIONS
+from pytest_chunkeval.config.scoring import COPIES_OPTION
 from pytest_chunkeval.config.values import (
     _spec_parser,
     parse_bool,
@@ -153,6 +154,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="MODE",
         default_text="exact",
     ),
+    COPIES_OPTION,
     Option(
         "cache_dir",
         "Embedding cache directory, {relative} ($"
@@ -293,6 +295,7 @@ class Settings:
     unit: str | None = None
     tokenizer: str | None = None
     locate: str | None = None
+    copies: str | None = None
     cache_dir: str = ""
     chunkers: tuple[str, ...] = field(default=())
     judge: str | None = None

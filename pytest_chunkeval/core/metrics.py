@@ -1,4 +1,4 @@
-"""Token-level retrieval metrics for many queries at once (SPEC §3-4, §9).
+"""Token-level retrieval metrics for many queries at once (docs/metrics.md).
 
 All arithmetic runs on unit intervals of one global axis (see ``units.py``) with
 numpy: sorting, ``searchsorted`` and prefix sums, never a per-query scan of all chunks.
@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pytest_chunkeval.core.copies import ExcerptCopies, choose
 from pytest_chunkeval.core.intervals import IntervalUnion, runs, unique
 from pytest_chunkeval.core.metric_names import (
     JUDGED,
@@ -21,7 +22,10 @@ from pytest_chunkeval.core.metric_names import (
     RELATIONSHIP,
     names,
 )
+from pytest_chunkeval.core.query_spans import QuerySpans as QuerySpans
+from pytest_chunkeval.core.query_spans import columns, ints
 from pytest_chunkeval.core.ranking import budget_prefix, max_coverage, rank_scores
+from pytest_chunkeval.core.shared import char_overlap, char_union, shared_intervals
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.core.units import UnitMap
 
@@ -42,59 +46,14 @@ metrics; stored in a query record's ``scores``."""
 only when a judge runs; stored in a query record's ``scores``."""
 
 
-def _ints(values: Any) -> IntArray:
-    return np.asarray(values, dtype=np.int64).reshape(-1)
-
-
-@dataclass(frozen=True)
-class QuerySpans:
-    """Character spans grouped by query: row ``i`` is a span of query ``query[i]``.
-
-    Rows of one query keep their order (the rank order for retrieved chunks).
-    """
-
-    query: IntArray
-    doc: IntArray
-    start: IntArray
-    end: IntArray
-
-    @classmethod
-    def from_lists(
-        cls, per_query: Sequence[Sequence[tuple[str, int, int]]], units: UnitMap
-    ) -> QuerySpans:
-        """From one list of ``(doc_id, start, end)`` per query."""
-        sizes = [len(spans) for spans in per_query]
-        flat = [span for spans in per_query for span in spans]
-        query = np.repeat(np.arange(len(per_query), dtype=np.int64), sizes)
-        doc = units.doc_indices([s[0] for s in flat])
-        start = _ints([s[1] for s in flat])
-        end = _ints([s[2] for s in flat])
-        return cls(query, doc, start, end)
-
-    def __len__(self) -> int:
-        return int(self.query.size)
-
-    def rank(self) -> IntArray:
-        """0-based position of each row within its query."""
-        if self.query.size == 0:
-            return np.empty(0, dtype=np.int64)
-        first = np.r_[True, self.query[1:] != self.query[:-1]]
-        starts = np.flatnonzero(first)
-        run = np.repeat(starts, np.diff(np.r_[starts, self.query.size]))
-        return np.arange(self.query.size, dtype=np.int64) - run
-
-
-def _columns(spans: QuerySpans) -> tuple[IntArray, IntArray, IntArray, IntArray]:
-    return spans.query, spans.doc, spans.start, spans.end
-
-
 class ChunkIndex:
     """The chunks of one chunking, as sorted unit intervals, for overlap look-ups."""
 
     def __init__(
         self, units: UnitMap, doc: IntArray, start: IntArray, end: IntArray
     ) -> None:
-        lo, hi = units.to_units(_ints(doc), _ints(start), _ints(end))
+        self.doc, self.start, self.end = ints(doc), ints(start), ints(end)
+        lo, hi = units.to_units(self.doc, self.start, self.end)
         self.unit_lo, self.unit_hi = lo, hi  # by chunk id (the caller's order)
         self.chunk_id = np.flatnonzero(hi > lo)
         order = np.lexsort((hi[self.chunk_id], lo[self.chunk_id]))
@@ -132,9 +91,20 @@ class ChunkIndex:
         return rows, self.chunk_id[positions]
 
     def omega(self, units: UnitMap, excerpts: QuerySpans) -> tuple[IntArray, IntArray]:
-        """Distinct ``(query, chunk)`` pairs: chunks overlapping a query's excerpts."""
+        """Distinct ``(query, chunk)`` pairs: chunks sharing a character with a
+        query's excerpts (docs/concepts.md, "Units": a shared boundary token is
+        not enough)."""
         lo, hi = units.to_units(excerpts.doc, excerpts.start, excerpts.end)
         rows, chunks = self.overlapping(lo, hi)
+        if units.unit == "token":
+            base = units.char_offsets
+            shared = char_overlap(
+                base[excerpts.doc[rows]] + excerpts.start[rows],
+                base[excerpts.doc[rows]] + excerpts.end[rows],
+                base[self.doc[chunks]] + self.start[chunks],
+                base[self.doc[chunks]] + self.end[chunks],
+            )
+            rows, chunks = rows[shared > 0], chunks[shared > 0]
         key = unique(excerpts.query[rows] * max(self.size, 1) + chunks)
         return key // max(self.size, 1), key % max(self.size, 1)
 
@@ -169,6 +139,7 @@ class QueryScores:
     depth_recall: FloatArray  # recall of the first d ranks (= recall without budget)
     over_budget: npt.NDArray[np.bool_]  # the first chunk alone exceeded the budget
     kept: npt.NDArray[np.bool_]  # per retrieved row: inside the budget (all without)
+    chosen: QuerySpans  # per stored excerpt row: the span scored (docs/concepts.md)
 
     def metric(self, name: str) -> FloatArray:
         """The per-query values of metric ``name`` (one of ``METRICS``)."""
@@ -188,14 +159,19 @@ def pool_ceiling(
     pool: QuerySpans,
     n_queries: int,
     depth: IntArray,
+    *,
+    copies: ExcerptCopies | None = None,
 ) -> FloatArray:
     """Per query, the best recall any ``depth[q]`` of its ``pool`` spans reach together
-    (``C_d`` over the pool): what a reranker choosing from the pool could reach."""
+    (``C_d`` over the pool): what a reranker choosing from the pool could reach
+    (with ``copies``, at the excerpts' copies the pool reaches best)."""
     band = units.total_units + 1
+    if copies is not None:
+        excerpts = choose(units, copies, pool, pool.rank())
     e_lo, e_hi = units.to_units(excerpts.doc, excerpts.start, excerpts.end)
     te_union = IntervalUnion(excerpts.query, e_lo, e_hi, band)
     te = te_union.group_lengths(n_queries)
-    lo, hi = units.to_units(pool.doc, pool.start, pool.end)
+    lo, hi = _shared(units, excerpts, pool)
     useful = te_union.covered(pool.query, lo, hi) > 0
     d_max = int(depth.max()) if depth.size else 0
     cover = max_coverage(
@@ -204,12 +180,67 @@ def pool_ceiling(
     return _ratio(cover[np.arange(n_queries), np.minimum(depth, d_max)], te)
 
 
+def _shared(
+    units: UnitMap, excerpts: QuerySpans, spans: QuerySpans
+) -> tuple[IntArray, IntArray]:
+    """Unit intervals of ``spans`` trimmed to what they share with their query's
+    excerpts (``core/shared.py``)."""
+    lo, hi = units.to_units(spans.doc, spans.start, spans.end)
+    te_chars = char_union(units, *columns(excerpts))
+    return shared_intervals(units, te_chars, *columns(spans), lo, hi)
+
+
 def _ratio(num: Any, den: Any) -> FloatArray:
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
     out: FloatArray = np.zeros_like(num)
     np.divide(num, den, out=out, where=den > 0)
     return out
+
+
+@dataclass(frozen=True)
+class _Omega:
+    """Ω of a chunking for each query: its chunks sharing a character with the
+    excerpts, their unit intervals whole and trimmed to the shared units."""
+
+    query: IntArray
+    lo: IntArray
+    hi: IntArray
+    shared_lo: IntArray
+    shared_hi: IntArray
+
+
+def _omega(units: UnitMap, chunks: ChunkIndex, excerpts: QuerySpans) -> _Omega:
+    query, chunk = chunks.omega(units, excerpts)
+    lo, hi = chunks.unit_lo[chunk], chunks.unit_hi[chunk]
+    te_chars = char_union(units, *columns(excerpts))
+    s_lo, s_hi = shared_intervals(
+        units,
+        te_chars,
+        query,
+        chunks.doc[chunk],
+        chunks.start[chunk],
+        chunks.end[chunk],
+        lo,
+        hi,
+    )
+    return _Omega(query, lo, hi, s_lo, s_hi)
+
+
+def _precision_omega(
+    te_union: IntervalUnion, te: IntArray, omega: _Omega, n_queries: int
+) -> FloatArray:
+    """``|units(te ∩ ∪Ω)| / |units(te) ∪ units(∪Ω)|`` per query."""
+    band = te_union.band
+    whole = IntervalUnion(omega.query, omega.lo, omega.hi, band)
+    shared = IntervalUnion(omega.query, omega.shared_lo, omega.shared_hi, band)
+    inter = te_union.intersection_lengths(shared, n_queries)
+    union = (
+        te
+        + whole.group_lengths(n_queries)
+        - te_union.intersection_lengths(whole, n_queries)
+    )
+    return _ratio(inter, union)
 
 
 def score_queries(
@@ -221,32 +252,47 @@ def score_queries(
     *,
     depth: IntArray | None = None,
     budget: int | None = None,
+    copies: ExcerptCopies | None = None,
 ) -> QueryScores:
-    """Score every query: recall, precision, IoU, F1, precision Ω (SPEC §3), and
-    mrr, ndcg, complete, ceiling (§9).
+    """Score every query: recall, precision, IoU, F1, precision Ω, and mrr, ndcg,
+    complete, ceiling (docs/metrics.md).
 
-    ``depth`` (per query; default: all retrieved ranks) is ``d`` for mrr, ndcg and
-    ceiling. With a ``budget`` (units), the §3 metrics and ``complete`` read each
-    query's longest rank prefix whose summed length fits; mrr, ndcg and ceiling
-    ignore it.
+    What an excerpt and a chunk share is decided on characters: the units of
+    their shared characters (docs/concepts.md, "Units"). ``depth`` (per query;
+    default: all retrieved ranks) is ``d`` for mrr, ndcg and ceiling. With a
+    ``budget`` (units), the presence metrics and ``complete`` read each query's
+    longest rank prefix whose summed length fits; mrr, ndcg and ceiling ignore it.
+
+    ``copies`` (the stored ``excerpts``' merged texts and their occurrences):
+    each excerpt is scored at its best occurrence against the scored ranks (the
+    first ``d`` and the budget prefix; docs/concepts.md, "Identical text");
+    precision Ω keeps the stored spans. Without it, the stored spans are scored.
     """
     band = units.total_units + 1
-    e_lo, e_hi = units.to_units(excerpts.doc, excerpts.start, excerpts.end)
     r_lo, r_hi = units.to_units(retrieved.doc, retrieved.start, retrieved.end)
-    full_query, full_lo, full_hi = retrieved.query, r_lo, r_hi
     if depth is None:
         depth = np.bincount(retrieved.query, minlength=n_queries).astype(np.int64)
-    over_budget = np.zeros(n_queries, dtype=bool)
     kept = np.ones(len(retrieved), dtype=bool)
     if budget is not None:
         kept = budget_prefix(retrieved.query, r_hi - r_lo, budget)
+    stored = excerpts
+    if copies is not None:
+        scored = kept | (retrieved.rank() < depth[retrieved.query])
+        picked = QuerySpans(*(a[scored] for a in columns(retrieved)))
+        excerpts = choose(units, copies, picked, retrieved.rank()[scored])
+    e_lo, e_hi = units.to_units(excerpts.doc, excerpts.start, excerpts.end)
+    te_chars = char_union(units, *columns(excerpts))
+    s_lo, s_hi = shared_intervals(units, te_chars, *columns(retrieved), r_lo, r_hi)
+    full_query, full_lo, full_hi = retrieved.query, s_lo, s_hi
+    over_budget = np.zeros(n_queries, dtype=bool)
+    if budget is not None:
         over_budget[retrieved.query] = True
         over_budget[retrieved.query[kept]] = False
-        retrieved = QuerySpans(*(a[kept] for a in _columns(retrieved)))
-        r_lo, r_hi = r_lo[kept], r_hi[kept]
+        retrieved = QuerySpans(*(a[kept] for a in columns(retrieved)))
+        r_lo, r_hi, s_lo, s_hi = r_lo[kept], r_hi[kept], s_lo[kept], s_hi[kept]
 
     te_union = IntervalUnion(excerpts.query, e_lo, e_hi, band)
-    tr_union = IntervalUnion(retrieved.query, r_lo, r_hi, band)
+    tr_union = IntervalUnion(retrieved.query, s_lo, s_hi, band)  # shared units only
     te = te_union.group_lengths(n_queries)
     tr = np.bincount(retrieved.query, weights=r_hi - r_lo, minlength=n_queries).astype(
         np.int64
@@ -254,26 +300,35 @@ def score_queries(
     tp = te_union.intersection_lengths(tr_union, n_queries)
 
     coverage = _ratio(tr_union.covered(excerpts.query, e_lo, e_hi), e_hi - e_lo)
-    relevant = te_union.covered(retrieved.query, r_lo, r_hi) > 0
+    relevant = te_union.covered(retrieved.query, s_lo, s_hi) > 0
     first_rank = np.zeros(n_queries, dtype=np.int64)
     hit_query, first_row, _ = runs(retrieved.query[relevant])
     first_rank[hit_query] = retrieved.rank()[relevant][first_row] + 1
 
     candidates = None
     if chunks is not None:
-        o_query, o_chunk = chunks.omega(units, excerpts)
-        candidates = (o_query, chunks.unit_lo[o_chunk], chunks.unit_hi[o_chunk])
-        omega_union = IntervalUnion(
-            o_query, chunks.unit_lo[o_chunk], chunks.unit_hi[o_chunk], band
-        )
-        inter = te_union.intersection_lengths(omega_union, n_queries)
-        union = te + omega_union.group_lengths(n_queries) - inter
-        precision_omega = _ratio(inter, union)
-        omega_count = np.bincount(o_query, minlength=n_queries).astype(np.int64)
+        omega = _omega(units, chunks, excerpts)
+        candidates = (omega.query, omega.shared_lo, omega.shared_hi)
+        if copies is not None:  # Ω measures the chunking: the stored spans
+            omega = _omega(units, chunks, stored)
+            s_union = IntervalUnion(
+                stored.query,
+                *units.to_units(stored.doc, stored.start, stored.end),
+                band,
+            )
+            precision_omega = _precision_omega(
+                s_union, s_union.group_lengths(n_queries), omega, n_queries
+            )
+        else:
+            precision_omega = _precision_omega(te_union, te, omega, n_queries)
+        omega_count = np.bincount(omega.query, minlength=n_queries).astype(np.int64)
     else:
         precision_omega = np.full(n_queries, np.nan)
         omega_count = np.zeros(n_queries, dtype=np.int64)
     ranked = rank_scores(te_union, te, full_query, full_lo, full_hi, depth, candidates)
+    if copies is not None:  # back to one row per stored excerpt
+        coverage = coverage[copies.group]
+        excerpts = QuerySpans(*(a[copies.group] for a in columns(excerpts)))
 
     return QueryScores(
         recall=_ratio(tp, te),
@@ -295,6 +350,7 @@ def score_queries(
         depth_recall=_ratio(ranked.depth_true_positive_units, te),
         over_budget=over_budget,
         kept=kept,
+        chosen=excerpts,
     )
 
 

@@ -1,8 +1,10 @@
 """One global unit axis for a corpus: where each document's tokens (or characters) lie.
 
 Every span of every document maps to a half-open interval of this axis. In the token
-unit a character span covers the tokens whose character ranges intersect it (SPEC §2);
-each document is tokenized once and its token offsets serve every conversion.
+unit a character span covers the tokens whose character ranges intersect it
+(docs/concepts.md, "Units"; what two spans share is decided on their shared
+characters first, ``core/shared.py``); each document is tokenized once and its
+token offsets serve every conversion.
 """
 
 from __future__ import annotations
@@ -69,6 +71,16 @@ class UnitMap:
     def total_units(self) -> int:
         """Length of the axis: the corpus size in units."""
         return int(self.unit_offsets[-1])
+
+    @property
+    def total_chars(self) -> int:
+        """The corpus size in characters (documents end to end)."""
+        return int(self.char_offsets[-1])
+
+    def token_char_bounds(self) -> tuple[IntArray, IntArray]:
+        """Global character ``[start, end)`` of every token, by token index (empty
+        in the char unit)."""
+        return self._token_starts, self._token_ends
 
     def doc_indices(self, doc_ids: Sequence[str]) -> IntArray:
         """Positions of ``doc_ids`` in the corpus; ``KeyError`` names an unknown one."""

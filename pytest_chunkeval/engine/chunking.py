@@ -17,6 +17,7 @@ from pytest_chunkeval.chunkers import (
     check_pieces,
     validate_chunks,
 )
+from pytest_chunkeval.core.copies import ExcerptCopies
 from pytest_chunkeval.core.metrics import (
     ChunkIndex,
     QuerySpans,
@@ -133,6 +134,7 @@ def _stages(
     units: UnitMap,
     excerpts: QuerySpans,
     n_queries: int,
+    copies: ExcerptCopies | None = None,
 ) -> dict[str, StageResult]:
     """Recall of each earlier stage over its whole list and over its first k, and
     the best any k of its rows reach (what a later stage choosing k could reach)."""
@@ -149,6 +151,7 @@ def _stages(
             _spans_of(hits, per_query_k, chunking),
             per_query_k,
             n_queries,
+            copies,
         )
     return out
 
@@ -162,10 +165,12 @@ def stage_result(
     first_k: QuerySpans,
     k: npt.NDArray[np.int64],
     n_queries: int,
+    copies: ExcerptCopies | None = None,
 ) -> StageResult:
-    """An earlier stage's pool: its recall, its first k's, and C_k over the pool."""
-    whole = score_queries(units, excerpts, pool, n_queries)
-    at_k = score_queries(units, excerpts, first_k, n_queries)
+    """An earlier stage's pool: its recall, its first k's, and C_k over the pool
+    (each list chooses its excerpts' copies for itself, docs/concepts.md)."""
+    whole = score_queries(units, excerpts, pool, n_queries, copies=copies)
+    at_k = score_queries(units, excerpts, first_k, n_queries, copies=copies)
     ids = units.doc_ids
     per_query: list[list[SpanTuple]] = [[] for _ in range(n_queries)]
     for q, d, s, e in zip(
@@ -182,7 +187,9 @@ def stage_result(
         describe(whole.recall),
         describe(at_k.recall),
         tuple(tuple(p) for p in per_query),
-        ceiling=describe(pool_ceiling(units, excerpts, pool, n_queries, k)),
+        ceiling=describe(
+            pool_ceiling(units, excerpts, pool, n_queries, k, copies=copies)
+        ),
     )
 
 

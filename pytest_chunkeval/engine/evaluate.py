@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from pytest_chunkeval.chunkers import Chunker, get_chunker
 from pytest_chunkeval.config.defaults import (
@@ -24,19 +23,12 @@ from pytest_chunkeval.config.defaults import (
     check_k,
     check_unit,
 )
+from pytest_chunkeval.config.scoring import DEFAULT_COPIES, check_copies
 from pytest_chunkeval.config.specs import SpecError
 from pytest_chunkeval.core.metrics import (
-    JUDGED_METRICS,
-    METRICS,
-    RANK_METRICS,
-    QueryScores,
     QuerySpans,
-    describe,
     score_queries,
-    summarize,
-    without_ground_truth,
 )
-from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder
@@ -50,12 +42,9 @@ from pytest_chunkeval.engine.chunking import (
     budget_ranks,
     unit_map,
 )
-from pytest_chunkeval.engine.results import (
-    EvalResult,
-    QueryRecord,
-    SpanTuple,
-    StageResult,
-)
+from pytest_chunkeval.engine.copies import copies_for, scoring_config
+from pytest_chunkeval.engine.records import build_result, judging_for
+from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.engine.retrieve import RetrievalInputs, retrieve
 from pytest_chunkeval.engine.retrieve import timed as _timed
 from pytest_chunkeval.engine.search_cache import SearchCache
@@ -119,6 +108,7 @@ def evaluate(
     label: str | None = None,
     chunking: Chunking | None = None,
     judge: Any = None,
+    copies: str = DEFAULT_COPIES,
 ) -> EvalResult:
     """Chunk every document, embed chunks and queries (cached), index them all in one
     store, retrieve ``k`` chunks per query (``"min"``: as many as overlap its
@@ -144,6 +134,7 @@ def evaluate(
     budget = check_budget(budget)
     unit = check_unit(unit)
     _check_ground_truth(queries, judge, k)
+    copies = check_copies(copies)
     chunker_obj = get_chunker(chunker)
     store_obj = get_store(store)
     reranker = get_reranker(rerank) if rerank is not None else None
@@ -177,6 +168,13 @@ def evaluate(
         units = unit_map(corpus, unit, tok)
         excerpts = _excerpt_spans(queries, units)
         chunk_index = chunking.index(units)
+        excerpt_copies = copies_for(
+            copies,
+            corpus,
+            queries,
+            emb_cache.directory,
+            read_only=emb_cache.read_only,
+        )
         per_query_k = (
             chunk_index.omega_counts(units, excerpts, len(queries))
             if k == "min"
@@ -200,10 +198,17 @@ def evaluate(
             chunk_index,
             depth=depth,
             budget=budget,
+            copies=excerpt_copies,
         )
         retrieved = QuerySpans(*(a[scores.kept] for a in _columns(listed)))
         stages = _stages(
-            found.stages, per_query_k, chunking, units, excerpts, len(queries)
+            found.stages,
+            per_query_k,
+            chunking,
+            units,
+            excerpts,
+            len(queries),
+            excerpt_copies,
         )
     exact_scores = None
     if reranker is None and _approximate(store_obj):
@@ -217,6 +222,7 @@ def evaluate(
                 chunk_index,
                 depth=depth,
                 budget=budget,
+                copies=excerpt_copies,
             )
     config: dict[str, Any] = {
         "chunker": chunker_obj.name,
@@ -233,6 +239,7 @@ def evaluate(
     }
     if budget is not None:  # absent, not null, so older baselines keep matching
         config["budget"] = budget
+    config.update(scoring_config(copies))
     if reranker is not None:
         config["rerank"] = reranker.identity
         config["rerank_candidates"] = int(reranker.candidates)
@@ -247,7 +254,7 @@ def evaluate(
     chunk_stats["sent_units"] = (
         float(scores.retrieved_units.mean()) if len(queries) else 0.0
     )
-    result = _result(
+    result = build_result(
         label or chunker_obj.name,
         config,
         corpus,
@@ -261,7 +268,7 @@ def evaluate(
         chunking.spans(),
         stages,
         exact=exact_scores,
-        judging=_judging(judge, emb_cache.directory, emb_cache.read_only),
+        judging=judging_for(judge, emb_cache.directory, emb_cache.read_only),
     )
     if budget is not None:
         result.budget = {
@@ -283,21 +290,6 @@ def _approximate(store: object) -> bool:
     )
 
 
-def _losses(
-    scores: QueryScores, exact: QueryScores | None
-) -> dict[str, npt.NDArray[np.float64]]:
-    """Per query, where recall was lost (SPEC §9); NaN where undefined."""
-    out = {
-        "chunking": 1.0 - scores.ceiling,
-        "search": scores.ceiling - scores.depth_recall,
-    }
-    if exact is not None:
-        out["approximation"] = exact.recall - scores.recall
-        out["exact_recall"] = exact.recall
-        out["store_recall"] = scores.recall
-    return out
-
-
 def _check_ground_truth(queries: QuerySet, judge: Any, k: Any) -> None:
     """Questions without excerpts need a judge, and cannot size ``k="min"``."""
     bare = [q for q in queries if not q.excerpts]
@@ -315,127 +307,3 @@ def _check_ground_truth(queries: QuerySet, judge: Any, k: Any) -> None:
             "relevance (SPEC §10): 'llm:MODEL' or a registered name, as judge= "
             "(evaluate(), the chunkeval marker) or the chunkeval_judge setting"
         )
-
-
-def _judging(judge: Any, cache_dir: Path, read_only: bool = False) -> Any:
-    if judge is None:
-        return None
-    from pytest_chunkeval.judging.run import Judging
-    from pytest_chunkeval.judging.specs import get_judge
-    from pytest_chunkeval.llm.answers import AnswerCache
-
-    if isinstance(judge, Judging):
-        return judge
-    answers = AnswerCache(cache_dir, read_only=read_only)
-    return Judging(get_judge(judge), cache=answers)
-
-
-def _result(
-    label: str,
-    config: dict[str, Any],
-    corpus: Corpus,
-    queries: QuerySet,
-    units: UnitMap,
-    excerpts: QuerySpans,
-    retrieved: QuerySpans,
-    scores: QueryScores,
-    chunk_stats: dict[str, float],
-    timings: dict[str, float],
-    chunk_spans: list[SpanTuple],
-    stages: dict[str, StageResult] | None = None,
-    judging: Any = None,
-    exact: QueryScores | None = None,
-) -> EvalResult:
-    ids = units.doc_ids
-    scores = without_ground_truth(scores, [bool(q.excerpts) for q in queries])
-    retrieved_by_query: list[list[SpanTuple]] = [[] for _ in range(len(queries))]
-    for q, d, s, e in zip(
-        retrieved.query.tolist(),
-        retrieved.doc.tolist(),
-        retrieved.start.tolist(),
-        retrieved.end.tolist(),
-        strict=True,
-    ):
-        retrieved_by_query[q].append((ids[d], s, e))
-    judged_values: dict[str, Any] | None = None
-    judged: list[Any] = [None] * len(queries)
-    if judging is not None:
-        from pytest_chunkeval.judging.score import judge_retrieved
-
-        with _timed(timings, "judge"):
-            judged = judge_retrieved(
-                judging, queries, retrieved_by_query, corpus, units
-            )
-        judged_values = {
-            m: np.array([j.metric(m) for j in judged], dtype=np.float64)
-            for m in JUDGED_METRICS
-        }
-        config["judge"] = judging.judge.identity
-    coverage = scores.excerpt_coverage.tolist()
-    records, row = [], 0
-    po = scores.precision_omega
-    losses = _losses(scores, exact)
-    ranked = {m: scores.metric(m) for m in RANK_METRICS}
-    for i, q in enumerate(queries):
-        n_ex = len(q.excerpts)
-        j = judged[i]
-        records.append(
-            QueryRecord(
-                id=q.id,
-                question=q.text,
-                doc_id=q.doc_id,
-                excerpts=tuple((e.doc_id, e.start, e.end) for e in q.excerpts),
-                retrieved=tuple(retrieved_by_query[i]),
-                recall=_present(scores.recall[i]),
-                precision=_present(scores.precision[i]),
-                iou=_present(scores.iou[i]),
-                f1=_present(scores.f1[i]),
-                precision_omega=_present(po[i]),
-                excerpt_units=int(scores.excerpt_units[i]),
-                retrieved_units=int(scores.retrieved_units[i]),
-                first_relevant_rank=int(scores.first_relevant_rank[i]),
-                excerpt_coverage=tuple(coverage[row : row + n_ex]),
-                scores={}
-                if j is None
-                else {m: _present(j.metric(m)) for m in JUDGED_METRICS},
-                details={} if j is None else {"judged": [list(s) for s in j.judged]},
-                mrr=_present(ranked["mrr"][i]),
-                ndcg=_present(ranked["ndcg"][i]),
-                complete=_present(ranked["complete"][i]),
-                ceiling=_present(ranked["ceiling"][i]),
-                loss={
-                    part: float(v[i])
-                    for part, v in losses.items()
-                    if not np.isnan(v[i])
-                },
-            )
-        )
-        row += n_ex
-    overall, groups = summarize(
-        scores,
-        [q.doc_id for q in queries],
-        judged_values,
-        metrics=METRICS,
-    )
-    loss = {part: describe(v) for part, v in losses.items()}
-    return EvalResult(
-        label=label,
-        config=config,
-        corpus_hash=corpus.content_hash,
-        queries_hash=queries.content_hash,
-        metrics=overall,
-        groups=groups,
-        queries=records,
-        chunks=chunk_stats,
-        timings=timings,
-        chunk_spans=chunk_spans,
-        corpus=corpus,
-        stages=stages or {},
-        loss={part: s for part, s in loss.items() if s.n > 0},
-    )
-
-
-def _present(value: Any) -> float | None:
-    """A metric value, or None where it is absent (NaN)."""
-    number = float(value)
-    return None if np.isnan(number) else number

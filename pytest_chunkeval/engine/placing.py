@@ -5,10 +5,13 @@ The text is searched in the document the retriever named (a ``(doc_id, text)``
 pair, a ``.doc_id`` attribute or ``metadata["doc_id"]``), else in every document,
 in stages: verbatim, then stripped of surrounding whitespace, then with whitespace
 ignored, then (``locate="normalized"`` only) normalized
-(:mod:`~pytest_chunkeval.core.normalize`). The first stage that finds it decides:
-exactly one occurrence is the text's span; several are refused as ambiguous, with
-the candidates listed, because picking one (the first, or one in the question's own
-document) could credit the retriever with text it did not retrieve.
+(:mod:`~pytest_chunkeval.core.normalize`). The first stage that finds it decides.
+Exactly one occurrence is the text's span. Of several, identical text being
+interchangeable (``copies="any"``), the one sharing the most characters with the
+question's excerpt candidates is taken; ties: the one overlapping a stored excerpt
+span, then document order (a text near no candidate goes to its first
+occurrence). ``copies="strict"`` refuses several as ambiguous, with the
+candidates listed.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_chunkeval.config.defaults import check_locate
+from pytest_chunkeval.config.scoring import DEFAULT_COPIES, check_copies
 from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.engine.evaluate import EvaluationError
 
@@ -26,6 +30,9 @@ if TYPE_CHECKING:
     from pytest_chunkeval.data.corpus import Corpus
 
 SpanTuple = tuple[str, int, int]
+Near = tuple[Sequence[SpanTuple], Sequence[SpanTuple]]
+"""A question's excerpt candidates (every occurrence of each excerpt's text) and
+its stored excerpt spans."""
 _SHOWN = 5  # candidates listed in an ambiguity error
 
 
@@ -78,11 +85,15 @@ class Placer:
     ``normalized``). Memoizes by text and named document (a chunk is often
     retrieved for many questions); a document's normalized form is built once."""
 
-    def __init__(self, corpus: Corpus, locate: str = "exact") -> None:
+    def __init__(
+        self, corpus: Corpus, locate: str = "exact", copies: str = DEFAULT_COPIES
+    ) -> None:
         self.corpus = corpus
         self.locate = check_locate(locate)
+        self.copies = check_copies(copies)
         self._folded: dict[str, FoldedText] = {}
-        self._memo: dict[tuple[str | None, str], SpanTuple | str] = {}
+        self._memo: dict[tuple[str | None, str], list[SpanTuple] | str] = {}
+        self._stage: dict[tuple[str | None, str], str] = {}
 
     def _folded_text(self, doc_id: str) -> FoldedText:
         from pytest_chunkeval.core.normalize import fold
@@ -92,18 +103,33 @@ class Placer:
             folded = self._folded[doc_id] = fold(self.corpus[doc_id].text)
         return folded
 
-    def place(self, text: str, doc_id: str | None, where: str) -> SpanTuple:
+    def place(
+        self,
+        text: str,
+        doc_id: str | None,
+        where: str,
+        near: Near | None = None,
+    ) -> SpanTuple:
         """The span of ``text`` (in ``doc_id`` when the retriever named it);
-        :class:`PlacementError` naming ``where`` when it is absent or ambiguous."""
+        :class:`PlacementError` naming ``where`` when it is absent, or (strict)
+        ambiguous. ``near``: the question's excerpt candidates and stored spans,
+        which decide among several occurrences."""
         key = (doc_id, text)
         found = self._memo.get(key)
         if found is None:
             found = self._memo[key] = self._search(text, doc_id)
         if isinstance(found, str):
             raise PlacementError(f"{where}: {found}")
-        return found
+        if len(found) == 1:
+            return found[0]
+        if self.copies == "strict":
+            how = self._stage.get(key, "verbatim")
+            raise PlacementError(
+                f"{where}: {self._ambiguous(text, doc_id, how, found)}"
+            )
+        return nearest(found, near)
 
-    def _search(self, text: str, doc_id: str | None) -> SpanTuple | str:
+    def _search(self, text: str, doc_id: str | None) -> list[SpanTuple] | str:
         if doc_id is not None and doc_id not in self.corpus:
             return (
                 f"the retriever named document {doc_id!r}, which is not in the "
@@ -139,10 +165,9 @@ class Placer:
             stages.append(("normalized", lambda d: [w[:2] for w in windows.get(d, [])]))
         for how, find in stages:
             candidates = [(d, s, e) for d in scope for s, e in find(d)]
-            if len(candidates) == 1:
-                return candidates[0]
             if candidates:
-                return self._ambiguous(text, doc_id, how, candidates)
+                self._stage[(doc_id, text)] = how
+                return candidates
         tried = ", nor ".join(how for how, _ in stages[1:] if how != "stripped")
         where = f"document {doc_id!r}" if doc_id is not None else "the corpus"
         hint = (
@@ -175,3 +200,34 @@ class Placer:
             f"{where} ({how}): {listed}{more}. Which one was retrieved is ambiguous: "
             f"{fix}"
         )
+
+
+def _shared(span: SpanTuple, spans: Sequence[SpanTuple]) -> int:
+    """Characters of ``span`` inside the union of ``spans``."""
+    doc, start, end = span
+    pieces = sorted(
+        (max(s, start), min(e, end)) for d, s, e in spans if d == doc and s < end
+    )
+    total, reach = 0, start
+    for a, b in pieces:
+        a = max(a, reach)
+        if b > a:
+            total += b - a
+            reach = b
+    return total
+
+
+def nearest(found: Sequence[SpanTuple], near: Near | None) -> SpanTuple:
+    """Of several occurrences (in document order), the one sharing the most
+    characters with the question's candidates; ties: the one overlapping a
+    stored span, then the first."""
+    if near is None:
+        return found[0]
+    candidates, stored = near
+    return min(
+        found,
+        key=lambda span: (
+            -_shared(span, candidates),
+            0 if _shared(span, stored) > 0 else 1,
+        ),
+    )

@@ -10,7 +10,8 @@ Schema (``to_json``; version ``RESULT_SCHEMA``)::
      "chunks": {"count", "mean_units", "mean_chars"},
      "timings": {phase: seconds},       # chunk, embed, index, search, score
      "queries": [{"id", "question", "doc_id",
-                  "excerpts": [[doc_id, start, end], ...],
+                  "excerpts": [[doc_id, start, end], ...],     # as stored
+                  "chosen": [[doc_id, start, end], ...],  # scored, if it differs
                   "retrieved": [[doc_id, start, end], ...],   # rank order, char offsets
                   "recall", "precision", "iou", "f1", "precision_omega",
                   "mrr", "ndcg", "complete", "ceiling",
@@ -115,6 +116,15 @@ class QueryRecord:
     ceiling: float | None = None  # None without a chunking
     loss: Mapping[str, float] = field(default_factory=dict)
     """Where this query's recall was lost (``chunking``, ``search``...)."""
+    chosen: tuple[SpanTuple, ...] = ()
+    """Per stored excerpt, the span scored when it differs from the stored one
+    (the copy of its text the retriever reached, docs/concepts.md); empty when
+    every excerpt was scored at its stored span."""
+
+    @property
+    def scored_excerpts(self) -> tuple[SpanTuple, ...]:
+        """The spans scored: ``chosen`` if any, else the stored ``excerpts``."""
+        return self.chosen or self.excerpts
 
     def metric(self, name: str) -> float:
         value = self.scores[name] if name in self.scores else getattr(self, name)
@@ -132,6 +142,7 @@ class QueryRecord:
             "retrieved_units": self.retrieved_units,
             "first_relevant_rank": self.first_relevant_rank,
             "excerpt_coverage": list(self.excerpt_coverage),
+            **({"chosen": [list(s) for s in self.chosen]} if self.chosen else {}),
             **({"loss": dict(self.loss)} if self.loss else {}),
             **({"scores": dict(self.scores)} if self.scores else {}),
             **({"details": dict(self.details)} if self.details else {}),
@@ -159,6 +170,7 @@ class QueryRecord:
             # Results written before SPEC §9 lack these: None, never 0.
             **{m: data.get(m) for m in RANK_METRICS},
             loss=dict(data.get("loss", {})),
+            chosen=tuple((s[0], int(s[1]), int(s[2])) for s in data.get("chosen", [])),
         )
 
 

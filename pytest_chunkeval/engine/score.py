@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from pytest_chunkeval.config.defaults import check_unit
+from pytest_chunkeval.config.scoring import DEFAULT_COPIES
+from pytest_chunkeval.core.copies import ExcerptCopies
 from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.core.metrics import QuerySpans, score_queries
 from pytest_chunkeval.core.units import UnitMap
@@ -23,14 +25,18 @@ from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Query
 from pytest_chunkeval.engine.cache import default_cache_dir
 from pytest_chunkeval.engine.chunking import _excerpt_spans, stage_result, unit_map
+from pytest_chunkeval.engine.copies import (
+    candidates_by_query,
+    copies_for,
+    scoring_config,
+)
 from pytest_chunkeval.engine.evaluate import (
     EvaluationError,
     _check_ground_truth,
     _check_queries,
-    _judging,
-    _result,
 )
-from pytest_chunkeval.engine.placing import Placer
+from pytest_chunkeval.engine.placing import Near, Placer
+from pytest_chunkeval.engine.records import build_result, judging_for
 from pytest_chunkeval.engine.results import EvalResult, SpanTuple, StageResult
 from pytest_chunkeval.engine.retrieve import timed as _timed
 from pytest_chunkeval.engine.two_stage import split_stages
@@ -105,7 +111,12 @@ def _named_document(item: RetrievedItem) -> str | None:
 
 
 def _locate_item(
-    item: RetrievedItem, query: Query, corpus: Corpus, rank: int, placer: Placer
+    item: RetrievedItem,
+    query: Query,
+    corpus: Corpus,
+    rank: int,
+    placer: Placer,
+    near: Near | None = None,
 ) -> SpanTuple:
     where = f"query {query.id!r} ({preview(query.text, 50)}), result #{rank + 1}"
     if isinstance(item, tuple) and len(item) == 3 and isinstance(item[0], str):
@@ -117,7 +128,7 @@ def _locate_item(
         and len(item) == 2
         and all(isinstance(x, str) for x in item)
     ):
-        return placer.place(item[1], item[0], where)  # (doc_id, text)
+        return placer.place(item[1], item[0], where, near)  # (doc_id, text)
     else:
         text = getattr(item, "page_content", getattr(item, "text", item))
         if not isinstance(text, str):
@@ -126,7 +137,7 @@ def _locate_item(
                 "start, end) span or an object with .page_content/.text, got "
                 f"{type(item).__name__}"
             )
-        return placer.place(text, _named_document(item), where)
+        return placer.place(text, _named_document(item), where, near)
     if doc_id not in corpus:
         raise EvaluationError(f"{where}: document {doc_id!r} is not in the corpus")
     n = len(corpus[doc_id].text)
@@ -169,6 +180,7 @@ def locate_results(
     *,
     k: int | None = None,
     locate: str = "exact",
+    copies: str = DEFAULT_COPIES,
 ) -> LocatedResults:
     """Ask the retriever every question (or read the mapping) and locate each of
     the first ``k`` results (all when ``k`` is None) in the corpus; texts are
@@ -179,11 +191,12 @@ def locate_results(
             f"k must be a positive number of results per question (or None: all), "
             f"got {k!r}"
         )
-    placer = Placer(corpus, locate)
+    placer = Placer(corpus, locate, copies)
+    nears = _nears(copies, corpus, queries)
     per_query: list[tuple[SpanTuple, ...]] = []
     pools: list[tuple[SpanTuple, ...] | None] = []
     began = time.perf_counter()
-    for q in queries:
+    for i, q in enumerate(queries):
         if isinstance(retrieved, Mapping):
             if q.id not in retrieved:
                 raise EvaluationError(f"no results given for query {q.id!r}")
@@ -195,14 +208,15 @@ def locate_results(
             items = items[:k]
         per_query.append(
             tuple(
-                _locate_item(item, q, corpus, r, placer) for r, item in enumerate(items)
+                _locate_item(item, q, corpus, r, placer, nears[i])
+                for r, item in enumerate(items)
             )
         )
         pools.append(
             None
             if candidates is None
             else tuple(
-                _locate_item(item, q, corpus, r, placer)
+                _locate_item(item, q, corpus, r, placer, nears[i])
                 for r, item in enumerate(candidates)
             )
         )
@@ -221,11 +235,24 @@ def locate_results(
     )
 
 
+def _nears(copies: str, corpus: Corpus, queries: QuerySet) -> list[Near | None]:
+    """Per query, what decides among several occurrences of a retrieved text:
+    its excerpts' candidates and stored spans (nothing with ``copies="strict"``)."""
+    found = copies_for(copies, corpus, queries)
+    if found is None:
+        return [None] * len(queries)
+    candidates = candidates_by_query(found, corpus, len(queries))
+    return [
+        (candidates[i], [e.span for e in q.excerpts]) for i, q in enumerate(queries)
+    ]
+
+
 def _candidate_stage(
     pools: Sequence[Sequence[SpanTuple]],
     results: Sequence[Sequence[SpanTuple]],
     units: UnitMap,
     excerpts: QuerySpans,
+    copies: ExcerptCopies | None,
 ) -> StageResult:
     """A two-stage retriever's pool, measured at ``k`` = each query's result count."""
     k_final = np.array([len(r) for r in results], dtype=np.int64)
@@ -240,6 +267,7 @@ def _candidate_stage(
         ),
         k_final,
         len(pools),
+        copies,
     )
 
 
@@ -256,6 +284,7 @@ def score(
     judge: Any = None,
     cache: str | Path | None = None,
     locate: str = "exact",
+    copies: str = DEFAULT_COPIES,
 ) -> EvalResult:
     """Score a whole retriever: ``retrieved`` maps query id -> results, or is called
     with each question (or is what :func:`locate_results` returned). Results are
@@ -280,7 +309,9 @@ def score(
     located = (
         retrieved
         if isinstance(retrieved, LocatedResults)
-        else locate_results(retrieved, corpus, queries, k=k, locate=locate)
+        else locate_results(
+            retrieved, corpus, queries, k=k, locate=locate, copies=copies
+        )
     )
     if len(located.per_query) != len(queries):
         raise EvaluationError(
@@ -294,10 +325,15 @@ def score(
         units = unit_map(corpus, unit, tok)
         excerpts = _excerpt_spans(queries, units)
         spans = QuerySpans.from_lists(per_query, units)
-        scores = score_queries(units, excerpts, spans, len(queries))
+        excerpt_copies = copies_for(
+            copies, corpus, queries, None if cache is None else Path(cache)
+        )
+        scores = score_queries(
+            units, excerpts, spans, len(queries), copies=excerpt_copies
+        )
         if located.candidates is not None:
             stages["candidates"] = _candidate_stage(
-                located.candidates, per_query, units, excerpts
+                located.candidates, per_query, units, excerpts, excerpt_copies
             )
     sizes = np.array([e - s for spans_ in per_query for _, s, e in spans_], np.float64)
     lo, hi = units.to_units(spans.doc, spans.start, spans.end)
@@ -317,9 +353,10 @@ def score(
         "tokenizer": tok.name if tok is not None else None,
         "corpus": corpus.name,
         "queries": queries.source or "queries",
+        **scoring_config(copies),
         **(dict(config) if config else {}),
     }
-    return _result(
+    return build_result(
         label,
         cfg,
         corpus,
@@ -332,7 +369,7 @@ def score(
         timings,
         [],
         stages,
-        judging=_judging(
+        judging=judging_for(
             judge, Path(cache) if cache is not None else default_cache_dir()
         ),
     )

@@ -8,8 +8,10 @@ to the corpus: the judged spans ``J``. Then, for retrieved chunks ``R_1..R_n``:
   all sentences of the retrieved chunks. Sentences are counted per chunk, so
   overlapping chunks that repeat a relevant sentence do not dilute a fully relevant
   context (it scores 1).
-- ``context_relevance_tokens`` = Σ_i |units(R_i) ∩ J| / |tr| (units are tokens, or
-  characters with ``unit="char"``; ``|tr|`` is the sum of the chunks' lengths).
+- ``context_relevance_tokens`` = Σ_i |units(R_i ∩ J)| / |tr|: the units of the
+  characters each chunk shares with ``J`` (tokens, or characters with
+  ``unit="char"``; docs/concepts.md, "Units"); ``|tr|`` is the sum of the chunks'
+  lengths.
 
 Both are 0 when nothing was retrieved. Sentences come from the same simple splitter
 as the ``sentence`` chunker; :data:`SPLITTER` names it in the judgment cache key.
@@ -79,6 +81,24 @@ def _overlaps(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
     return any(s < end and start < e for s, e in spans)
 
 
+def _shared_units(
+    units: UnitMap, doc: str, start: int, end: int, judged: Sequence[tuple[int, int]]
+) -> int:
+    """``|units(R ∩ J)|``: the units of the characters a chunk shares with the
+    judged spans of its document (docs/concepts.md, "Units")."""
+    pieces = [(max(start, a), min(end, b)) for a, b in judged]
+    pieces = [(a, b) for a, b in pieces if a < b]
+    if not pieces:
+        return 0
+    lo, hi = units.to_units(
+        units.doc_indices([doc] * len(pieces)),
+        np.array([a for a, _ in pieces], np.int64),
+        np.array([b for _, b in pieces], np.int64),
+    )
+    merged = merge_spans(list(zip(lo.tolist(), hi.tolist(), strict=True)))
+    return sum(b - a for a, b in merged)
+
+
 def context_relevance(
     retrieved: Sequence[SpanTuple],
     judged: Sequence[SpanTuple],
@@ -105,18 +125,10 @@ def context_relevance(
         np.array([s for _, s, _ in retrieved], np.int64),
         np.array([e for _, _, e in retrieved], np.int64),
     )
-    if judged:
-        j_lo, j_hi = units.to_units(
-            units.doc_indices([d for d, _, _ in judged]),
-            np.array([s for _, s, _ in judged], np.int64),
-            np.array([e for _, _, e in judged], np.int64),
-        )
-        j_units = merge_spans(list(zip(j_lo.tolist(), j_hi.tolist(), strict=True)))
-    else:
-        j_units = ()
-    inside = 0
-    for lo, hi in zip(r_lo.tolist(), r_hi.tolist(), strict=True):
-        inside += sum(max(0, min(hi, b) - max(lo, a)) for a, b in j_units)
+    inside = sum(
+        _shared_units(units, doc, start, end, by_doc.get(doc, []))
+        for doc, start, end in retrieved
+    )
     size = int((r_hi - r_lo).sum())
     token_cr = inside / size if size else 0.0
     return Relevance(sentence_cr, token_cr, total, relevant)

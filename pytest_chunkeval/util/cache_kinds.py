@@ -41,6 +41,12 @@ CACHE_KINDS: tuple[CacheKind, ...] = (
         "SHA-256 of the key (store, chunks/vectors, queries, k) and the ids",
     ),
     CacheKind(
+        "copies",
+        "copies/*/*.occ",
+        "pytest_chunkeval.engine.copies",
+        "SHA-256 of the key (corpus, query set) and the occurrences; counts checked",
+    ),
+    CacheKind(
         "answers",
         "answers/*/*/*/*.json",
         "pytest_chunkeval.llm.answers",

@@ -1,0 +1,58 @@
+"""The scoring rules' version and the ``copies`` setting (docs/concepts.md,
+"Identical text"; docs/baselines.md, "Scoring rules").
+
+``copies="any"`` (the default) scores each excerpt at the occurrence of its text
+that the retriever reached best; ``"strict"`` scores the stored spans only and
+refuses a retrieved text that occurs more than once. ``SCORING_RULES`` is written
+into every result's configuration: a baseline recorded under other rules is
+compared as a named configuration change.
+
+This module imports neither pytest nor numpy.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from pytest_chunkeval.config.option import Option
+from pytest_chunkeval.errors import ConfigError
+
+SCORING_RULES = 2
+"""Version of the scoring rules; a result without ``config["scoring_rules"]``
+was scored under 1 (a boundary token shared without a shared character counted,
+and only the stored span of an excerpt)."""
+
+COPIES_MODES = ("any", "strict")
+DEFAULT_COPIES = "any"
+
+
+def check_copies(value: object) -> str:
+    """``"any"`` or ``"strict"``; else :class:`ConfigError`."""
+    text = value.strip().lower() if isinstance(value, str) else ""
+    if text in COPIES_MODES:
+        return text
+    raise ConfigError(
+        "copies must be 'any' (identical text is interchangeable: an excerpt is "
+        "scored at the copy of its text the retriever reached, the default) or "
+        f"'strict' (the stored spans only), got {value!r}"
+    )
+
+
+def parse_copies(value: str) -> str:
+    """``any`` or ``strict``."""
+    try:
+        return check_copies(value)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+COPIES_OPTION = Option(
+    "copies",
+    "Identical text: 'any' scores each excerpt at the occurrence of its text that "
+    "the retrieved chunks share most, and places a retrieved text found more than "
+    "once near the question's excerpts; 'strict' scores the stored spans only and "
+    "refuses such a text (for comparisons with tools that do neither).",
+    parse_copies,
+    metavar="MODE",
+    default_text=DEFAULT_COPIES,
+)

@@ -1,0 +1,79 @@
+"""Units of shared characters (docs/concepts.md, "Units"): an excerpt and a chunk
+share the units of the characters they share, ``units(E ∩ R)``, not every unit
+both touch (``units(E) ∩ units(R)``).
+
+In the char unit the two are the same. In the token unit they differ only at a
+chunk's first and last token: a token that the chunk cuts may hold excerpt
+characters outside the chunk only (cl100k joins ``" ."`` across such a cut).
+Every other token of the chunk lies wholly inside it. So, per row,
+``units(te ∩ R) = units(te) ∩ [lo', hi')`` where ``[lo', hi')`` is the chunk's
+unit interval without each end token that shares no character of ``te`` inside
+the chunk: all interval arithmetic downstream stays as it is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pytest_chunkeval.core.intervals import IntervalUnion
+from pytest_chunkeval.core.spans import IntArray
+from pytest_chunkeval.core.units import UnitMap
+
+
+def char_union(
+    units: UnitMap, query: IntArray, doc: IntArray, start: IntArray, end: IntArray
+) -> IntervalUnion:
+    """Each query's spans as one union of global character intervals."""
+    base = units.char_offsets[doc]
+    return IntervalUnion(query, base + start, base + end, units.total_chars + 1)
+
+
+def shared_intervals(
+    units: UnitMap,
+    te_chars: IntervalUnion,
+    query: IntArray,
+    doc: IntArray,
+    start: IntArray,
+    end: IntArray,
+    lo: IntArray,
+    hi: IntArray,
+) -> tuple[IntArray, IntArray]:
+    """Per row, ``[lo', hi')`` with ``units(te_q ∩ R) = units(te_q) ∩ [lo', hi')``:
+    the row's unit interval ``[lo, hi)`` trimmed of an end token that shares no
+    character with its query's excerpts (``te_chars``) inside the row."""
+    if units.unit == "char" or lo.size == 0:
+        return lo, hi
+    g_start = units.char_offsets[doc] + start
+    g_end = units.char_offsets[doc] + end
+    some = hi > lo
+    last_token = max(units.total_units - 1, 0)
+    first = np.minimum(lo, last_token)
+    last = np.clip(hi - 1, 0, last_token)
+    starts, ends = units.token_char_bounds()
+    keep_first = some & (
+        te_chars.covered(
+            query,
+            np.maximum(g_start, starts[first]),
+            np.minimum(g_end, ends[first]),
+        )
+        > 0
+    )
+    keep_last = some & (
+        te_chars.covered(
+            query, np.maximum(g_start, starts[last]), np.minimum(g_end, ends[last])
+        )
+        > 0
+    )
+    new_lo = np.where(keep_first | ~some, lo, lo + 1)
+    new_hi = np.where(keep_last | ~some, hi, hi - 1)
+    return new_lo, np.maximum(new_hi, new_lo)
+
+
+def char_overlap(
+    a_start: IntArray, a_end: IntArray, b_start: IntArray, b_end: IntArray
+) -> IntArray:
+    """Characters shared by two intervals of one axis, row by row (0 if none)."""
+    shared: IntArray = np.clip(
+        np.minimum(a_end, b_end) - np.maximum(a_start, b_start), 0, None
+    )
+    return shared

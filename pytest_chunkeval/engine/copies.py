@@ -1,0 +1,253 @@
+"""Where each excerpt's text occurs in the corpus (docs/concepts.md, "Identical
+text"), for ``copies="any"``: identical excerpts of a question merged, and every
+occurrence of each excerpt's text (overlapping ones included) as a candidate.
+
+The occurrences depend only on the corpus and the query set, so they are found
+once per (corpus hash, query-set hash): kept in memory for the process and in the
+evaluation cache as small ``copies/*/*.occ`` files written atomically, a header
+(magic, counts, SHA-256 of the key and the body) and int64 rows. An entry that
+fails its check is reported with ``CacheWarning``, set aside as ``*.corrupt`` and
+computed again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import struct
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pytest_chunkeval.config.scoring import DEFAULT_COPIES, SCORING_RULES, check_copies
+from pytest_chunkeval.core.copies import ExcerptCopies
+from pytest_chunkeval.core.query_spans import QuerySpans
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.engine.packs import CacheWarning
+from pytest_chunkeval.util.files import atomic_writer
+
+SUFFIX = ".occ"
+_MAGIC = b"CEVCOPY1"
+_HEADER = struct.Struct("<8sII32s")  # magic, needles, occurrences, SHA-256
+_MEMO: dict[tuple[str, str], list[np.ndarray]] = {}
+_MEMO_KEPT = 8
+
+
+def find_occurrences(texts: Sequence[str], needles: Sequence[str]) -> list[np.ndarray]:
+    """Per needle, every ``(doc, start)`` where it occurs, overlapping occurrences
+    included, in corpus order (an empty needle occurs nowhere)."""
+    out = []
+    for needle in needles:
+        found: list[tuple[int, int]] = []
+        if needle:
+            for d, text in enumerate(texts):
+                i = text.find(needle)
+                while i >= 0:
+                    found.append((d, i))
+                    i = text.find(needle, i + 1)
+        out.append(np.asarray(found, dtype=np.int64).reshape(-1, 2))
+    return out
+
+
+def excerpt_copies(
+    corpus: Corpus,
+    queries: QuerySet,
+    cache_dir: str | Path | None = None,
+    *,
+    read_only: bool = False,
+) -> ExcerptCopies:
+    """The query set's excerpts merged by text per question, with their texts'
+    occurrences (cached under ``cache_dir`` when given)."""
+    texts = [d.text for d in corpus]
+    doc_index = {d: i for i, d in enumerate(corpus.ids)}
+    merged: list[tuple[int, int, int, int]] = []  # query, doc, start, end
+    group: list[int] = []
+    stored: list[set[int]] = []  # per merged row: starts of its stored spans
+    needle_of: list[int] = []  # per merged row
+    needles: dict[str, int] = {}
+    for q, query in enumerate(queries):
+        rows: dict[str, int] = {}
+        for ex in query.excerpts:
+            doc = doc_index[ex.doc_id]
+            text = texts[doc][ex.start : ex.end]
+            row = rows.get(text)
+            if row is None:
+                row = rows[text] = len(merged)
+                merged.append((q, doc, ex.start, ex.end))
+                stored.append(set())
+                needle_of.append(needles.setdefault(text, len(needles)))
+            group.append(row)
+            stored[row].add(doc * (1 << 40) + ex.start)
+    found = _occurrences(corpus, queries, list(needles), cache_dir, read_only)
+    return _build(merged, group, stored, needle_of, found)
+
+
+def _build(
+    merged: list[tuple[int, int, int, int]],
+    group: list[int],
+    stored: list[set[int]],
+    needle_of: list[int],
+    found: list[np.ndarray],
+) -> ExcerptCopies:
+    rows, docs, starts, ends, marks = [], [], [], [], []
+    for row, (_, doc, start, end) in enumerate(merged):
+        occ = found[needle_of[row]]
+        if occ.shape[0] <= 1:  # one occurrence (or none found): the stored span
+            occ = np.array([[doc, start]], dtype=np.int64)
+        rows.append(np.full(occ.shape[0], row, dtype=np.int64))
+        docs.append(occ[:, 0])
+        starts.append(occ[:, 1])
+        ends.append(occ[:, 1] + (end - start))
+        keys = occ[:, 0] * (1 << 40) + occ[:, 1]
+        marks.append(np.isin(keys, np.fromiter(stored[row], dtype=np.int64)))
+    table = np.asarray(merged, dtype=np.int64).reshape(-1, 4)
+
+    def cat(parts: list[np.ndarray], dtype: type = np.int64) -> np.ndarray:
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+    return ExcerptCopies(
+        merged=QuerySpans(table[:, 0], table[:, 1], table[:, 2], table[:, 3]),
+        group=np.asarray(group, dtype=np.int64),
+        row=cat(rows),
+        doc=cat(docs),
+        start=cat(starts),
+        end=cat(ends),
+        stored=cat(marks, bool).astype(bool),
+    )
+
+
+def copies_for(
+    copies: str,
+    corpus: Corpus,
+    queries: QuerySet,
+    cache_dir: str | Path | None = None,
+    *,
+    read_only: bool = False,
+) -> ExcerptCopies | None:
+    """:func:`excerpt_copies` for ``copies="any"``; None for ``"strict"`` (the
+    stored spans are scored)."""
+    if check_copies(copies) == "strict":
+        return None
+    return excerpt_copies(corpus, queries, cache_dir, read_only=read_only)
+
+
+def candidates_by_query(
+    copies: ExcerptCopies, corpus: Corpus, n_queries: int
+) -> list[list[tuple[str, int, int]]]:
+    """Per query, every candidate span of its excerpts (for placing a retrieved
+    text that occurs more than once, :mod:`~pytest_chunkeval.engine.placing`)."""
+    out: list[list[tuple[str, int, int]]] = [[] for _ in range(n_queries)]
+    ids = corpus.ids
+    queries = copies.merged.query[copies.row].tolist()
+    for q, d, s, e in zip(
+        queries,
+        copies.doc.tolist(),
+        copies.start.tolist(),
+        copies.end.tolist(),
+        strict=True,
+    ):
+        out[q].append((ids[d], s, e))
+    return out
+
+
+def scoring_config(copies: str) -> dict[str, Any]:
+    """What a result's configuration records of its scoring rules: their version
+    and, when not the default, ``copies`` (absent for ``any``, so that only the
+    version tells results of the default apart)."""
+    config: dict[str, Any] = {"scoring_rules": SCORING_RULES}
+    if check_copies(copies) != DEFAULT_COPIES:
+        config["copies"] = copies
+    return config
+
+
+def _key(corpus: Corpus, queries: QuerySet) -> str:
+    blob = f"chunkeval-copies-1\0{corpus.content_hash}\0{queries.content_hash}"
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _occurrences(
+    corpus: Corpus,
+    queries: QuerySet,
+    needles: list[str],
+    cache_dir: str | Path | None,
+    read_only: bool,
+) -> list[np.ndarray]:
+    key = _key(corpus, queries)
+    memo = (key, str(cache_dir))
+    found = _MEMO.pop(memo, None)
+    if found is None and cache_dir is not None:
+        found = _read(Path(cache_dir), key, len(needles))
+    if found is None:
+        found = find_occurrences([d.text for d in corpus], needles)
+        if cache_dir is not None and not read_only:
+            _write(Path(cache_dir), key, found)
+    _MEMO[memo] = found  # most recent last
+    while len(_MEMO) > _MEMO_KEPT:
+        del _MEMO[next(iter(_MEMO))]
+    return found
+
+
+def _path(cache_dir: Path, key: str) -> Path:
+    return cache_dir / "copies" / key[:2] / f"{key}{SUFFIX}"
+
+
+def _digest(key: str, body: bytes) -> bytes:
+    # The key is hashed in: a whole, valid entry copied under another name fails.
+    return hashlib.sha256(key.encode() + b"\0" + body).digest()
+
+
+def _write(cache_dir: Path, key: str, found: list[np.ndarray]) -> None:
+    counts = np.array([f.shape[0] for f in found], dtype="<i8")
+    rows = np.concatenate(found) if found else np.zeros((0, 2), np.int64)
+    body = counts.tobytes() + np.ascontiguousarray(rows, dtype="<i8").tobytes()
+    head = _HEADER.pack(_MAGIC, counts.size, rows.shape[0], _digest(key, body))
+    with atomic_writer(_path(cache_dir, key), "wb") as fh:
+        fh.write(head + body)
+
+
+def _read(cache_dir: Path, key: str, n_needles: int) -> list[np.ndarray] | None:
+    path = _path(cache_dir, key)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        problem: str | None = f"unreadable ({exc})"
+    else:
+        problem = _verify(data, key, n_needles)
+    if problem is not None:
+        warnings.warn(
+            f"{path}: copies cache entry not used ({problem}); it is set aside as "
+            f"{path.name}.corrupt and computed again",
+            CacheWarning,
+            stacklevel=3,
+        )
+        with contextlib.suppress(OSError):  # read-only, or moved by another
+            os.replace(path, path.with_name(path.name + ".corrupt"))
+        return None
+    counts = np.frombuffer(data, dtype="<i8", count=n_needles, offset=_HEADER.size)
+    rows = np.frombuffer(data, dtype="<i8", offset=_HEADER.size + 8 * n_needles)
+    rows = rows.reshape(-1, 2).astype(np.int64)
+    return np.split(rows, np.cumsum(counts)[:-1]) if n_needles else []
+
+
+def _verify(data: bytes, key: str, n_needles: int) -> str | None:
+    """Why ``data`` is not the entry of ``key`` for ``n_needles`` texts."""
+    if len(data) < _HEADER.size or data[: len(_MAGIC)] != _MAGIC:
+        return "not a chunkeval copies entry (bad or missing header)"
+    _, needles, rows, digest = _HEADER.unpack_from(data)
+    if needles != n_needles:
+        return f"{needles} texts, expected {n_needles}"
+    if len(data) != _HEADER.size + 8 * (needles + 2 * rows):
+        return f"truncated or padded: {len(data)} bytes"
+    if _digest(key, data[_HEADER.size :]) != digest:
+        return "checksum mismatch"
+    counts = np.frombuffer(data, dtype="<i8", count=needles, offset=_HEADER.size)
+    if (counts < 0).any() or int(counts.sum()) != rows:
+        return "counts do not add up"
+    return None

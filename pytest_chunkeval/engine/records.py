@@ -1,0 +1,188 @@
+"""From per-query scores to an :class:`EvalResult`: each query's record (its
+stored and chosen excerpt spans, retrieved spans, metrics, losses, judged
+values) and the summaries, shared by ``evaluate`` and ``score``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pytest_chunkeval.core.metrics import (
+    JUDGED_METRICS,
+    METRICS,
+    RANK_METRICS,
+    QueryScores,
+    QuerySpans,
+    describe,
+    summarize,
+    without_ground_truth,
+)
+from pytest_chunkeval.core.units import UnitMap
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.engine.results import (
+    EvalResult,
+    QueryRecord,
+    SpanTuple,
+    StageResult,
+)
+from pytest_chunkeval.engine.retrieve import timed as _timed
+
+
+def losses_of(
+    scores: QueryScores, exact: QueryScores | None
+) -> dict[str, npt.NDArray[np.float64]]:
+    """Per query, where recall was lost (SPEC §9); NaN where undefined."""
+    out = {
+        "chunking": 1.0 - scores.ceiling,
+        "search": scores.ceiling - scores.depth_recall,
+    }
+    if exact is not None:
+        out["approximation"] = exact.recall - scores.recall
+        out["exact_recall"] = exact.recall
+        out["store_recall"] = scores.recall
+    return out
+
+
+def judging_for(judge: Any, cache_dir: Path, read_only: bool = False) -> Any:
+    if judge is None:
+        return None
+    from pytest_chunkeval.judging.run import Judging
+    from pytest_chunkeval.judging.specs import get_judge
+    from pytest_chunkeval.llm.answers import AnswerCache
+
+    if isinstance(judge, Judging):
+        return judge
+    answers = AnswerCache(cache_dir, read_only=read_only)
+    return Judging(get_judge(judge), cache=answers)
+
+
+def build_result(
+    label: str,
+    config: dict[str, Any],
+    corpus: Corpus,
+    queries: QuerySet,
+    units: UnitMap,
+    excerpts: QuerySpans,
+    retrieved: QuerySpans,
+    scores: QueryScores,
+    chunk_stats: dict[str, float],
+    timings: dict[str, float],
+    chunk_spans: list[SpanTuple],
+    stages: dict[str, StageResult] | None = None,
+    judging: Any = None,
+    exact: QueryScores | None = None,
+) -> EvalResult:
+    ids = units.doc_ids
+    scores = without_ground_truth(scores, [bool(q.excerpts) for q in queries])
+    retrieved_by_query: list[list[SpanTuple]] = [[] for _ in range(len(queries))]
+    for q, d, s, e in zip(
+        retrieved.query.tolist(),
+        retrieved.doc.tolist(),
+        retrieved.start.tolist(),
+        retrieved.end.tolist(),
+        strict=True,
+    ):
+        retrieved_by_query[q].append((ids[d], s, e))
+    judged_values: dict[str, Any] | None = None
+    judged: list[Any] = [None] * len(queries)
+    if judging is not None:
+        from pytest_chunkeval.judging.score import judge_retrieved
+
+        with _timed(timings, "judge"):
+            judged = judge_retrieved(
+                judging, queries, retrieved_by_query, corpus, units
+            )
+        judged_values = {
+            m: np.array([j.metric(m) for j in judged], dtype=np.float64)
+            for m in JUDGED_METRICS
+        }
+        config["judge"] = judging.judge.identity
+    coverage = scores.excerpt_coverage.tolist()
+    chosen = _spans_by_row(scores.chosen, ids)
+    records, row = [], 0
+    po = scores.precision_omega
+    losses = losses_of(scores, exact)
+    ranked = {m: scores.metric(m) for m in RANK_METRICS}
+    for i, q in enumerate(queries):
+        n_ex = len(q.excerpts)
+        j = judged[i]
+        records.append(
+            QueryRecord(
+                id=q.id,
+                question=q.text,
+                doc_id=q.doc_id,
+                excerpts=tuple((e.doc_id, e.start, e.end) for e in q.excerpts),
+                retrieved=tuple(retrieved_by_query[i]),
+                recall=present(scores.recall[i]),
+                precision=present(scores.precision[i]),
+                iou=present(scores.iou[i]),
+                f1=present(scores.f1[i]),
+                precision_omega=present(po[i]),
+                excerpt_units=int(scores.excerpt_units[i]),
+                retrieved_units=int(scores.retrieved_units[i]),
+                first_relevant_rank=int(scores.first_relevant_rank[i]),
+                excerpt_coverage=tuple(coverage[row : row + n_ex]),
+                scores={}
+                if j is None
+                else {m: present(j.metric(m)) for m in JUDGED_METRICS},
+                details={} if j is None else {"judged": [list(s) for s in j.judged]},
+                mrr=present(ranked["mrr"][i]),
+                ndcg=present(ranked["ndcg"][i]),
+                complete=present(ranked["complete"][i]),
+                ceiling=present(ranked["ceiling"][i]),
+                loss={
+                    part: float(v[i])
+                    for part, v in losses.items()
+                    if not np.isnan(v[i])
+                },
+                chosen=_differing(chosen[row : row + n_ex], q.excerpts),
+            )
+        )
+        row += n_ex
+    overall, groups = summarize(
+        scores,
+        [q.doc_id for q in queries],
+        judged_values,
+        metrics=METRICS,
+    )
+    loss = {part: describe(v) for part, v in losses.items()}
+    return EvalResult(
+        label=label,
+        config=config,
+        corpus_hash=corpus.content_hash,
+        queries_hash=queries.content_hash,
+        metrics=overall,
+        groups=groups,
+        queries=records,
+        chunks=chunk_stats,
+        timings=timings,
+        chunk_spans=chunk_spans,
+        corpus=corpus,
+        stages=stages or {},
+        loss={part: s for part, s in loss.items() if s.n > 0},
+    )
+
+
+def present(value: Any) -> float | None:
+    """A metric value, or None where it is absent (NaN)."""
+    number = float(value)
+    return None if np.isnan(number) else number
+
+
+def _spans_by_row(spans: QuerySpans, ids: tuple[str, ...]) -> list[SpanTuple]:
+    return [
+        (ids[d], s, e)
+        for d, s, e in zip(
+            spans.doc.tolist(), spans.start.tolist(), spans.end.tolist(), strict=True
+        )
+    ]
+
+
+def _differing(chosen: list[SpanTuple], excerpts: Any) -> tuple[SpanTuple, ...]:
+    """The chosen spans when any differs from the stored ones, else ``()``."""
+    stored = [(e.doc_id, e.start, e.end) for e in excerpts]
+    return () if chosen == stored else tuple(chosen)
