@@ -45,6 +45,7 @@ def test_option_table_is_complete_and_prefixed() -> None:
         "unit",
         "tokenizer",
         "locate",
+        "copies",
         "cache_dir",
         "chunkers",
         "judge",

@@ -65,7 +65,9 @@ def register(subparsers: Any) -> None:
         help="re-score each store's top n with a cross-encoder and keep k "
         "(cross-encoder:NAME_OR_PATH?n=20; default: no reranking)",
     )
-    add_options(run.add_argument, ["unit", "tokenizer", "cache_dir"], where="cli")
+    add_options(
+        run.add_argument, ["unit", "tokenizer", "copies", "cache_dir"], where="cli"
+    )
     out = p.add_argument_group("output")
     out.add_argument(
         "--metric",
@@ -108,6 +110,7 @@ def run_eval(args: argparse.Namespace) -> int:
     config = settings(args, ["k", "budget", "store"])
     corpus, queries = load_data(args, config)
 
+    from pytest_chunkeval.config.scoring import DEFAULT_COPIES
     from pytest_chunkeval.engine.cache import EmbeddingCache
     from pytest_chunkeval.engine.evaluate import evaluate
     from pytest_chunkeval.reporting.table import loss_lines, results_table
@@ -137,6 +140,7 @@ def run_eval(args: argparse.Namespace) -> int:
                             tokenizer=config.tokenizer,
                             cache=cache,
                             progress=True if args.progress else None,
+                            copies=config.copies or DEFAULT_COPIES,
                         )
                     )
     embedders = {str(r.config["embedder"]) for r in results if r.config["embedder"]}

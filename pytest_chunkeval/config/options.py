@@ -148,8 +148,7 @@ OPTIONS: tuple[Option, ...] = (
         "How text a retriever returns is placed in the corpus: 'exact' (verbatim, "
         "else with whitespace ignored) or 'normalized' (also ignoring case, "
         "punctuation and Unicode compatibility forms, for retrievers that clean "
-        "text). A text found more than once is refused unless the retriever names "
-        "its document.",
+        "text). Where a text is found more than once, chunkeval_copies decides.",
         parse_locate,
         metavar="MODE",
         default_text="exact",

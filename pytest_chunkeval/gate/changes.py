@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 # A change of these makes the numbers of the two runs different quantities:
 # recall in tokens and recall in characters are not one metric.
 INCOMPARABLE_KEYS = ("unit",)
+# A result written before the scoring rules were versioned was scored under
+# rules 1 (docs/baselines.md, "Scoring rules"): compared, and named so.
+_ABSENT_MEANS = {"scoring_rules": 1}
+_SHOWN_AS = {"scoring_rules": "scoring rules"}
 
 
 @dataclass(frozen=True)
@@ -315,14 +319,15 @@ def config_changes(
     refused: list[ConfigChange] = []
     keys = [*old_config, *(k for k in new_config if k not in old_config)]
     for key in keys:
-        old, new = old_config.get(key), new_config.get(key)
+        old = old_config.get(key, _ABSENT_MEANS.get(key))
+        new = new_config.get(key, _ABSENT_MEANS.get(key))
         if old == new or _same_spec(key, old, new):
             continue
         if key == "embedder_identity" and (
             _unresolved(old, new) or _changed(old_config, new_config, "embedder")
         ):
             continue  # said by the embedder's own line, or not a change at all
-        change = ConfigChange(key, _show(old), _show(new))
+        change = ConfigChange(_SHOWN_AS.get(key, key), _show(old), _show(new))
         (refused if key in INCOMPARABLE_KEYS else judged).append(change)
     return tuple(judged), tuple(refused)
 

@@ -36,6 +36,8 @@ from pytest_chunkeval.config.defaults import (
     DEFAULT_STORE,
     check_unit,
 )
+from pytest_chunkeval.config.scoring import DEFAULT_COPIES
+from pytest_chunkeval.core.copies import ExcerptCopies
 from pytest_chunkeval.core.metrics import (
     REL_METRICS,
     ChunkIndex,
@@ -51,6 +53,7 @@ from pytest_chunkeval.embedders.base import Embedder
 from pytest_chunkeval.embedders.registry import get_embedder
 from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.engine.chunking import Chunking, unit_map
+from pytest_chunkeval.engine.copies import copies_for, scoring_config
 from pytest_chunkeval.engine.evaluate import EvaluationError, _resolve_cache, _spec_of
 from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
 from pytest_chunkeval.engine.retrieve import (
@@ -108,6 +111,7 @@ def evaluate_relationships(
     progress: bool | None = None,
     label: str | None = None,
     log: Callable[[str], None] | None = _stderr,
+    copies: str = DEFAULT_COPIES,
 ) -> EvalResult:
     """Extract relationships from ``chunker``'s chunks, retrieve the top ``k`` per
     question and score them against gold relationships extracted from the
@@ -117,7 +121,9 @@ def evaluate_relationships(
     ``extract(text)``, or a function ``text -> [(subject, predicate, object,
     evidence), ...]``. Answers and embeddings are cached under ``cache`` (default:
     the evaluation cache). ``log`` receives the cost estimate before an LLM
-    extractor's first request (default: stderr; None: silent).
+    extractor's first request (default: stderr; None: silent). ``copies``: as
+    in :func:`~pytest_chunkeval.engine.evaluate.evaluate`, for the evidence
+    metrics.
     """
     k = _check_k(k)
     unit = check_unit(unit)
@@ -197,8 +203,11 @@ def evaluate_relationships(
     with timed(timings, "score"):
         units = unit_map(corpus, unit, tok)
         retrieved = [[relationships[i] for i in row] for row in hits]
+        excerpt_copies = copies_for(
+            copies, corpus, queries, emb_cache.directory, read_only=emb_cache.read_only
+        )
         records, overall, groups = _score(
-            units, queries, retrieved, gold, relationships
+            units, queries, retrieved, gold, relationships, excerpt_copies
         )
         chunk_index = chunking.index(units)
         chunk_units = chunk_index.unit_hi - chunk_index.unit_lo
@@ -217,6 +226,7 @@ def evaluate_relationships(
         "corpus": corpus.name,
         "queries": queries.source or "queries",
         "retrieves": "relationships",
+        **scoring_config(copies),
     }
     sizes = np.diff(chunking.bounds, axis=1).reshape(-1)
     chunk_stats = {
@@ -259,6 +269,7 @@ def _score(
     retrieved: list[list[Relationship]],
     gold: list[list[Relationship]],
     relationships: list[Relationship],
+    copies: ExcerptCopies | None = None,
 ) -> tuple[
     list[QueryRecord], dict[str, MetricStats], dict[str, dict[str, MetricStats]]
 ]:
@@ -275,7 +286,7 @@ def _score(
         np.asarray([s[1] for s in graph_spans], dtype=np.int64),
         np.asarray([s[2] for s in graph_spans], dtype=np.int64),
     )
-    scores = score_queries(units, excerpts, spans, n, index)
+    scores = score_queries(units, excerpts, spans, n, index, copies=copies)
     rel = [relationship_scores(r, g) for r, g in zip(retrieved, gold, strict=True)]
     values: dict[str, np.ndarray] = {  # in REL_METRICS order
         "rel_recall": np.array([r for r, _ in rel], dtype=np.float64),

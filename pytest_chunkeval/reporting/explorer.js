@@ -123,7 +123,9 @@
   }
 
   function column(c, qi) {
-    var q = D.questions[qi], row = byQ[c][qi], excerpts = triples(q[3]);
+    var q = D.questions[qi], row = byQ[c][qi];
+    // scored at the copies of the excerpt texts this configuration reached
+    var excerpts = triples(row && row[7] ? row[7] : q[3]);
     var col = el("div", "ex-col");
     var head = el("h4");
     head.appendChild(swatch(c));
@@ -142,6 +144,11 @@
         change(row) + ": recall " + pct(row[6]) + " in the baseline, " + pct(row[2]) +
         " now" + (delta === null ? "" : " (" + (delta >= 0 ? "+" : "") +
         (100 * delta).toFixed(1) + " points)")));
+    }
+    if (row[7]) {
+      col.appendChild(el("p", "note", "Identical text is interchangeable: excerpts " +
+        "shown at the copies of their text this configuration reached (the stored " +
+        "spans are in the JSON report)."));
     }
     var retrieved = triples(row[5]);
     col.appendChild(el("h5", null, "Excerpts in their document"));

@@ -18,7 +18,9 @@ Blob (``EXPLORER_SCHEMA``)::
      "configs": [{"label", "color",
                   "rows": [[question, status, recall, precision, iou,
                             [d, s, e, ...],   # retrieved, rank order, flat
-                            before], ...]}]}  # baseline recall or null
+                            before,           # baseline recall or null
+                            chosen], ...]}]}  # scored excerpt spans, flat, when
+                                              # they differ from the stored ones
 
 ``status``: 0 hit (every excerpt unit retrieved), 1 partial, 2 miss, 3 not
 measured (no excerpts).
@@ -82,6 +84,7 @@ def explorer_piece(result: EvalResult) -> dict[str, Any] | None:
                 _r(q.iou),
                 _flat(q.retrieved),
                 None,
+                _flat(q.chosen) if q.chosen else None,
             ]
         )
     texts: dict[str, list[list[Any]]] = {}
@@ -109,7 +112,7 @@ def _windows(result: EvalResult, cap: int) -> dict[str, list[tuple[int, int]]]:
     assert result.corpus is not None
     wanted: dict[str, list[tuple[int, int]]] = {}
     for q in result.queries:
-        for doc, start, end in q.excerpts:
+        for doc, start, end in (*q.excerpts, *q.chosen):
             wanted.setdefault(doc, []).append((start - CONTEXT, end + CONTEXT))
         for doc, start, end in q.retrieved:
             wanted.setdefault(doc, []).append((start, min(end, start + cap)))
@@ -125,7 +128,7 @@ def with_baseline(
     """``piece`` with a baseline's recall for the questions in ``before`` (by query
     id; e.g. the questions that flipped), so the page shows what changed."""
     rows = [
-        [*row[:5], _r(before[q[0]]) if q[0] in before else row[5]]
+        [*row[:5], _r(before[q[0]]) if q[0] in before else row[5], *row[6:]]
         for q, row in zip(piece["questions"], piece["rows"], strict=True)
     ]
     return {**piece, "rows": rows}
@@ -177,7 +180,16 @@ def explorer_blob(
                 question_rows.append(
                     [qid, text, doc_index(corpus, doc), spans(corpus, excerpts)]
                 )
-            rows.append([questions[key], *row[:4], spans(corpus, row[4]), row[5]])
+            chosen = row[6] if len(row) > 6 and row[6] else None
+            rows.append(
+                [
+                    questions[key],
+                    *row[:4],
+                    spans(corpus, row[4]),
+                    row[5],
+                    None if chosen is None else spans(corpus, chosen),
+                ]
+            )
         configs.append({"label": label, "color": color, "rows": rows})
     return {
         "v": EXPLORER_SCHEMA,

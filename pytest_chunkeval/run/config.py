@@ -16,6 +16,7 @@ from pytest_chunkeval.config.options import (
     K,
     Settings,
 )
+from pytest_chunkeval.config.scoring import DEFAULT_COPIES
 
 if TYPE_CHECKING:
     from pytest_chunkeval.run.marker import MarkerOptions
@@ -46,6 +47,8 @@ class RunConfig:
     beir: str | None = None
     """A BEIR folder as corpus and queries (data/beir.py), or None."""
     beir_split: str = "test"
+    copies: str = DEFAULT_COPIES
+    """Identical text: ``any`` or ``strict`` (docs/concepts.md, "Identical text")."""
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     """Where each dataset setting came from, for error messages."""
 
@@ -68,6 +71,7 @@ class RunConfig:
             "locate": settings.locate or "exact",
             "beir": settings.beir,
             "beir_split": settings.beir_split or "test",
+            "copies": settings.copies or DEFAULT_COPIES,
         }
         origins = {
             key: f"chunkeval_{key} / --chunkeval-{key}"
@@ -129,6 +133,7 @@ class RunConfig:
             self.tokenizer if self.unit == "token" else None,
             self.cache_dir,
             self.judge,
+            self.copies,
         )
 
 

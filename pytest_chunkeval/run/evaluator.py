@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from pytest_chunkeval.config.defaults import check_locate
 from pytest_chunkeval.config.options import K
+from pytest_chunkeval.config.scoring import check_copies
 from pytest_chunkeval.config.values import parse_budget, parse_k
 from pytest_chunkeval.errors import ChunkevalError, ConfigError
 from pytest_chunkeval.run.config import RunConfig
@@ -197,22 +198,28 @@ class Evaluator:
         *,
         label: str | None = None,
         locate: str | None = None,
+        copies: str | None = None,
     ) -> EvalResult:
         """Score a whole retriever: a callable ``question -> results`` (texts,
         ``(doc_id, text)`` pairs, ``(doc_id, start, end)`` spans or LangChain
         documents), an object with ``.retrieve``/``.invoke``, or a mapping query
         id -> results. ``label`` names it in the summary and reports; results
         under one label share a summary row (across xdist workers too).
-        ``locate`` (``exact``/``normalized``) overrides ``chunkeval_locate``."""
+        ``locate`` (``exact``/``normalized``) overrides ``chunkeval_locate``,
+        ``copies`` (``any``/``strict``) ``chunkeval_copies``."""
         __tracebackhide__ = True
         run = self.config
         if locate is not None:
             run = dataclasses.replace(
                 run, locate=self._or_fail(lambda: check_locate(locate))
             )
+        if copies is not None:
+            run = dataclasses.replace(
+                run, copies=self._or_fail(lambda: check_copies(copies))
+            )
         lenient = self._has_baseline()
         result = self._shared(
-            ("score", retriever, label, run.locate, lenient),
+            ("score", retriever, label, run.locate, run.copies, lenient),
             lambda: self.session.score(
                 run, retriever, nodeid=self.nodeid, label=label, lenient=lenient
             ),

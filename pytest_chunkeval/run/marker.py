@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_chunkeval.config.options import K
+from pytest_chunkeval.config.scoring import parse_copies
 from pytest_chunkeval.config.values import (
     parse_budget,
     parse_k,
@@ -116,6 +117,12 @@ def _marker_locate(value: object) -> str:
     return parse_locate(value)
 
 
+def _marker_copies(value: object) -> str:
+    if not isinstance(value, str):
+        raise argparse.ArgumentTypeError(f"must be 'any' or 'strict', got {value!r}")
+    return parse_copies(value)
+
+
 def _marker_benchmark(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise argparse.ArgumentTypeError(
@@ -136,6 +143,7 @@ MARKER_KEYWORDS: dict[str, Callable[[object], Any]] = {
     "tokenizer": _marker_str("tokenizer"),
     "judge": _marker_str("judge"),
     "locate": _marker_locate,
+    "copies": _marker_copies,
     **dict.fromkeys(THRESHOLDS, _marker_fraction),
     "baseline": _marker_bool,
     "per_question": _marker_bool,

@@ -76,6 +76,7 @@ def relationships(
             cache=session.components.cache(run.cache_dir),
             progress=None,
             log=_stderr,
+            copies=run.copies,
         )
 
     return session._memoized(key, compute, nodeid, label)

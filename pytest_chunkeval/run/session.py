@@ -196,6 +196,7 @@ class ChunkevalSession:
                 progress=None,
                 chunking=chunking,
                 judge=self._judging(run),
+                copies=run.copies,
             )
             return dataclasses.replace(result, unplaced=unplaced)
 
@@ -232,6 +233,7 @@ class ChunkevalSession:
             run.tokenizer if run.unit == "token" else None,
             run.judge,
             run.locate,
+            run.copies,
         )
         qualname = getattr(retriever, "__qualname__", None)
         name = label or (
@@ -244,6 +246,7 @@ class ChunkevalSession:
                 queries,
                 k=run.score_k,
                 locate=run.locate,
+                copies=run.copies,
             )
         except ChunkevalError as exc:  # anything else is a bug: traceback
             raise ChunkevalError(str(exc)) from None
@@ -265,6 +268,7 @@ class ChunkevalSession:
                 label=name,
                 judge=self._judging(run),
                 cache=run.cache_dir,
+                copies=run.copies,
             )
             return dataclasses.replace(result, unplaced=unplaced)
 
