@@ -1,18 +1,30 @@
 """Metric core speed: 10,000 queries x 100,000 chunks, token unit, k=10, every metric
 (recall, precision, IoU, F1, precision Ω, mrr, ndcg, complete, ceiling).
 
-Run: .venv/bin/python benchmarks/bench_metrics.py
+Run: .venv/bin/python benchmarks/bench_metrics.py [--against REV]
 Compares the vectorized core with a straightforward pure-Python loop (sets of token
 indices per query, a scan of all chunks of the document for Ω and for C_j) on a subset
 of queries that finishes, and reports the per-query ratio measured side by side in this
 run. A second pass scores an overlapping chunking (windows of 50 tokens, stride 25),
 where C_j needs the dynamic program instead of a sort.
+
+``--against REV`` times this tree's core with 30% of the excerpts occurring more
+than once (``copies``: each scored at its best copy, docs/concepts.md) against
+the core of git revision ``REV`` (its ``pytest_chunkeval`` extracted to a
+temporary folder), in alternating subprocesses of one run, best of each side.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -21,6 +33,7 @@ from pytest_chunkeval.core.units import UnitMap
 
 N_DOCS, CHUNKS_PER_DOC, CHUNK_TOKENS, CHARS_PER_TOKEN = 100, 1000, 50, 4
 N_QUERIES, K, PY_QUERIES = 10_000, 10, 40
+REPEATED = 0.3  # share of excerpts whose text occurs more than once
 
 
 class FixedWidthTokenizer:
@@ -76,12 +89,21 @@ def build(stride_tokens: int = CHUNK_TOKENS):
 
 
 def python_loop(units, excerpts, retrieved, chunks, n):
-    """The straightforward implementation: Python sets, a scan of the doc's chunks."""
+    """The straightforward implementation: Python sets, a scan of the doc's chunks.
+    What an excerpt and a chunk share is the tokens of their shared characters."""
     chunk_doc, chunk_start, chunk_end = (c.tolist() for c in chunks)
 
     def toks(doc, a, b):
         lo, hi = units.to_units(np.array([doc]), np.array([a]), np.array([b]))
         return set(range(int(lo[0]), int(hi[0])))
+
+    def shared(doc, a, b, te_chars):
+        """Tokens of the characters of [a, b) in doc that are excerpt characters."""
+        out = set()
+        for d, s, e in te_chars:
+            if d == doc and max(a, s) < min(b, e):
+                out |= toks(doc, max(a, s), min(b, e))
+        return out
 
     ex = list(
         zip(
@@ -114,23 +136,24 @@ def python_loop(units, excerpts, retrieved, chunks, n):
         ret_of.setdefault(row[0], []).append(row[1:])
     out = []
     for q in range(n):
-        te = set().union(*(toks(d, a, b) for d, a, b in ex_of[q]))
+        te_chars = ex_of[q]
+        te = set().union(*(toks(d, a, b) for d, a, b in te_chars))
         rs = [toks(d, a, b) for d, a, b in ret_of.get(q, [])]
-        tr_set = set().union(*rs)
+        hits = [shared(d, a, b, te_chars) for d, a, b in ret_of.get(q, [])]
         tr = sum(len(r) for r in rs)
-        tp = len(te & tr_set)
-        omega = set()
+        tp = len(set().union(*hits))
+        omega, omega_shared = set(), set()
         overlaps = []
         for d, a, b in zip(chunk_doc, chunk_start, chunk_end, strict=True):
-            if d in {dd for dd, _, _ in ex_of[q]}:
-                c = toks(d, a, b)
-                if c & te:
-                    omega |= c
-                    overlaps.append(len(c & te))
+            if d in {dd for dd, _, _ in te_chars}:
+                hit = shared(d, a, b, te_chars)
+                if hit:
+                    omega |= toks(d, a, b)
+                    omega_shared |= hit
+                    overlaps.append(len(hit))
         seen: set[int] = set()
         dcg, first = 0.0, 0
-        for i, r in enumerate(rs[:K]):
-            hit = r & te
+        for i, hit in enumerate(hits[:K]):
             if hit and not first:
                 first = i + 1
             dcg += len(hit - seen) / math.log2(i + 2)
@@ -142,7 +165,7 @@ def python_loop(units, excerpts, retrieved, chunks, n):
             (
                 tp / len(te),
                 tp / tr,
-                len(te & omega) / len(omega | te),
+                len(omega_shared) / len(omega | te),
                 1 / first if first else 0.0,
                 dcg / idcg if idcg else 0.0,
                 float(tp == len(te)),
@@ -150,6 +173,91 @@ def python_loop(units, excerpts, retrieved, chunks, n):
             )
         )
     return out
+
+
+def with_copies(excerpts, units, seed: int = 1):
+    """Synthetic copies: REPEATED of the excerpts get 1-3 more occurrences of their
+    text (same length, random places), the others only their stored span."""
+    from pytest_chunkeval.core.copies import ExcerptCopies
+
+    rng = np.random.default_rng(seed)
+    n = len(excerpts)
+    extra = np.where(rng.random(n) < REPEATED, rng.integers(1, 4, n), 0)
+    row = np.repeat(np.arange(n), 1 + extra)
+    first = np.r_[0, np.cumsum(1 + extra)[:-1]]
+    stored = np.zeros(row.size, dtype=bool)
+    stored[first] = True
+    length = (excerpts.end - excerpts.start)[row]
+    doc_chars = int(units.char_offsets[1])
+    doc = np.where(stored, excerpts.doc[row], rng.integers(0, N_DOCS, row.size))
+    start = np.where(
+        stored, excerpts.start[row], rng.integers(0, doc_chars - 2000, row.size)
+    )
+    order = np.lexsort((start, doc, row))  # by excerpt, then corpus order
+    row, doc, start, length, stored = (
+        a[order] for a in (row, doc, start, length, stored)
+    )
+    return ExcerptCopies(
+        merged=excerpts,
+        group=np.arange(n),
+        row=row,
+        doc=doc,
+        start=start,
+        end=start + length,
+        stored=stored,
+    )
+
+
+def time_core(copies: bool, rounds: int = 3) -> float:
+    """Best CPU time of ``score_queries`` on the 10k x 100k data (every metric):
+    CPU time, not wall time, so that other work on a shared machine does not
+    decide the ratio."""
+    units, excerpts, retrieved, chunks = build()
+    extra = {"copies": with_copies(excerpts, units)} if copies else {}
+    depth = np.full(N_QUERIES, K, dtype=np.int64)
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.process_time()
+        index = ChunkIndex(units, *chunks)
+        score_queries(
+            units, excerpts, retrieved, N_QUERIES, index, depth=depth, **extra
+        )
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def against(rev: str, rounds: int = 3) -> None:
+    """This tree's core (with copies, and without) against revision ``rev``'s,
+    in alternating subprocesses."""
+    here = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(here), "archive", rev, "pytest_chunkeval"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        sides = {
+            f"{rev}": (tmp, False),
+            "this tree, copies": (str(here), True),
+            "this tree, no copies": (str(here), False),
+        }
+        best = dict.fromkeys(sides, float("inf"))
+        for _ in range(rounds):
+            for name, (path, copies) in sides.items():
+                env = {**os.environ, "PYTHONPATH": path}
+                out = subprocess.run(
+                    [sys.executable, __file__, "--time"]
+                    + (["--copies"] if copies else []),
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+                best[name] = min(best[name], json.loads(out)["seconds"])
+    base = best[rev]
+    for name, seconds in best.items():
+        print(f"{name:>22}: {seconds:.3f} s CPU ({seconds / base:.2f}x of {rev})")
 
 
 def main() -> None:
@@ -221,4 +329,14 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--against", metavar="REV", help="compare with a revision")
+    parser.add_argument("--time", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--copies", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.time:
+        print(json.dumps({"seconds": time_core(args.copies)}))
+    elif args.against:
+        against(args.against)
+    else:
+        main()

@@ -183,3 +183,29 @@ def test_find_occurrences_includes_overlapping_ones():
     assert found[0].tolist() == [[0, 0], [0, 1], [0, 2], [1, 1], [1, 2]]
     assert found[1].shape == (0, 2)
     assert found[2].shape == (0, 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.text(alphabet="ab. é🎉\n", max_size=60), min_size=1, max_size=3),
+    needles=st.lists(st.text(alphabet="ab. é🎉\n", max_size=40), max_size=6),
+)
+def test_find_occurrences_matches_str_find(texts, needles):
+    got = find_occurrences(texts, needles)
+    for needle, found in zip(needles, got, strict=True):
+        want = [
+            (d, i)
+            for d, text in enumerate(texts)
+            for i in range(len(text))
+            if needle and text.startswith(needle, i)
+        ]
+        assert [tuple(x) for x in found.tolist()] == want
+
+
+def test_find_occurrences_of_long_needles_sharing_an_anchor():
+    head = "x" * 40
+    texts = [head + "A" + head + "B", "zz" + head + "B"]
+    found = find_occurrences(texts, [head + "A", head + "B", head])
+    assert found[0].tolist() == [[0, 0]]
+    assert found[1].tolist() == [[0, 41], [1, 2]]
+    assert found[2].tolist() == [[0, 0], [0, 41], [1, 2]]

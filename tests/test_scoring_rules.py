@@ -104,7 +104,7 @@ def test_call_any(chunkeval):
 def test_copies_reaches_the_plugin(pytester: pytest.Pytester, monkeypatch) -> None:
     monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
     write_project(pytester.path)
-    pytester.makepyfile(test_copies=COPIES_TEST)
+    pytester.makepyfile(test_identical_text=COPIES_TEST)
     run(pytester).assert_outcomes(passed=3)  # any: the default
     ini = (pytester.path / "pytest.ini").read_text()
     (pytester.path / "pytest.ini").write_text(ini + "chunkeval_copies = strict\n")

@@ -38,20 +38,59 @@ _MEMO: dict[tuple[str, str], list[np.ndarray]] = {}
 _MEMO_KEPT = 8
 
 
+_BASE = np.uint64(0x100000001B3)  # odd: invertible modulo 2**64
+_BASE_INV = np.uint64(pow(int(_BASE), -1, 1 << 64))
+_ANCHOR = 32  # characters hashed per needle: rare enough, short enough
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(
+        np.uint64
+    )
+
+
+def _powers(base: np.uint64, n: int) -> np.ndarray:
+    out = np.full(n, base, dtype=np.uint64)
+    out[0] = 1
+    return np.cumprod(out, dtype=np.uint64)  # wraps modulo 2**64, as intended
+
+
+def _window_hashes(codes: np.ndarray, m: int) -> np.ndarray:
+    """``sum(codes[i + t] * B**t for t < m)`` modulo 2**64 for every start ``i``."""
+    n = codes.size
+    prefix = np.zeros(n + 1, dtype=np.uint64)
+    np.cumsum(codes * _powers(_BASE, n), dtype=np.uint64, out=prefix[1:])
+    hashes: np.ndarray = (prefix[m:] - prefix[:-m]) * _powers(_BASE_INV, n - m + 1)
+    return hashes
+
+
 def find_occurrences(texts: Sequence[str], needles: Sequence[str]) -> list[np.ndarray]:
     """Per needle, every ``(doc, start)`` where it occurs, overlapping occurrences
-    included, in corpus order (an empty needle occurs nowhere)."""
-    out = []
-    for needle in needles:
-        found: list[tuple[int, int]] = []
+    included, in corpus order (an empty needle occurs nowhere).
+
+    One pass over each document per anchor length: the first ``min(len, 32)``
+    characters of each needle are hashed, every window of the document with a
+    rolling hash (numpy), and only the windows whose hash matches a needle's are
+    compared as text. Linear in the corpus, whatever the number of needles."""
+    found: list[list[tuple[int, int]]] = [[] for _ in needles]
+    groups: dict[int, dict[int, list[int]]] = {}  # anchor length -> hash -> needles
+    for i, needle in enumerate(needles):
         if needle:
-            for d, text in enumerate(texts):
-                i = text.find(needle)
-                while i >= 0:
-                    found.append((d, i))
-                    i = text.find(needle, i + 1)
-        out.append(np.asarray(found, dtype=np.int64).reshape(-1, 2))
-    return out
+            m = min(len(needle), _ANCHOR)
+            key = int(_window_hashes(_codes(needle[:m]), m)[0])
+            groups.setdefault(m, {}).setdefault(key, []).append(i)
+    for d, text in enumerate(texts):
+        codes = _codes(text)
+        for m, by_hash in groups.items():
+            if codes.size < m:
+                continue
+            windows = _window_hashes(codes, m)
+            keys = np.fromiter(by_hash, dtype=np.uint64, count=len(by_hash))
+            for start in np.flatnonzero(np.isin(windows, keys)).tolist():
+                for i in by_hash[int(windows[start])]:
+                    if text.startswith(needles[i], start):
+                        found[i].append((d, start))
+    return [np.asarray(f, dtype=np.int64).reshape(-1, 2) for f in found]
 
 
 def excerpt_copies(

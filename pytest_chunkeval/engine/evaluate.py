@@ -125,10 +125,15 @@ def evaluate(
     is in ``result.stages``. ``chunking``: the chunks of ``chunker`` on ``corpus``
     when the caller has them already (the plugin chunks once to key its memo).
 
-    ``budget`` (units per query, SPEC §9) scores, for the presence metrics and
-    ``complete``, the ranks whose summed length fits it (whole chunks; the first that
-    does not fit ends the list); mrr, ndcg and ceiling read the first ``k`` ranks.
-    ``result.loss`` says where recall was lost."""
+    ``budget`` (units per query, docs/metrics.md) scores, for the presence metrics
+    and ``complete``, the ranks whose summed length fits it (whole chunks; the first
+    that does not fit ends the list); mrr, ndcg and ceiling read the first ``k``
+    ranks. ``result.loss`` says where recall was lost.
+
+    ``copies`` (docs/concepts.md, "Identical text"): ``"any"`` scores each excerpt
+    at the copy of its text the scored ranks reach best (identical excerpts of a
+    question merged; the chosen spans in each record's ``chosen``); ``"strict"``
+    scores the stored spans only."""
     _check_queries(queries)
     k = check_k(k)
     budget = check_budget(budget)

@@ -297,6 +297,11 @@ def score(
     the pool's recall, its first ``k``'s (``k`` = the number of results) and its
     ``ceiling``, the best any ``k`` of its rows reach, beside the final recall.
 
+    ``copies``: ``"any"`` scores each excerpt at the copy of its text the results
+    reach best and places a text found more than once at the occurrence nearest
+    the question's excerpts; ``"strict"`` scores the stored spans and refuses such
+    a text (docs/concepts.md, "Identical text").
+
     ``precision_omega``, ``ndcg`` and ``ceiling`` need a chunking and are left out
     (``None``); ``mrr`` and ``complete`` are measured.
     ``judge`` adds the judged metrics, as in :func:`evaluate`; its answers are
