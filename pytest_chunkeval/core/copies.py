@@ -69,10 +69,16 @@ def choose(
     c_query = merged.query[c_row]
     c_start = units.char_offsets[copies.doc[pick]] + copies.start[pick]
     c_end = units.char_offsets[copies.doc[pick]] + copies.end[pick]
-    order = np.argsort(query, kind="stable")
+    # Only the lists of queries with a repeated excerpt matter, grouped by query.
+    size = int(max(merged.query.max(), query.max(initial=0))) + 1
+    wanted = np.zeros(size, dtype=bool)
+    wanted[c_query] = True
+    order = np.flatnonzero(wanted[query])
+    if np.any(query[order][1:] < query[order][:-1]):
+        order = order[np.argsort(query[order], kind="stable")]
     r_query = query[order]
-    r_start = (units.char_offsets[doc] + start)[order]
-    r_end = (units.char_offsets[doc] + end)[order]
+    r_start = units.char_offsets[doc[order]] + start[order]
+    r_end = units.char_offsets[doc[order]] + end[order]
     r_rank = rank[order]
     reached = IntervalUnion(r_query, r_start, r_end, units.total_chars + 1)
     shared = reached.covered(c_query, c_start, c_end)

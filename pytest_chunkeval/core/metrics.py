@@ -13,8 +13,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pytest_chunkeval.core.chunk_index import ChunkIndex as ChunkIndex
+from pytest_chunkeval.core.chunk_index import chunking_terms
 from pytest_chunkeval.core.copies import ExcerptCopies, choose
-from pytest_chunkeval.core.intervals import IntervalUnion, runs, unique
+from pytest_chunkeval.core.intervals import IntervalUnion, runs
 from pytest_chunkeval.core.metric_names import (
     JUDGED,
     PRESENCE,
@@ -23,9 +25,9 @@ from pytest_chunkeval.core.metric_names import (
     names,
 )
 from pytest_chunkeval.core.query_spans import QuerySpans as QuerySpans
-from pytest_chunkeval.core.query_spans import columns, ints
+from pytest_chunkeval.core.query_spans import columns
 from pytest_chunkeval.core.ranking import budget_prefix, max_coverage, rank_scores
-from pytest_chunkeval.core.shared import char_overlap, char_union, shared_intervals
+from pytest_chunkeval.core.shared import shared_intervals
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.core.units import UnitMap
 
@@ -44,76 +46,6 @@ REL_METRICS: tuple[str, ...] = names(RELATIONSHIP)
 metrics; stored in a query record's ``scores``."""
 """Reference-free, from a judge's spans (SPEC §10); see ``judging/``. Measured
 only when a judge runs; stored in a query record's ``scores``."""
-
-
-class ChunkIndex:
-    """The chunks of one chunking, as sorted unit intervals, for overlap look-ups."""
-
-    def __init__(
-        self, units: UnitMap, doc: IntArray, start: IntArray, end: IntArray
-    ) -> None:
-        self.doc, self.start, self.end = ints(doc), ints(start), ints(end)
-        lo, hi = units.to_units(self.doc, self.start, self.end)
-        self.unit_lo, self.unit_hi = lo, hi  # by chunk id (the caller's order)
-        self.chunk_id = np.flatnonzero(hi > lo)
-        order = np.lexsort((hi[self.chunk_id], lo[self.chunk_id]))
-        self.chunk_id = self.chunk_id[order]
-        self.lo = lo[self.chunk_id]
-        self.hi = hi[self.chunk_id]
-        self.size = int(lo.size)
-        # Sequential chunkers give ends that rise with starts: then the chunks meeting
-        # an interval are one contiguous run found by two binary searches.
-        self._monotone = bool(np.all(self.hi[1:] >= self.hi[:-1]))
-
-    def overlapping(self, lo: IntArray, hi: IntArray) -> tuple[IntArray, IntArray]:
-        """Pairs ``(row, chunk)``: the chunk overlaps interval ``row`` by >= 1 unit."""
-        if self._monotone:
-            first = np.searchsorted(self.hi, lo, side="right")
-            stop = np.searchsorted(self.lo, hi, side="left")
-            counts = np.clip(stop - first, 0, None)
-            counts[hi <= lo] = 0
-            rows = np.repeat(np.arange(lo.size, dtype=np.int64), counts)
-            offsets = np.arange(rows.size, dtype=np.int64) - np.repeat(
-                np.cumsum(counts) - counts, counts
-            )
-            positions = np.repeat(first, counts) + offsets
-        else:
-            row_parts, pos_parts = [], []
-            for row, (a, b) in enumerate(zip(lo.tolist(), hi.tolist(), strict=True)):
-                end = int(np.searchsorted(self.lo, b, side="left")) if b > a else 0
-                hit = np.flatnonzero(self.hi[:end] > a)
-                row_parts.append(np.full(hit.size, row, dtype=np.int64))
-                pos_parts.append(hit)
-            rows = np.concatenate(row_parts) if row_parts else np.zeros(0, np.int64)
-            positions = (
-                np.concatenate(pos_parts) if pos_parts else np.zeros(0, np.int64)
-            )
-        return rows, self.chunk_id[positions]
-
-    def omega(self, units: UnitMap, excerpts: QuerySpans) -> tuple[IntArray, IntArray]:
-        """Distinct ``(query, chunk)`` pairs: chunks sharing a character with a
-        query's excerpts (docs/concepts.md, "Units": a shared boundary token is
-        not enough)."""
-        lo, hi = units.to_units(excerpts.doc, excerpts.start, excerpts.end)
-        rows, chunks = self.overlapping(lo, hi)
-        if units.unit == "token":
-            base = units.char_offsets
-            shared = char_overlap(
-                base[excerpts.doc[rows]] + excerpts.start[rows],
-                base[excerpts.doc[rows]] + excerpts.end[rows],
-                base[self.doc[chunks]] + self.start[chunks],
-                base[self.doc[chunks]] + self.end[chunks],
-            )
-            rows, chunks = rows[shared > 0], chunks[shared > 0]
-        key = unique(excerpts.query[rows] * max(self.size, 1) + chunks)
-        return key // max(self.size, 1), key % max(self.size, 1)
-
-    def omega_counts(
-        self, units: UnitMap, excerpts: QuerySpans, n_queries: int
-    ) -> IntArray:
-        """Per query, how many chunks overlap its excerpts (``k="min"``, SPEC §5)."""
-        query, _ = self.omega(units, excerpts)
-        return np.bincount(query, minlength=n_queries).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -186,8 +118,7 @@ def _shared(
     """Unit intervals of ``spans`` trimmed to what they share with their query's
     excerpts (``core/shared.py``)."""
     lo, hi = units.to_units(spans.doc, spans.start, spans.end)
-    te_chars = char_union(units, *columns(excerpts))
-    return shared_intervals(units, te_chars, *columns(spans), lo, hi)
+    return shared_intervals(units, excerpts, spans, lo, hi)
 
 
 def _ratio(num: Any, den: Any) -> FloatArray:
@@ -196,51 +127,6 @@ def _ratio(num: Any, den: Any) -> FloatArray:
     out: FloatArray = np.zeros_like(num)
     np.divide(num, den, out=out, where=den > 0)
     return out
-
-
-@dataclass(frozen=True)
-class _Omega:
-    """Ω of a chunking for each query: its chunks sharing a character with the
-    excerpts, their unit intervals whole and trimmed to the shared units."""
-
-    query: IntArray
-    lo: IntArray
-    hi: IntArray
-    shared_lo: IntArray
-    shared_hi: IntArray
-
-
-def _omega(units: UnitMap, chunks: ChunkIndex, excerpts: QuerySpans) -> _Omega:
-    query, chunk = chunks.omega(units, excerpts)
-    lo, hi = chunks.unit_lo[chunk], chunks.unit_hi[chunk]
-    te_chars = char_union(units, *columns(excerpts))
-    s_lo, s_hi = shared_intervals(
-        units,
-        te_chars,
-        query,
-        chunks.doc[chunk],
-        chunks.start[chunk],
-        chunks.end[chunk],
-        lo,
-        hi,
-    )
-    return _Omega(query, lo, hi, s_lo, s_hi)
-
-
-def _precision_omega(
-    te_union: IntervalUnion, te: IntArray, omega: _Omega, n_queries: int
-) -> FloatArray:
-    """``|units(te ∩ ∪Ω)| / |units(te) ∪ units(∪Ω)|`` per query."""
-    band = te_union.band
-    whole = IntervalUnion(omega.query, omega.lo, omega.hi, band)
-    shared = IntervalUnion(omega.query, omega.shared_lo, omega.shared_hi, band)
-    inter = te_union.intersection_lengths(shared, n_queries)
-    union = (
-        te
-        + whole.group_lengths(n_queries)
-        - te_union.intersection_lengths(whole, n_queries)
-    )
-    return _ratio(inter, union)
 
 
 def score_queries(
@@ -277,12 +163,12 @@ def score_queries(
         kept = budget_prefix(retrieved.query, r_hi - r_lo, budget)
     stored = excerpts
     if copies is not None:
-        scored = kept | (retrieved.rank() < depth[retrieved.query])
+        rank = retrieved.rank()
+        scored = kept | (rank < depth[retrieved.query])
         picked = QuerySpans(*(a[scored] for a in columns(retrieved)))
-        excerpts = choose(units, copies, picked, retrieved.rank()[scored])
+        excerpts = choose(units, copies, picked, rank[scored])
     e_lo, e_hi = units.to_units(excerpts.doc, excerpts.start, excerpts.end)
-    te_chars = char_union(units, *columns(excerpts))
-    s_lo, s_hi = shared_intervals(units, te_chars, *columns(retrieved), r_lo, r_hi)
+    s_lo, s_hi = shared_intervals(units, excerpts, retrieved, r_lo, r_hi)
     full_query, full_lo, full_hi = retrieved.query, s_lo, s_hi
     over_budget = np.zeros(n_queries, dtype=bool)
     if budget is not None:
@@ -307,21 +193,9 @@ def score_queries(
 
     candidates = None
     if chunks is not None:
-        omega = _omega(units, chunks, excerpts)
-        candidates = (omega.query, omega.shared_lo, omega.shared_hi)
-        if copies is not None:  # Ω measures the chunking: the stored spans
-            omega = _omega(units, chunks, stored)
-            s_union = IntervalUnion(
-                stored.query,
-                *units.to_units(stored.doc, stored.start, stored.end),
-                band,
-            )
-            precision_omega = _precision_omega(
-                s_union, s_union.group_lengths(n_queries), omega, n_queries
-            )
-        else:
-            precision_omega = _precision_omega(te_union, te, omega, n_queries)
-        omega_count = np.bincount(omega.query, minlength=n_queries).astype(np.int64)
+        candidates, precision_omega, omega_count = chunking_terms(
+            units, chunks, stored, excerpts, copies, te_union, n_queries
+        )
     else:
         precision_omega = np.full(n_queries, np.nan)
         omega_count = np.zeros(n_queries, dtype=np.int64)

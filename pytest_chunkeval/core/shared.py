@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from pytest_chunkeval.core.intervals import IntervalUnion
+from pytest_chunkeval.core.query_spans import QuerySpans, columns
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.core.units import UnitMap
 
@@ -30,42 +31,43 @@ def char_union(
 
 def shared_intervals(
     units: UnitMap,
-    te_chars: IntervalUnion,
-    query: IntArray,
-    doc: IntArray,
-    start: IntArray,
-    end: IntArray,
+    excerpts: QuerySpans,
+    spans: QuerySpans,
     lo: IntArray,
     hi: IntArray,
 ) -> tuple[IntArray, IntArray]:
-    """Per row, ``[lo', hi')`` with ``units(te_q ∩ R) = units(te_q) ∩ [lo', hi')``:
-    the row's unit interval ``[lo, hi)`` trimmed of an end token that shares no
-    character with its query's excerpts (``te_chars``) inside the row."""
+    """Per row of ``spans``, ``[lo', hi')`` with ``units(te_q ∩ R) = units(te_q) ∩
+    [lo', hi')``: the row's unit interval ``[lo, hi)`` trimmed of an end token
+    that it cuts and that shares no character with its query's ``excerpts``
+    inside the row. A token the row holds whole needs no check (it is in
+    ``units(te_q)`` exactly when it shares a character), so only rows that cut a
+    token are looked at."""
     if units.unit == "char" or lo.size == 0:
         return lo, hi
-    g_start = units.char_offsets[doc] + start
-    g_end = units.char_offsets[doc] + end
-    some = hi > lo
+    g_start = units.char_offsets[spans.doc] + spans.start
+    g_end = units.char_offsets[spans.doc] + spans.end
     last_token = max(units.total_units - 1, 0)
     first = np.minimum(lo, last_token)
     last = np.clip(hi - 1, 0, last_token)
     starts, ends = units.token_char_bounds()
-    keep_first = some & (
-        te_chars.covered(
-            query,
-            np.maximum(g_start, starts[first]),
-            np.minimum(g_end, ends[first]),
+    some = hi > lo
+    cut_first = np.flatnonzero(some & (starts[first] < g_start))
+    cut_last = np.flatnonzero(some & (ends[last] > g_end))
+    if cut_first.size == 0 and cut_last.size == 0:
+        return lo, hi
+    te_chars = char_union(units, *columns(excerpts))
+    new_lo, new_hi = lo.copy(), hi.copy()
+    for rows, token, inner, step in (
+        (cut_first, first, new_lo, 1),
+        (cut_last, last, new_hi, -1),
+    ):
+        shared = te_chars.covered(
+            spans.query[rows],
+            np.maximum(g_start[rows], starts[token[rows]]),
+            np.minimum(g_end[rows], ends[token[rows]]),
         )
-        > 0
-    )
-    keep_last = some & (
-        te_chars.covered(
-            query, np.maximum(g_start, starts[last]), np.minimum(g_end, ends[last])
-        )
-        > 0
-    )
-    new_lo = np.where(keep_first | ~some, lo, lo + 1)
-    new_hi = np.where(keep_last | ~some, hi, hi - 1)
+        dropped = rows[shared == 0]
+        inner[dropped] += step
     return new_lo, np.maximum(new_hi, new_lo)
 
 
