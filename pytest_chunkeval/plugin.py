@@ -90,8 +90,9 @@ def _session(config: pytest.Config) -> ChunkevalSession:
             worker_id=getattr(config, "workerinput", {}).get("workerid", ""),
             distributed=bool(getattr(config.option, "numprocesses", None)),
         )
-        collected: list[str] = config.stash.get(COLLECTED_KEY, [])
-        session.note_collected(collected)
+        collected: list[str] | None = config.stash.get(COLLECTED_KEY, None)
+        if collected is not None:  # made after collection
+            session.note_collected(collected, _selected_by_nodeid(config))
         config.stash[SESSION_KEY] = session
     return session
 
@@ -417,7 +418,7 @@ def pytest_collection_modifyitems(
     # tryfirst: before -k/-m/--lf deselect, whose tests keep their baselines.
     collected = config.stash[COLLECTED_KEY] = [item.nodeid for item in items]
     if SESSION_KEY in config.stash:  # else told when it is made (_session)
-        config.stash[SESSION_KEY].note_collected(collected)
+        config.stash[SESSION_KEY].note_collected(collected, _selected_by_nodeid(config))
 
 
 def _selected_by_nodeid(config: pytest.Config) -> list[str]:

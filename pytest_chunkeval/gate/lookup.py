@@ -2,15 +2,19 @@
 file under a name the test had before (:mod:`~pytest_chunkeval.gate.legacy`), or
 the baseline of the parameter it replaced.
 
-A replaced parameter: ``chunkeval_chunkers = recursive:200:0`` became
+A replaced chunker: ``chunkeval_chunkers = recursive:200:0`` became
 ``recursive:400:50``, so ``test_x[recursive:200:0]`` became
 ``test_x[recursive:400:50]``, a test id without a baseline beside a baseline no
-collected test owns. When exactly one baseline of the test function matches no
-collected test (deselected ones included) and exactly one of its tests has no
-baseline, that test is compared with it: the change is a configuration change
-(``chunker: recursive:200:0 -> recursive:400:50``), judged like any other.
-Otherwise nothing is guessed, and the missing baseline's message says which
-baselines are unused and why none was matched.
+collected test owns. When exactly one baseline of the test function, differing
+from the test id in that chunker only, matches no collected test (deselected
+ones included) and exactly one of its tests has no baseline, that test is
+compared with it: the change is a configuration change (``chunker:
+recursive:200:0 -> recursive:400:50``), judged like any other. Otherwise nothing
+is guessed, and the missing baseline's message says which baselines are unused
+and why none was matched. A parameter of the test's own ``parametrize`` is not
+a chunker of the list (it may name another data set): its new id has no
+baseline. Nor is anything looked up in a test file the command line selected
+by node id: its other tests were not collected.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pytest_chunkeval.gate.paths import (
     legacy_sanitize_name,
     nodeid_name,
     owns,
+    real,
     sanitize_name,
 )
 
@@ -67,10 +72,17 @@ class BaselineLookup:
         layout: BaselineLayout,
         aliases: SpecAliases,
         collected: Collection[str],
+        *,
+        chunkers: Collection[str] = (),
+        partial: Collection[str] = (),
     ) -> None:
         self.layout = layout
         self.aliases = aliases
         self.collected = collected
+        self.chunkers = chunkers
+        """The test ids of ``chunkeval_chunkers`` (canonical specs)."""
+        self.partial = partial
+        """Test files selected by node id (collected in part)."""
 
     def names(self, test: str) -> list[str]:
         """The test's id and the ids it had before (see legacy.py)."""
@@ -113,7 +125,14 @@ class BaselineLookup:
         """For a test without a baseline of its own: the test whose baseline it
         takes over (the parameter it replaced), or why none was taken."""
         function = function_of(test.name)
-        if function is None or test.nodeid not in self.collected:
+        if (
+            function is None
+            or test.nodeid not in self.collected
+            or real(test.path) in {real(Path(f)) for f in self.partial}
+        ):
+            return Replaced()
+        around = _around_chunker(test.name, self.chunkers)
+        if around is None:
             return Replaced()
         module = test.nodeid.partition("::")[0]
         siblings = [
@@ -124,7 +143,9 @@ class BaselineLookup:
         ]
         owned = {name for s in siblings for name in self.names(s.name)}
         orphans = sorted(
-            t for t, _ in self._baselines_of(test.path, function) if t not in owned
+            t
+            for t, _ in self._baselines_of(test.path, function)
+            if t not in owned and _same_around(t, around)
         )
         if not orphans:
             return Replaced()
@@ -147,6 +168,35 @@ class BaselineLookup:
             if path.stem in (sanitize_name(test), legacy_sanitize_name(test)):
                 found.append((test, path))
         return found
+
+
+def _around_chunker(name: str, chunkers: Collection[str]) -> tuple[str, str] | None:
+    """What surrounds the ``chunkeval_chunkers`` spec in a test name: ``(
+    "test_x[", "]")`` for ``test_x[recursive:200:0]``, ``("test_y[q-bark-", "]")``
+    for ``test_y[q-bark-recursive:200:0]``; None when no spec of the list is a
+    whole ``-``-separated part of its parameters."""
+    match = _PARAMETRIZED.match(name)
+    if match is None:
+        return None
+    head, ids = f"{match.group('function')}[", match.group("params")
+    for spec in sorted(chunkers, key=len, reverse=True):
+        for found in re.finditer(re.escape(spec), ids):
+            start, end = found.span()
+            if (start == 0 or ids[start - 1] == "-") and (
+                end == len(ids) or ids[end] == "-"
+            ):
+                return head + ids[:start], ids[end:] + "]"
+    return None
+
+
+def _same_around(name: str, around: tuple[str, str]) -> bool:
+    """Whether ``name`` differs from the test only where its chunker is."""
+    head, tail = around
+    return (
+        name.startswith(head)
+        and name.endswith(tail)
+        and len(name) > len(head) + len(tail)
+    )
 
 
 def _why(function: str, test: str, orphans: list[str], new: list[str]) -> str:

@@ -62,6 +62,7 @@ class BaselineStore:
         update_command: str = UPDATE_COMMAND,
         aliases: SpecAliases | None = None,
         staged: bool = False,
+        chunkers: Sequence[str] = (),
     ) -> None:
         self.update = update
         self.staged = staged
@@ -85,7 +86,13 @@ class BaselineStore:
         """Tests pytest skipped (a per-question item left out): not failed."""
         self.partial: set[str] = set()
         self.names = BaselineNames(self.layout)
-        self.lookup = BaselineLookup(self.layout, self.aliases, self.collected)
+        self.lookup = BaselineLookup(
+            self.layout,
+            self.aliases,
+            self.collected,
+            chunkers=chunkers,
+            partial=self.partial,
+        )
         self.replacing: dict[str, str] = {}
         """Node id -> the test whose baseline it took over (gate/lookup.py)."""
         self._row = ""  # the row of the result check() is checking
@@ -199,7 +206,7 @@ class BaselineStore:
             whose = (
                 found
                 if test.nodeid in self.replacing
-                else f"the baseline of {test.nodeid} under {found}"
+                else f"the baseline of {test.nodeid} under a former name"
             )
             note = (
                 f"{self._shown(former)}: {whose}; `{self.update_command}` moves it "

@@ -97,6 +97,7 @@ class ChunkevalSession:
         self._default_run: RunConfig | None = None
         self._baselines: BaselineStore | None = None
         self._collected: list[str] = []
+        self._partial: list[str] = []
         self._judges: SessionJudges | None = None
         self.end: SessionEnd | None = None
         """What :meth:`finish` did (controller or single process)."""
@@ -448,8 +449,10 @@ class ChunkevalSession:
                 if s.chunkers
                 else {}
             )
+            chunkers = [self.components.chunker_label(c) for c in s.chunkers]
             self._baselines = BaselineStore(
                 aliases=aliases,
+                chunkers=chunkers,
                 update=s.update,
                 staged=True,  # written once the test passed: Evaluator.settle
                 layout=BaselineLayout(
@@ -460,15 +463,19 @@ class ChunkevalSession:
                 ),
             )
             self._baselines.note_collected(self._collected)
+            self._baselines.note_partial(self._partial)
         return self._baselines
 
-    def note_collected(self, nodeids: Sequence[str]) -> None:
-        """The node ids collected (deselected ones included), known once
-        collection ends: a test whose parameter was replaced finds the
-        baseline of the one it replaced among them (gate/lookup.py)."""
+    def note_collected(
+        self, nodeids: Sequence[str], partial: Sequence[str] = ()
+    ) -> None:
+        """Node ids collected (deselected ones included), test files selected
+        by node id: where a replaced chunker's baseline is (gate/lookup.py)."""
         self._collected = list(nodeids)
+        self._partial = list(partial)
         if self._baselines is not None:
             self._baselines.note_collected(nodeids)
+            self._baselines.note_partial(partial)
 
     def note_tests(
         self,
