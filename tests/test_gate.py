@@ -24,6 +24,7 @@ from pytest_chunkeval.gate.compare import (
 )
 from pytest_chunkeval.gate.messages import format_failure, format_improvement
 from pytest_chunkeval.gate.tolerances import (
+    DEFAULT_TOLERANCE,
     GateSettings,
     Tolerance,
     coerce_tolerances,
@@ -107,20 +108,23 @@ def test_parse_confidence_rejects(text: str) -> None:
 
 def test_parse_gate_mode() -> None:
     assert parse_gate_mode(" Paired ") == "paired"
-    with pytest.raises(argparse.ArgumentTypeError, match="paired, mean"):
+    assert parse_gate_mode("changes") == GateSettings().mode == "changes"
+    with pytest.raises(argparse.ArgumentTypeError, match="changes, paired, mean"):
         parse_gate_mode("median")
 
 
 def test_override_merges_tolerances_per_metric() -> None:
     settings = GateSettings().override(tolerance="recall:-1%, precision:off")
+    one_point = Tolerance(0.01, points=True)
+    assert one_point == DEFAULT_TOLERANCE
     assert dict(settings.gated()) == {
         "recall": Tolerance(0.01, relative=True),
-        "iou": Tolerance(),
-        "context_relevance": Tolerance(),  # gated when a judge measured it
+        "iou": one_point,
+        "context_relevance": one_point,  # gated when a judge measured it
         # the relationship metrics' defaults (used by relationship results only)
-        "rel_recall": Tolerance(),
-        "rel_precision": Tolerance(),
-        "evidence_iou": Tolerance(),
+        "rel_recall": one_point,
+        "rel_precision": one_point,
+        "evidence_iou": one_point,
     }
     assert settings.override(mode="mean", confidence="90%").mode == "mean"
 
@@ -265,20 +269,24 @@ def test_a_small_drop_within_noise_passes() -> None:
 
 def test_tolerance_allows_a_drop_and_a_relative_one_scales() -> None:
     before = [0.8] * 100
-    after = [0.79] * 100  # -1 point on every query: a certain drop
+    within = [0.79] * 100  # -1 point on every query: the default tolerance
+    assert compare(_baseline(before), make_result(within)).passed
+    after = [0.78] * 100  # -2 points on every query: a certain drop
     assert not compare(_baseline(before), make_result(after)).passed
-    loose = GateSettings().override(tolerance="recall:-0.02, precision:off, iou:off")
+    loose = GateSettings().override(tolerance="recall:-0.03, precision:off, iou:off")
     assert compare(_baseline(before), make_result(after), loose).passed
-    relative = GateSettings().override(tolerance="recall:-1%, precision:off, iou:off")
-    # 1% of 0.8 is 0.008 < 0.01: still a regression.
+    relative = GateSettings().override(tolerance="recall:-2%, precision:off, iou:off")
+    # 2% of 0.8 is 0.016 < 0.02: still a regression.
     assert not compare(_baseline(before), make_result(after), relative).passed
 
 
 def test_mean_mode_fails_on_any_drop_of_the_mean() -> None:
     before = [0.5] * 100
     after = [0.5] * 99 + [0.4]  # one query a little worse
-    assert compare(_baseline(before), make_result(after)).passed  # paired: noise
-    report = compare(_baseline(before), make_result(after), GateSettings(mode="mean"))
+    zero = GateSettings().override(tolerance="*:0")
+    paired = zero.override(mode="paired")
+    assert compare(_baseline(before), make_result(after), paired).passed  # noise
+    report = compare(_baseline(before), make_result(after), zero.override(mode="mean"))
     assert not report.passed
     assert report.checks[0].low is None
     assert report.checks[0].delta == pytest.approx(-0.001)
@@ -328,7 +336,7 @@ def test_simultaneous_level_over_gated_metrics() -> None:
 def test_failure_text_shows_delta_interval_queries_and_command() -> None:
     before = spread(200)
     after = [max(v - 0.5, 0.0) for v in before]
-    report = compare(_baseline(before), make_result(after))
+    report = compare(_baseline(before), make_result(after), GateSettings(mode="paired"))
     command = "pytest --chunkeval-update 'tests/test_rag.py::test_x[recursive:200:0]'"
     text = format_failure(
         report,
@@ -413,8 +421,8 @@ def test_parsing_options_needs_no_numpy() -> None:
 def test_session_verdict_line_counts_verdicts() -> None:
     from pytest_chunkeval.gate.verdicts import headline
 
-    verdicts = {"a": "regressed", "b": "regressed", "c": "improved", "d": "passed"}
-    assert headline({**verdicts, "e": "not compared"}) == (
-        "2 regressions, 1 improvement, 1 unchanged, 1 not compared"
+    verdicts = {"a": "regressed", "b": "regressed", "c": "improved", "d": "ok"}
+    assert headline({**verdicts, "e": "not compared", "f": "noisy"}) == (
+        "2 regressions, 1 noisy, 1 improvement, 1 ok, 1 not compared"
     )
     assert headline({}) == ""

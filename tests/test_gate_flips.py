@@ -14,12 +14,12 @@ from support.fake_results import make_result
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.gate.baseline import Baseline
-from pytest_chunkeval.gate.compare import compare
+from pytest_chunkeval.gate.compare import compare, gated_metrics
 from pytest_chunkeval.gate.flips import MAX_LISTED, Flip, Flips, flips
 from pytest_chunkeval.gate.outcomes import CheckOutcome
 from pytest_chunkeval.gate.rows import row_verdicts
 from pytest_chunkeval.gate.tolerances import GateSettings
-from pytest_chunkeval.gate.verdicts import GatedMetric, gated_metrics, severity
+from pytest_chunkeval.gate.verdicts import GatedMetric, severity
 
 TEXT = {"a.md": "Alpha holds the answer.", "b.md": "Beta is somewhere else."}
 
@@ -109,7 +109,10 @@ def test_a_row_takes_the_worst_check_of_its_own_result() -> None:
     verdicts = row_verdicts(rows, outcomes, passed={"t.py::b", "t.py::d"})
     assert (verdicts["r1"].outcome, verdicts["r1"].verdict) == ("failed", "improved")
     assert (verdicts["r2"].verdict, verdicts["r2"].gated) == ("regressed", gated)
-    assert verdicts["r3"].verdict == "missing"
+    assert (verdicts["r3"].verdict, verdicts["r3"].reason) == (
+        "not compared",
+        "no baseline",
+    )
     assert (verdicts["r4"].outcome, verdicts["r4"].verdict) == ("passed", "")
     order = sorted(
         verdicts, key=lambda k: severity(verdicts[k].verdict, verdicts[k].outcome)

@@ -172,7 +172,7 @@ def test_a_regression_comes_first_with_its_status_delta_and_flips(
     assert 'id="chunkeval-status"' in dom  # the script ran to its end
     verdict = re.search(r'<p class="verdict" id="verdict">([^<]*)</p>', dom)
     assert verdict is not None
-    assert verdict.group(1) == "1 regression, 0 improvements, 1 unchanged"
+    assert verdict.group(1) == "1 regression, 0 improvements, 1 ok"
     results = re.search(r'<section id="results">.*?<tbody>(.*?)</tbody>', dom, re.S)
     assert results is not None
     rows = re.findall(r"<tr>(.*?)</tr>", results.group(1), re.S)

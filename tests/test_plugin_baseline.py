@@ -125,7 +125,7 @@ def test_lifecycle(
     # The same run passes.
     passed = run(pytester)
     passed.assert_outcomes(passed=1)
-    assert "baselines: 1 passed" in _section(passed)
+    assert "baselines: 1 ok" in _section(passed)
 
     # Worse retrieval under the same configuration: the paired gate fails the test.
     monkeypatch.setenv(KEEP, "Pets")
@@ -137,7 +137,8 @@ def test_lifecycle(
             "E *   recall got worse: mean delta -66.67 points, CI [[]*[]], beyond the "
             "tolerance -1pp (-1.00 points)",
             f"E * baseline: {BASELINE}",
-            "E * paired over 6 queries: bootstrap CI of the mean delta (10000 "
+            "E * changes over 6 questions: each change is real unless measured noise "
+            "explains it; sampling view: bootstrap CI of the mean delta (10000 "
             "resamples, seed 0), 95% confidence*",
             "E * recall *100.00*33.33*-66.67*REGRESSED",
             "E * queries whose recall got worse the most (4 of 6 queries changed):",
@@ -490,7 +491,7 @@ def test_marker_checks_every_result(pytester: pytest.Pytester, project: Path) ->
     ] == ("recursive:30:0")
     again = run(pytester, "-k", "not nothing")
     again.assert_outcomes(passed=2)
-    assert "baselines: 4 passed" in _section(again)
+    assert "baselines: 4 ok" in _section(again)
 
 
 UPDATE_ONLY_PASSING = """
@@ -568,9 +569,7 @@ def test_update_records_only_tests_that_passed_otherwise(
     checked.assert_outcomes(passed=3)  # test_plain improved: 33.33 -> 100
     markdown = (project / "report.md").read_text()
     # One row (three tests of one configuration), counted once: as the table.
-    assert markdown.startswith("**0 regressions, 1 improvement, 0 unchanged**\n\n"), (
-        markdown
-    )
+    assert markdown.startswith("**0 regressions, 1 improvement, 0 ok**\n\n"), markdown
     assert "| Outcome | Baseline |" in markdown, markdown
     items = json.loads((project / "report.json").read_text())["results"]
     assert [(i["outcome"], i["verdict"]) for i in items] == [("passed", "improved")]
@@ -696,7 +695,7 @@ def test_lifecycle_under_xdist(
     assert "no baseline for test_dist.py::test_e" in out
     assert "no baseline for test_dist.py::test_d[fixed:50:0]" in out
     summary = _section(checked)
-    assert "baselines: 2 passed, 2 missing, 2 regressed" in summary
+    assert "baselines: 2 ok, 2 missing, 2 regressed" in summary
     assert "1 unused baseline(s)" in summary
     assert f"  __chunkeval__/test_dist/{_file('test_d[fixed:40:0]')}" in summary
     assert "unused baselines fail this run" in summary

@@ -105,8 +105,8 @@ def test_a_missed_threshold_and_a_regression_are_both_reported(
     assert re.search(
         r"test_marks\.py::test_both\s+recall\s+REGRESSED\s+100\.00\s+33\.33", block
     ), summary
-    assert "verdict: 1 regression, 0 improvements, 1 unchanged" in summary
-    assert "baselines: 1 passed, 1 regressed" in summary
+    assert "verdict: 1 regression, 0 improvements, 1 ok" in summary
+    assert "baselines: 1 ok, 1 regressed" in summary
 
     both = next(
         i for i in _items(project) if i["tests"] == ["test_marks.py::test_both"]
@@ -114,12 +114,12 @@ def test_a_missed_threshold_and_a_regression_are_both_reported(
     assert (both["outcome"], both["verdict"]) == ("failed", "regressed")
     assert both["failed"] == ["test_marks.py::test_both"]
     markdown = (project / "report.md").read_text()
-    assert markdown.startswith("**1 regression, 0 improvements, 1 unchanged**")
+    assert markdown.startswith("**1 regression, 0 improvements, 1 ok**")
     assert "| test_marks.py::test_both | paragraphs " in markdown
     gate = markdown.split("### Against the baseline", 1)[1]
     assert "| test_marks.py::test_both | paragraphs " in gate, markdown
     html = (project / "report.html").read_text()
-    assert ">1 regression, 0 improvements, 1 unchanged<" in html
+    assert ">1 regression, 0 improvements, 1 ok<" in html
     assert '<td class="status status-regressed" data-v="0">REGRESSED</td>' in html
     assert (
         "chunkeval.baseline",
@@ -169,9 +169,9 @@ def test_items_and_a_whole_set_test_count_the_query_set_once(
         r"test_t\.py::test_whole \(\+7: 4 failed\)\s+paragraphs\s+failed\s+REGRESSED",
         summary,
     ), summary
-    assert "verdict: 1 regression, 0 improvements, 0 unchanged" in summary
+    assert "verdict: 1 regression, 0 improvements, 0 ok" in summary
     # Two items passed, four flipped, the whole set regressed: seven files.
-    assert "baselines: 2 passed, 5 regressed" in summary
+    assert "baselines: 2 ok, 5 regressed" in summary
 
     (row,) = _items(project)
     assert row["tests"][0] == "test_t.py::test_whole"
@@ -183,10 +183,10 @@ def test_items_and_a_whole_set_test_count_the_query_set_once(
     assert (flips["compared"], flips["lost_count"], flips["gained_count"]) == (6, 4, 0)
     assert [f["id"] for f in flips["lost"]] == list(LOST)
     assert json.loads((project / "report.json").read_text())["verdict"] == (
-        "1 regression, 0 improvements, 0 unchanged"
+        "1 regression, 0 improvements, 0 ok"
     )
     markdown = (project / "report.md").read_text()
-    assert markdown.startswith("**1 regression, 0 improvements, 0 unchanged**")
+    assert markdown.startswith("**1 regression, 0 improvements, 0 ok**")
     assert "4 of 6 questions retrieved before and missed now" in markdown
     label = (
         "test_t.py::test_whole, test_t.py::test_question[q-mars], "
@@ -225,7 +225,7 @@ def test_a_merged_row_names_the_test_that_failed(
     summary = _section(result)
     assert re.search(
         r"test_merged\.py::test_chunker_baseline \(\+1\)\s+recursive:60:0\s+failed"
-        r"\s+missing",
+        r"\s+not compared \(no baseline\)",
         summary,
     ), summary
     assert "test_chunkers[recursive:60:0] (+1)" not in summary
@@ -309,12 +309,12 @@ def test_question(chunkeval):
     result = _run(pytester, monkeypatch, dist, *REPORTS)
     result.assert_outcomes(passed=5, skipped=1)
     summary = _section(result)
-    assert re.search(r"paragraphs\s+passed \(1 skipped\)\s+passed", summary), summary
+    assert re.search(r"paragraphs\s+passed \(1 skipped\)\s+ok", summary), summary
     (row,) = _items(project)
-    assert (row["outcome"], row["verdict"]) == ("passed", "passed")
+    assert (row["outcome"], row["verdict"]) == ("passed", "ok")
     assert row["skipped"] == ["test_skip.py::test_question[q-audit]"]
     assert "failed" not in row
-    assert "| passed (1 skipped) | passed |" in (project / "report.md").read_text()
+    assert "| passed (1 skipped) | ok |" in (project / "report.md").read_text()
 
 
 @pytest.mark.skipif(BROWSER is None, reason="no chromium on PATH")
@@ -336,7 +336,7 @@ def test_the_html_report_shows_counts_and_labels_in_a_browser(
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     dom = proc.stdout
-    assert re.search(r'id="verdict">1 regression, 0 improvements, 0 unchanged<', dom)
+    assert re.search(r'id="verdict">1 regression, 0 improvements, 0 ok<', dom)
     results = dom.split('<section id="results">', 1)[1].split("</tbody>", 1)[0]
     assert "test_t.py::test_whole" in results.split("<td", 2)[1]
     assert "(+5: 2 failed)" in results

@@ -213,19 +213,21 @@ OPTIONS: tuple[Option, ...] = (
         parse_tolerance,
         metavar="TOLERANCES",
         default_text="recall, precision, iou (and context_relevance when judged) "
-        "gated with zero tolerance",
+        "gated at -1pp",
     ),
     Option(
         "gate_mode",
-        "How a run is compared with its baseline: 'paired' (bootstrap confidence "
-        "interval of the per-query deltas) or 'mean' (means only).",
+        "How a run is compared with its baseline: 'changes' (every per-question "
+        "change is real unless measured noise explains it), 'paired' (bootstrap "
+        "confidence interval of the per-query deltas) or 'mean' (means only).",
         parse_gate_mode,
         metavar="MODE",
-        default_text="paired",
+        default_text="changes",
     ),
     Option(
         "gate_confidence",
-        "Confidence of the paired gate's verdicts, e.g. 95% or 0.99.",
+        "Confidence of the bootstrap intervals (the paired mode's verdicts, the "
+        "sampling view otherwise), e.g. 95% or 0.99.",
         parse_confidence,
         metavar="LEVEL",
         default_text="95%",

@@ -2,10 +2,12 @@
 before and missed now, and the reverse, for the reports' "what changed" section.
 
 A question counts as *retrieved* when some retrieved chunk holds part of its
-excerpts (recall above zero: a hit at ``k``), *missed* when none does. The gate's
-verdict stays the paired aggregate (:mod:`~pytest_chunkeval.gate.compare`): a few
-flipped questions can stay within tolerance, and a run can regress without any
-question flipping (each one retrieved a little less).
+excerpts (recall above zero: a hit at ``k``), *missed* when none does. A question
+lost whose change measured noise explains (:mod:`~pytest_chunkeval.gate.noise`) is
+listed apart, as ``noisy``: ``lost`` holds real changes only. The gate's verdict
+is the metrics' (:mod:`~pytest_chunkeval.gate.compare`): a flipped question can
+stay within tolerance, and a run can regress without any question flipping (each
+one retrieved a little less).
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ class Flip:
     """The question's excerpt text, shortened ("" without the corpus)."""
     instead: str
     """The current run's top-ranked chunk, shortened ("" when none or unknown)."""
+    why: str = ""
+    """The kind of noise that explains the change ("" when it is real)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +57,7 @@ class Flip:
             "after": self.after,
             "excerpt": self.excerpt,
             "instead": self.instead,
+            "why": self.why,
         }
 
     @classmethod
@@ -65,13 +70,15 @@ class Flip:
             float(data["after"]),
             str(data.get("excerpt", "")),
             str(data.get("instead", "")),
+            str(data.get("why", "")),
         )
 
 
 @dataclass(frozen=True)
 class Flips:
-    """The flips of one comparison: ``lost`` (retrieved before, missed now) and
-    ``gained`` (the reverse), at most :data:`MAX_LISTED` each, in query order."""
+    """The flips of one comparison: ``lost`` (retrieved before, missed now, a
+    real change), ``noisy`` (the same, explained by noise) and ``gained`` (the
+    reverse), at most :data:`MAX_LISTED` each, in query order."""
 
     metric: str
     compared: int
@@ -84,9 +91,11 @@ class Flips:
     """Every question compared, lost and gained, by id: what lets the checks of
     one report row be counted once (a whole-set check and per-question items
     compare the same questions). None when unknown (a report read back)."""
+    noisy: tuple[Flip, ...] = ()
+    noisy_count: int = 0
 
     def __bool__(self) -> bool:
-        return bool(self.lost_count or self.gained_count)
+        return bool(self.lost_count or self.gained_count or self.noisy_count)
 
     def to_json(self, *, ids: bool = True) -> dict[str, Any]:
         """``ids``: with :attr:`ids` (what xdist workers send; a report's rows
@@ -96,14 +105,17 @@ class Flips:
             "compared": self.compared,
             "lost": [f.to_json() for f in self.lost],
             "gained": [f.to_json() for f in self.gained],
+            "noisy": [f.to_json() for f in self.noisy],
             "lost_count": self.lost_count,
             "gained_count": self.gained_count,
+            "noisy_count": self.noisy_count,
         }
         if ids and self.ids is not None:
             data["ids"] = {
                 "compared": list(self.ids.compared),
                 "lost": list(self.ids.lost),
                 "gained": list(self.ids.gained),
+                "noisy": list(self.ids.noisy),
             }
         return data
 
@@ -111,6 +123,7 @@ class Flips:
     def from_json(cls, data: Mapping[str, Any]) -> Flips:
         lost = tuple(Flip.from_json(f) for f in data.get("lost", []))
         gained = tuple(Flip.from_json(f) for f in data.get("gained", []))
+        noisy = tuple(Flip.from_json(f) for f in data.get("noisy", []))
         ids = data.get("ids")
         return cls(
             str(data["metric"]),
@@ -125,7 +138,10 @@ class Flips:
                 tuple(map(str, ids.get("compared", ()))),
                 tuple(map(str, ids.get("lost", ()))),
                 tuple(map(str, ids.get("gained", ()))),
+                tuple(map(str, ids.get("noisy", ()))),
             ),
+            noisy,
+            int(data.get("noisy_count", len(noisy))),
         )
 
 
@@ -136,13 +152,20 @@ class FlipIds:
     compared: tuple[str, ...] = ()
     lost: tuple[str, ...] = ()
     gained: tuple[str, ...] = ()
+    noisy: tuple[str, ...] = ()
 
 
 def flips(
-    baseline: Baseline, result: EvalResult, *, limit: int = MAX_LISTED
+    baseline: Baseline,
+    result: EvalResult,
+    *,
+    noise: Mapping[str, str] | None = None,
+    limit: int = MAX_LISTED,
 ) -> Flips | None:
     """The questions of ``result`` that flipped against ``baseline``, on the
-    questions both hold a value for; None when neither side has a flip metric."""
+    questions both hold a value for; None when neither side has a flip metric.
+    ``noise``: question id -> the kind of noise that explains its change (a lost
+    question it explains is listed as ``noisy``)."""
     metric = next(
         (
             m
@@ -153,8 +176,10 @@ def flips(
     )
     if metric is None:
         return None
+    noise = noise or {}
     lost: list[Flip] = []
     gained: list[Flip] = []
+    noisy: list[Flip] = []
     compared: list[str] = []
     for record in result.queries:
         before = _value(baseline.queries.get(record.id, {}).get(metric))
@@ -164,8 +189,9 @@ def flips(
         compared.append(record.id)
         if (before > 0) == (after > 0):
             continue
-        side = lost if before > 0 else gained
-        side.append(_flip(record, result, before, after))
+        why = noise.get(record.id, "")
+        side = gained if before == 0 else noisy if why else lost
+        side.append(_flip(record, result, before, after, why))
     return Flips(
         metric,
         len(compared),
@@ -174,8 +200,13 @@ def flips(
         len(lost),
         len(gained),
         FlipIds(
-            tuple(compared), tuple(f.id for f in lost), tuple(f.id for f in gained)
+            tuple(compared),
+            tuple(f.id for f in lost),
+            tuple(f.id for f in gained),
+            tuple(f.id for f in noisy),
         ),
+        tuple(noisy[:limit]),
+        len(noisy),
     )
 
 
@@ -185,7 +216,9 @@ def _value(value: float | None) -> float | None:
     return float(value)
 
 
-def _flip(record: QueryRecord, result: EvalResult, before: float, after: float) -> Flip:
+def _flip(
+    record: QueryRecord, result: EvalResult, before: float, after: float, why: str
+) -> Flip:
     return Flip(
         record.id,
         record.question,
@@ -194,6 +227,7 @@ def _flip(record: QueryRecord, result: EvalResult, before: float, after: float) 
         after,
         _texts(result, record.excerpts),
         _texts(result, record.retrieved[:1]),
+        why,
     )
 
 
@@ -235,6 +269,7 @@ def merged(parts: Sequence[Flips]) -> Flips | None:
 
     lost, lost_repeated = join([p.lost for p in parts])
     gained, gained_repeated = join([p.gained for p in parts])
+    noisy, noisy_repeated = join([p.noisy for p in parts])
     return Flips(
         parts[0].metric,
         sum(p.compared for p in parts),
@@ -242,6 +277,8 @@ def merged(parts: Sequence[Flips]) -> Flips | None:
         gained,
         sum(p.lost_count for p in parts) - lost_repeated,
         sum(p.gained_count for p in parts) - gained_repeated,
+        noisy=noisy,
+        noisy_count=sum(p.noisy_count for p in parts) - noisy_repeated,
     )
 
 
@@ -261,7 +298,7 @@ def _union(parts: Sequence[Flips]) -> Flips:
                 seen.setdefault(flip.id, flip)
         return tuple(seen.values())[:MAX_LISTED]
 
-    union = FlipIds(ids("compared"), ids("lost"), ids("gained"))
+    union = FlipIds(ids("compared"), ids("lost"), ids("gained"), ids("noisy"))
     return Flips(
         parts[0].metric,
         len(union.compared),
@@ -270,4 +307,6 @@ def _union(parts: Sequence[Flips]) -> Flips:
         len(union.lost),
         len(union.gained),
         union,
+        listed("noisy"),
+        len(union.noisy),
     )

@@ -32,52 +32,120 @@ def method_line(report: GateReport) -> str:
         if len(report.checks) > 1
         else ""
     )
+    interval = (
+        f"bootstrap CI of the mean delta ({s.samples} resamples, seed {s.seed}), "
+        f"{100 * s.confidence:g}% confidence{joint}"
+    )
+    if s.mode == "paired":
+        return f"paired over {report.n} queries: {interval}"
+    explained = len(report.noise)
+    noise = (
+        f"; noise explains {explained} change{'' if explained == 1 else 's'}"
+        if explained
+        else ""
+    )
     return (
-        f"paired over {report.n} queries: bootstrap CI of the mean delta "
-        f"({s.samples} resamples, seed {s.seed}), {100 * s.confidence:g}% "
-        f"confidence{joint}"
+        f"changes over {report.n} questions: each change is real unless measured "
+        f"noise explains it{noise}; sampling view: {interval}"
     )
 
 
+def _tolerance(check: MetricCheck) -> str:
+    if check.tolerance.relative:
+        return f"{check.tolerance} ({_pts(-check.allowed, True)})"
+    return str(check.tolerance)
+
+
+def _detectable(check: MetricCheck) -> str:
+    return "-" if math.isnan(check.mde) else _pts(-check.mde, True)
+
+
 def report_table(report: GateReport) -> str:
-    """One row per gated metric, in points (percent); deltas signed."""
+    """One row per gated metric, in points (percent); changes signed. In
+    ``changes`` mode: the real change (noise set to 0), then the sampling view
+    (the interval and the smallest drop this set can tell)."""
     from pytest_chunkeval.reporting.table import format_rows
 
+    changes = report.settings.mode == "changes"
     ci_head = f"{100 * report.settings.confidence:g}% CI"
-    headers = ["metric", "baseline", "now", "delta", ci_head, "tolerance", "verdict"]
-    rows = [
-        [
-            c.metric,
-            _pts(c.before),
-            _pts(c.after),
-            _pts(c.delta, True),
-            _ci(c),
-            f"{c.tolerance} ({_pts(-c.allowed, True)})"
-            if c.tolerance.relative
-            else str(c.tolerance),
-            {
-                "regressed": "REGRESSED",
-                "improved": "improved",
-                "not compared": "not compared",
-            }.get(c.status, "ok"),
-        ]
-        for c in report.checks
-    ]
+    headers = ["metric", "baseline", "now", "delta"]
+    headers += ["real", ci_head, "detectable"] if changes else [ci_head]
+    headers += ["tolerance", "verdict"]
+    rows = []
+    for c in report.checks:
+        row = [c.metric, _pts(c.before), _pts(c.after), _pts(c.delta, True)]
+        if changes:
+            row += [_pts(_none(c.adjusted), True), _ci(c), _detectable(c)]
+        else:
+            row.append(_ci(c))
+        verdict = "REGRESSED" if c.status == "regressed" else c.status
+        row += [_tolerance(c), f"{verdict} ({c.reason})" if c.reason else verdict]
+        rows.append(row)
     return format_rows(headers, rows)
 
 
-def _verdict_line(check: MetricCheck) -> str:
+def _none(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def sampling_line(report: GateReport) -> str:
+    """The sampling view in one line (``changes`` mode): what the set can tell,
+    never used to forgive a real drop."""
+    m = report.mde_questions
+    if report.settings.mode != "changes" or not report.checks or m is None:
+        return ""
+    drops = ", ".join(
+        f"{c.metric} {_pts(c.mde)}" for c in report.checks if not math.isnan(c.mde)
+    )
+    return (
+        f"sampling view: the bootstrap interval could tell a drop only once {m} of "
+        f"{report.n} questions moved the same way ({drops} points); the verdict "
+        "counts every real change"
+    )
+
+
+def _verdict_line(check: MetricCheck, report: GateReport | None = None) -> str:
     if check.low is not None and check.high is not None:
         where = f"mean delta {_pts(check.delta, True)} points, CI {_ci(check)}"
     else:
         where = f"{_pts(check.before)} -> {_pts(check.after)}"
+    if check.noisy and report is not None and report.settings.mode == "changes":
+        where += f"; {_pts(_none(check.adjusted), True)} without noise"
     if check.status == "regressed":
         return (
             f"{check.metric} got worse: {where}, beyond the tolerance "
             f"{check.tolerance}"
             + (f" ({_pts(-check.allowed, True)} points)" if check.allowed else "")
         )
+    if check.status == "noisy":
+        return (
+            f"{check.metric} noisy: {where}, beyond the tolerance {check.tolerance} "
+            f"only through changes noise explains ({check.noisy} of "
+            f"{check.changed} changed questions)"
+        )
     return f"{check.metric} improved: {where}"
+
+
+def noise_lines(report: GateReport, limit: int = 10) -> list[str]:
+    """The questions whose change noise explains, with the kind of noise."""
+    if not report.noise:
+        return []
+    items = list(report.noise.items())
+    shown = ", ".join(f"{i} ({why})" for i, why in items[:limit])
+    more = f", and {len(items) - limit} more" if len(items) > limit else ""
+    return [f"changes noise explains ({len(items)}): {shown}{more}"]
+
+
+def lost_line(report: GateReport, limit: int = 10) -> list[str]:
+    """The questions lost (retrieved before, missed now, a real change)."""
+    n = len(report.lost)
+    if not n:
+        return []
+    shown = ", ".join(report.lost[:limit]) + (", ..." if n > limit else "")
+    return [
+        f"{n} of {report.n} question{'' if report.n == 1 else 's'} lost "
+        f"(retrieved before, missed now): {shown}"
+    ]
 
 
 def _and(names: list[str]) -> str:
@@ -138,9 +206,12 @@ def format_failure(report: GateReport, *, test: str, path: str, command: str) ->
     update command."""
     lines = [f"chunkeval baseline regression in {test}"]
     lines += [f"  {line}" for line in changes_block(report)]
-    lines += [f"  {_verdict_line(c)}" for c in report.regressed]
+    lines += [f"  {_verdict_line(c, report)}" for c in report.regressed]
+    lines += [f"  {line}" for line in lost_line(report) + noise_lines(report)]
     lines += [f"  {line}" for line in edited_sources(report)]
-    lines += [f"baseline: {path}", method_line(report), "", report_table(report)]
+    lines += [f"baseline: {path}", method_line(report)]
+    lines += [line for line in [sampling_line(report)] if line]
+    lines += ["", report_table(report)]
     for check in report.regressed:
         if check.by_group and len(check.by_group) > 1:
             parts = ", ".join(f"{g} {_pts(d, True)}" for g, d in check.by_group.items())
@@ -168,19 +239,24 @@ def format_failure(report: GateReport, *, test: str, path: str, command: str) ->
 
 
 def format_not_compared(report: GateReport, *, test: str, command: str) -> str:
-    """Gated metrics the baseline does not hold: said, never silently passed."""
-    names = ", ".join(c.metric for c in report.not_compared)
-    return (
-        f"{test}: {names} not compared: the baseline was recorded before "
-        f"{'this metric' if len(report.not_compared) == 1 else 'these metrics'} "
-        f"existed. Record them with: {command}"
-    )
+    """Gated metrics the comparison left out: said, never silently passed."""
+    names = ", ".join(f"{c.metric} ({c.reason})" for c in report.not_compared)
+    return f"{test}: not compared: {names}. Record them with: {command}"
 
 
 def format_improvement(report: GateReport, *, test: str, command: str) -> str:
     """A passing run that improved beyond noise: what improved, how to record it."""
-    parts = "; ".join(_verdict_line(c) for c in report.improved)
+    parts = "; ".join(_verdict_line(c, report) for c in report.improved)
     return f"{test}: {parts}. Record the new baseline with: {command}"
+
+
+def format_noisy(report: GateReport, *, test: str) -> str:
+    """A drop beyond the tolerance that noise explains: passes, with the
+    questions named."""
+    parts = "; ".join(_verdict_line(c, report) for c in report.noisy)
+    lines = [f"{test}: {parts}"]
+    lines += [f"    {line}" for line in noise_lines(report)]
+    return "\n".join(lines)
 
 
 def _within(check: MetricCheck) -> str:
@@ -194,11 +270,14 @@ def format_pass(report: GateReport, *, test: str, command: str, note: str = "") 
     what improved, what changed since the baseline and the paired verdict over
     it, metrics not compared, a former file name."""
     messages = []
+    if report.noisy:
+        messages.append(format_noisy(report, test=test))
     if report.improved:
         messages.append(format_improvement(report, test=test, command=command))
+    if report.lost:
+        messages.append(f"{test}: {lost_line(report)[0]}")
     if report.changes.any:
-        compared = [c for c in report.checks if c.status != "not compared"]
-        verdict = "; ".join(_within(c) for c in compared if c.status == "ok")
+        verdict = "; ".join(_within(c) for c in report.checks if c.status == "ok")
         head = f"{test}: passed against its baseline across changes"
         if verdict:
             head += f" ({verdict}: within tolerance)"

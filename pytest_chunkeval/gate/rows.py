@@ -6,7 +6,7 @@ questions counted once from the query set however many checks compared them.
 
 A row is one evaluated configuration; several tests (and every item of a
 per-question test) may share it. Statuses map to verdicts through
-:data:`~pytest_chunkeval.gate.verdicts.VERDICT_OF` only.
+:data:`~pytest_chunkeval.gate.verdicts.STATUS_VERDICTS` only.
 """
 
 from __future__ import annotations
@@ -16,48 +16,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from pytest_chunkeval.gate.verdicts import (
-    ORDER,
-    VERDICT_OF,
     GatedMetric,
+    NoiseNote,
+    Verdict,
+    fails,
     headline,
+    verdict_of,
     verdict_text,
-    worst,
+    worst_verdict,
 )
 
 if TYPE_CHECKING:
     from pytest_chunkeval.gate.changes import BaselineChanges
     from pytest_chunkeval.gate.flips import Flips
 
-FAILING = ORDER[:3]
-"""Verdicts that fail the gate: regressed, missing, not compared."""
-REASONS = {
-    "corrupt": "unreadable baseline",
-    "mismatch": "cannot be compared",
-    "unwritable": "baseline not writable",
-    "not recorded": "test failed",
-    "not compared": "test failed first",
-}
-"""Why a check's status left its result not compared (the status itself for
-any other)."""
 
-
-def verdict_of(status: str) -> str:
-    """The verdict of a check outcome's status (unknown: not compared)."""
-    return VERDICT_OF.get(status, "not compared")
-
-
-def reason_of(status: str) -> str:
-    """Why a check whose verdict is ``not compared`` was not ("" otherwise)."""
-    if verdict_of(status) != "not compared":
-        return ""
-    return REASONS.get(status, status)
-
-
-def check_text(status: str) -> str:
+def check_text(status: str, reason: str = "") -> str:
     """One check's verdict as the reports say it: ``regressed``, ``not
     compared (unreadable baseline)``."""
-    reason = reason_of(status)
-    return f"{verdict_of(status)} ({reason})" if reason else verdict_of(status)
+    return str(verdict_of(status, reason))
 
 
 class Checked(Protocol):
@@ -75,6 +52,10 @@ class Checked(Protocol):
     def flips(self) -> Flips | None: ...
     @property
     def changes(self) -> BaselineChanges | None: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def noise(self) -> tuple[NoiseNote, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -100,6 +81,13 @@ class RowVerdict:
     skipped: tuple[str, ...] = ()
     """The row's tests pytest skipped (a per-question item whose question can
     no longer be placed)."""
+    noise: tuple[NoiseNote, ...] = ()
+    """The questions whose change noise explains, over the row's checks."""
+
+    @property
+    def fails(self) -> bool:
+        """Whether the row's verdict fails the gate."""
+        return fails(self.verdict, self.reason)
 
     @property
     def cell(self) -> str:
@@ -141,24 +129,33 @@ def row_verdicts(
         mine = [
             o for o in ranked if o.row == key or (not o.row and o.nodeid in nodeids)
         ]
-        verdict = worst(verdict_of(o.status) for o in mine)
-        chosen = [o for o in mine if verdict_of(o.status) == verdict]
+        found = worst_verdict(_verdict(o) for o in mine)
+        chosen = [o for o in mine if _verdict(o) == found]
         detail = next((o for o in chosen if o.gated), chosen[0] if chosen else None)
         if detail is not None:  # the check whose numbers the row shows: named first
             chosen = [detail, *(o for o in chosen if o is not detail)]
+        noise = {n.id: n for o in mine for n in o.noise}
         out[key] = RowVerdict(
             _outcome(nodeids, passed, skipped),
-            verdict,
+            "" if found is None else found.name,
             detail.gated if detail is not None else (),
             merged([o.flips for o in mine if o.flips is not None]),
             detail.changes if detail is not None else None,
-            reason=reason_of(detail.status) if detail is not None else "",
+            reason="" if found is None else found.reason,
             failed=_culprits(
-                nodeids, chosen if verdict in FAILING else [], passed, skipped
+                nodeids,
+                chosen if found is not None and found.fails else [],
+                passed,
+                skipped,
             ),
             skipped=tuple(n for n in nodeids if n in skipped),
+            noise=tuple(noise.values()),
         )
     return out
+
+
+def _verdict(check: Checked) -> Verdict:
+    return verdict_of(check.status, check.reason)
 
 
 def _outcome(
@@ -221,5 +218,5 @@ def label_tests(
 
 def row_headline(verdicts: Iterable[RowVerdict]) -> str:
     """The session's verdict line, counting the rows of the reports' tables by
-    their Baseline cell: ``1 regression, 0 improvements, 3 unchanged``."""
+    their Baseline cell: ``1 regression, 1 noisy, 0 improvements, 3 ok``."""
     return headline({str(i): v.verdict for i, v in enumerate(verdicts) if v.verdict})

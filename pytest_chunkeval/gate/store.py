@@ -18,17 +18,17 @@ from pytest_chunkeval.gate.baseline import (
     BaselineMissing,
     BaselineUnwritable,
 )
-from pytest_chunkeval.gate.compare import GateError, GateReport, compare
+from pytest_chunkeval.gate.compare import GateError, GateReport, compare, gated_metrics
 from pytest_chunkeval.gate.flips import flips
 from pytest_chunkeval.gate.legacy import SpecAliases
 from pytest_chunkeval.gate.lookup import BaselineLookup
 from pytest_chunkeval.gate.messages import format_failure, format_pass, what_changed
 from pytest_chunkeval.gate.names import BaselineNames
-from pytest_chunkeval.gate.outcomes import OUTCOMES, CheckOutcome
+from pytest_chunkeval.gate.outcomes import FAILED, OUTCOMES, CheckOutcome
 from pytest_chunkeval.gate.owners import unused_files
 from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef, absolute
 from pytest_chunkeval.gate.tolerances import GateSettings
-from pytest_chunkeval.gate.verdicts import gated_metrics
+from pytest_chunkeval.gate.verdicts import NOT_COMPARED, NoiseNote
 from pytest_chunkeval.util.files import atomic_write_text
 
 if TYPE_CHECKING:
@@ -241,7 +241,15 @@ class BaselineStore:
                 f"{test.name!r}, so it is not compared. Re-record it:\n  "
                 f"{self.command(test.nodeid)}"
             )
-            self._record(CheckOutcome(test.nodeid, shown, "mismatch", message))
+            self._record(
+                CheckOutcome(
+                    test.nodeid,
+                    shown,
+                    "mismatch",
+                    message,
+                    reason="another test's baseline",
+                )
+            )
             raise BaselineMismatch(message, path)
         try:
             report = compare(baseline, result, settings)
@@ -250,7 +258,9 @@ class BaselineStore:
                 f"baseline {shown}: {exc}\nIf the change is intended, re-record "
                 f"the baseline:\n  {self.command(test.nodeid)}"
             )
-            self._record(CheckOutcome(test.nodeid, shown, "mismatch", message))
+            self._record(
+                CheckOutcome(test.nodeid, shown, "mismatch", message, reason=exc.reason)
+            )
             raise BaselineMismatch(message, path) from None
         findings = self._found(report, baseline, result)
         command = self.command(test.nodeid)
@@ -262,7 +272,7 @@ class BaselineStore:
                 CheckOutcome(test.nodeid, shown, "regressed", message, **findings)
             )
             raise BaselineRegression(message, path, report)
-        status = "improved" if report.improved else "passed"
+        status = "predates" if report.verdict == NOT_COMPARED else report.verdict
         message = format_pass(report, test=test.nodeid, command=command, note=note)
         return self._record(
             CheckOutcome(test.nodeid, shown, status, message, **findings)
@@ -383,11 +393,17 @@ class BaselineStore:
         report: GateReport, baseline: Baseline, result: EvalResult
     ) -> dict[str, Any]:
         """What a comparison found, for the reports: the gated metrics, the
-        questions that flipped and what else changed."""
+        questions that flipped, what else changed and which changes noise
+        explains."""
+        records = {q.id: q for q in result.queries}
         return {
             "gated": gated_metrics(report),
-            "flips": flips(baseline, result),
+            "flips": flips(baseline, result, noise=report.noise),
             "changes": report.changes if report.changes.any else None,
+            "noise": tuple(
+                NoiseNote(i, records[i].doc_id, records[i].question, why)
+                for i, why in report.noise.items()
+            ),
         }
 
     def regressed(self, outcome: CheckOutcome, message: str) -> CheckOutcome:
@@ -509,8 +525,8 @@ class BaselineStore:
         ]
 
     def failed(self) -> bool:
-        """True when some check failed (missing, corrupt, mismatch, regressed)."""
-        return any(o.status in _FAILED for o in self.outcomes)
+        """True when some check failed (regressed, missing, corrupt...)."""
+        return any(o.status in FAILED for o in self.outcomes)
 
     def summary_lines(self, unused: Sequence[Path] = ()) -> list[str]:
         """Lines for the terminal summary: counts, improvements, unused files."""
@@ -537,6 +553,6 @@ class BaselineStore:
 
 
 _LISTED = frozenset(
-    {"passed", "improved", "updated", "created", "not recorded", "not compared"}
+    {"ok", "noisy", "improved", "predates", "updated", "created", "not recorded"}
+    | {"not compared"}
 )
-_FAILED = frozenset({"missing", "corrupt", "mismatch", "regressed", "unwritable"})

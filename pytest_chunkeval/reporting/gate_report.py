@@ -9,7 +9,6 @@ from collections.abc import Sequence
 
 from pytest_chunkeval.core.metric_names import format_interval, header
 from pytest_chunkeval.core.metric_names import format_points as _pts
-from pytest_chunkeval.gate.rows import FAILING
 from pytest_chunkeval.gate.verdicts import GatedMetric, severity, verdict_text
 from pytest_chunkeval.reporting.escape import breakable, esc
 from pytest_chunkeval.reporting.markdown import _md_cell, _md_table
@@ -22,6 +21,14 @@ BASELINE_NOTE = (
     "metric regresses when its whole interval lies beyond its tolerance, and "
     "improves when it lies above zero."
 )
+CHANGES_MODE_NOTE = (
+    "Each gated metric as baseline → now: change [{ci}], in points. A "
+    "question's change is real unless measured noise explains it; a metric "
+    "regresses when its real mean change lies beyond its tolerance, and is noisy "
+    "when only changes noise explains take it there. The interval (a bootstrap "
+    "over the questions) is the sampling view: information, never a reason to "
+    "pass a real drop."
+)
 MEAN_NOTE = (
     "Each gated metric as baseline → now: change, in points: the difference of "
     "the two means (mean mode: no interval). A metric regresses when the change "
@@ -29,9 +36,10 @@ MEAN_NOTE = (
 )
 CHANGES_NOTE = (
     "Questions retrieved before and missed now, and the reverse. A question is "
-    "retrieved when some retrieved chunk holds part of its excerpt. The verdict "
-    "stays the paired aggregate: a few flipped questions can stay within "
-    "tolerance, and a regression need not flip any."
+    "retrieved when some retrieved chunk holds part of its excerpt. A lost "
+    "question is a real change unless measured noise explains it; the verdict "
+    "is the gated metrics': a lost question can stay within tolerance, and a "
+    "regression need not lose any."
 )
 GATE_CSS = """
 p.verdict{font-size:16px;font-weight:600;margin:8px 0}
@@ -67,7 +75,10 @@ def _level(entries: Sequence[ReportEntry]) -> str:
 
 
 def _note(entries: Sequence[ReportEntry]) -> str:
-    """How the changes were compared: paired with intervals, or means only."""
+    """How the changes were compared: per question (noise measured), paired
+    with intervals, or means only."""
+    if any(g.adjusted is not None for e in entries for g in e.gated):
+        return CHANGES_MODE_NOTE.format(ci=_level(entries))
     if any(g.low is not None for e in entries for g in e.gated):
         return BASELINE_NOTE.format(ci=_level(entries))
     return MEAN_NOTE
@@ -81,7 +92,7 @@ def in_gate_table(entry: ReportEntry) -> bool:
     """Whether a row belongs to the "against the baseline" block: it was
     compared on gated metrics, or its verdict fails the gate (a per-question
     item's flip, a missing baseline, one not compared): every check shown."""
-    return bool(entry.gated) or entry.verdict in FAILING
+    return bool(entry.gated) or entry.row_verdict.fails
 
 
 def gate_table(
@@ -121,7 +132,7 @@ def _gate_headers(metrics: Sequence[str]) -> list[str]:
 def verdict_markdown(entry: ReportEntry) -> str:
     """The Baseline cell of the Markdown table: failing verdicts in bold."""
     text = entry.baseline_cell
-    return f"**{text}**" if entry.verdict in FAILING else text
+    return f"**{text}**" if entry.row_verdict.fails else text
 
 
 def _md_text(text: str) -> str:

@@ -25,13 +25,14 @@ def json_report(
     tests first (also in ``failed``; ``skipped``: those pytest skipped). A
     result whose tests ran also has ``outcome`` (passed / failed / skipped);
     one compared with a baseline ``verdict`` (with ``reason`` when ``not
-    compared``), ``gated`` (per metric: baseline, now, delta, low, high, status,
-    confidence) and ``flips`` (the questions retrieved before and missed now,
-    and the reverse, each counted once from the query set), and ``changes``
-    when something besides the metrics differs from the baseline
-    (configuration, documents, questions left out, added or removed:
-    ``BaselineChanges.to_json``). ``inspections``: the query sets' inspections
-    (``Inspection.to_json()``), under ``"inspections"``."""
+    compared``), ``gated`` (per metric: ``GatedMetric.to_json``) and ``flips``
+    (the questions retrieved before and missed now, and the reverse, each
+    counted once from the query set), ``changes`` when something besides the
+    metrics differs from the baseline (configuration, documents, questions left
+    out, added or removed: ``BaselineChanges.to_json``) and ``noise`` (the
+    questions whose change noise explains, with which noise). ``inspections``:
+    the query sets' inspections (``Inspection.to_json()``), under
+    ``"inspections"``."""
     payload: dict[str, object] = {"chunkeval_report": REPORT_SCHEMA}
     if verdict:
         payload["verdict"] = verdict
@@ -59,6 +60,8 @@ def _item(entry: ReportEntry) -> dict[str, object]:
         item["flips"] = entry.flips.to_json(ids=False)
     if entry.changes is not None:
         item["changes"] = entry.changes.to_json()
+    if entry.noise:
+        item["noise"] = [n.to_json() for n in entry.noise]
     item["result"] = dict(entry.result)
     return item
 
@@ -80,7 +83,7 @@ def read_json_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
         )
     from pytest_chunkeval.gate.changes import BaselineChanges
     from pytest_chunkeval.gate.flips import Flips
-    from pytest_chunkeval.gate.verdicts import GatedMetric
+    from pytest_chunkeval.gate.verdicts import GatedMetric, NoiseNote
 
     return [
         ReportEntry(
@@ -98,6 +101,7 @@ def read_json_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
             reason=str(item.get("reason", "")),
             failed=tuple(item.get("failed", [])),
             skipped=tuple(item.get("skipped", [])),
+            noise=tuple(NoiseNote.from_json(n) for n in item.get("noise", [])),
         )
         for item in data.get("results", [])
     ]

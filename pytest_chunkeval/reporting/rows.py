@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pytest_chunkeval.gate.changes import BaselineChanges
     from pytest_chunkeval.gate.flips import Flips
     from pytest_chunkeval.gate.rows import RowVerdict
-    from pytest_chunkeval.gate.verdicts import GatedMetric
+    from pytest_chunkeval.gate.verdicts import GatedMetric, NoiseNote
 
 REPORT_SCHEMA = 1
 TABLE_METRICS = names(PRESENCE)
@@ -85,6 +85,8 @@ class ReportEntry:
     """The tests that failed or gave the failing verdict (named first)."""
     skipped: tuple[str, ...] = ()
     """The tests pytest skipped."""
+    noise: tuple[NoiseNote, ...] = ()
+    """The questions whose change noise explains (gate/noise.py)."""
 
     @classmethod
     def of_row(
@@ -107,6 +109,7 @@ class ReportEntry:
             verdict.reason,
             verdict.failed,
             verdict.skipped,
+            verdict.noise,
         )
 
     @property
@@ -122,6 +125,7 @@ class ReportEntry:
             self.reason,
             self.failed,
             self.skipped,
+            self.noise,
         )
 
     @property

@@ -405,7 +405,7 @@ class Evaluator:
         from pytest_chunkeval.gate.rows import check_text
 
         return [
-            ("chunkeval.baseline", f"{check_text(o.status)}: {o.path}")
+            ("chunkeval.baseline", f"{check_text(o.status, o.reason)}: {o.path}")
             for o in self.session.baselines.outcomes
             if o.nodeid == self.nodeid
         ]

@@ -21,7 +21,7 @@ from pytest_chunkeval.core.metric_names import (
 )
 from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.engine.labels import chunker_text, k_text
-from pytest_chunkeval.gate.rows import FAILING, RowVerdict, label_tests
+from pytest_chunkeval.gate.rows import RowVerdict, label_tests
 from pytest_chunkeval.gate.verdicts import severity, verdict_text
 from pytest_chunkeval.reporting.table import format_rows
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
@@ -160,7 +160,7 @@ def _status_cells(verdict: RowVerdict | None, row: SummaryRow) -> list[str]:
 def _in_block(verdict: RowVerdict) -> bool:
     """A row of the "against the baseline" block: compared on gated metrics,
     or a verdict that fails the gate (every check shown)."""
-    return bool(verdict.gated) or verdict.verdict in FAILING
+    return bool(verdict.gated) or verdict.fails
 
 
 def against_baseline(
