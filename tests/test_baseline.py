@@ -264,7 +264,7 @@ def test_lifecycle_create_pass_regress_improve_update_pass(
     with pytest.raises(BaselineRegression) as regression:
         _store(tmp_path).check(worse, ref)
     text = str(regression.value)
-    assert "recall got worse: -" in text
+    assert "recall got worse: mean delta -" in text
     assert "queries whose recall got worse the most" in text
     assert text.endswith(
         "pytest --chunkeval-update 'tests/test_rag.py::test_chunker[recursive:200:0]'"
@@ -345,7 +345,7 @@ def test_k_change_is_judged_paired(tmp_path: Path, test_file: Path) -> None:
     text = str(info.value)
     lines = text.splitlines()
     assert lines[1:3] == ["  what changed since the baseline:", "    k: 5 -> 3"]
-    assert "recall got worse: -100.00 points" in lines[3]
+    assert "recall got worse: mean delta -100.00 points" in lines[3]
 
 
 def test_corrupt_file_is_never_overwritten_without_update(
