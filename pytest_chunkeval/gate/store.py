@@ -28,7 +28,7 @@ from pytest_chunkeval.gate.outcomes import FAILED, OUTCOMES, CheckOutcome
 from pytest_chunkeval.gate.owners import unused_files
 from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef, absolute
 from pytest_chunkeval.gate.tolerances import GateSettings
-from pytest_chunkeval.gate.verdicts import NOT_COMPARED, NoiseNote
+from pytest_chunkeval.gate.verdicts import NOT_COMPARED, noise_notes
 from pytest_chunkeval.util.files import atomic_write_text
 
 if TYPE_CHECKING:
@@ -241,14 +241,9 @@ class BaselineStore:
                 f"{test.name!r}, so it is not compared. Re-record it:\n  "
                 f"{self.command(test.nodeid)}"
             )
+            why = "another test's baseline"
             self._record(
-                CheckOutcome(
-                    test.nodeid,
-                    shown,
-                    "mismatch",
-                    message,
-                    reason="another test's baseline",
-                )
+                CheckOutcome(test.nodeid, shown, "mismatch", message, "", reason=why)
             )
             raise BaselineMismatch(message, path)
         try:
@@ -393,17 +388,12 @@ class BaselineStore:
         report: GateReport, baseline: Baseline, result: EvalResult
     ) -> dict[str, Any]:
         """What a comparison found, for the reports: the gated metrics, the
-        questions that flipped, what else changed and which changes noise
-        explains."""
-        records = {q.id: q for q in result.queries}
+        questions that flipped, what else changed and the noise."""
         return {
             "gated": gated_metrics(report),
             "flips": flips(baseline, result, noise=report.noise),
             "changes": report.changes if report.changes.any else None,
-            "noise": tuple(
-                NoiseNote(i, records[i].doc_id, records[i].question, why)
-                for i, why in report.noise.items()
-            ),
+            "noise": noise_notes(report.noise, result.queries),
         }
 
     def regressed(self, outcome: CheckOutcome, message: str) -> CheckOutcome:

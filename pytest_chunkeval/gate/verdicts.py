@@ -274,3 +274,15 @@ class NoiseNote:
             str(data.get("question", "")),
             str(data.get("why", "")),
         )
+
+
+def noise_notes(
+    noise: Mapping[str, str], records: Iterable[Any]
+) -> tuple[NoiseNote, ...]:
+    """A :class:`NoiseNote` per question of ``noise`` (id -> kind), from the
+    query records (``id``, ``doc_id``, ``question``) that name them."""
+    by_id = {r.id: r for r in records}
+    return tuple(
+        NoiseNote(i, by_id[i].doc_id, by_id[i].question, why)
+        for i, why in noise.items()
+    )
