@@ -63,6 +63,8 @@ def test_option_table_is_complete_and_prefixed() -> None:
         "beir",
         "beir_split",
         "inspect",
+        "trec_run",
+        "qrels",
     ]
     for option in OPTIONS:
         assert option.ini in (f"chunkeval_{option.name}", None)
@@ -75,6 +77,8 @@ def test_option_table_is_complete_and_prefixed() -> None:
         "json",
         "md",
         "html",
+        "trec_run",
+        "qrels",
     ]
     assert [o.name for o in OPTIONS if o.switch] == [
         "update",

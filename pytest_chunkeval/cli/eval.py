@@ -90,6 +90,7 @@ def register(subparsers: Any) -> None:
         help="write every result (with per-query detail) to this JSON file "
         "(default: not written)",
     )
+    add_options(out.add_argument, ["trec_run", "qrels"], where="cli")
     out.add_argument(
         "--progress",
         action="store_true",
@@ -163,6 +164,12 @@ def run_eval(args: argparse.Namespace) -> int:
         f"{len(results)} evaluation(s) in {time.perf_counter() - started:.1f} s; "
         f"{cache.stats}"
     )
+    if args.chunkeval_trec_run or args.chunkeval_qrels:
+        from pytest_chunkeval.reporting.trec import trec_piece, write_trec
+
+        pieces = [trec_piece(r) for r in results]
+        for line in write_trec(pieces, args.chunkeval_trec_run, args.chunkeval_qrels):
+            print(f"wrote {line}")
     if args.json:
         payload = [r.to_json() for r in results]
         atomic_write_text(args.json, json.dumps(payload, indent=1) + "\n")

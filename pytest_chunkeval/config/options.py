@@ -315,6 +315,8 @@ class Settings:
     beir: str | None = None
     beir_split: str | None = None
     inspect: bool = False
+    trec_run: str | None = None
+    qrels: str | None = None
 
     @property
     def configured(self) -> bool:
@@ -332,6 +334,8 @@ class Settings:
             or self.json
             or self.md
             or self.html
+            or self.trec_run
+            or self.qrels
         )
 
 
@@ -350,7 +354,7 @@ _COMPONENT_FIELDS = (
     "beir",
 )
 # Output files: resolved against rootdir when the settings are read.
-_OUTPUT_PATHS = ("history", "json", "md", "html")
+_OUTPUT_PATHS = ("history", "json", "md", "html", "trec_run", "qrels")
 
 
 class SettingsError(ConfigError):

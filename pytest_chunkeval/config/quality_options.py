@@ -48,4 +48,23 @@ QUALITY_OPTIONS: tuple[Option, ...] = (
         ini_type="bool",
         switch=True,
     ),
+    Option(
+        "trec_run",
+        "Write each result's rankings as a TREC run file (docno doc_id:start-end, "
+        "scores decreasing with rank), {relative}; several results: one file each, "
+        "the run's tag before the suffix.",
+        parse_path,
+        ini_type=None,
+        metavar="FILE",
+    ),
+    Option(
+        "qrels",
+        "Write the qrels of each result's run (the chunks it retrieved and those "
+        "touching an excerpt: 1 when they share a character with one), {relative}; "
+        "the graded variant (units of the excerpts covered) goes beside it as "
+        "STEM.graded.SUFFIX.",
+        parse_path,
+        ini_type=None,
+        metavar="FILE",
+    ),
 )

@@ -26,11 +26,16 @@ class SummaryRow:
     explorer: dict[str, Any] | None = None
     """The HTML report's question explorer data (only with ``--chunkeval-html``:
     made where the corpus is, shipped with the row from an xdist worker)."""
+    trec: dict[str, Any] | None = None
+    """The TREC run and qrels lines (only with ``--chunkeval-trec-run`` or
+    ``--chunkeval-qrels``; reporting/trec.py), made where the corpus is."""
 
     def to_json(self) -> dict[str, Any]:
         data = {"key": self.key, "result": self.result, "nodeids": self.nodeids}
         if self.explorer is not None:
             data["explorer"] = self.explorer
+        if self.trec is not None:
+            data["trec"] = self.trec
         return data
 
     @classmethod
@@ -40,6 +45,7 @@ class SummaryRow:
             dict(data["result"]),
             list(data["nodeids"]),
             data.get("explorer"),
+            data.get("trec"),
         )
 
 
@@ -166,6 +172,15 @@ def write_outputs(
             f"append to the history file {s.history}",
             lambda: _history(s, rows),
         )
+    if s.trec_run or s.qrels:
+        from pytest_chunkeval.reporting.trec import write_trec
+
+        pieces = [r.trec for r in rows if r.trec is not None]
+        _attempt(
+            end,
+            "write the TREC files",
+            lambda: write_trec(pieces, s.trec_run, s.qrels),
+        )
     if not (s.json or s.md or s.html):
         return
     from pytest_chunkeval.gate.rows import RowVerdict
@@ -248,7 +263,14 @@ def own_outputs(settings: Settings) -> Callable[[Path], bool]:
     root = Path(settings.rootdir)
     files = {
         (root / p).resolve()
-        for p in (settings.history, settings.json, settings.md, settings.html)
+        for p in (
+            settings.history,
+            settings.json,
+            settings.md,
+            settings.html,
+            settings.trec_run,
+            settings.qrels,
+        )
         if p
     }
     folder = (root / settings.baseline_dir).resolve() if settings.baseline_dir else None

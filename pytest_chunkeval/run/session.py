@@ -371,6 +371,10 @@ class ChunkevalSession:
                 # what changed since the baseline is added by the report, from
                 # the flips the gate found (checked after this, by the test)
                 row.explorer = explorer_piece(result)
+            if self.settings.trec_run or self.settings.qrels:
+                from pytest_chunkeval.reporting.trec import trec_piece
+
+                row.trec = trec_piece(result)
         if nodeid not in row.nodeids:
             row.nodeids.append(nodeid)
 
