@@ -102,6 +102,7 @@ def inspect_queries(
     from pytest_chunkeval.quality.excerpts import excerpt_report
     from pytest_chunkeval.quality.floor import bm25_floor
     from pytest_chunkeval.quality.leakage import leakage_report
+    from pytest_chunkeval.quality.separability import detectable, separability
     from pytest_chunkeval.tokenizers.base import get_tokenizer
 
     started = time.perf_counter()
@@ -121,6 +122,26 @@ def inspect_queries(
         "duplicates": duplicates_report(queries, show=show),
         "bm25": bm25_floor(corpus, queries, cache=cache) if bm25 else None,
     }
+    means = None
+    if len(chunkers) >= 2:
+        compared = separability(
+            corpus,
+            queries,
+            chunkers,
+            confidence=confidence,
+            embedder=embedder,
+            store=store,
+            k=k,
+            unit=unit,
+            tokenizer=tokenizer,
+            cache=cache,
+            progress=progress,
+        )
+        parts["separability"] = compared
+        means = compared["means"]
+    parts["detectable"] = detectable(
+        size["with_excerpts"], confidence=confidence, means=means
+    )
     return Inspection(
         corpus.name,
         queries.source or "queries",

@@ -54,8 +54,14 @@ def _detectable(d: Mapping[str, Any]) -> list[str]:
         f"before a drop can be told from sampling noise ({pct(d['confidence'])} "
         f"confidence over {d['metrics']} gated metric(s))"
     ]
-    for metric, points in (d.get("points") or {}).items():
-        lines.append(f"  {metric}: {points:.1f} points at the run's mean")
+    where = (
+        "at the first configuration's mean"
+        if d.get("at_mean") == "run"
+        else "at a mean of 1 (an upper bound; compare configurations for the real one)"
+    )
+    points = ", ".join(f"{m} {p:.1f}" for m, p in (d.get("points") or {}).items())
+    if points:
+        lines.append(f"  in points {where}: {points}")
     return lines
 
 

@@ -129,6 +129,9 @@ def _detectable(d: Mapping[str, Any]) -> str:
     points = ", ".join(
         f"{m} {v:.1f} points" for m, v in (d.get("points") or {}).items()
     )
+    if points:
+        at = "the first configuration's" if d.get("at_mean") == "run" else "1"
+        points += f" at a mean of {at}"
     return "<h3>Minimum detectable effect</h3>" + _p(
         f"{d['questions']} of {d['n']} questions must move in one direction before "
         f"a drop can be told from sampling noise ({pct(d['confidence'])} confidence, "
