@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_chunkeval.config.options import Settings
+    from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.gate.outcomes import CheckOutcome
     from pytest_chunkeval.gate.rows import RowVerdict
     from pytest_chunkeval.reporting.rows import ReportEntry
@@ -37,6 +38,24 @@ class SummaryRow:
         if self.trec is not None:
             data["trec"] = self.trec
         return data
+
+    @classmethod
+    def of_result(cls, key: str, result: EvalResult, settings: Settings) -> SummaryRow:
+        """The row of a result just evaluated, with what the session's reports need
+        from where the corpus is (per-query detail only for the JSON report: rows
+        travel from xdist workers and are kept until the session ends)."""
+        row = cls(key, result.to_json(details=settings.json is not None))
+        if settings.html:
+            from pytest_chunkeval.reporting.explorer import explorer_piece
+
+            # what changed since the baseline is added by the report, from the
+            # flips the gate found (checked after this, by the test)
+            row.explorer = explorer_piece(result)
+        if settings.trec_run or settings.qrels:
+            from pytest_chunkeval.reporting.trec import trec_piece
+
+            row.trec = trec_piece(result)
+        return row
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SummaryRow:

@@ -361,20 +361,7 @@ class ChunkevalSession:
         self._row_of[id(result)] = key
         row = self.rows.get(key)
         if row is None:
-            # Per-query detail only for the JSON report: rows travel from xdist
-            # workers and are kept until the session ends.
-            details = self.settings.json is not None
-            row = self.rows[key] = SummaryRow(key, result.to_json(details=details))
-            if self.settings.html:
-                from pytest_chunkeval.reporting.explorer import explorer_piece
-
-                # what changed since the baseline is added by the report, from
-                # the flips the gate found (checked after this, by the test)
-                row.explorer = explorer_piece(result)
-            if self.settings.trec_run or self.settings.qrels:
-                from pytest_chunkeval.reporting.trec import trec_piece
-
-                row.trec = trec_piece(result)
+            row = self.rows[key] = SummaryRow.of_result(key, result, self.settings)
         if nodeid not in row.nodeids:
             row.nodeids.append(nodeid)
 
