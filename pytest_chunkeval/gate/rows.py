@@ -12,7 +12,7 @@ per-question test) may share it. Statuses map to verdicts through
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from pytest_chunkeval.gate.verdicts import (
@@ -140,7 +140,7 @@ def row_verdicts(
             "" if found is None else found.name,
             detail.gated if detail is not None else (),
             merged([o.flips for o in mine if o.flips is not None]),
-            detail.changes if detail is not None else None,
+            _changes(mine, detail),
             reason="" if found is None else found.reason,
             failed=_culprits(
                 nodeids,
@@ -156,6 +156,35 @@ def row_verdicts(
 
 def _verdict(check: Checked) -> Verdict:
     return verdict_of(check.status, check.reason)
+
+
+def _changes(mine: Sequence[Checked], detail: Checked | None) -> BaselineChanges | None:
+    """What changed since the baseline, for the row: the verdict's check's when
+    it compared gated metrics (its numbers), else the check of the most
+    questions (a whole-set test's, not a per-question item's); its counts are
+    the row's, each question once (a row of per-question items only: every item
+    it compared, not one)."""
+    from pytest_chunkeval.gate.flips import merged
+
+    found = [o for o in mine if o.changes is not None]
+    if not found:
+        return None
+    best = (
+        detail
+        if detail is not None and detail.gated and detail.changes is not None
+        else max(found, key=lambda o: o.changes.total if o.changes else 0)
+    )
+    changes = best.changes
+    flips = merged([o.flips for o in mine if o.flips is not None])
+    if changes is None or flips is None or flips.ids is None:
+        return changes
+    if flips.compared <= changes.compared:
+        return changes
+    return replace(
+        changes,
+        compared=flips.compared,
+        total=max(changes.total, flips.compared + len(changes.unplaced)),
+    )
 
 
 def _outcome(
