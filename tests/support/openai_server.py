@@ -53,11 +53,17 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
+
+from support.openai_bodies import (  # re-exported: tests import them from here
+    ScriptedResponse,
+    chat_completion,
+    error_body,
+)
 
 ROUTES = {"embeddings": "/v1/embeddings", "chat": "/v1/chat/completions"}
 
@@ -88,52 +94,11 @@ class RecordedRequest:
         return None
 
 
-@dataclass
-class ScriptedResponse:
-    """A canned answer: status, body (dict/list -> JSON; str/bytes as is), headers."""
-
-    status: int = 200
-    body: Any = None
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0  # seconds to wait before answering (timeout tests)
-
-    def encode(self) -> tuple[bytes, str]:
-        if isinstance(self.body, bytes):
-            return self.body, "application/octet-stream"
-        if isinstance(self.body, str):
-            return self.body.encode("utf-8"), "text/plain; charset=utf-8"
-        return json.dumps(self.body).encode("utf-8"), "application/json"
-
+__all__ = ["OpenAIServer", "RecordedRequest", "ScriptedResponse"]
+__all__ += ["chat_completion", "error_body"]
 
 ChatHandler = Callable[[Any], "str | ScriptedResponse"]
 EmbeddingHandler = Callable[[Any], "ScriptedResponse | None"]
-
-
-def chat_completion(
-    content: str, *, model: str = "test-model", finish_reason: str = "stop"
-) -> dict[str, Any]:
-    """A chat completion body whose single choice says ``content``."""
-    return {
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": finish_reason,
-            }
-        ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
-
-
-def error_body(
-    message: str, *, kind: str = "server_error", code: str | None = None
-) -> dict[str, Any]:
-    """An OpenAI-style error body."""
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 class OpenAIServer:
@@ -343,13 +308,12 @@ class OpenAIServer:
                     kind="invalid_request_error",
                 ),
             )
-        self._enter_embedding()
-        try:
-            time.sleep(self.embedding_delay)
-        finally:
-            with self._lock:
-                self._in_flight -= 1
         with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        time.sleep(self.embedding_delay)
+        with self._lock:
+            self._in_flight -= 1
             self.embedded.update(inputs)
         dim = int(payload.get("dimensions") or self.embedding_dim)
         as_base64 = payload.get("encoding_format") == "base64"
@@ -372,11 +336,6 @@ class OpenAIServer:
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
             },
         )
-
-    def _enter_embedding(self) -> None:
-        with self._lock:
-            self._in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self._in_flight)
 
     def _chat(self, payload: Any) -> ScriptedResponse:
         if self.chat_handler is None:
