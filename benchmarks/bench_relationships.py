@@ -30,8 +30,8 @@ import tempfile
 import time
 
 from pytest_chunkeval.data.benchmarks import load_benchmark
-from pytest_chunkeval.graph.evaluate import evaluate_relationships
-from pytest_chunkeval.graph.extractors import CallableExtractor
+from pytest_chunkeval.relationships.evaluate import evaluate_relationships
+from pytest_chunkeval.relationships.extractors import CallableExtractor
 from pytest_chunkeval.reporting.table import results_table
 
 CHUNKERS = ["sentence:200", "recursive:200:0", "fixed:200:0", "fixed:50:0"]

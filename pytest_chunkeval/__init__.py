@@ -59,12 +59,12 @@ if TYPE_CHECKING:
         percentile,
         share_at_least,
     )
-    from pytest_chunkeval.graph.evaluate import evaluate_relationships
-    from pytest_chunkeval.graph.extractors import CallableExtractor
     from pytest_chunkeval.judging.calibration import calibrate_judge
     from pytest_chunkeval.judging.judge import CallableJudge
     from pytest_chunkeval.judging.specs import register_judge
     from pytest_chunkeval.quality.inspection import inspect_queries
+    from pytest_chunkeval.relationships.evaluate import evaluate_relationships
+    from pytest_chunkeval.relationships.extractors import CallableExtractor
 
 _LAZY = {
     "Chunker": "chunkers.base",
@@ -79,8 +79,8 @@ _LAZY = {
     "score": "engine.score",
     "EvalResult": "engine.results",
     "TwoStage": "engine.two_stage",
-    "evaluate_relationships": "graph.evaluate",
-    "CallableExtractor": "graph.extractors",
+    "evaluate_relationships": "relationships.evaluate",
+    "CallableExtractor": "relationships.extractors",
     "CallableJudge": "judging.judge",
     "register_judge": "judging.specs",
     "calibrate_judge": "judging.calibration",

@@ -115,7 +115,7 @@ def pytest_chunkeval_register_extractors(registry: Registry[Any]) -> None:
 
 @hookspec
 def pytest_chunkeval_register_judges(registry: Registry[Any]) -> None:
-    """Register context-relevance judges (SPEC §10):
+    """Register context-relevance judges (docs/judged.md#the-two-measures):
     ``registry.register(name, factory, form)``.
 
     ``factory(rest)`` returns a judge with an ``identity`` (its name and version:

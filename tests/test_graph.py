@@ -18,9 +18,10 @@ from pytest_chunkeval.core.metrics import REL_METRICS
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
-from pytest_chunkeval.graph.evaluate import evaluate_relationships
-from pytest_chunkeval.graph.extraction import ExtractionStats, extract_texts
-from pytest_chunkeval.graph.extractors import (
+from pytest_chunkeval.llm.answers import AnswerCache
+from pytest_chunkeval.relationships.evaluate import evaluate_relationships
+from pytest_chunkeval.relationships.extraction import ExtractionStats, extract_texts
+from pytest_chunkeval.relationships.extractors import (
     CallableExtractor,
     Extracted,
     ExtractionError,
@@ -28,11 +29,10 @@ from pytest_chunkeval.graph.extractors import (
     get_extractor,
     locate_relationships,
 )
-from pytest_chunkeval.graph.gold import GoldError, gold_relationships
-from pytest_chunkeval.graph.graph import Relationship, RelationshipGraph
-from pytest_chunkeval.graph.normalize import normalize_name
-from pytest_chunkeval.graph.scoring import matches, relationship_scores
-from pytest_chunkeval.llm.answers import AnswerCache
+from pytest_chunkeval.relationships.gold import GoldError, gold_relationships
+from pytest_chunkeval.relationships.graph import Relationship, RelationshipGraph
+from pytest_chunkeval.relationships.normalize import normalize_name
+from pytest_chunkeval.relationships.scoring import matches, relationship_scores
 
 FACTS = [
     ("Alice", "founded", "Acme"),

@@ -18,10 +18,10 @@ from pytest_chunkeval.chunkers import as_chunker
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Query
-from pytest_chunkeval.graph.evaluate import evaluate_relationships
-from pytest_chunkeval.graph.extraction import ExtractionFailed
-from pytest_chunkeval.graph.extractors import CallableExtractor
-from pytest_chunkeval.graph.llm import LLMExtractor, parse_answer
+from pytest_chunkeval.relationships.evaluate import evaluate_relationships
+from pytest_chunkeval.relationships.extraction import ExtractionFailed
+from pytest_chunkeval.relationships.extractors import CallableExtractor
+from pytest_chunkeval.relationships.llm import LLMExtractor, parse_answer
 
 KEY = "sk-graph-DO-NOT-LEAK-4410"
 _FACT = re.compile(r"([A-Z]\w+) (founded|acquired|joined) ([A-Z]\w+)\.")

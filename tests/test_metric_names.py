@@ -22,7 +22,7 @@ from pytest_chunkeval.core.metric_names import (
 )
 from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS, RANK_METRICS
 from pytest_chunkeval.gate.tolerances import HIGHER_IS_BETTER
-from pytest_chunkeval.graph.evaluate import REL_METRICS
+from pytest_chunkeval.relationships.evaluate import REL_METRICS
 from pytest_chunkeval.reporting.rows import TABLE_METRICS
 from pytest_chunkeval.reporting.table import HEADERS
 from pytest_chunkeval.run.marker import MARKER_KEYWORDS, THRESHOLDS

@@ -3,6 +3,13 @@
 Built-ins by spec string (:data:`CHUNKERS`): ``fixed:SIZE[:OVERLAP]``,
 ``recursive:SIZE[:OVERLAP]``, ``sentence:SIZE``; anything else through
 :func:`as_chunker`.
+
+Stage: after the data, before the embedders (semantic chunkers embed through one).
+Central types: the :class:`Chunker` protocol (``base.py``), ``CHUNKERS`` /
+:func:`get_chunker` (``specs.py``).
+
+May import: ``config/``, ``core/``, ``tokenizers/``, ``embedders/``, ``llm/``,
+``util/`` and ``errors`` (see docs/architecture.md#layering).
 """
 
 from __future__ import annotations

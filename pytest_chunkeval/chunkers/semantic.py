@@ -21,8 +21,9 @@ tokens. A sentence that alone exceeds ``max_tokens`` is first split into pieces 
 ``RecursiveTokenChunker(max_tokens, 0)`` and those pieces take part as sentences of
 their own, so the bound always holds (a single piece the recursive splitter cannot
 cut below the size, such as one enormous token, is the only exception). When the
-whole document fits, it is one chunk and nothing is embedded. This is SPEC §6 as
-written and the default (``target="max"``, spec ``kamradt-modified:SIZE``).
+whole document fits, it is one chunk and nothing is embedded. This is
+docs/chunkers.md#kamradt-modified-max-or-mean as written and the default
+(``target="max"``, spec ``kamradt-modified:SIZE``).
 
 ``KamradtModifiedChunker(size, target="mean")`` (spec ``kamradt-modified:SIZE:mean``)
 is the behaviour of the report's own code (chunking_evaluation's
@@ -212,7 +213,8 @@ class KamradtSemanticChunker(_WindowEmbedding):
 
 class KamradtModifiedChunker(_WindowEmbedding):
     """Kamradt's chunker with the cut threshold found by search (see the module
-    docstring). ``target="max"`` (default, SPEC §6): no chunk exceeds ``max_tokens``
+    docstring). ``target="max"`` (default,
+    docs/chunkers.md#kamradt-modified-max-or-mean): no chunk exceeds ``max_tokens``
     tokens. ``target="mean"`` (the report's code): ``max_tokens`` is the target
     *average* size, over ``piece_tokens``-token pieces with windows of ``buffer``
     (default 3) pieces on each side."""

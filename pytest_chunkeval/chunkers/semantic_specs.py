@@ -5,8 +5,8 @@
 - ``kamradt[:PERCENTILE[@EMBEDDER]]``, e.g. ``kamradt``, ``kamradt:90``,
   ``kamradt:95@openai:text-embedding-3-large``
 - ``kamradt-modified:SIZE[:max|mean][@EMBEDDER]``, e.g. ``kamradt-modified:300``
-  (no chunk over SIZE tokens, SPEC §6) or ``kamradt-modified:300:mean`` (chunks of
-  SIZE tokens on average, as the report's code)
+  (no chunk over SIZE tokens, docs/chunkers.md#kamradt-modified-max-or-mean) or
+  ``kamradt-modified:300:mean`` (chunks of SIZE tokens on average, as the report's code)
 - ``llm:MODEL[?window=TOKENS&attempts=N]``, e.g. ``llm:gpt-4o``,
   ``llm:gpt-4o-mini?window=1200``
 

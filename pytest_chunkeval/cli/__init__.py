@@ -1,4 +1,10 @@
-"""The ``chunkeval`` command line: one module per subcommand."""
+"""The ``chunkeval`` command line: one module per subcommand.
+
+Stage: an entry point beside ``plugin.py``, at the top. Central function:
+:func:`main` (``main.py`` dispatches to one module per subcommand).
+
+May import: every folder but ``run/`` (see docs/architecture.md#layering).
+"""
 
 from __future__ import annotations
 

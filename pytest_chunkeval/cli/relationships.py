@@ -1,5 +1,5 @@
 """``chunkeval relationships``: which chunking gives the best retrieved relationships
-(Graph-RAG, SPEC §11)."""
+(Graph-RAG, docs/relationships.md#the-method)."""
 
 from __future__ import annotations
 
@@ -96,8 +96,8 @@ def run_relationships(args: argparse.Namespace) -> int:
         DEFAULT_UNIT,
     )
     from pytest_chunkeval.engine.cache import EmbeddingCache
-    from pytest_chunkeval.graph.evaluate import evaluate_relationships
-    from pytest_chunkeval.graph.extractors import get_extractor
+    from pytest_chunkeval.relationships.evaluate import evaluate_relationships
+    from pytest_chunkeval.relationships.extractors import get_extractor
     from pytest_chunkeval.reporting.table import results_table
     from pytest_chunkeval.util.files import atomic_write_text
 

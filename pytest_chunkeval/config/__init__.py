@@ -1,0 +1,9 @@
+"""Configuration: the spec grammar, the registries, the option table, defaults.
+
+Stage: below every pipeline stage (chunkers, embedders, stores and tokenizers
+register their specs here). Central types: :class:`Registry` / :class:`Signature`
+(``registry.py``), the spec grammar (``specs.py``), ``OPTIONS`` / ``Settings``
+(``options.py``), the defaults (``defaults.py``).
+
+May import: ``util/`` and ``errors`` only (see docs/architecture.md#layering).
+"""

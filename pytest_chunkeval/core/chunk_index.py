@@ -91,7 +91,8 @@ class ChunkIndex:
     def omega_counts(
         self, units: UnitMap, excerpts: QuerySpans, n_queries: int
     ) -> IntArray:
-        """Per query, how many chunks overlap its excerpts (``k="min"``, SPEC §5)."""
+        """Per query, how many chunks overlap its excerpts (``k="min"``,
+        docs/concepts.md#k)."""
         query, _ = self.omega(units, excerpts)
         return np.bincount(query, minlength=n_queries).astype(np.int64)
 

@@ -15,15 +15,17 @@ import math
 from dataclasses import dataclass
 
 PRESENCE = "presence"
-"""SPEC §3: what share of the excerpts the retrieved chunks cover, and at what
-cost (recall, precision, IoU, F1, Precision Ω)."""
+"""docs/concepts.md#the-metrics-of-one-query: what share of the excerpts the retrieved
+chunks cover, and at what cost (recall, precision, IoU, F1, Precision Ω)."""
 RANK = "rank"
-"""SPEC §9: rank-aware (mrr, ndcg), whole evidence (complete), the chunking's best
-(ceiling)."""
+"""docs/metrics.md: rank-aware (mrr, ndcg), whole evidence (complete), the chunking's
+best (ceiling)."""
 JUDGED = "judged"
-"""SPEC §10: reference-free, from a judge's spans (see ``judging/``)."""
+"""docs/judged.md#the-two-measures: reference-free, from a judge's spans (see
+``judging/``)."""
 RELATIONSHIP = "relationship"
-"""Relationship retrieval (Graph-RAG, see ``graph/``), apart from chunk metrics."""
+"""Relationship retrieval (Graph-RAG, see ``relationships/``), apart from chunk
+metrics."""
 
 
 @dataclass(frozen=True)

@@ -34,18 +34,19 @@ from pytest_chunkeval.core.units import UnitMap
 FloatArray = npt.NDArray[np.float64]
 
 PRESENCE_METRICS: tuple[str, ...] = names(PRESENCE)
-"""SPEC §3: recall, precision, iou, f1, precision_omega (baselines and the gate)."""
+"""docs/concepts.md#the-metrics-of-one-query: recall, precision, iou, f1,
+precision_omega (baselines and the gate)."""
 RANK_METRICS: tuple[str, ...] = names(RANK)
-"""SPEC §9: rank-aware (mrr, ndcg), whole evidence (complete), the chunking's best
-(ceiling). ``ndcg`` and ``ceiling`` need a chunking (NaN for a whole retriever)."""
+"""docs/metrics.md: rank-aware (mrr, ndcg), whole evidence (complete), the chunking's
+best (ceiling). ``ndcg`` and ``ceiling`` need a chunking (NaN for a whole retriever)."""
 METRICS: tuple[str, ...] = PRESENCE_METRICS + RANK_METRICS
 """Every per-query metric of a chunk evaluation, in table order."""
 JUDGED_METRICS: tuple[str, ...] = names(JUDGED)
 REL_METRICS: tuple[str, ...] = names(RELATIONSHIP)
-"""Relationship retrieval (SPEC §11, ``graph/``): named apart from the chunk
-metrics; stored in a query record's ``scores``."""
-"""Reference-free, from a judge's spans (SPEC §10); see ``judging/``. Measured
-only when a judge runs; stored in a query record's ``scores``."""
+"""Relationship retrieval (docs/relationships.md#the-method, ``relationships/``): named
+apart from the chunk metrics; stored in a query record's ``scores``."""
+"""Reference-free, from a judge's spans (docs/judged.md#the-two-measures); see
+``judging/``. Measured only when a judge runs; stored in a query record's ``scores``."""
 
 
 @dataclass(frozen=True)
@@ -246,8 +247,9 @@ def describe(values: FloatArray) -> MetricStats:
 
 
 def without_ground_truth(scores: QueryScores, has_excerpts: Any) -> QueryScores:
-    """``scores`` with the §3 and §9 metrics absent (NaN, never 0) for the queries
-    that have no excerpts (a question set for judged metrics, SPEC §7)."""
+    """``scores`` with the presence and rank metrics absent (NaN, never 0) for the
+    queries that have no excerpts (a question set for judged metrics,
+    docs/judged.md#the-two-measures)."""
     absent = ~np.asarray(has_excerpts, dtype=bool)
     if not absent.any():
         return scores

@@ -1,4 +1,4 @@
-"""Rank- and budget-aware metrics for many queries at once (SPEC §9).
+"""Rank- and budget-aware metrics for many queries at once (docs/metrics.md).
 
 ``mrr``, ``ndcg`` and ``ceiling`` read the first ``d`` ranks of each query's list;
 the gains, the ideal curve ``C_j`` and the budget prefix are computed with numpy on
@@ -194,7 +194,7 @@ def _dp_coverage(
 
 @dataclass(frozen=True)
 class RankScores:
-    """Per-query rank metrics at depth ``d`` (SPEC §9), in query order."""
+    """Per-query rank metrics at depth ``d`` (docs/metrics.md), in query order."""
 
     mrr: FloatArray
     ndcg: FloatArray  # NaN without a chunking

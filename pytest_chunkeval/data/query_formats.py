@@ -122,7 +122,7 @@ def _query_from_json(obj: Any, where: str) -> Query:
     doc_id = obj.get("doc_id", "" if not raw else None)
     if not isinstance(doc_id, str) or (raw and not doc_id):
         raise QuerySetError(f"{where}: 'doc_id' must be a non-empty string")
-    # No excerpts: a question for judged metrics only (SPEC §7, §10).
+    # No excerpts: a question for judged metrics only (docs/judged.md#the-two-measures).
     excerpts = tuple(
         _excerpt_from_json(e, doc_id, f"{where}, excerpt {i}")
         for i, e in enumerate(raw, 1)

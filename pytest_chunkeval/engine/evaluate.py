@@ -1,4 +1,5 @@
-"""The evaluation engine: chunk, embed (cached), index, retrieve, score (SPEC §5).
+"""The evaluation engine: chunk, embed (cached), index, retrieve, score
+(docs/retrieval.md).
 
 ``evaluate`` measures a chunker inside the report's retrieval protocol; ``score``
 measures whatever a user's own retriever returns. Both produce an ``EvalResult``.
@@ -116,8 +117,8 @@ def evaluate(
 
     ``judge`` (``"llm:MODEL"``, a registered name, a judge or a ``Judging``) also
     judges each retrieved context: ``context_relevance`` and its token variant
-    (SPEC §10), needed for questions without excerpts. Judgments are cached beside
-    the embedding cache.
+    (docs/judged.md#the-two-measures), needed for questions without excerpts. Judgments
+    are cached beside the embedding cache.
 
     ``store`` may search vectors (``exact``, ``chroma``), texts (``bm25``: no
     embedder runs) or both (``hybrid``); ``rerank`` re-scores the store's top
@@ -309,6 +310,6 @@ def _check_ground_truth(queries: QuerySet, judge: Any, k: Any) -> None:
     if judge is None and len(bare) == len(queries):
         raise EvaluationError(
             f"no question of {where} has excerpts: give a judge to measure context "
-            "relevance (SPEC §10): 'llm:MODEL' or a registered name, as judge= "
+            "relevance (docs/judged.md): 'llm:MODEL' or a registered name, as judge= "
             "(evaluate(), the chunkeval marker) or the chunkeval_judge setting"
         )

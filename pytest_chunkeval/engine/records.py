@@ -35,7 +35,7 @@ from pytest_chunkeval.engine.retrieve import timed as _timed
 def losses_of(
     scores: QueryScores, exact: QueryScores | None
 ) -> dict[str, npt.NDArray[np.float64]]:
-    """Per query, where recall was lost (SPEC §9); NaN where undefined."""
+    """Per query, where recall was lost (docs/metrics.md); NaN where undefined."""
     out = {
         "chunking": 1.0 - scores.ceiling,
         "search": scores.ceiling - scores.depth_recall,

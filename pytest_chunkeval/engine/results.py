@@ -34,19 +34,19 @@ given to ``score``): each stage's recall over its whole list (``depth`` rows), o
 its first ``k`` rows, and ``ceiling``: the best recall any ``k`` of its rows reach
 together (what a reranker choosing from it could reach), beside the final result's.
 
-``loss`` says where recall is lost (SPEC §9): ``chunking`` = 1 - ceiling,
+``loss`` says where recall is lost (docs/metrics.md): ``chunking`` = 1 - ceiling,
 ``search`` = ceiling - recall of the first ``k`` ranks (embedding + search), and for
 an approximate store ``approximation`` = exact search's recall - the store's on the
 same vectors (signed), with ``exact_recall`` and ``store_recall`` beside it.
 
 Metric values are in [0, 1]; ``precision_omega`` is ``null`` when no chunking was
 scored (a whole retriever through ``score``). A relationship evaluation
-(:func:`~pytest_chunkeval.graph.evaluate.evaluate_relationships`) measures other
+(:func:`~pytest_chunkeval.relationships.evaluate.evaluate_relationships`) measures other
 metrics (``rel_recall``, ``evidence_iou``...): its ``metrics`` hold those, each
 query's ``scores`` their values and the chunk metrics are ``null``; ``graph`` holds
 its relationship and extraction counts. A question without excerpts has ``null``
-chunk metrics too (absent, never 0). With a judge (SPEC §10), ``metrics`` and each
-query's ``scores`` also hold ``context_relevance`` and
+chunk metrics too (absent, never 0). With a judge (docs/judged.md#the-two-measures),
+``metrics`` and each query's ``scores`` also hold ``context_relevance`` and
 ``context_relevance_tokens`` (``null`` for a query whose judgment failed), and its
 ``details["judged"]`` the judged spans ``[[doc_id, start, end], ...]``.
 """
@@ -110,7 +110,7 @@ class QueryRecord:
     """Metrics other than the chunk metrics (e.g. ``rel_recall``), by name."""
     details: Mapping[str, Any] = field(default_factory=dict)
     """What produced ``scores`` (e.g. the retrieved relationships), JSON values."""
-    mrr: float | None = None  # SPEC §9; None when not measured
+    mrr: float | None = None  # docs/metrics.md; None when not measured
     ndcg: float | None = None  # None without a chunking
     complete: float | None = None
     ceiling: float | None = None  # None without a chunking
@@ -167,7 +167,7 @@ class QueryRecord:
             excerpt_coverage=tuple(data["excerpt_coverage"]),
             scores=dict(data.get("scores", {})),
             details=dict(data.get("details", {})),
-            # Results written before SPEC §9 lack these: None, never 0.
+            # Results written before docs/metrics.md lack these: None, never 0.
             **{m: data.get(m) for m in RANK_METRICS},
             loss=dict(data.get("loss", {})),
             chosen=tuple((s[0], int(s[1]), int(s[2])) for s in data.get("chosen", [])),
@@ -250,7 +250,7 @@ class EvalResult:
     graph: dict[str, Any] = field(default_factory=dict)
     """A relationship evaluation's graph and extraction counts (else empty)."""
     loss: dict[str, MetricStats] = field(default_factory=dict)
-    """Where recall is lost (SPEC §9): ``chunking`` (1 - ceiling), ``search``
+    """Where recall is lost (docs/metrics.md): ``chunking`` (1 - ceiling), ``search``
     (ceiling - recall at ``k``), and for an approximate store ``approximation``
     (exact search's recall - the store's), ``exact_recall``, ``store_recall``."""
     budget: dict[str, float] = field(default_factory=dict)
@@ -280,7 +280,7 @@ class EvalResult:
         if metric not in self.metrics:
             hint = (
                 " (judged metrics need a judge: judge='llm:MODEL' or a registered "
-                "name; SPEC §10)"
+                "name; docs/judged.md#the-two-measures)"
                 if metric in JUDGED_METRICS
                 else ""
             )

@@ -1,6 +1,7 @@
-"""Scoring a whole retriever (SPEC §3 without a chunking): what a callable, an
-object with ``.retrieve``/``.invoke`` or a mapping returned for each question,
-located in the corpus and scored like chunks (:func:`score`, :func:`locate_results`)."""
+"""Scoring a whole retriever (docs/concepts.md#the-metrics-of-one-query without a
+chunking): what a callable, an object with ``.retrieve``/``.invoke`` or a mapping
+returned for each question, located in the corpus and scored like chunks (:func:`score`,
+:func:`locate_results`)."""
 
 from __future__ import annotations
 

@@ -429,9 +429,10 @@ def assert_context_relevance_at_least(
     group: str | None = None,
     tokens: bool = False,
 ) -> None:
-    """Fail unless judged context relevance (SPEC §10: the share of the retrieved
-    chunks' sentences a judge found relevant; ``tokens=True``: the share of their
-    tokens) reaches ``minimum``. Needs a result evaluated with a judge."""
+    """Fail unless judged context relevance (docs/judged.md#the-two-measures: the share
+    of the retrieved chunks' sentences a judge found relevant; ``tokens=True``: the
+    share of their tokens) reaches ``minimum``. Needs a result evaluated with a
+    judge."""
     __tracebackhide__ = True
     metric = "context_relevance_tokens" if tokens else "context_relevance"
     assert_metric_at_least(result, metric, minimum, statistic=statistic, group=group)

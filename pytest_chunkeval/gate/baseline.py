@@ -157,7 +157,7 @@ class Baseline:
                 f"query ids are not unique ({', '.join(dup[:5])}); a baseline pairs "
                 "queries by id"
             )
-        # The §9 and judged metrics only where measured, so results from before
+        # The rank and judged metrics only where measured, so results from before
         # them (and a retriever's ndcg/ceiling) add no null columns to the file;
         # a relationship result's own metrics instead of the chunk metrics.
         if REL_METRICS[0] in result.metrics:

@@ -1,5 +1,5 @@
-"""Judges of context relevance (SPEC §10): which sentences of a context help answer
-a question.
+"""Judges of context relevance (docs/judged.md#the-two-measures): which sentences of a
+context help answer a question.
 
 A judge is ``llm:<model>`` (:class:`LLMJudge`, any OpenAI-compatible endpoint
 through :mod:`pytest_chunkeval.llm`) or a Python callable

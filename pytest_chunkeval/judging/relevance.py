@@ -1,4 +1,5 @@
-"""Context relevance from a judgment (SPEC §10), counted per retrieved chunk.
+"""Context relevance from a judgment (docs/judged.md#the-two-measures), counted per
+retrieved chunk.
 
 The context shown to a judge is the retrieved chunks' texts in rank order, joined
 by :data:`SEPARATOR`. A judgment's spans (relative to that context) are mapped back

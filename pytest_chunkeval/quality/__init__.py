@@ -7,4 +7,6 @@ its own (``leakage.py``, ``duplicates.py``, ``excerpts.py``, ``coverage.py``,
 ``floor.py``, ``separability.py``). Imports ``data/``, ``core/``, ``engine/``,
 ``stores/`` and ``gate/`` (the minimum detectable effect); nothing imports it but
 ``cli/``, ``run/`` and the package root, lazily.
+
+May import: see docs/architecture.md#layering.
 """

@@ -7,4 +7,11 @@ no network, no CDN and no JavaScript to show them; a small inline script makes t
 table sortable and marks the page as drawn (``#chunkeval-status``) for tests. The
 question explorer (``explorer.py``, ``explorer.js``, ``explorer.css``) is rendered
 by script from one JSON blob in the page.
+
+Stage: after the gate. Central types: :class:`ReportEntry` (``rows.py``),
+:func:`results_table` (``table.py``), :func:`markdown_report`, :func:`html_report`,
+:func:`json_report`, :func:`append_history`.
+
+May import: ``config/``, ``core/``, ``tokenizers/``, ``chunkers/``, ``engine/``,
+``gate/``, ``quality/``, ``util/`` and ``errors`` (see docs/architecture.md#layering).
 """

@@ -181,7 +181,8 @@ _LOSS_PARTS = (
 
 
 def _loss_section(rows: Sequence[_Row]) -> str:
-    """Where recall is lost, per configuration, in points of recall (SPEC §9)."""
+    """Where recall is lost, per configuration, in points of recall
+    (docs/metrics.md)."""
     parts = [p for p in _LOSS_PARTS if any(r.loss.get(p[0]) is not None for r in rows)]
     head = "".join(
         f"<th>{esc(h)}</th>"

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 REPORT_SCHEMA = 1
 TABLE_METRICS = names(PRESENCE)
 RANK_COLUMNS = names(RANK)
-"""SPEC §9 columns: shown when some row measured them (results from before them,
+"""docs/metrics.md columns: shown when some row measured them (results from before them,
 and relationship results, keep the narrower table)."""
 RELATIONSHIP_COLUMNS = (
     "rel_recall",
@@ -41,12 +41,13 @@ RELATIONSHIP_COLUMNS = (
 )
 """Columns added when a report holds relationship results (Graph-RAG)."""
 JUDGED_COLUMNS = names(JUDGED)
-"""SPEC §10 columns: shown when some row was judged."""
+"""docs/judged.md#the-two-measures columns: shown when some row was judged."""
 
 
 def table_metrics(rows: Sequence[_Row]) -> tuple[str, ...]:
     """The metric columns of a report table for ``rows``: the chunk metrics, the
-    §9 ones some row measured, and the relationship ones when some row has them."""
+    rank ones (docs/metrics.md) some row measured, and the relationship ones when some
+    row has them."""
     rank = tuple(
         m
         for m in RANK_COLUMNS + JUDGED_COLUMNS

@@ -165,7 +165,7 @@ def results_table(
 
 
 def loss_lines(results: Sequence[EvalResult]) -> list[str]:
-    """Per result, where recall was lost (SPEC §9), in points of recall."""
+    """Per result, where recall was lost (docs/metrics.md), in points of recall."""
     lines = []
     for r in results:
         parts = [

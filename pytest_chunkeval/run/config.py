@@ -41,7 +41,8 @@ class RunConfig:
     """``k`` was configured (setting, flag or marker), not the default: only then
     does it limit what a whole retriever (``score()``) is scored on."""
     judge: str | None = None
-    """Judge spec of context relevance (SPEC §10), or None: not judged."""
+    """Judge spec of context relevance (docs/judged.md#the-two-measures), or None: not
+    judged."""
     locate: str = "exact"
     """How a retriever's texts are placed in the corpus (engine/placing.py)."""
     beir: str | None = None

@@ -419,8 +419,9 @@ class Evaluator:
     def unplaced_outside_baseline(self, *, every: bool = False) -> str | None:
         """A result that left out queries no longer placeable is only fit for
         its baseline comparison: used otherwise (a marker threshold, nothing),
-        the test fails with the placement error, as without a baseline (SPEC §7).
-        ``every``: whether or not the result was compared with its baseline."""
+        the test fails with the placement error, as without a baseline
+        (docs/formats.md#loading-and-re-location). ``every``: whether or not the result
+        was compared with its baseline."""
         unchecked = [
             r
             for r in self.results

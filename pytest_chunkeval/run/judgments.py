@@ -1,5 +1,6 @@
 """The session's judges: one :class:`Judging` per judge spec, sharing the answer
-cache and the committed judgments file (SPEC §10, ``docs/judged.md``).
+cache and the committed judgments file (docs/judged.md#the-two-measures,
+``docs/judged.md``).
 
 In update mode new judgments are recorded in the committed file at the end of the
 session, merged under a lock with what other runs recorded meanwhile

@@ -10,7 +10,7 @@ from pytest_chunkeval.errors import ChunkevalError
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult
-    from pytest_chunkeval.graph.extractors import Extractor
+    from pytest_chunkeval.relationships.extractors import Extractor
     from pytest_chunkeval.run.config import RunConfig
     from pytest_chunkeval.run.session import ChunkevalSession
 
@@ -37,8 +37,8 @@ def relationships(
     the spans the chunker produced; an extractor spec, else its identity (name and
     version, which also key its cached answers)."""
     from pytest_chunkeval.engine.chunking import Chunking
-    from pytest_chunkeval.graph.evaluate import evaluate_relationships
-    from pytest_chunkeval.graph.extractors import get_extractor
+    from pytest_chunkeval.relationships.evaluate import evaluate_relationships
+    from pytest_chunkeval.relationships.extractors import get_extractor
 
     session.components.ensure_registered()
     try:

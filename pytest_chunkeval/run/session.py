@@ -111,7 +111,8 @@ class ChunkevalSession:
 
     @property
     def judges(self) -> SessionJudges:
-        """The session's judges (SPEC §10), sharing the committed judgments file."""
+        """The session's judges (docs/judged.md#the-two-measures), sharing the committed
+        judgments file."""
         if self._judges is None:
             from pytest_chunkeval.run.judgments import SessionJudges
 

@@ -29,7 +29,7 @@ from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
 # (header, metric) in table order; means are printed in percent.
 METRIC_COLUMNS = tuple((short_label(m), m) for m in names(PRESENCE))
 JUDGED_COLUMNS = tuple((short_label(m), m) for m in names(JUDGED))
-"""Shown when a row was judged (SPEC §10)."""
+"""Shown when a row was judged (docs/judged.md#the-two-measures)."""
 SHORT_COLUMNS = METRIC_COLUMNS[:3]
 # The columns of relationship results (chunkeval.relationships): named apart.
 RELATIONSHIP_COLUMNS = tuple(

@@ -10,6 +10,12 @@ Spec strings (``get_store``):
   texts (``bm25s``), no embedder;
 - ``hybrid[:DENSE][?n=50&rrf=60&weights=1,1&...]``: dense + BM25 fused by reciprocal
   rank fusion.
+
+Stage: after the embedders, before the engine. Central types: :class:`Store` /
+:class:`TextStore` / :class:`FusionStore` (``_base.py``), ``STORES`` /
+:func:`get_store` (here).
+
+May import: ``config/``, ``util/`` and ``errors`` (see docs/architecture.md#layering).
 """
 
 from __future__ import annotations

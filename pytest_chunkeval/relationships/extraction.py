@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_chunkeval.errors import UnavailableError
-from pytest_chunkeval.graph.extractors import (
+from pytest_chunkeval.llm.answers import AnswerCache, AnswerKey, hash_input
+from pytest_chunkeval.llm.batch import Outcome, plan_batch, run_batch
+from pytest_chunkeval.relationships.extractors import (
     Extractor,
     TextExtraction,
     locate_relationships,
 )
-from pytest_chunkeval.llm.answers import AnswerCache, AnswerKey, hash_input
-from pytest_chunkeval.llm.batch import Outcome, plan_batch, run_batch
 
 ROLE = "relations"
 

@@ -19,10 +19,10 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Query
 from pytest_chunkeval.errors import DataError
-from pytest_chunkeval.graph.extraction import ExtractionStats, extract_texts
-from pytest_chunkeval.graph.extractors import Extractor
-from pytest_chunkeval.graph.graph import Relationship, RelationshipGraph
 from pytest_chunkeval.llm.answers import AnswerCache
+from pytest_chunkeval.relationships.extraction import ExtractionStats, extract_texts
+from pytest_chunkeval.relationships.extractors import Extractor
+from pytest_chunkeval.relationships.graph import Relationship, RelationshipGraph
 
 
 class GoldError(DataError):

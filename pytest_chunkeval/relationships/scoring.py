@@ -1,4 +1,5 @@
-"""Relationship matching and ``rel_recall`` / ``rel_precision`` (SPEC §11).
+"""Relationship matching and ``rel_recall`` / ``rel_precision``
+(docs/relationships.md#the-method).
 
 A retrieved relationship matches a gold one when their normalized subjects agree,
 their normalized objects agree, and one evidence span of each overlap (same
@@ -21,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from pytest_chunkeval.graph.graph import Relationship, SpanTuple
+from pytest_chunkeval.relationships.graph import Relationship, SpanTuple
 
 
 def spans_overlap(a: Sequence[SpanTuple], b: Sequence[SpanTuple]) -> bool:

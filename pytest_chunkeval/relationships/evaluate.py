@@ -1,6 +1,6 @@
 """``evaluate_relationships``: which chunking gives the best retrieved relationships?
 
-The method (SPEC §11):
+The method (docs/relationships.md#the-method):
 
 1. Chunk the corpus; extract relationships from every distinct chunk text (cached).
 2. Merge them into one graph (:mod:`.graph`): entities and predicates by normalized
@@ -10,12 +10,12 @@ The method (SPEC §11):
    the configured embedder (embedding cache), index them in the configured store and
    retrieve the top ``k`` relationships per question.
 5. Score: ``rel_recall`` / ``rel_precision`` against the gold set (:mod:`.scoring`),
-   and the §3 metrics on the evidence spans of the retrieved relationships against
+   and the presence metrics on the evidence spans of the retrieved relationships against
    the question's excerpts, named ``evidence_*`` (``evidence_precision_omega`` takes
    as Ω every evidence span of the graph that overlaps an excerpt). A sentence that
    backs several retrieved relationships of one question is counted once in
    ``|tr|`` (a Graph-RAG context would quote it once); distinct overlapping spans
-   count their shared units twice, as in §3.
+   count their shared units twice, as chunks do (docs/concepts.md).
 """
 
 from __future__ import annotations
@@ -63,12 +63,16 @@ from pytest_chunkeval.engine.retrieve import (
     timed,
 )
 from pytest_chunkeval.engine.search_cache import SearchCache
-from pytest_chunkeval.graph.extraction import ExtractionStats, cost_plan, extract_texts
-from pytest_chunkeval.graph.extractors import Extractor, get_extractor
-from pytest_chunkeval.graph.gold import excerpt_texts, gold_relationships
-from pytest_chunkeval.graph.graph import Relationship, RelationshipGraph
-from pytest_chunkeval.graph.scoring import match_matrix, relationship_scores
 from pytest_chunkeval.llm.answers import AnswerCache
+from pytest_chunkeval.relationships.extraction import (
+    ExtractionStats,
+    cost_plan,
+    extract_texts,
+)
+from pytest_chunkeval.relationships.extractors import Extractor, get_extractor
+from pytest_chunkeval.relationships.gold import excerpt_texts, gold_relationships
+from pytest_chunkeval.relationships.graph import Relationship, RelationshipGraph
+from pytest_chunkeval.relationships.scoring import match_matrix, relationship_scores
 from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
 from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
 

@@ -9,7 +9,7 @@ list of strings for sentences that are not adjacent). A plain function is adapte
 the function's answers change, or cached answers of the old one are reused.
 
 Built-in specs (:data:`EXTRACTORS`): ``llm:MODEL`` (any OpenAI-compatible endpoint,
-see :mod:`pytest_chunkeval.graph.llm`) and ``python:MODULE:ATTR`` (a function or
+see :mod:`pytest_chunkeval.relationships.llm`) and ``python:MODULE:ATTR`` (a function or
 extractor object of an importable module; a function's ``version`` attribute, if
 any, is its version); the hook ``pytest_chunkeval_register_extractors`` adds names,
 e.g. a team's own function.
@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from pytest_chunkeval.config.registry import Param, Registry, Signature
 from pytest_chunkeval.core.locate import locate, preview
 from pytest_chunkeval.errors import DataError
-from pytest_chunkeval.graph.normalize import normalize_name
+from pytest_chunkeval.relationships.normalize import normalize_name
 
 RawRelationship = tuple[str, str, str, "str | Sequence[str]"]
 """What an extractor returns per relationship: subject, predicate, object, evidence."""
@@ -232,7 +232,7 @@ EXTRACTORS: Registry[Extractor] = Registry("extractor")
 
 
 def _llm(model: str) -> Extractor:
-    from pytest_chunkeval.graph.llm import LLMExtractor
+    from pytest_chunkeval.relationships.llm import LLMExtractor
 
     return LLMExtractor(model=model)
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_chunkeval.errors import DataError
-from pytest_chunkeval.graph.extractors import RawRelationship
 from pytest_chunkeval.llm.chat import (
     API_ERROR,
     MALFORMED,
@@ -32,6 +31,7 @@ from pytest_chunkeval.llm.chat import (
     Rejection,
 )
 from pytest_chunkeval.llm.parse import extract_json
+from pytest_chunkeval.relationships.extractors import RawRelationship
 
 DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_CONCURRENCY = 4

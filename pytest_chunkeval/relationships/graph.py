@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_chunkeval.graph.extractors import Extracted
-from pytest_chunkeval.graph.normalize import normalize_name
+from pytest_chunkeval.relationships.extractors import Extracted
+from pytest_chunkeval.relationships.normalize import normalize_name
 
 SpanTuple = tuple[str, int, int]
 
