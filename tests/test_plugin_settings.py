@@ -46,6 +46,7 @@ def test_option_table_is_complete_and_prefixed() -> None:
         "tokenizer",
         "locate",
         "copies",
+        "rerank",
         "cache_dir",
         "chunkers",
         "judge",

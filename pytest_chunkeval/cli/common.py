@@ -13,9 +13,12 @@ from typing import Any
 from pytest_chunkeval.config.options import (
     OPTIONS,
     Settings,
+    SettingsError,
     add_options,
     resolve_settings,
 )
+from pytest_chunkeval.config.project import Project, find_project
+from pytest_chunkeval.config.values import parse_path
 from pytest_chunkeval.errors import ConfigError
 
 EXIT_OK = 0
@@ -144,20 +147,42 @@ def load_data(args: argparse.Namespace, config: Settings) -> tuple[Any, Any]:
     return corpus, QuerySet.load(config.queries, corpus)
 
 
-def settings(args: argparse.Namespace, names: Iterable[str] = ()) -> Settings:
-    """The option table's settings from a command's flags, combined as the plugin
-    combines its own (``$CHUNKEVAL_CACHE_DIR``, the default cache under pytest's
-    rootdir). Paths given on the command line are relative to the current
-    directory. ``names``: options the command takes several of (not resolved)."""
-    from pytest_chunkeval.config.rootdir import find_rootdir
+def project(args: argparse.Namespace) -> Project:
+    """The project the command runs in (its pytest configuration), read once."""
+    found: Project | None = getattr(args, "chunkeval_project", None)
+    if found is None:
+        found = find_project(OPTIONS)
+        args.chunkeval_project = found
+    return found
 
+
+def settings(args: argparse.Namespace, names: Iterable[str] = ()) -> Settings:
+    """The option table's settings from the project's pytest configuration and a
+    command's flags, combined as the plugin combines its own
+    (``$CHUNKEVAL_CACHE_DIR``, the default cache under pytest's rootdir): flags
+    override the ini values. Paths given on the command line are relative to the
+    current directory, ini paths to the rootdir. ``names``: options the command
+    takes several of (their flags are read by the command; their ini values are
+    resolved here)."""
+    where = project(args)
     skip = set(names)
     flags: dict[str, object] = {}
     for option in OPTIONS:
         value = getattr(args, option.dest, None)
         if option.name in skip or value is None:
             continue
-        if option.name == "cache_dir":
-            value = os.path.abspath(str(value))
+        if option.parse is parse_path:
+            value = _absolute(value)
         flags[option.dest] = value
-    return resolve_settings(find_rootdir(), {}, flags)
+    try:
+        return resolve_settings(where.rootdir, where.ini, flags)
+    except SettingsError as exc:
+        if where.inifile is None or str(exc).startswith("--"):
+            raise
+        raise SettingsError(f"{where.inifile}: {exc}") from None
+
+
+def _absolute(value: object) -> object:
+    if isinstance(value, (list, tuple)):
+        return [_absolute(v) for v in value]
+    return os.path.abspath(os.path.expanduser(str(value)))

@@ -15,7 +15,6 @@ from pytest_chunkeval.cli.common import (
     settings,
 )
 from pytest_chunkeval.config.options import add_options
-from pytest_chunkeval.config.specs import spec_argument
 
 DEFAULT_CHUNKER = "recursive:200:0"
 
@@ -56,14 +55,6 @@ def register(subparsers: Any) -> None:
             "budget": {"multiple": True},
             "store": {"multiple": True},
         },
-    )
-    run.add_argument(
-        "--rerank",
-        default=None,
-        type=spec_argument("reranker"),
-        metavar="SPEC",
-        help="re-score each store's top n with a cross-encoder and keep k "
-        "(cross-encoder:NAME_OR_PATH?n=20; default: no reranking)",
     )
     add_options(
         run.add_argument, ["unit", "tokenizer", "copies", "cache_dir"], where="cli"
@@ -118,13 +109,15 @@ def run_eval(args: argparse.Namespace) -> int:
     from pytest_chunkeval.util.files import atomic_write_text
 
     unit = config.unit or DEFAULT_UNIT
-    stores: list[str] = args.chunkeval_store or [DEFAULT_STORE]
-    budgets: list[int | None] = args.chunkeval_budget or [None]
+    # a sweep's flags replace the project's value (settings() resolved the ini's)
+    stores: list[str] = args.chunkeval_store or [config.store or DEFAULT_STORE]
+    budgets: list[int | None] = args.chunkeval_budget or [config.budget]
+    ks = args.chunkeval_k or [DEFAULT_K if config.k is None else config.k]
     cache = EmbeddingCache(config.cache_dir)
     results = []
     started = time.perf_counter()
     for chunker in config.chunkers or (DEFAULT_CHUNKER,):
-        for k in args.chunkeval_k or [DEFAULT_K]:
+        for k in ks:
             for budget in budgets:
                 for store in stores:
                     results.append(
@@ -134,7 +127,7 @@ def run_eval(args: argparse.Namespace) -> int:
                             queries,
                             embedder=config.embedder or DEFAULT_EMBEDDER,
                             store=store,
-                            rerank=args.rerank,
+                            rerank=config.rerank,
                             k=k,
                             budget=budget,
                             unit=unit,
@@ -149,7 +142,7 @@ def run_eval(args: argparse.Namespace) -> int:
         f"{corpus.name}: {len(corpus)} documents, {len(queries)} queries; "
         f"embedder {', '.join(sorted(embedders)) or 'none'}, "
         f"store {', '.join(stores)}"
-        + (f", rerank {args.rerank}" if args.rerank else "")
+        + (f", rerank {config.rerank}" if config.rerank else "")
         + f", unit {unit}"
     )
     print(results_table(results, args.metric))
@@ -157,7 +150,7 @@ def run_eval(args: argparse.Namespace) -> int:
         print("where recall is lost (points of recall):")
         for line in loss_lines(results):
             print(line)
-    if len(stores) > 1 or args.rerank or any(r.stages for r in results):
+    if len(stores) > 1 or config.rerank or any(r.stages for r in results):
         for line in _stage_lines(results):
             print(line)
     print(

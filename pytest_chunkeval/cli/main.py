@@ -15,6 +15,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 from pytest_chunkeval.cli.common import (
     EXIT_FAILED,
@@ -67,12 +68,28 @@ def _one_line(exc: BaseException) -> str:
     return str(text)
 
 
+_WITHOUT_PROJECT_NAMES = frozenset({"cache", "report"})
+"""Commands that resolve no spec string: the project's conftest is not imported."""
+
+
+def _project_names(args: argparse.Namespace) -> AbstractContextManager[None]:
+    """The names the project's conftest registers, while a command that resolves
+    spec strings runs (cli/registrations.py)."""
+    if args.command in _WITHOUT_PROJECT_NAMES:
+        return nullcontext()
+    from pytest_chunkeval.cli.common import project
+    from pytest_chunkeval.cli.registrations import project_registrations
+
+    return project_registrations(project(args))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``chunkeval`` with ``argv`` (default ``sys.argv[1:]``); the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args.func(args)
+        with _project_names(args):
+            code: int = args.func(args)
         return code
     except KeyboardInterrupt:
         print("chunkeval: interrupted", file=sys.stderr)

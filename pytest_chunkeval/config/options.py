@@ -34,6 +34,7 @@ from pytest_chunkeval.config.option import IniType as IniType
 from pytest_chunkeval.config.option import Option as Option
 from pytest_chunkeval.config.option import Where as Where
 from pytest_chunkeval.config.quality_options import QUALITY_OPTIONS
+from pytest_chunkeval.config.rerank_option import RERANK_OPTION
 from pytest_chunkeval.config.scoring import COPIES_OPTION
 from pytest_chunkeval.config.values import (
     _spec_parser,
@@ -154,6 +155,7 @@ OPTIONS: tuple[Option, ...] = (
         default_text="exact",
     ),
     COPIES_OPTION,
+    RERANK_OPTION,
     Option(
         "cache_dir",
         "Embedding cache directory, {relative} ($"
@@ -297,6 +299,7 @@ class Settings:
     tokenizer: str | None = None
     locate: str | None = None
     copies: str | None = None
+    rerank: str | None = None
     cache_dir: str = ""
     chunkers: tuple[str, ...] = field(default=())
     judge: str | None = None
@@ -349,6 +352,7 @@ _COMPONENT_FIELDS = (
     "budget",
     "unit",
     "tokenizer",
+    "rerank",
     "chunkers",
     "judge",
     "beir",

@@ -13,7 +13,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 # (file name, the section that makes it pytest's configuration; None: any file)
-_CONFIG_FILES: tuple[tuple[str, str | None], ...] = (
+CONFIG_FILES: tuple[tuple[str, str | None], ...] = (
     ("pytest.ini", None),
     (".pytest.ini", None),
     ("pyproject.toml", "tool.pytest.ini_options"),
@@ -41,17 +41,27 @@ def _is_pytest_config(path: Path, section: str | None) -> bool:
     return parser.has_section(section)
 
 
+def find_config(start: Path | None = None) -> Path | None:
+    """The configuration file pytest would read for a run started in ``start``
+    (default: the current directory) without path arguments: in the nearest
+    directory upwards holding one, the first of :data:`CONFIG_FILES`; or None."""
+    here = (start or Path.cwd()).resolve()
+    for directory in [here, *here.parents]:
+        for name, section in CONFIG_FILES:
+            if _is_pytest_config(directory / name, section):
+                return directory / name
+    return None
+
+
 def find_rootdir(start: Path | None = None) -> Path:
     """pytest's rootdir rule for a run started in ``start`` (default: the current
-    directory) without path arguments: the nearest directory upwards holding a
-    pytest configuration file; else the nearest holding ``pyproject.toml`` or
-    ``setup.py``; else ``start``."""
+    directory) without path arguments: the directory of :func:`find_config`'s file;
+    else the nearest holding ``pyproject.toml`` or ``setup.py``; else ``start``."""
     here = (start or Path.cwd()).resolve()
-    lineage = [here, *here.parents]
-    for directory in lineage:
-        if any(_is_pytest_config(directory / n, s) for n, s in _CONFIG_FILES):
-            return directory
-    for directory in lineage:
+    config = find_config(here)
+    if config is not None:
+        return config.parent
+    for directory in [here, *here.parents]:
         if (directory / "pyproject.toml").is_file() or (
             directory / "setup.py"
         ).is_file():

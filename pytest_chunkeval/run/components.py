@@ -107,6 +107,8 @@ class Components:
             checks.append(("chunkeval_benchmark", s.benchmark, _check_benchmark))
         if s.judge:
             checks.append(("chunkeval_judge", s.judge, _judge))
+        if s.rerank:
+            checks.append(("chunkeval_rerank", s.rerank, _reranker))
         for where, spec, make in checks:
             try:
                 make(spec)
@@ -215,6 +217,12 @@ def _judge(spec: str) -> Any:
     from pytest_chunkeval.judging.specs import get_judge
 
     return get_judge(spec)
+
+
+def _reranker(spec: str) -> object:
+    from pytest_chunkeval.stores.rerank import get_reranker
+
+    return get_reranker(spec)  # names and files checked; no model is loaded
 
 
 def _tokenizer(spec: str) -> object:

@@ -50,6 +50,8 @@ class RunConfig:
     beir_split: str = "test"
     copies: str = DEFAULT_COPIES
     """Identical text: ``any`` or ``strict`` (docs/concepts.md, "Identical text")."""
+    rerank: str | None = None
+    """Reranker spec re-scoring the store's candidates (docs/retrieval.md), or None."""
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     """Where each dataset setting came from, for error messages."""
 
@@ -73,6 +75,7 @@ class RunConfig:
             "beir": settings.beir,
             "beir_split": settings.beir_split or "test",
             "copies": settings.copies or DEFAULT_COPIES,
+            "rerank": settings.rerank,
         }
         origins = {
             key: f"chunkeval_{key} / --chunkeval-{key}"
@@ -135,6 +138,7 @@ class RunConfig:
             self.cache_dir,
             self.judge,
             self.copies,
+            self.rerank,
         )
 
 

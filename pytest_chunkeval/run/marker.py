@@ -140,6 +140,7 @@ MARKER_KEYWORDS: dict[str, Callable[[object], Any]] = {
     "unit": _marker_unit,
     "embedder": _marker_str("embedder"),
     "store": _marker_str("store"),
+    "rerank": _marker_str("reranker"),
     "tokenizer": _marker_str("tokenizer"),
     "judge": _marker_str("judge"),
     "locate": _marker_locate,

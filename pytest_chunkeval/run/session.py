@@ -190,6 +190,7 @@ class ChunkevalSession:
                 self.datasets.queries(run) if queries is None else queries,
                 embedder=run.embedder,
                 store=self.components.store(run.store),
+                rerank=run.rerank,
                 k=run.k,
                 budget=run.budget,
                 unit=run.unit,
