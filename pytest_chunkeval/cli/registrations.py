@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_chunkeval.config.options import Settings
 from pytest_chunkeval.config.project import Project
 
 
@@ -37,17 +36,38 @@ def project_registrations(project: Project) -> Iterator[None]:
         if module is None:
             yield
             return
-        from pytest_chunkeval.run.components import Components
-
-        hooks = _hooks(module)
-        components = Components(Settings(str(project.rootdir)), register=hooks)
-        components.ensure_registered()
+        restore = _register_all(_hooks(module))
         try:
             yield
         finally:
-            components.close()
+            for undo in restore:
+                undo()
     finally:
         sys.path[:] = before
+
+
+def _register_all(register: Any) -> list[Any]:
+    """Call ``register(kind, registry)`` for every kind of name a hook may add (as
+    the plugin's session does); the functions that take the names back."""
+    from pytest_chunkeval.chunkers import CHUNKERS
+    from pytest_chunkeval.embedders.registry import EMBEDDERS
+    from pytest_chunkeval.judging.specs import JUDGES
+    from pytest_chunkeval.relationships.extractors import EXTRACTORS
+    from pytest_chunkeval.stores import STORES
+    from pytest_chunkeval.tokenizers.base import TOKENIZERS
+
+    restore = []
+    for kind, registry in (
+        ("chunkers", CHUNKERS),
+        ("embedders", EMBEDDERS),
+        ("stores", STORES),
+        ("tokenizers", TOKENIZERS),
+        ("judges", JUDGES),
+        ("extractors", EXTRACTORS),
+    ):
+        restore.append(registry.snapshot())
+        register(kind, registry)
+    return restore
 
 
 def _load(path: Path) -> Any:
