@@ -7,6 +7,7 @@ from typing import Any
 
 from pytest_chunkeval.cli.common import add_command, settings
 from pytest_chunkeval.config.options import add_options
+from pytest_chunkeval.errors import file_error
 
 
 def register(subparsers: Any) -> None:
@@ -81,14 +82,17 @@ def run_clear(args: argparse.Namespace) -> int:
     from pytest_chunkeval.llm.answers import AnswerCache
 
     cache = EmbeddingCache(settings(args).cache_dir)
-    if args.role is not None:
-        answers = AnswerCache(cache.directory)
-        removed = answers.clear(args.role, args.identity)
-        print(f"removed {removed} cached {args.role} answers from {answers.root}")
-        return 0
-    removed = cache.clear(args.identity)
-    # retrieval results depend on the vectors: they go with them
-    dropped = SearchCache(cache.directory).clear()
+    try:
+        if args.role is not None:
+            answers = AnswerCache(cache.directory)
+            removed = answers.clear(args.role, args.identity)
+            print(f"removed {removed} cached {args.role} answers from {answers.root}")
+            return 0
+        removed = cache.clear(args.identity)
+        # retrieval results depend on the vectors: they go with them
+        dropped = SearchCache(cache.directory).clear()
+    except OSError as exc:  # a read-only mount, a file in the way
+        raise file_error(exc, "cannot clear the cache in", cache.directory) from None
     print(
         f"removed {removed} cache entries and {dropped} stored search results "
         f"from {cache.directory}"

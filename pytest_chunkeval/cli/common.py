@@ -26,6 +26,8 @@ EXIT_FAILED = 1
 """A regression, a failed threshold, an unfinished generation."""
 EXIT_USAGE = 2
 """A usage or data error (argparse uses 2 too)."""
+CACHE_SETTING = "--cache-dir (or CHUNKEVAL_CACHE_DIR)"
+"""How a command's user chooses the cache directory (named in its errors)."""
 
 
 class HelpFormatter(argparse.HelpFormatter):

@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from pytest_chunkeval.cli.common import (
+    CACHE_SETTING,
     add_command,
     add_data_options,
     load_data,
     settings,
 )
 from pytest_chunkeval.config.options import add_options
+from pytest_chunkeval.errors import ConfigError
 
 DEFAULT_CHUNKER = "recursive:200:0"
 
@@ -57,7 +59,9 @@ def register(subparsers: Any) -> None:
         },
     )
     add_options(
-        run.add_argument, ["unit", "tokenizer", "copies", "cache_dir"], where="cli"
+        run.add_argument,
+        ["rerank", "unit", "tokenizer", "copies", "cache_dir"],
+        where="cli",
     )
     out = p.add_argument_group("output")
     out.add_argument(
@@ -100,10 +104,12 @@ def run_eval(args: argparse.Namespace) -> int:
     )
 
     config = settings(args, ["k", "budget", "store"])
+    if args.json is not None and args.json.is_dir():
+        raise ConfigError(f"--json {args.json} is a directory: give a file to write")
     corpus, queries = load_data(args, config)
 
     from pytest_chunkeval.config.scoring import DEFAULT_COPIES
-    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.engine.cache_dir import open_cache
     from pytest_chunkeval.engine.evaluate import evaluate
     from pytest_chunkeval.reporting.table import loss_lines, results_table
     from pytest_chunkeval.util.files import atomic_write_text
@@ -113,7 +119,7 @@ def run_eval(args: argparse.Namespace) -> int:
     stores: list[str] = args.chunkeval_store or [config.store or DEFAULT_STORE]
     budgets: list[int | None] = args.chunkeval_budget or [config.budget]
     ks = args.chunkeval_k or [DEFAULT_K if config.k is None else config.k]
-    cache = EmbeddingCache(config.cache_dir)
+    cache = open_cache(config.cache_dir, CACHE_SETTING)
     results = []
     started = time.perf_counter()
     for chunker in config.chunkers or (DEFAULT_CHUNKER,):

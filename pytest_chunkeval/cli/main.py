@@ -14,8 +14,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
 from pytest_chunkeval.cli.common import (
     EXIT_FAILED,
@@ -23,7 +25,7 @@ from pytest_chunkeval.cli.common import (
     HelpFormatter,
     epilog,
 )
-from pytest_chunkeval.errors import CheckFailed, ChunkevalError
+from pytest_chunkeval.errors import CheckFailed, ChunkevalError, ChunkevalWarning
 
 __all__ = ["COMMANDS", "EXIT_FAILED", "EXIT_USAGE", "build_parser", "main"]
 
@@ -83,13 +85,32 @@ def _project_names(args: argparse.Namespace) -> AbstractContextManager[None]:
     return project_registrations(project(args))
 
 
+def _warning_printer(command: str) -> Any:
+    """``warnings.showwarning`` printing the package's warnings as one line
+    (``chunkeval eval: warning: ...``), any other warning as Python does."""
+    default = warnings.showwarning
+
+    def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, ChunkevalWarning):
+            print(f"chunkeval {command}: warning: {message}", file=sys.stderr)
+        else:
+            default(message, category, *args, **kwargs)
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``chunkeval`` with ``argv`` (default ``sys.argv[1:]``); the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with _project_names(args):
-            code: int = args.func(args)
+        with warnings.catch_warnings():
+            # the package's warnings are part of a command's output: printed
+            # (once per place) as one line, whatever the caller's filters say
+            warnings.simplefilter("default", ChunkevalWarning)
+            warnings.showwarning = _warning_printer(args.command)
+            with _project_names(args):
+                code: int = args.func(args)
         return code
     except KeyboardInterrupt:
         print("chunkeval: interrupted", file=sys.stderr)

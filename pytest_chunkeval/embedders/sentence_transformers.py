@@ -144,6 +144,11 @@ class SentenceTransformerEmbedder:
         try:
             with _quiet_transformers():
                 return SentenceTransformer(self.model_path, **kwargs)
+        except ValueError as exc:  # a folder that holds no model
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise EmbedderUnavailable(
+                f"cannot load sentence-transformers model {self.name!r}: {first}"
+            ) from exc
         except OSError as exc:
             hint = ""
             if self.model_path == self.name and not os.path.exists(self.name):

@@ -64,6 +64,7 @@ from pytest_chunkeval.engine.packs import (
 )
 from pytest_chunkeval.util.files import atomic_write_text
 from pytest_chunkeval.util.progress import progress_bar
+from pytest_chunkeval.util.unwritable import refused_write, uncached_message
 
 DEFAULT_BATCH_SIZE = 1024
 # Computed vectors are written at least this often, so an interrupted long run
@@ -312,12 +313,15 @@ class EmbeddingCache:
     ) -> None:
         if self._skip_write():
             return
-        self._ensure_root()
         vectors = np.stack([computed[i] for i in rows]).astype(np.float32, copy=False)
-        with store.lock:
-            store.add([keys[i] for i in rows], vectors)
-            if len(store.packs) > self.compact_after:
-                store.compact(threshold=self.compact_after)
+        try:
+            self._ensure_root()
+            with store.lock:
+                store.add([keys[i] for i in rows], vectors)
+                if len(store.packs) > self.compact_after:
+                    store.compact(threshold=self.compact_after)
+        except OSError as exc:
+            self._stop_storing(exc)
 
     def put(self, identity: str, texts: Sequence[str], vectors: Any) -> None:
         """Store precomputed vectors of ``texts`` (normalized here) as ``identity``."""
@@ -340,8 +344,11 @@ class EmbeddingCache:
                 )
             if self._skip_write():
                 return
-            self._ensure_root()
-            store.add([text_key(t) for t in unique], arr[list(unique.values())])
+            try:
+                self._ensure_root()
+                store.add([text_key(t) for t in unique], arr[list(unique.values())])
+            except OSError as exc:
+                self._stop_storing(exc)
 
     def _skip_write(self) -> bool:
         """True (after one warning) when the cache cannot store anything."""
@@ -359,6 +366,19 @@ class EmbeddingCache:
                 stacklevel=4,
             )
         return True
+
+    def _stop_storing(self, exc: OSError) -> None:
+        """A write the disk refused (full, read-only): warn once and store
+        nothing more in this run; any other error is a bug and propagates."""
+        if not refused_write(exc):
+            raise exc
+        self.read_only = True
+        if not self._warned_read_only:
+            self._warned_read_only = True
+            warnings.warn(
+                CacheWarning(uncached_message("vectors", self.directory, exc)),
+                stacklevel=4,
+            )
 
     def compact(self, identity: str | None = None) -> int:
         """Merge each identity's packs into one now; returns how many were merged."""

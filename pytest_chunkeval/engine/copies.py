@@ -30,6 +30,7 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.engine.packs import CacheWarning
 from pytest_chunkeval.util.files import atomic_writer
+from pytest_chunkeval.util.unwritable import refused_write, uncached_message
 
 SUFFIX = ".occ"
 _MAGIC = b"CEVCOPY1"
@@ -224,7 +225,13 @@ def _occurrences(
     if found is None:
         found = find_occurrences([d.text for d in corpus], needles)
         if cache_dir is not None and not read_only:
-            _write(Path(cache_dir), key, found)
+            try:
+                _write(Path(cache_dir), key, found)
+            except OSError as exc:
+                if not refused_write(exc):
+                    raise
+                message = uncached_message("excerpt copies", cache_dir, exc)
+                warnings.warn(message, CacheWarning, stacklevel=3)
     _MEMO[memo] = found  # most recent last
     while len(_MEMO) > _MEMO_KEPT:
         del _MEMO[next(iter(_MEMO))]

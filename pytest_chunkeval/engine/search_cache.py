@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from pytest_chunkeval.engine.packs import CacheWarning
 from pytest_chunkeval.util.files import atomic_writer
+from pytest_chunkeval.util.unwritable import refused_write, uncached_message
 
 IdArray = npt.NDArray[np.int64]
 
@@ -101,8 +102,15 @@ class SearchCache:
         n_queries, k = payload.shape
         body = payload.tobytes()
         head = _HEADER.pack(_MAGIC, n_queries, k, _digest(key, n_queries, k, body))
-        with atomic_writer(self._path(key), "wb") as fh:
-            fh.write(head + body)
+        try:
+            with atomic_writer(self._path(key), "wb") as fh:
+                fh.write(head + body)
+        except OSError as exc:
+            if not refused_write(exc):
+                raise
+            self.read_only = True  # one warning, then searched and not stored
+            message = uncached_message("search results", self.directory, exc)
+            warnings.warn(message, CacheWarning, stacklevel=3)
 
 
 def _digest(key: str, n_queries: int, k: int, body: bytes) -> bytes:

@@ -59,6 +59,7 @@ from typing import Any, TypedDict
 
 from pytest_chunkeval.errors import ChunkevalWarning
 from pytest_chunkeval.util.files import atomic_write_text, ensure_cache_root
+from pytest_chunkeval.util.unwritable import refused_write, uncached_message
 
 FORMAT = "chunkeval-answer/1"
 ANSWERS_DIR = "answers"
@@ -231,11 +232,20 @@ class AnswerCache:
         path = self.path(key)
         if self.read_only:
             return path
-        ensure_cache_root(self.directory)
-        identity_file = path.parent.parent / _IDENTITY_FILE
-        if not identity_file.exists():
-            atomic_write_text(identity_file, key.identity + "\n")
-        atomic_write_text(path, json.dumps(record, ensure_ascii=False, sort_keys=True))
+        text = json.dumps(record, ensure_ascii=False, sort_keys=True)
+        try:
+            ensure_cache_root(self.directory)
+            identity_file = path.parent.parent / _IDENTITY_FILE
+            if not identity_file.exists():
+                atomic_write_text(identity_file, key.identity + "\n")
+            atomic_write_text(path, text)
+        except OSError as exc:
+            if not refused_write(exc):
+                raise
+            self.read_only = True  # one warning, then answered and not stored
+            message = uncached_message(f"{key.role} answers", self.directory, exc)
+            warnings.warn(message, AnswerCacheWarning, stacklevel=3)
+            return path
         self.stats.writes += 1
         return path
 

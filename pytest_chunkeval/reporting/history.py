@@ -281,10 +281,57 @@ def read_history(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                     f"{path}:{number}: not a chunkeval history record of schema "
                     f"{HISTORY_SCHEMA} (found {VERSION_KEY}={found!r})"
                 )
+            problem = shape_problem(record)
+            if problem is not None:
+                raise HistoryError(
+                    f"{path}:{number}: not a chunkeval history record ({problem}); "
+                    "fix or delete that line"
+                )
             records.append(record)
     except JsonLineError as exc:
         raise HistoryError(str(exc)) from None
     return records
+
+
+_OBJECT_FIELDS = ("git", "config", "metrics", "groups", "chunks")
+_TEXT_FIELDS = ("timestamp", "run", "test", "label", "configuration")
+
+
+def shape_problem(record: Mapping[str, Any]) -> str | None:
+    """What is wrong with the shape of a history record (valid JSON of the wrong
+    shape, such as ``"config": "x"``), or None: the fields reports read have the
+    types the module docstring shows (a missing field is allowed)."""
+    for name in _OBJECT_FIELDS:
+        value = record.get(name)
+        if value is not None and not isinstance(value, dict):
+            return f"{name!r} is {type(value).__name__}, not an object"
+    for name in _TEXT_FIELDS:
+        value = record.get(name)
+        if value is not None and not isinstance(value, str):
+            return f"{name!r} is {type(value).__name__}, not a string"
+    for metric, stats in (record.get("metrics") or {}).items():
+        if not isinstance(stats, dict):
+            return f"metric {metric!r} is {type(stats).__name__}, not an object"
+        for key in ("mean", "std"):
+            value = stats.get(key)
+            if value is not None and not _number(value):
+                return f"metric {metric!r} has a {key} that is not a number"
+    for group, stats in (record.get("groups") or {}).items():
+        if not isinstance(stats, dict) or not all(
+            v is None or _number(v) for v in stats.values()
+        ):
+            return f"group {group!r} is not an object of numbers"
+    for key, value in (record.get("chunks") or {}).items():
+        if value is not None and not _number(value):
+            return f"chunks {key!r} is not a number"
+    n = record.get("n")
+    if n is not None and not _number(n):
+        return "'n' is not a number"
+    return None
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def commits(records: Sequence[Mapping[str, Any]]) -> list[str]:

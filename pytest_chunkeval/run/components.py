@@ -14,7 +14,7 @@ from pytest_chunkeval.config.options import (
     Settings,
     SettingsError,
 )
-from pytest_chunkeval.errors import ChunkevalError, ConfigError, FileAccessError
+from pytest_chunkeval.errors import ChunkevalError, ConfigError
 
 if TYPE_CHECKING:
     from pytest_chunkeval.chunkers import Chunker
@@ -187,19 +187,9 @@ class Components:
         anything is embedded): one that cannot be created or used is an error
         naming the setting; a read-only one is read and never written."""
         if directory not in self._caches:
-            from pytest_chunkeval.engine.cache import EmbeddingCache
-            from pytest_chunkeval.util.files import cache_dir_access
+            from pytest_chunkeval.engine.cache_dir import open_cache
 
-            try:
-                writable = cache_dir_access(directory)
-            except OSError as exc:
-                reason = exc.strerror or str(exc)
-                raise FileAccessError(
-                    f"the cache directory {directory} cannot be used ({reason}); set "
-                    "chunkeval_cache_dir / --chunkeval-cache-dir (or "
-                    "CHUNKEVAL_CACHE_DIR) to a writable directory"
-                ) from None
-            self._caches[directory] = EmbeddingCache(directory, read_only=not writable)
+            self._caches[directory] = open_cache(directory)
         return self._caches[directory]
 
     def spec_of(self, chunker: object) -> str | None:

@@ -140,10 +140,11 @@ class CrossEncoderReranker:
             ) from exc
         try:
             return CrossEncoder(self.model_path, device=self.device)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a folder of no model
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise StoreError(
                 f"cannot load cross-encoder {self.name!r} (a local folder or a model "
-                f"in the local Hugging Face cache): {exc}"
+                f"in the local Hugging Face cache): {first or type(exc).__name__}"
             ) from exc
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:

@@ -57,6 +57,11 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
+    except OSError as exc:  # a full disk, a directory in the way: one line
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        reason = "it is a directory" if target.is_dir() else None
+        raise file_error(exc, "cannot write", target, reason) from exc
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

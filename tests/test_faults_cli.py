@@ -1,0 +1,236 @@
+"""Issue 25, "no raw tracebacks": the CLI under faults. Each case gives the product's
+one-line message and exit code (0 ok, 1 a failed check, 2 a user error), or the
+plugin's behaviour (warn and run uncached) where that is what the plugin does.
+
+A full disk is a small tmpfs mounted inside ``unshare -m`` (where this machine
+permits it) and a patched write raising ENOSPC, with the same assertions.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli import DOCS, run
+
+from pytest_chunkeval.cli.main import main
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Excerpt, Query
+
+FULL_WARNING = (
+    "chunkeval eval: warning: chunkeval cache: cannot store vectors in {cache} "
+    "(No space left on device): cached entries are used, new ones are not stored"
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """``test_cli``'s two documents and two questions."""
+    for name, text in DOCS.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    corpus = Corpus.from_mapping(DOCS)
+
+    def query(qid: str, question: str, doc: str, sentence: str) -> Query:
+        start = DOCS[doc].index(sentence)
+        excerpt = Excerpt(sentence, doc, start, start + len(sentence))
+        return Query(qid, question, (excerpt,), doc)
+
+    QuerySet(
+        [
+            query("q1", "Do dogs bark?", "a.md", "Dogs bark at night."),
+            query("q2", "What does the Moon have?", "b.md", "The Moon has craters."),
+        ]
+    ).validated(corpus).save(tmp_path / "queries.jsonl")
+    return tmp_path
+
+
+def _can_unshare() -> bool:
+    if not shutil.which("unshare") or not sys.platform.startswith("linux"):
+        return False
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"],
+        capture_output=True,
+        check=False,
+    )
+    return probe.returncode == 0
+
+
+UNSHARE = _can_unshare()
+
+
+def _eval_args(project: Path, cache: Path) -> list[str]:
+    return [
+        "eval",
+        "--corpus",
+        str(project / "a.md"),
+        str(project / "b.md"),
+        "--queries",
+        str(project / "queries.jsonl"),
+        "--embedder",
+        "hashing",
+        "--store",
+        "exact",
+        "--cache-dir",
+        str(cache),
+        "--chunker",
+        "recursive:20:0",
+    ]
+
+
+def _full_disk(
+    how: str, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> tuple[int, str, str]:
+    """``chunkeval eval`` on a cache whose disk is full: (exit code, out, err)."""
+    cache = project / "cache"
+    cache.mkdir()
+    if how == "tmpfs":
+        code = (
+            "import sys; from pytest_chunkeval.cli.main import main; "
+            "sys.exit(main(sys.argv[1:]))"
+        )
+        argv = " ".join(f"'{a}'" for a in _eval_args(project, cache))
+        script = (
+            f"mount -t tmpfs -o size=64k tmpfs '{cache}' && "
+            f"(head -c 1M /dev/zero > '{cache}/filler' 2>/dev/null; true) && "
+            f"'{sys.executable}' -c '{code}' {argv}"
+        )
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        done = subprocess.run(
+            ["unshare", "-m", "sh", "-c", script],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        return done.returncode, done.stdout, done.stderr
+    real_replace = os.replace
+
+    def replace(src: Any, dst: Any, **kwargs: Any) -> None:
+        if str(dst).startswith(str(cache)):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+        real_replace(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "replace", replace)
+    rc = main(_eval_args(project, cache))
+    captured = capsys.readouterr()
+    return rc, captured.out, captured.err
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        pytest.param(
+            "tmpfs",
+            marks=pytest.mark.skipif(not UNSHARE, reason="unshare -m not permitted"),
+        ),
+        "patched",
+    ],
+)
+def test_a_full_disk_under_the_cache_warns_once_and_runs_uncached(
+    how: str, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    rc, out, err = _full_disk(how, project, monkeypatch, capsys)
+    assert rc == 0, err
+    assert "Traceback" not in err
+    assert err.count("warning:") == 1, err
+    assert err.startswith(FULL_WARNING.format(cache=project / "cache")), err
+    assert "recursive" in out
+    assert "1 evaluation(s)" in out
+
+
+@pytest.mark.parametrize("where", ["proc", "file"])
+def test_an_unusable_cache_dir_is_one_line_and_exit_2(
+    where: str, project: Path, capsys: Any
+) -> None:
+    cache = Path("/proc/chunkeval-x") if where == "proc" else project / "a.md"
+    assert main(_eval_args(project, cache)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"chunkeval eval: error: the cache directory {cache} ")
+    assert err.endswith(
+        "; set --cache-dir (or CHUNKEVAL_CACHE_DIR) to a writable directory\n"
+    )
+    assert err.count("\n") == 1
+
+
+def test_a_read_only_cache_warns_and_runs_uncached(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from pytest_chunkeval.util import files
+
+    cache = project / "cache"
+    cache.mkdir()
+    monkeypatch.setattr(files, "directory_writable", lambda path: False)
+    assert main(_eval_args(project, cache)) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        f"chunkeval eval: warning: chunkeval cache: {cache} is read-only: cached "
+        "entries are used, new ones are not stored (set chunkeval_cache_dir / "
+        "--chunkeval-cache-dir or CHUNKEVAL_CACHE_DIR to a writable directory to "
+        "keep them)\n"
+    )
+    assert list(cache.iterdir()) == []
+
+
+def test_cache_clear_on_a_read_only_cache_is_one_line(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    cache = project / "cache"
+    assert main(_eval_args(project, cache)) == 0
+    capsys.readouterr()
+
+    def refuse(self: Path, *args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(self))
+
+    monkeypatch.setattr(Path, "unlink", refuse)
+    assert main(["cache", "clear", "--cache-dir", str(cache)]) == 2
+    assert capsys.readouterr().err == (
+        f"chunkeval cache: error: cannot clear the cache in {cache}: "
+        "Read-only file system\n"
+    )
+
+
+def test_json_into_a_directory_is_refused_before_evaluating(
+    project: Path, capsys: Any
+) -> None:
+    assert run(project, "--json", str(project)) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"chunkeval eval: error: --json {project} is a directory: give a file to "
+        "write\n"
+    )
+    assert captured.out == ""  # nothing was evaluated
+
+
+def test_rerank_on_a_folder_that_is_not_a_model_is_one_line(
+    project: Path, capsys: Any
+) -> None:
+    pytest.importorskip("sentence_transformers")
+    folder = project / "not-a-model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    assert run(project, "--rerank", f"cross-encoder:{folder}") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"chunkeval eval: error: cannot load cross-encoder '{folder}' "
+    ), err
+    assert err.count("\n") == 1
+
+
+def test_a_history_line_of_the_wrong_shape_is_named(project: Path, capsys: Any) -> None:
+    history = project / "history.jsonl"
+    record = {"chunkeval_history": 1, "config": "x", "metrics": {}}
+    history.write_text(json.dumps(record) + "\n")
+    out = project / "report.html"
+    assert main(["report", str(history), "--html", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"chunkeval report: error: {history}:1: not a chunkeval history record "
+        "('config' is str, not an object); fix or delete that line\n"
+    )
