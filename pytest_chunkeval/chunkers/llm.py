@@ -242,15 +242,23 @@ class LLMSemanticChunker:
         counts = piece_counter(self.tokenizer, text)([text[s:e] for s, e in bounds])
         cut_after: set[int] = set()
         start = 0
+        windows = answered = 0  # this document's windows; those the model split
         while n - start > 1:
             end, total = start, 0
             while end < n and (end == start or total <= self.window_tokens):
                 total += counts[end]
                 end += 1
             final = end == n
+            fell_back = self._fallbacks
             splits = self._window_splits(text, bounds, counts, start, end, final)
+            windows += 1
+            answered += self._fallbacks == fell_back
             cut_after.update(k for k in splits if k < n - 1)
             if final:
+                if not splits and answered == 1 and windows > 1:
+                    # "no split" closing a document where no earlier window had
+                    # a usable split point: the model never gave one
+                    self._fallbacks += 1
                 break
             start = splits[-1] + 1
         return join_units(pieces, np.asarray(sorted(cut_after), dtype=np.int64))

@@ -75,6 +75,28 @@ class HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
+def _price(text: str) -> tuple[float, float]:
+    from pytest_chunkeval.llm.pricing import parse_price
+
+    try:
+        return parse_price(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_price_option(parser: Any) -> None:
+    """``--price-per-1k``: every command that asks an LLM takes it, for its cost
+    estimate (``generate``, ``judge``, ``relationships``)."""
+    parser.add_argument(
+        "--price-per-1k",
+        type=_price,
+        default=None,
+        metavar="USD[,USD]",
+        help="price per 1000 tokens (input[,output]) for the cost estimate "
+        "(default: the built-in price of a known model, else no cost shown)",
+    )
+
+
 def epilog(examples: str, *, grammar: bool = False) -> str:
     """An epilog of examples (and the spec grammar), kept as written."""
     text = "examples:\n" + textwrap.indent(textwrap.dedent(examples).strip(), "  ")

@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pytest_chunkeval.cli.common import EXIT_FAILED, add_command
+from pytest_chunkeval.cli.common import EXIT_FAILED, add_command, add_price_option
 from pytest_chunkeval.cli.filter import add_filter_options, run_filters
 from pytest_chunkeval.errors import ConfigError, UnavailableError
 
@@ -58,15 +58,6 @@ def _non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 0")
     return value
-
-
-def _price(text: str) -> tuple[float, float]:
-    from pytest_chunkeval.llm.pricing import parse_price
-
-    try:
-        return parse_price(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _say(message: str) -> None:
@@ -291,14 +282,7 @@ def register(subparsers: Any) -> None:
         metavar="SECONDS",
         help="timeout of one request",
     )
-    gen.add_argument(
-        "--price-per-1k",
-        type=_price,
-        default=None,
-        metavar="USD[,USD]",
-        help="price per 1000 tokens (input[,output]) for the cost estimate "
-        "(default: no cost shown)",
-    )
+    add_price_option(gen)
     gen.add_argument(
         "--overwrite", action="store_true", help="start --out again from scratch"
     )

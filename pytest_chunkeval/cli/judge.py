@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,13 @@ from typing import Any
 from pytest_chunkeval.cli.common import (
     add_command,
     add_data_options,
+    add_price_option,
     load_data,
     settings,
 )
 from pytest_chunkeval.cli.eval import DEFAULT_CHUNKER
 from pytest_chunkeval.config.options import add_options
-from pytest_chunkeval.errors import ConfigError
+from pytest_chunkeval.errors import CheckFailed, ConfigError
 
 EXAMPLES = """
 chunkeval judge --benchmark general --judge llm:gpt-4o-mini --out judged.jsonl \\
@@ -73,7 +73,9 @@ def register(subparsers: Any) -> None:
         required=True,
         type=spec_argument("judge"),
         metavar="SPEC",
-        help="llm:MODEL, or a name registered with register_judge()",
+        help="llm:MODEL, python:MODULE:ATTR (a judge object, or a function "
+        "(question, context) -> sentences with a .version), or a name registered "
+        "with register_judge() or the conftest hook pytest_chunkeval_register_judges",
     )
     p.add_argument(
         "--out",
@@ -117,6 +119,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="print the requests still needed and their estimated cost; send none",
     )
+    add_price_option(p)
     p.add_argument(
         "--progress",
         action="store_true",
@@ -155,6 +158,7 @@ def run_judge(args: argparse.Namespace) -> int:
         cache=AnswerCache(cache_dir),
         concurrency=args.concurrency,
         progress=True if args.progress else None,
+        price=args.price_per_1k,
     )
     chunkers: Sequence[str] = config.chunkers or (DEFAULT_CHUNKER,)
     promoted = promote(
@@ -172,16 +176,19 @@ def run_judge(args: argparse.Namespace) -> int:
     )
     if promoted is None:  # dry run
         return 0
+    if not len(promoted.query_set):
+        print(judging.stats.summary())
+        raise CheckFailed(f"{promoted.why_empty()}; {out} not written")
     promoted.query_set.save(out)
     print(promoted.summary(out))
-    if promoted.nothing_relevant:
-        print(
-            f"{len(promoted.nothing_relevant)} question(s) with nothing relevant "
-            "retrieved in any configuration (left out):",
-            file=sys.stdout,
-        )
-        for qid, text in promoted.nothing_relevant:
-            print(f"  {qid}: {text}")
+    for questions, what in (
+        (promoted.nothing_relevant, "with nothing relevant retrieved in any "),
+        (promoted.unjudged, "whose judge answers were unusable in every "),
+    ):
+        if questions:
+            print(f"{len(questions)} question(s) {what}configuration (left out):")
+            for qid, text in questions:
+                print(f"  {qid}: {text}")
     return 0
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from pytest_chunkeval.cli.common import (
     add_command,
     add_data_options,
+    add_price_option,
     load_data,
     settings,
 )
@@ -80,6 +81,7 @@ def register(subparsers: Any) -> None:
         metavar="OUT",
         help="write every result to this JSON file (default: not written)",
     )
+    add_price_option(out)
     out.add_argument(
         "--progress",
         action="store_true",
@@ -125,6 +127,7 @@ def run_relationships(args: argparse.Namespace) -> int:
                 cache=cache,
                 progress=True if args.progress else None,
                 log=lambda line: print(line, file=sys.stderr, flush=True),
+                price=args.price_per_1k,
             )
         )
     print(

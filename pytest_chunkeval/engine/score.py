@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -121,9 +122,10 @@ def _locate_item(
 ) -> SpanTuple:
     where = f"query {query.id!r} ({preview(query.text, 50)}), result #{rank + 1}"
     if isinstance(item, tuple) and len(item) == 3 and isinstance(item[0], str):
-        doc_id, start, end = item[0], int(item[1]), int(item[2])
+        doc_id, start, end = item[0], _offset(item[1], where), _offset(item[2], where)
     elif all(hasattr(item, a) for a in ("doc_id", "start", "end")):
-        doc_id, start, end = item.doc_id, int(item.start), int(item.end)
+        doc_id = item.doc_id
+        start, end = _offset(item.start, where), _offset(item.end, where)
     elif (
         isinstance(item, tuple)
         and len(item) == 2
@@ -147,6 +149,17 @@ def _locate_item(
             f"{where}: span ({start}, {end}) is not inside {doc_id!r} (length {n})"
         )
     return (doc_id, start, end)
+
+
+def _offset(value: object, where: str) -> int:
+    """A span offset: a plain integer (numpy's too), never a bool, a float or a
+    string coerced silently."""
+    if isinstance(value, (bool, np.bool_)) or not hasattr(value, "__index__"):
+        raise EvaluationError(
+            f"{where}: a span's offsets must be whole numbers (character offsets), "
+            f"got {value!r} ({type(value).__name__})"
+        )
+    return operator.index(value)
 
 
 @dataclass(frozen=True)

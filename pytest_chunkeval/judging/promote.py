@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_chunkeval.data.corpus import Corpus
@@ -22,15 +22,35 @@ class Promoted:
 
     query_set: QuerySet
     nothing_relevant: list[tuple[str, str]]
+    """Questions judged in some configuration, with nothing relevant in any."""
     judging: Judging
     configurations: list[str]
+    unjudged: list[tuple[str, str]] = field(default_factory=list)
+    """Questions no configuration could judge: every answer was unusable."""
 
     def summary(self, out: str | os.PathLike[str]) -> str:
         s = self.judging.stats
+        unjudged = f", {len(self.unjudged)} unusable answers" if self.unjudged else ""
         return (
             f"{len(self.query_set)} questions with judged excerpts in "
             f"{os.fspath(out)} ({len(self.nothing_relevant)} left out: nothing "
-            f"relevant); {len(self.configurations)} configuration(s); {s.summary()}"
+            f"relevant{unjudged}); {len(self.configurations)} configuration(s); "
+            f"{s.summary()}"
+        )
+
+    def why_empty(self) -> str:
+        """Why no question has judged excerpts (for an empty query set)."""
+        if self.unjudged and not self.nothing_relevant:
+            rejected = self.judging.stats.rejected
+            reasons = ", ".join(f"{n} {r}" for r, n in sorted(rejected.items()))
+            return (
+                f"nothing could be judged: the judge {self.judging.judge.identity} "
+                f"gave no usable answer for any of the {len(self.unjudged)} "
+                f"question(s)" + (f" ({reasons})" if reasons else "")
+            )
+        return (
+            f"no question has judged excerpts: {len(self.nothing_relevant)} with "
+            f"nothing relevant retrieved, {len(self.unjudged)} with unusable answers"
         )
 
 
@@ -61,20 +81,24 @@ def promote(
         )
         return None
     judged: dict[str, list[tuple[str, int, int]]] = {q.id: [] for q in queries}
+    usable: set[str] = set()  # questions with a usable judgment somewhere
     labels: list[str] = []
     for chunker in chunkers:
         result = evaluate(chunker, corpus, queries, judge=judging, **evaluate_options)
         labels.append(result.describe())
         for record in result.queries:
+            if any(v is not None for v in record.scores.values()):
+                usable.add(record.id)  # judged (an unusable answer scores None)
             judged[record.id].extend(
                 (d, int(s), int(e)) for d, s, e in record.details.get("judged", ())
             )
     out: list[Query] = []
     nothing: list[tuple[str, str]] = []
+    unjudged: list[tuple[str, str]] = []
     for q in queries:
         spans = judged[q.id]
         if not spans:
-            nothing.append((q.id, q.text))
+            (nothing if q.id in usable else unjudged).append((q.id, q.text))
             continue
         by_doc: dict[str, list[tuple[int, int]]] = {}
         for d, s, e in spans:
@@ -94,8 +118,9 @@ def promote(
         "configurations": labels,
         "corpus_hash": corpus.content_hash,
         "nothing_relevant": [qid for qid, _ in nothing],
+        "unjudged": [qid for qid, _ in unjudged],
     }
-    return Promoted(QuerySet(out, metadata), nothing, judging, labels)
+    return Promoted(QuerySet(out, metadata), nothing, judging, labels, unjudged)
 
 
 class _Recorder(Judging):

@@ -73,8 +73,12 @@ class Judging:
         record: bool = False,
         concurrency: int | None = None,
         progress: bool | None = None,
+        price: tuple[float, float] | None = None,
     ) -> None:
         self.judge = judge
+        self.price = price
+        """USD per 1000 prompt and completion tokens for :meth:`plan` (None: the
+        model's built-in price, if known)."""
         self.cache = cache
         self.committed = committed
         self.record = record
@@ -112,6 +116,7 @@ class Judging:
             keys=[self.key(q, c) for q, c in todo],
             cache=self.cache,
             completion_tokens=120,
+            price=self.price,
         )
 
     def judge_all(self, items: Sequence[tuple[str, str]]) -> list[Judgment | None]:

@@ -18,6 +18,29 @@ JUDGES: Registry[Judge] = Registry("judge")
 JUDGES.register("llm", LLMJudge, signature=Signature((Param("model", rest=True),)))
 
 
+def _python(module_name: str, attr: str) -> Judge:
+    """``python:MODULE:ATTR``: a judge object, or a function ``(question,
+    context) -> sentences`` (its ``version`` attribute, default ``"1"``, is part
+    of its identity: change it when the function changes)."""
+    from pytest_chunkeval.config.python_spec import load_python
+
+    target = load_python(module_name, attr)
+    if hasattr(target, "identity") and hasattr(target, "compute"):
+        return target  # type: ignore[return-value]
+    if not callable(target):
+        raise JudgeError(
+            f"python:{module_name}:{attr} is a {type(target).__name__}, not a judge "
+            "or a function (question, context) -> sentences"
+        )
+    version = str(getattr(target, "version", "1"))
+    return CallableJudge(target, name=f"{module_name}.{attr}", version=version)
+
+
+JUDGES.register(
+    "python", _python, signature=Signature((Param("module"), Param("attr")))
+)
+
+
 def register_judge(
     name: str, fn: Callable[[str, str], Sequence[str]], *, version: str
 ) -> CallableJudge:
@@ -42,4 +65,7 @@ def get_judge(spec: str | Judge | Any) -> Judge:
             "register it with register_judge(name, fn, version=...) or wrap it as "
             "CallableJudge(fn, name=..., version=...)"
         )
-    raise JudgeError(f"not a judge: {spec!r} (expected 'llm:MODEL' or a name)")
+    raise JudgeError(
+        f"not a judge: {spec!r} (expected 'llm:MODEL', 'python:MODULE:ATTR' or a "
+        "registered name)"
+    )

@@ -116,6 +116,7 @@ def evaluate_relationships(
     label: str | None = None,
     log: Callable[[str], None] | None = _stderr,
     copies: str = DEFAULT_COPIES,
+    price: tuple[float, float] | None = None,
 ) -> EvalResult:
     """Extract relationships from ``chunker``'s chunks, retrieve the top ``k`` per
     question and score them against gold relationships extracted from the
@@ -127,7 +128,8 @@ def evaluate_relationships(
     the evaluation cache). ``log`` receives the cost estimate before an LLM
     extractor's first request (default: stderr; None: silent). ``copies``: as
     in :func:`~pytest_chunkeval.engine.evaluate.evaluate`, for the evidence
-    metrics.
+    metrics. ``price``: USD per 1000 prompt and completion tokens for the cost
+    estimate (default: the model's built-in price, if known).
     """
     k = _check_k(k)
     unit = check_unit(unit)
@@ -151,7 +153,7 @@ def evaluate_relationships(
     chunk_spans = chunking.spans()
     chunk_texts = chunking.texts()
     plan = cost_plan(
-        extractor_obj, excerpt_texts(queries, corpus)[1] + chunk_texts, answers
+        extractor_obj, excerpt_texts(queries, corpus)[1] + chunk_texts, answers, price
     )
     if plan is not None and plan.requests and log is not None:
         log(f"relationship extraction: {plan}")

@@ -80,9 +80,15 @@ def _compute(extractor: Extractor, text: str, where: str) -> Outcome:
     return Outcome(found.to_json(), requests=0)
 
 
-def cost_plan(extractor: Extractor, texts: Sequence[str], cache: AnswerCache) -> Any:
+def cost_plan(
+    extractor: Extractor,
+    texts: Sequence[str],
+    cache: AnswerCache,
+    price: tuple[float, float] | None = None,
+) -> Any:
     """What extracting ``texts`` would send (None for an extractor that is not an
-    LLM): requests still needed, tokens, estimated cost."""
+    LLM): requests still needed, tokens, estimated cost (``price``: USD per 1000
+    prompt and completion tokens; None: the model's built-in price, if known)."""
     messages = getattr(extractor, "messages", None)
     model = getattr(extractor, "model", None)
     if not callable(messages) or model is None:
@@ -94,6 +100,7 @@ def cost_plan(extractor: Extractor, texts: Sequence[str], cache: AnswerCache) ->
         keys=[answer_key(extractor, t) for t in distinct],
         cache=cache,
         completion_tokens=int(getattr(extractor, "expected_completion_tokens", 300)),
+        price=price,
     )
 
 

@@ -240,18 +240,16 @@ def _llm(model: str) -> Extractor:
 def _python(module_name: str, attr: str) -> Extractor:
     """``python:MODULE:ATTR``: an extractor object or function of an importable
     module (the current directory is searched too, as ``python -m`` would)."""
-    import importlib
-    import os
-    import sys
+    from pytest_chunkeval.config.python_spec import load_python
 
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        target = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"cannot load {module_name}:{attr} ({exc})") from None
+    target = load_python(module_name, attr)
     if isinstance(target, Extractor):
         return target
+    if not callable(target):
+        raise ValueError(
+            f"python:{module_name}:{attr} is a {type(target).__name__}, not an "
+            "extractor or a function text -> relationships"
+        )
     version = getattr(target, "version", "1")
     return CallableExtractor(target, name=f"{module_name}.{attr}", version=version)
 

@@ -196,6 +196,7 @@ class Evaluator:
         self,
         retriever: object,
         *,
+        k: int | None = None,
         label: str | None = None,
         locate: str | None = None,
         copies: str | None = None,
@@ -206,9 +207,18 @@ class Evaluator:
         id -> results. ``label`` names it in the summary and reports; results
         under one label share a summary row (across xdist workers too).
         ``locate`` (``exact``/``normalized``) overrides ``chunkeval_locate``,
-        ``copies`` (``any``/``strict``) ``chunkeval_copies``."""
+        ``copies`` (``any``/``strict``) ``chunkeval_copies``; ``k``: only the
+        first ``k`` results of each answer count (default: this test's ``k`` when
+        one is configured, else all), recorded in the configuration."""
         __tracebackhide__ = True
         run = self.config
+        if k is not None:
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                self._fail(
+                    f"{self.nodeid}: chunkeval.score(k={k!r}): k must be a "
+                    "positive whole number of results"
+                )
+            run = dataclasses.replace(run, k=k, k_set=True)
         if locate is not None:
             run = dataclasses.replace(
                 run, locate=self._or_fail(lambda: check_locate(locate))
@@ -219,7 +229,7 @@ class Evaluator:
             )
         lenient = self._has_baseline()
         result = self._shared(
-            ("score", retriever, label, run.locate, run.copies, lenient),
+            ("score", retriever, label, run.locate, run.copies, run.score_k, lenient),
             lambda: self.session.score(
                 run, retriever, nodeid=self.nodeid, label=label, lenient=lenient
             ),
