@@ -62,6 +62,7 @@ def test_importing_the_plugin_loads_only_light_modules() -> None:
         "pytest_chunkeval.config.option",
         "pytest_chunkeval.config.options",
         "pytest_chunkeval.config.quality_options",
+        "pytest_chunkeval.config.rerank_option",
         "pytest_chunkeval.config.scoring",
         "pytest_chunkeval.config.values",
         "pytest_chunkeval.errors",
