@@ -176,8 +176,8 @@ def vectors_against_fp32(
     chunk_rows: list[int],
     question_rows: list[int],
 ) -> None:
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.embedders.registry import get_embedder
-    from pytest_chunkeval.engine.cache import EmbeddingCache
 
     cache = EmbeddingCache(work / "cache-0")
     bf16 = cache.embed(get_embedder(BF16), texts, progress=False)

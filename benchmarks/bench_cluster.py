@@ -40,9 +40,9 @@ from pytest_chunkeval.chunkers.cluster import ClusterSemanticChunker, cluster_se
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
 from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
 from pytest_chunkeval.data.benchmarks import load_benchmark
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.embedders.registry import get_embedder
-from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.tokenizers.base import get_tokenizer
 
 LIMITS = {200: 4, 250: 5, 400: 8}

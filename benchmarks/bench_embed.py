@@ -76,7 +76,7 @@ FRESH = textwrap.dedent(
     """
     import json, sys, time
     t0 = time.perf_counter()
-    from pytest_chunkeval.engine import cache as cache_module
+    from pytest_chunkeval.embedders import cache as cache_module
     from pytest_chunkeval.embedders.registry import get_embedder
     t1 = time.perf_counter()
     texts = json.load(open(sys.argv[2]))
@@ -113,11 +113,11 @@ def main() -> None:
     import json
     import platform
 
+    from pytest_chunkeval.embedders import cache as cache_module
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.embedders.sentence_transformers import (
         SentenceTransformerEmbedder,
     )
-    from pytest_chunkeval.engine import cache as cache_module
-    from pytest_chunkeval.engine.cache import EmbeddingCache
 
     chunks, queries = benchmark_texts()
     texts = chunks + queries
@@ -174,7 +174,7 @@ def main() -> None:
         print("warm, same process")
         cache = EmbeddingCache(cache_dir)
         timed("embed, packs memoized", cache.embed, emb, texts)
-        cache_module._forget_loaded()
+        cache_module.forget_loaded()
         cache = EmbeddingCache(cache_dir)
         again, _ = timed("embed, packs reloaded from disk", cache.embed, emb, texts)
         assert np.array_equal(again, cold)

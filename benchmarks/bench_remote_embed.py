@@ -25,8 +25,8 @@ from pathlib import Path
 
 from pytest_chunkeval.chunkers import get_chunker
 from pytest_chunkeval.data.benchmarks import load_benchmark
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.registry import get_embedder
-from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.engine.chunking import Chunking
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"

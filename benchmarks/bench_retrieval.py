@@ -67,7 +67,7 @@ def bm25_timing(chunker: str) -> None:
 
 def recall_table(chunkers: list[str], ks: list[int], stores: list[str]) -> None:
     from pytest_chunkeval.data.benchmarks import load_benchmark
-    from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+    from pytest_chunkeval.embedders.cache import EmbeddingCache, default_cache_dir
     from pytest_chunkeval.engine.evaluate import evaluate
 
     corpus, queries = load_benchmark("general")

@@ -20,7 +20,7 @@ import argparse
 import numpy as np
 
 from pytest_chunkeval.data.benchmarks import load_benchmark
-from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+from pytest_chunkeval.embedders.cache import EmbeddingCache, default_cache_dir
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.engine.score import score

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from pytest_chunkeval.data.benchmarks import load_benchmark
-from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+from pytest_chunkeval.embedders.cache import EmbeddingCache, default_cache_dir
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.reporting.table import split_spec
 from pytest_chunkeval.util.files import atomic_write_text

@@ -287,8 +287,8 @@ def test_rank_metric_helpers_pass_and_fail_readably(tmp_path):
         assert_ndcg_at_least,
     )
     from pytest_chunkeval.data.corpus import Corpus
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.embedders.hashing import HashingEmbedder
-    from pytest_chunkeval.engine.cache import EmbeddingCache
     from pytest_chunkeval.engine.evaluate import evaluate
     from tests.test_engine import DOCS, make_queries
     from tests.test_engine_ranking import ShuffledStore

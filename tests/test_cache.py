@@ -14,16 +14,15 @@ import numpy as np
 import pytest
 
 from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
+from pytest_chunkeval.embedders import _packs as packs_module
+from pytest_chunkeval.embedders._packs import CacheWarning, identity_dirname
 from pytest_chunkeval.embedders.base import FloatArray
-from pytest_chunkeval.embedders.registry import get_embedder
-from pytest_chunkeval.engine import packs as packs_module
-from pytest_chunkeval.engine.cache import (
+from pytest_chunkeval.embedders.cache import (
     CacheStats,
     EmbeddingCache,
     default_cache_dir,
-    identity_dirname,
 )
-from pytest_chunkeval.engine.packs import CacheWarning
+from pytest_chunkeval.embedders.registry import get_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,7 +67,7 @@ def expected(texts: Sequence[str], dim: int = 8) -> FloatArray:
 @pytest.fixture(autouse=True)
 def _fresh_memo() -> None:
     # Packs are memoized per process; each test starts as a fresh process would.
-    packs_module._forget_loaded()
+    packs_module.forget_loaded()
 
 
 def packs(directory: Path) -> list[Path]:
@@ -91,7 +90,7 @@ def test_second_run_hits_everything_and_never_calls_the_embedder(
 ) -> None:
     texts = [f"text {i}" for i in range(50)]
     first = EmbeddingCache(tmp_path).embed(CountingEmbedder(), texts)
-    packs_module._forget_loaded()  # as if in a new process
+    packs_module.forget_loaded()  # as if in a new process
     emb = CountingEmbedder()
     cache = EmbeddingCache(tmp_path)
     again = cache.embed(emb, texts)
@@ -212,7 +211,7 @@ def test_corrupt_pack_is_reported_set_aside_and_recomputed(
     EmbeddingCache(tmp_path).embed(CountingEmbedder(), texts)
     [pack] = packs(tmp_path)
     pack.write_bytes(damage(pack.read_bytes()))  # type: ignore[operator]
-    packs_module._forget_loaded()
+    packs_module.forget_loaded()
 
     emb = CountingEmbedder()
     cache = EmbeddingCache(tmp_path)
@@ -223,7 +222,7 @@ def test_corrupt_pack_is_reported_set_aside_and_recomputed(
     assert pack.with_name(pack.name + ".corrupt").exists()
 
     # Reported once: the next process neither warns nor recomputes.
-    packs_module._forget_loaded()
+    packs_module.forget_loaded()
     emb = CountingEmbedder()
     EmbeddingCache(tmp_path).embed(emb, texts)
     assert emb.calls == []
@@ -234,7 +233,7 @@ def test_pack_of_another_format_version_is_skipped_silently(tmp_path: Path) -> N
     EmbeddingCache(tmp_path).embed(CountingEmbedder(), ["a"])
     [pack] = packs(tmp_path)
     pack.write_bytes(b"CEVPACK2" + pack.read_bytes()[8:])
-    packs_module._forget_loaded()
+    packs_module.forget_loaded()
     emb = CountingEmbedder()
     EmbeddingCache(tmp_path).embed(emb, ["a"])  # filterwarnings=error: no warning
     assert emb.embedded == ["a"]
@@ -247,7 +246,7 @@ def test_pack_of_another_identity_is_not_trusted(tmp_path: Path) -> None:
     cache.embed(CountingEmbedder("test:two"), ["b"])
     [one] = (tmp_path / identity_dirname("test:one")).glob("*.pack")
     (tmp_path / identity_dirname("test:two") / one.name).write_bytes(one.read_bytes())
-    packs_module._forget_loaded()
+    packs_module.forget_loaded()
     emb = CountingEmbedder("test:two")
     with pytest.warns(CacheWarning, match="another embedder identity"):
         EmbeddingCache(tmp_path).embed(emb, ["a", "b"])
@@ -259,7 +258,7 @@ def test_compaction_merges_packs_without_losing_vectors(tmp_path: Path) -> None:
     for i in range(8):
         cache.embed(CountingEmbedder(), [f"x{i}", f"y{i}", "shared"])
     assert len(packs(tmp_path)) <= 3
-    packs_module._forget_loaded()
+    packs_module.forget_loaded()
     emb = CountingEmbedder()
     texts = [f"{p}{i}" for p in "xy" for i in range(8)] + ["shared"]
     vectors = EmbeddingCache(tmp_path).embed(emb, texts)
@@ -285,7 +284,7 @@ def test_reader_survives_a_pack_vanishing_under_it(
     writer = EmbeddingCache(tmp_path)
     for i in range(3):
         writer.embed(CountingEmbedder(), [f"v{i}"])
-    packs_module._forget_loaded()
+    packs_module.forget_loaded()
     real_read = packs_module._read_pack_bytes
     state = {"compacted": False}
 
@@ -293,7 +292,7 @@ def test_reader_survives_a_pack_vanishing_under_it(
         if not state["compacted"]:
             state["compacted"] = True
             # the "other process": its own store, merging every pack into a new one
-            other = packs_module._IdentityStore(path.parent, "test:counting")
+            other = packs_module.IdentityStore(path.parent, "test:counting")
             assert other.compact(force=True)
         return real_read(path)
 
@@ -311,7 +310,7 @@ WORKER = textwrap.dedent(
     warnings.simplefilter("error")  # any CacheWarning (torn read) fails the worker
     sys.path.insert(0, {tests!r})
     from test_cache import CountingEmbedder, expected
-    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
 
     worker = int(sys.argv[1])
     rng = np.random.default_rng(worker)
@@ -434,7 +433,7 @@ def test_fully_cached_run_never_imports_torch(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import sys
-        from pytest_chunkeval.engine.cache import EmbeddingCache
+        from pytest_chunkeval.embedders.cache import EmbeddingCache
         from pytest_chunkeval.embedders.registry import get_embedder
         out = EmbeddingCache({str(tmp_path)!r}).embed(get_embedder(), {texts!r})
         assert out.shape == (2, 384) and out[0, 0] == 1.0 and out[1, 1] == 1.0, out

@@ -28,10 +28,10 @@ from pytest_chunkeval.chunkers.llm import LLMSemanticChunker
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
+from pytest_chunkeval.embedders._packs import CacheWarning, forget_loaded
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
-from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.engine.evaluate import evaluate
-from pytest_chunkeval.engine.packs import CacheWarning, _forget_loaded
 from pytest_chunkeval.llm.answers import AnswerCacheWarning
 from pytest_chunkeval.util.cache_kinds import CACHE_KINDS, is_metadata, kind_of
 
@@ -49,7 +49,7 @@ def server() -> Iterator[OpenAIServer]:
 def run_all(cache_dir: Path, server: OpenAIServer) -> list[dict[str, Any]]:
     """Every cached stage once: embeddings and a dense search, a text search, an
     LLM chunker's answers. What each result says, without its timings."""
-    _forget_loaded()  # a fresh process: nothing remembered from other runs
+    forget_loaded()  # a fresh process: nothing remembered from other runs
     corpus = Corpus.from_mapping(DOCS, name="tiny")
     queries = make_queries(corpus)
     llm_corpus = Corpus.from_mapping({"doc.md": LLM_DOC}, name="llm")

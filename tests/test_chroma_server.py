@@ -20,7 +20,7 @@ from support.agreement import Agreement, clustered_vectors, index_in_subprocess
 from support.chroma_server import ChromaServer, ChromaServerError, free_port
 
 from pytest_chunkeval.data.benchmarks import load_benchmark
-from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.stores import ChromaIndex, StoreError, get_store

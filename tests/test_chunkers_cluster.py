@@ -23,8 +23,8 @@ from pytest_chunkeval.chunkers.cluster import (
 )
 from pytest_chunkeval.chunkers.semantic_specs import register_semantic
 from pytest_chunkeval.config.registry import Registry, UnknownSpec
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
-from pytest_chunkeval.engine.cache import EmbeddingCache
 
 
 def straightforward_segmentation(

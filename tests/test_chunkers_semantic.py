@@ -21,8 +21,8 @@ from pytest_chunkeval.chunkers.semantic_specs import register_semantic
 from pytest_chunkeval.chunkers.sentence import sentence_spans
 from pytest_chunkeval.config.registry import Registry, UnknownSpec
 from pytest_chunkeval.data.benchmarks import load_benchmark
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
-from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.tokenizers.base import get_tokenizer
 
 

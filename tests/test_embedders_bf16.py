@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from pytest_chunkeval.embedders import precision
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.precision import PrecisionWarning, parse_dtype
 from pytest_chunkeval.embedders.registry import get_embedder
 from pytest_chunkeval.embedders.sentence_transformers import SentenceTransformerEmbedder
-from pytest_chunkeval.engine.cache import EmbeddingCache
 
 MINILM = "sentence-transformers:all-MiniLM-L6-v2"
 

@@ -21,9 +21,9 @@ from pytest_chunkeval.embedders.base import (
     PartialEmbedder,
     l2_normalize,
 )
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.openai import OpenAIEmbedder
 from pytest_chunkeval.embedders.registry import get_embedder
-from pytest_chunkeval.engine.cache import EmbeddingCache
 
 KEY = "sk-test-remote"
 TEXTS = [f"text number {i}" for i in range(20)]

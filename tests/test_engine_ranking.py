@@ -10,8 +10,8 @@ import pytest
 
 from pytest_chunkeval import TwoStage
 from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
-from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.engine.evaluate import EvaluationError, evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.engine.score import score

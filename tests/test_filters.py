@@ -14,8 +14,8 @@ from support.openai_server import OpenAIServer
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet, read_queries
 from pytest_chunkeval.data.query_types import Excerpt, Query
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.registry import get_embedder
-from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.generation.filters import (
     FALLBACK_THRESHOLDS,
     default_thresholds,

@@ -26,13 +26,13 @@ from pytest_chunkeval.relationships.extractors import (
     Extracted,
     ExtractionError,
     TextExtraction,
-    get_extractor,
     locate_relationships,
 )
 from pytest_chunkeval.relationships.gold import GoldError, gold_relationships
 from pytest_chunkeval.relationships.graph import Relationship, RelationshipGraph
 from pytest_chunkeval.relationships.normalize import normalize_name
 from pytest_chunkeval.relationships.scoring import matches, relationship_scores
+from pytest_chunkeval.relationships.specs import get_extractor
 
 FACTS = [
     ("Alice", "founded", "Acme"),

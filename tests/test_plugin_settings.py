@@ -495,11 +495,11 @@ def test_only_a_chunkeval_error_is_memoized_as_a_user_error(tmp_path: Path) -> N
 
     for _ in range(2):  # the second call fails fast, without computing again
         with pytest.raises(ChunkevalError, match="was not found in the corpus"):
-            session._memoized(("k1",), user_error, "t::a", None)
+            session.memoized(("k1",), user_error, "t::a", None)
     assert calls == [1]
 
     def bug() -> NoReturn:
         raise KeyError("dimension")
 
     with pytest.raises(KeyError):  # not turned into a clean test failure
-        session._memoized(("k2",), bug, "t::b", None)
+        session.memoized(("k2",), bug, "t::b", None)

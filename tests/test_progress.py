@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from pytest_chunkeval.embedders.base import FloatArray
-from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.llm.answers import AnswerKey, hash_input
 from pytest_chunkeval.llm.batch import Outcome, run_batch
 from pytest_chunkeval.util import progress
@@ -166,7 +166,7 @@ def test_llm_batches_print_progress_lines_in_a_log(
 
 
 PROGRESS_UNDER_PYTEST = """
-from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.util import progress
 from test_progress_support import Embedder
 

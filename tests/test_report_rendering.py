@@ -10,8 +10,9 @@ from support.fake_results import make_result
 
 from pytest_chunkeval.reporting.escape import breakable
 from pytest_chunkeval.reporting.html import html_report
-from pytest_chunkeval.reporting.markdown import _md_cell, markdown_report
-from pytest_chunkeval.reporting.rows import ReportEntry, _Row
+from pytest_chunkeval.reporting.markdown import markdown_report
+from pytest_chunkeval.reporting.md_table import md_cell
+from pytest_chunkeval.reporting.rows import ReportEntry, ResultRow
 from pytest_chunkeval.reporting.svg import (
     _Frame,
     _overlaps,
@@ -28,7 +29,7 @@ def _table_cells(row: str) -> list[str]:
 
 def test_markdown_cell_keeps_pipes_html_and_newlines_in_the_cell() -> None:
     question = "a | b <b>bold</b>\nsecond line <img src=x onerror=alert(1)> `x`"
-    cell = _md_cell(question)
+    cell = md_cell(question)
     assert "\n" not in cell
     assert "<" not in cell
     assert ">" not in cell
@@ -65,7 +66,7 @@ def test_configuration_colour_depends_on_its_label_only() -> None:
     first = html_report([_entry(label) for label in labels])
     second = html_report([_entry(label) for label in reversed(labels[1:])])
     for label in labels[1:]:
-        colour = config_color(_Row.from_entry(_entry(label)).label)
+        colour = config_color(ResultRow.from_entry(_entry(label)).label)
         assert re.fullmatch(r"#[0-9a-f]{6}", colour)
         assert first.count(colour) == second.count(colour) > 0
     assert len({config_color(label) for label in labels}) == 3
@@ -89,7 +90,7 @@ def test_scatter_labels_do_not_overprint_on_equal_points() -> None:
 
 def test_scatter_svg_places_labels_of_identical_configurations_apart() -> None:
     rows = [
-        _Row.from_entry(
+        ResultRow.from_entry(
             ReportEntry.of(make_result([0.5] * 4, config={"chunker": f"fixed:{n}:0"}))
         )
         for n in (100, 200, 300)

@@ -20,7 +20,7 @@ from test_stores_lexical import (
 )
 
 from pytest_chunkeval.config.registry import UnknownSpec
-from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.stores.rerank import (

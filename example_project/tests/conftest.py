@@ -22,7 +22,7 @@ def retriever(
     """The app's retriever, built exactly as in production, except that its vectors
     go through the plugin's embedding cache: a re-run with an unchanged handbook
     never loads the model."""
-    from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+    from pytest_chunkeval.embedders.cache import EmbeddingCache, default_cache_dir
 
     cache = EmbeddingCache(default_cache_dir(pytestconfig.rootpath))
 

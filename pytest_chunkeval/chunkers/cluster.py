@@ -51,7 +51,7 @@ from pytest_chunkeval.chunkers.base import spec_name
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
 from pytest_chunkeval.chunkers.semantic import EmbeddingChunker
 from pytest_chunkeval.core.spans import IntArray, as_bounds
-from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer
 

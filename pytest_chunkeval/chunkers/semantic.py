@@ -66,8 +66,8 @@ from pytest_chunkeval.chunkers.sentence import sentence_spans
 from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
 from pytest_chunkeval.core.spans import IntArray, as_bounds
 from pytest_chunkeval.embedders.base import Embedder
+from pytest_chunkeval.embedders.cache import EmbeddingCache, default_cache_dir
 from pytest_chunkeval.embedders.registry import EMBEDDERS, get_embedder
-from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
 

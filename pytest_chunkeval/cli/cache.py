@@ -77,7 +77,7 @@ def register(subparsers: Any) -> None:
 
 def run_clear(args: argparse.Namespace) -> int:
     """Run ``chunkeval cache clear``."""
-    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.engine.search_cache import SearchCache
     from pytest_chunkeval.llm.answers import AnswerCache
 
@@ -102,7 +102,7 @@ def run_clear(args: argparse.Namespace) -> int:
 
 def run_info(args: argparse.Namespace) -> int:
     """Run ``chunkeval cache info``."""
-    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.engine.search_cache import SearchCache
     from pytest_chunkeval.llm.answers import AnswerCache
 

@@ -65,7 +65,7 @@ def run_filters(
 ) -> int:
     """Filter ``queries`` into ``out`` as the flags say; the exit code."""
     from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
-    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.generation.filters import filter_queries, format_report
 
     config = settings(args)

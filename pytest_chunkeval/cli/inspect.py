@@ -88,7 +88,7 @@ def register(subparsers: Any) -> None:
 def run_inspect(args: argparse.Namespace) -> int:
     """Run ``chunkeval inspect``."""
     from pytest_chunkeval.config.defaults import DEFAULT_UNIT
-    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.quality.inspection import inspect_queries
     from pytest_chunkeval.quality.text import format_inspection
     from pytest_chunkeval.util.files import atomic_write_text

@@ -137,7 +137,7 @@ def run_judge(args: argparse.Namespace) -> int:
         DEFAULT_STORE,
         DEFAULT_UNIT,
     )
-    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.judging.promote import promote
     from pytest_chunkeval.judging.run import Judging
     from pytest_chunkeval.judging.specs import get_judge
@@ -200,7 +200,7 @@ def run_calibration(args: argparse.Namespace) -> int:
         DEFAULT_STORE,
         DEFAULT_UNIT,
     )
-    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.judging.calibration import (
         calibrate_judge,
         format_calibration,

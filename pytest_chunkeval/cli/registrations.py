@@ -52,7 +52,7 @@ def _register_all(register: Any) -> list[Any]:
     from pytest_chunkeval.chunkers import CHUNKERS
     from pytest_chunkeval.embedders.registry import EMBEDDERS
     from pytest_chunkeval.judging.specs import JUDGES
-    from pytest_chunkeval.relationships.extractors import EXTRACTORS
+    from pytest_chunkeval.relationships.specs import EXTRACTORS
     from pytest_chunkeval.stores import STORES
     from pytest_chunkeval.tokenizers.base import TOKENIZERS
 

@@ -97,9 +97,9 @@ def run_relationships(args: argparse.Namespace) -> int:
         DEFAULT_STORE,
         DEFAULT_UNIT,
     )
-    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.relationships.evaluate import evaluate_relationships
-    from pytest_chunkeval.relationships.extractors import get_extractor
+    from pytest_chunkeval.relationships.specs import get_extractor
     from pytest_chunkeval.reporting.table import results_table
     from pytest_chunkeval.util.files import atomic_write_text
 

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pytest_chunkeval.core.unit_names import DEFAULT_UNIT as DEFAULT_UNIT
+from pytest_chunkeval.core.unit_names import UNITS as UNITS
+from pytest_chunkeval.core.unit_names import Unit as Unit
+from pytest_chunkeval.core.unit_names import check_unit as check_unit
 from pytest_chunkeval.errors import ConfigError
 
 K = int | Literal["min"]
-Unit = Literal["token", "char"]
 
 CACHE_DIR_ENV = "CHUNKEVAL_CACHE_DIR"
 DEFAULT_EMBEDDER = "sentence-transformers:all-MiniLM-L6-v2"
 DEFAULT_STORE = "chroma"
 DEFAULT_K: K = 5
-DEFAULT_UNIT: Unit = "token"
-UNITS: tuple[Unit, ...] = ("token", "char")
 
 
 def check_k(value: object) -> K:
@@ -48,19 +49,6 @@ def check_budget(value: object) -> int | None:
     raise ValueError(
         "budget must be a positive whole number of units (tokens, or characters with "
         f"unit='char') of retrieved context per query, got {value!r}"
-    )
-
-
-def check_unit(value: object) -> Unit:
-    """``"token"`` or ``"char"``; else ``ValueError``."""
-    text = str(value).strip()
-    if text == "token":
-        return "token"
-    if text == "char":
-        return "char"
-    raise ConfigError(
-        "unit must be 'token' (tokens of the tokenizer, the default) or 'char' "
-        f"(characters, as the reference implementation), got {value!r}"
     )
 
 

@@ -14,8 +14,8 @@ from typing import Literal
 
 import numpy as np
 
-from pytest_chunkeval.config.defaults import Unit, check_unit
 from pytest_chunkeval.core.spans import IntArray
+from pytest_chunkeval.core.unit_names import Unit, check_unit
 from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
 
 

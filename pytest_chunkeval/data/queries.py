@@ -30,16 +30,16 @@ from typing import Any
 from pytest_chunkeval.core.locate import find_normalized, locate, preview
 from pytest_chunkeval.data.corpus import Corpus, CorpusError
 from pytest_chunkeval.data.query_formats import (
-    _REFERENCE_COLUMNS,
-    _VERSION_KEY,
-    _header_line,
-    _query_format,
-    _query_line,
-    _query_to_json,
-    _read_file_text,
-    _reference_excerpts,
+    REFERENCE_COLUMNS,
+    VERSION_KEY,
+    header_line,
     parse_json,
     parse_jsonl,
+    query_format,
+    query_line,
+    query_to_json,
+    read_file_text,
+    reference_excerpts,
 )
 from pytest_chunkeval.data.query_types import (
     SCHEMA_VERSION,
@@ -128,7 +128,7 @@ class QuerySet:
         if self._hash is None:
             h = hashlib.sha256()
             for q in self._queries:
-                record = _query_to_json(replace(q, metadata={}))
+                record = query_to_json(replace(q, metadata={}))
                 h.update(json.dumps(record, ensure_ascii=False).encode("utf-8"))
                 h.update(b"\n")
             self._hash = h.hexdigest()
@@ -144,8 +144,8 @@ class QuerySet:
         """Read ``.jsonl``, ``.json`` or reference ``.csv`` and validate it against
         ``corpus`` (see :meth:`validated`)."""
         source = os.fspath(path)
-        suffix = _query_format(Path(path).suffix, source)
-        text = _read_file_text(path, torn_tail_ok=suffix == ".jsonl")
+        suffix = query_format(Path(path).suffix, source)
+        text = read_file_text(path, torn_tail_ok=suffix == ".jsonl")
         return cls.from_text(text, suffix, corpus, source=source)
 
     @classmethod
@@ -157,8 +157,8 @@ class QuerySet:
         ``.csv`` whose row names a document the corpus no longer has, or whose
         excerpt an edit deleted, leaves that question out as a ``.jsonl`` does."""
         source = os.fspath(path)
-        suffix = _query_format(Path(path).suffix, source)
-        text = _read_file_text(path, torn_tail_ok=suffix == ".jsonl")
+        suffix = query_format(Path(path).suffix, source)
+        text = read_file_text(path, torn_tail_ok=suffix == ".jsonl")
         text = text.removeprefix("\ufeff")
         if suffix == ".csv":
             parsed = read_reference_csv(text, corpus, source=source, strict=False)
@@ -173,7 +173,7 @@ class QuerySet:
         """Parse ``text`` in the format its file ``suffix`` names (``.jsonl``,
         ``.json`` or reference ``.csv``) and validate it against ``corpus``, as
         :meth:`load` does for a file; ``source`` names it in messages."""
-        suffix = _query_format(suffix, source)
+        suffix = query_format(suffix, source)
         text = text.removeprefix("\ufeff")
         if suffix == ".csv":
             return parse_reference_csv(text, corpus, source=source)
@@ -189,7 +189,7 @@ class QuerySet:
         end_index}``) and ``corpus_id`` (a document's file stem). Query ids follow
         :func:`stable_query_id` with the ``corpus_id`` as prefix.
         """
-        text = _read_file_text(path)
+        text = read_file_text(path)
         return parse_reference_csv(text, corpus, source=os.fspath(path))
 
     # -- writing ----------------------------------------------------------------
@@ -199,14 +199,14 @@ class QuerySet:
         suffix = Path(path).suffix.lower()
         if suffix == ".jsonl":
             with atomic_writer(Path(path), "w") as fh:
-                fh.write(_header_line(self.metadata))
+                fh.write(header_line(self.metadata))
                 for q in self._queries:
-                    fh.write(_query_line(q))
+                    fh.write(query_line(q))
         elif suffix == ".json":
             doc = {
-                _VERSION_KEY: SCHEMA_VERSION,
+                VERSION_KEY: SCHEMA_VERSION,
                 "metadata": self.metadata,
-                "queries": [_query_to_json(q) for q in self._queries],
+                "queries": [query_to_json(q) for q in self._queries],
             }
             with atomic_writer(Path(path), "w") as fh:
                 fh.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
@@ -357,13 +357,13 @@ def read_queries(path: str | os.PathLike[str]) -> QuerySet:
     :meth:`QuerySet.validated` locates them. Use :meth:`QuerySet.load` to evaluate.
     """
     source = os.fspath(path)
-    suffix = _query_format(Path(path).suffix, source)
+    suffix = query_format(Path(path).suffix, source)
     if suffix == ".csv":  # it needs a corpus to resolve its document names
         raise QuerySetError(
             f"{source}: a reference .csv needs a corpus; use QuerySet.load(path, "
             "corpus)"
         )
-    text = _read_file_text(path, torn_tail_ok=suffix == ".jsonl")
+    text = read_file_text(path, torn_tail_ok=suffix == ".jsonl")
     return _parse_text(text, suffix, source)
 
 
@@ -382,11 +382,11 @@ def read_reference_csv(
     then keeps the name, and placing it reports it as any format's query
     naming a document the corpus lacks."""
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    missing = [c for c in _REFERENCE_COLUMNS if c not in (reader.fieldnames or ())]
+    missing = [c for c in REFERENCE_COLUMNS if c not in (reader.fieldnames or ())]
     if missing:
         raise QuerySetError(
             f"{source}: missing column(s) {', '.join(missing)} (a reference "
-            f"questions CSV has columns {', '.join(_REFERENCE_COLUMNS)})"
+            f"questions CSV has columns {', '.join(REFERENCE_COLUMNS)})"
         )
     queries: list[Query] = []
     seen: dict[str, int] = {}
@@ -403,7 +403,7 @@ def read_reference_csv(
                     f"{where}: question {preview(question)}: {exc}"
                 ) from None
             doc_id = corpus_id
-        excerpts = _reference_excerpts(row["references"] or "", doc_id, where, question)
+        excerpts = reference_excerpts(row["references"] or "", doc_id, where, question)
         base = stable_query_id(corpus_id, question)
         seen[base] = seen.get(base, 0) + 1
         qid = base if seen[base] == 1 else f"{base}-{seen[base]}"

@@ -30,11 +30,11 @@ from pytest_chunkeval.util.files import (
     iter_jsonl_lines,
 )
 
-_VERSION_KEY = "chunkeval_queries"
-_REFERENCE_COLUMNS = ("question", "references", "corpus_id")
+VERSION_KEY = "chunkeval_queries"
+REFERENCE_COLUMNS = ("question", "references", "corpus_id")
 
 
-def _query_to_json(q: Query) -> dict[str, Any]:
+def query_to_json(q: Query) -> dict[str, Any]:
     record: dict[str, Any] = {
         "id": q.id,
         "question": q.text,
@@ -96,13 +96,13 @@ def _excerpt_to_json(e: Excerpt) -> dict[str, Any]:
     return record
 
 
-def _header_line(metadata: Mapping[str, Any]) -> str:
-    header = {_VERSION_KEY: SCHEMA_VERSION, "metadata": dict(metadata)}
+def header_line(metadata: Mapping[str, Any]) -> str:
+    header = {VERSION_KEY: SCHEMA_VERSION, "metadata": dict(metadata)}
     return json.dumps(header, ensure_ascii=False) + "\n"
 
 
-def _query_line(q: Query) -> str:
-    return json.dumps(_query_to_json(q), ensure_ascii=False) + "\n"
+def query_line(q: Query) -> str:
+    return json.dumps(query_to_json(q), ensure_ascii=False) + "\n"
 
 
 def _query_from_json(obj: Any, where: str) -> Query:
@@ -180,12 +180,12 @@ def _is_int(value: object) -> TypeGuard[int]:
 
 def _check_header(obj: Any, where: str) -> dict[str, Any]:
     """The metadata of a header object, after checking its schema version."""
-    if not isinstance(obj, dict) or _VERSION_KEY not in obj:
+    if not isinstance(obj, dict) or VERSION_KEY not in obj:
         raise QuerySetError(
             f"{where}: not a chunkeval query set (expected an object with "
-            f"{_VERSION_KEY!r} first)"
+            f"{VERSION_KEY!r} first)"
         )
-    version = obj[_VERSION_KEY]
+    version = obj[VERSION_KEY]
     if not _is_int(version) or version != SCHEMA_VERSION:
         newer = _is_int(version) and version > SCHEMA_VERSION
         hint = (
@@ -203,7 +203,7 @@ def _check_header(obj: Any, where: str) -> dict[str, Any]:
     return metadata
 
 
-def _read_file_text(path: str | os.PathLike[str], *, torn_tail_ok: bool = False) -> str:
+def read_file_text(path: str | os.PathLike[str], *, torn_tail_ok: bool = False) -> str:
     """The file's text without a BOM. ``torn_tail_ok`` (JSONL): a character cut
     in two at the very end, by an interrupted append, is dropped, not an error."""
     try:
@@ -219,7 +219,7 @@ def _read_file_text(path: str | os.PathLike[str], *, torn_tail_ok: bool = False)
     return text.removeprefix("\ufeff")
 
 
-def _query_format(suffix: str, source: str) -> str:
+def query_format(suffix: str, source: str) -> str:
     """The lower-cased ``suffix`` if it names a query-set format, else an error."""
     fmt = suffix.lower()
     if fmt not in (".jsonl", ".json", ".csv"):
@@ -277,7 +277,7 @@ def parse_json(text: str, source: str) -> tuple[dict[str, Any], list[Query]]:
     raw = obj.get("queries")
     if not isinstance(raw, list):
         raise QuerySetError(f"{source}: 'queries' must be a list")
-    unknown = set(obj) - {_VERSION_KEY, "metadata", "queries"}
+    unknown = set(obj) - {VERSION_KEY, "metadata", "queries"}
     if unknown:
         raise QuerySetError(f"{source}: unknown top-level field(s) {sorted(unknown)}")
     queries = [
@@ -286,7 +286,7 @@ def parse_json(text: str, source: str) -> tuple[dict[str, Any], list[Query]]:
     return metadata, queries
 
 
-def _reference_excerpts(
+def reference_excerpts(
     raw: str, doc_id: str, where: str, question: str
 ) -> tuple[Excerpt, ...]:
     where = f"{where}: question {preview(question)}"
@@ -327,7 +327,7 @@ def write_header(
             f"{os.fspath(path)} already exists; pass overwrite=True to replace it"
         )
     with atomic_writer(Path(path), "w") as fh:
-        fh.write(_header_line(metadata or {}))
+        fh.write(header_line(metadata or {}))
 
 
 def append_query(path: str | os.PathLike[str], query: Query) -> None:
@@ -342,7 +342,7 @@ def append_query(path: str | os.PathLike[str], query: Query) -> None:
     try:
         if os.stat(path).st_size == 0:
             raise QuerySetError(f"{os.fspath(path)} is empty; it needs a header line")
-        append_jsonl(path, _query_line(query), create=False, on_repair=_on_repair)
+        append_jsonl(path, query_line(query), create=False, on_repair=_on_repair)
     except FileNotFoundError:
         raise QuerySetError(
             f"{os.fspath(path)} does not exist; create it with write_header() first"

@@ -129,7 +129,7 @@ def chroma_identity(ef: Any) -> str:
     return f"chroma:{name}"
 
 
-def _langchain_identity(obj: Any) -> str:
+def langchain_identity(obj: Any) -> str:
     cls = type(obj)
     model = getattr(obj, "model", None) or getattr(obj, "model_name", None)
     suffix = f":{model}" if isinstance(model, str) and model else ""

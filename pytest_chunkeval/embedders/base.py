@@ -118,3 +118,13 @@ def check_vectors(raw: Any, n: int, *, who: str) -> FloatArray:
             f"of text #{int(bad[0])}"
         )
     return arr
+
+
+def unit_vectors(vectors: Any, n: int, *, who: str) -> FloatArray:
+    """An embedder's output checked (:func:`check_vectors`) and normalized, unless
+    it already is unit length (the built-in embedders normalize once)."""
+    arr = check_vectors(vectors, n, who=who)
+    norms = np.sqrt(np.einsum("ij,ij->i", arr, arr, dtype=np.float64))
+    if np.all((np.abs(norms - 1.0) < 1e-3) | (norms == 0.0)):
+        return arr
+    return l2_normalize(arr)

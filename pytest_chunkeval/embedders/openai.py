@@ -270,5 +270,5 @@ def _decode_embedding(value: Any) -> Any:
     return value
 
 
-def _openai(model: str, *, batch_size: int, **options: Any) -> Embedder:
+def openai_from_spec(model: str, *, batch_size: int, **options: Any) -> Embedder:
     return OpenAIEmbedder(model, max_batch=batch_size, **options)

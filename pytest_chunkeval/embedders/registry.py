@@ -62,9 +62,9 @@ from pytest_chunkeval.config.registry import (
 )
 from pytest_chunkeval.embedders.adapters import (
     CallableEmbedder,
-    _langchain_identity,
     chroma_identity,
     is_chroma_embedding_function,
+    langchain_identity,
     renamed,
 )
 from pytest_chunkeval.embedders.base import Embedder
@@ -73,7 +73,7 @@ from pytest_chunkeval.embedders.openai import (
     OPENAI_DEFAULT_CONCURRENCY,
     OPENAI_DEFAULT_MAX_RETRIES,
     OPENAI_MAX_INPUTS,
-    _openai,
+    openai_from_spec,
 )
 from pytest_chunkeval.embedders.precision import parse_dtype
 from pytest_chunkeval.embedders.sentence_transformers import (
@@ -103,7 +103,7 @@ EMBEDDERS.register(
 )
 EMBEDDERS.register(
     "openai",
-    _openai,
+    openai_from_spec,
     "openai:MODEL"
     "[?dimensions=N&batch_size=N&concurrency=N&max_retries=N&timeout=SECONDS]",
     signature=Signature(
@@ -164,7 +164,7 @@ def get_embedder(
         return CallableEmbedder(spec, identity=identity or chroma_identity(spec))
     elif callable(embed_documents := getattr(spec, "embed_documents", None)):
         return CallableEmbedder(
-            embed_documents, identity=identity or _langchain_identity(spec)
+            embed_documents, identity=identity or langchain_identity(spec)
         )
     elif callable(spec):
         return CallableEmbedder(spec, identity=identity)

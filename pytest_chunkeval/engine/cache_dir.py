@@ -5,7 +5,7 @@ directory cannot be written")."""
 
 from __future__ import annotations
 
-from pytest_chunkeval.engine.cache import EmbeddingCache
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.errors import FileAccessError
 from pytest_chunkeval.util.files import cache_dir_access
 

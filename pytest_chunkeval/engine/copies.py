@@ -28,7 +28,7 @@ from pytest_chunkeval.core.copies import ExcerptCopies
 from pytest_chunkeval.core.query_spans import QuerySpans
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
-from pytest_chunkeval.engine.packs import CacheWarning
+from pytest_chunkeval.embedders._packs import CacheWarning
 from pytest_chunkeval.util.files import atomic_writer
 from pytest_chunkeval.util.unwritable import refused_write, uncached_message
 

@@ -33,8 +33,8 @@ from pytest_chunkeval.core.metrics import (
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder
+from pytest_chunkeval.embedders.cache import EmbeddingCache, default_cache_dir
 from pytest_chunkeval.embedders.registry import EMBEDDERS, get_embedder
-from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
 from pytest_chunkeval.engine.chunking import (
     Chunking,
     _excerpt_spans,

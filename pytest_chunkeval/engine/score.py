@@ -25,7 +25,7 @@ from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Query
-from pytest_chunkeval.engine.cache import default_cache_dir
+from pytest_chunkeval.embedders.cache import default_cache_dir
 from pytest_chunkeval.engine.chunking import _excerpt_spans, stage_result, unit_map
 from pytest_chunkeval.engine.copies import (
     candidates_by_query,

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from pytest_chunkeval.engine.packs import CacheWarning
+from pytest_chunkeval.embedders._packs import CacheWarning
 from pytest_chunkeval.util.files import atomic_writer
 from pytest_chunkeval.util.unwritable import refused_write, uncached_message
 

@@ -64,7 +64,7 @@ def report_table(report: GateReport) -> str:
     """One row per gated metric, in points (percent); changes signed. In
     ``changes`` mode: the real change (noise set to 0), then the sampling view
     (the interval and the smallest drop this set can tell)."""
-    from pytest_chunkeval.reporting.table import format_rows
+    from pytest_chunkeval.util.text import format_rows
 
     changes = report.settings.mode == "changes"
     ci_head = f"{100 * report.settings.confidence:g}% CI"

@@ -127,9 +127,9 @@ def filter_queries(
     :data:`DEFAULT_EMBEDDER`). A threshold of ``"default"`` takes
     :func:`default_thresholds` of the embedder; None turns that filter off.
     ``cache``: an :class:`EmbeddingCache` (default: one at
-    :func:`~pytest_chunkeval.engine.cache.default_cache_dir`), or False for none.
+    :func:`~pytest_chunkeval.embedders.cache.default_cache_dir`), or False for none.
     """
-    from pytest_chunkeval.engine.cache import EmbeddingCache, default_cache_dir
+    from pytest_chunkeval.embedders.cache import EmbeddingCache, default_cache_dir
 
     emb = get_embedder(embedder if embedder is not None else DEFAULT_EMBEDDER)
     defaults = default_thresholds(emb.identity)

@@ -95,7 +95,7 @@ def inspect_queries(
     or more ``chunkers``, each is evaluated (``embedder``, ``store``, ``k``: the
     evaluation defaults) and the pairs the set cannot tell apart are listed.
     ``show``: how many examples each list keeps. ``cache``: the evaluation cache
-    (an :class:`~pytest_chunkeval.engine.cache.EmbeddingCache` or a directory).
+    (an :class:`~pytest_chunkeval.embedders.cache.EmbeddingCache` or a directory).
     """
     from pytest_chunkeval.quality.coverage import coverage_report
     from pytest_chunkeval.quality.duplicates import duplicates_report

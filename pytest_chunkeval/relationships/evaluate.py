@@ -50,8 +50,8 @@ from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.registry import get_embedder
-from pytest_chunkeval.engine.cache import EmbeddingCache
 from pytest_chunkeval.engine.chunking import Chunking, unit_map
 from pytest_chunkeval.engine.copies import copies_for, scoring_config
 from pytest_chunkeval.engine.evaluate import EvaluationError, _resolve_cache, _spec_of
@@ -69,10 +69,11 @@ from pytest_chunkeval.relationships.extraction import (
     cost_plan,
     extract_texts,
 )
-from pytest_chunkeval.relationships.extractors import Extractor, get_extractor
+from pytest_chunkeval.relationships.extractors import Extractor
 from pytest_chunkeval.relationships.gold import excerpt_texts, gold_relationships
 from pytest_chunkeval.relationships.graph import Relationship, RelationshipGraph
 from pytest_chunkeval.relationships.scoring import match_matrix, relationship_scores
+from pytest_chunkeval.relationships.specs import get_extractor
 from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
 from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
 

@@ -11,8 +11,8 @@ from pytest_chunkeval.core.metric_names import format_interval, header
 from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.gate.verdicts import GatedMetric, severity, verdict_text
 from pytest_chunkeval.reporting.escape import breakable, esc
-from pytest_chunkeval.reporting.markdown import _md_cell, _md_table
-from pytest_chunkeval.reporting.rows import ReportEntry, _Row
+from pytest_chunkeval.reporting.md_table import md_cell, md_table
+from pytest_chunkeval.reporting.rows import ReportEntry, ResultRow
 
 BASELINE_NOTE = (
     "Each gated metric as baseline → now: change [{ci}], in points. The change "
@@ -117,7 +117,7 @@ def changed_rows(entries: Sequence[ReportEntry]) -> list[tuple[str, str]]:
     out = []
     for entry in entries:
         if entry.gated and entry.changes is not None and entry.changes.any:
-            who = f"{_tests(entry)} ({_Row.from_entry(entry).shown})"
+            who = f"{_tests(entry)} ({ResultRow.from_entry(entry).shown})"
             out.append((who, entry.changes.line()))
     return out
 
@@ -154,7 +154,7 @@ def baseline_markdown(entries: Sequence[ReportEntry]) -> str:
     for entry, gated in rows:
         cells = [
             _tests(entry),
-            _Row.from_entry(entry).shown,
+            ResultRow.from_entry(entry).shown,
             verdict_markdown(entry),
         ]
         for g in gated:
@@ -162,7 +162,7 @@ def baseline_markdown(entries: Sequence[ReportEntry]) -> str:
             regressed = g is not None and g.status == "regressed"
             cells.append(f"**{text}**" if regressed else text)
         body.append(cells)
-    table = _md_table(_gate_headers(metrics), body, 3)
+    table = md_table(_gate_headers(metrics), body, 3)
     note = _note(entries)
     # What changed comes first, then the verdict on it (issue 13).
     changed = "".join(
@@ -218,7 +218,7 @@ def changes_markdown(entries: Sequence[ReportEntry]) -> str:
     for entry in flipped:
         title = f"{_tests(entry)}: {_counts(entry)}"
         rows = _flip_rows(entry)
-        parts += [f"**{_md_cell(title)}**", "", _md_table(FLIP_HEADERS, rows, 4), ""]
+        parts += [f"**{md_cell(title)}**", "", md_table(FLIP_HEADERS, rows, 4), ""]
     return "\n".join(parts)
 
 
@@ -259,7 +259,7 @@ def baseline_html(entries: Sequence[ReportEntry]) -> str:
     for entry, gated in rows:
         tds = [
             f"<td>{breakable(_tests(entry))}</td>",
-            f"<td>{breakable(_Row.from_entry(entry).shown)}</td>",
+            f"<td>{breakable(ResultRow.from_entry(entry).shown)}</td>",
             status_cells_html(entry)[1],
         ]
         for g in gated:

@@ -23,16 +23,17 @@ from pytest_chunkeval.reporting.gate_report import (
     status_cells_html,
 )
 from pytest_chunkeval.reporting.history import commits, runs
-from pytest_chunkeval.reporting.markdown import _latest_two, _result_rows
-from pytest_chunkeval.reporting.rows import _Row, table_metrics, worst_first
+from pytest_chunkeval.reporting.markdown import latest_two
+from pytest_chunkeval.reporting.md_table import result_rows
+from pytest_chunkeval.reporting.rows import ResultRow, table_metrics, worst_first
 from pytest_chunkeval.reporting.svg import (
     BAR_METRICS,
-    _colors,
-    _legend,
     bars_svg,
     history_svg,
+    legend_html,
     pareto_svg,
     scatter_svg,
+    series_colors,
 )
 
 if TYPE_CHECKING:
@@ -131,8 +132,8 @@ _JS = """
 """
 
 
-def _html_table(rows: Sequence[_Row], entries: Sequence[ReportEntry] = ()) -> str:
-    headers, body = _result_rows(rows)
+def _html_table(rows: Sequence[ResultRow], entries: Sequence[ReportEntry] = ()) -> str:
+    headers, body = result_rows(rows)
     for cells, entry in zip(body, entries, strict=False):
         cells[0] = entry.tests_cell()  # the failed tests named first
     status = any(e.outcome or e.verdict for e in entries)
@@ -180,7 +181,7 @@ _LOSS_PARTS = (
 )
 
 
-def _loss_section(rows: Sequence[_Row]) -> str:
+def _loss_section(rows: Sequence[ResultRow]) -> str:
     """Where recall is lost, per configuration, in points of recall
     (docs/metrics.md)."""
     parts = [p for p in _LOSS_PARTS if any(r.loss.get(p[0]) is not None for r in rows)]
@@ -205,7 +206,7 @@ def _loss_section(rows: Sequence[_Row]) -> str:
 
 
 def _explorer(
-    entries: Sequence[ReportEntry], rows: Sequence[_Row], colors: Mapping[str, str]
+    entries: Sequence[ReportEntry], rows: Sequence[ResultRow], colors: Mapping[str, str]
 ) -> str:
     """The question explorer, for the entries that carry its data."""
     pieces: list[tuple[str, str, Mapping[str, Any]]] = []
@@ -249,14 +250,14 @@ def html_report(
     (``Inspection.to_json()``), each a section after the results.
     """
     entries = worst_first(list(entries))
-    rows = [_Row.from_entry(e) for e in entries]
+    rows = [ResultRow.from_entry(e) for e in entries]
     source = "this session"
     if not rows and history:
-        rows = list(_latest_two(history)[0].values())
+        rows = list(latest_two(history)[0].values())
         source = "the latest record of each configuration in the history"
     labels = [r.label for r in rows]
-    labels += [_Row.from_record(r).label for r in history]
-    colors = _colors(labels)
+    labels += [ResultRow.from_record(r).label for r in history]
+    colors = series_colors(labels)
     when = (generated or datetime.now(timezone.utc)).isoformat(timespec="seconds")
     parts = [
         "<!DOCTYPE html>",
@@ -278,7 +279,7 @@ def html_report(
     ]
     if rows:
         row_colors = {r.label: colors[r.label] for r in rows}
-        legend = _legend(row_colors)
+        legend = legend_html(row_colors)
         parts += [
             '<section id="results"><h2>Results</h2>',
             '<p class="note">Click a column header to sort.</p>',
@@ -317,18 +318,20 @@ def html_report(
     if history:
         history_colors = {
             label: colors[label]
-            for label in dict.fromkeys(_Row.from_record(r).label for r in history)
+            for label in dict.fromkeys(ResultRow.from_record(r).label for r in history)
         }
         parts += [
             '<section id="history"><h2>Over commits</h2>',
             '<p class="note">Commits in the order the history file recorded them; '
             "<code>+</code> marks a dirty work tree.</p>",
-            _legend(history_colors),
+            legend_html(history_colors),
             '<div class="plots">',
             *(
                 _figure(history_svg(history, m, colors))
                 for m in METRICS
-                if any(_Row.from_record(r).means.get(m) is not None for r in history)
+                if any(
+                    ResultRow.from_record(r).means.get(m) is not None for r in history
+                )
             ),
             "</div></section>",
         ]

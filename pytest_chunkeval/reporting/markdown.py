@@ -9,64 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.metric_names import format_percent, header
-from pytest_chunkeval.gate.rows import label_tests
 from pytest_chunkeval.reporting.history import append_lines, commits, runs
-from pytest_chunkeval.reporting.rows import (
-    _chunk_cell,
-    _mean_std,
-    _Row,
-    table_metrics,
-    worst_first,
-)
+from pytest_chunkeval.reporting.md_table import md_table, result_rows
+from pytest_chunkeval.reporting.rows import ResultRow, table_metrics, worst_first
 
 if TYPE_CHECKING:
     from pytest_chunkeval.reporting.rows import ReportEntry
 
 GITHUB_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
-
-
-def _md_cell(text: str) -> str:
-    """One table cell from untrusted text (test ids, questions): a ``|`` or a line
-    break would end the cell or the row, and HTML (``<b>``, ``<img ...>``) would be
-    rendered by GitHub's job summary: all of it shows as the characters typed."""
-    text = " ".join(text.splitlines()) if text else text
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
-
-
-def _md_table(
-    headers: Sequence[str], rows: Sequence[Sequence[str]], text: int = 2
-) -> str:
-    lines = [
-        "| " + " | ".join(_md_cell(h) for h in headers) + " |",
-        "|"
-        + "|".join(":---" if i < text else "---:" for i in range(len(headers)))
-        + "|",
-    ]
-    lines += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def _result_rows(rows: Sequence[_Row]) -> tuple[list[str], list[list[str]]]:
-    columns = table_metrics(rows)
-    headers = [
-        "Test",
-        "Configuration",
-        *(header(m) for m in columns),
-        "Chunk size",
-        "Queries",
-    ]
-    body = [
-        [
-            label_tests(r.tests),
-            r.shown,
-            *(_mean_std(r, m) for m in columns),
-            _chunk_cell(r),
-            str(r.n),
-        ]
-        for r in rows
-    ]
-    return headers, body
 
 
 def markdown_report(
@@ -86,7 +36,7 @@ def markdown_report(
     )
 
     entries = worst_first(list(entries))
-    headers, body = _result_rows([_Row.from_entry(e) for e in entries])
+    headers, body = result_rows([ResultRow.from_entry(e) for e in entries])
     for cells, e in zip(body, entries, strict=True):
         cells[0] = e.tests_cell()  # the failed tests named first
     if any(e.outcome or e.verdict for e in entries):
@@ -94,7 +44,7 @@ def markdown_report(
         for cells, e in zip(body, entries, strict=True):
             cells[2:2] = [e.outcome_cell, verdict_markdown(e)]
     head = f"**{verdict}**\n\n" if verdict else ""
-    table = _md_table(headers, body, 4 if headers[2] == "Outcome" else 2)
+    table = md_table(headers, body, 4 if headers[2] == "Outcome" else 2)
     text = f"{head}## {title}\n\n{table}\n"
     for section in (baseline_markdown(entries), changes_markdown(entries)):
         if section:
@@ -107,7 +57,7 @@ def history_markdown(
 ) -> str:
     """The latest commit's numbers per configuration, with the change since the
     previous commit that has the same configuration."""
-    latest, previous = _latest_two(records)
+    latest, previous = latest_two(records)
     columns = table_metrics(list(latest.values()))
     headers = ["Configuration", "Commit", *(header(m) for m in columns)]
     body = []
@@ -127,16 +77,16 @@ def history_markdown(
         f"{len(commits(records))} commit(s); in parentheses: the change in points "
         "since the previous commit."
     )
-    return f"## {title}\n\n{note}\n\n{_md_table(headers, body)}\n"
+    return f"## {title}\n\n{note}\n\n{md_table(headers, body)}\n"
 
 
-def _latest_two(
+def latest_two(
     records: Sequence[Mapping[str, Any]],
-) -> tuple[dict[str, _Row], dict[str, _Row]]:
+) -> tuple[dict[str, ResultRow], dict[str, ResultRow]]:
     """Per configuration: its row at its latest commit, and at the commit before."""
-    by_label: dict[str, dict[str, _Row]] = {}
+    by_label: dict[str, dict[str, ResultRow]] = {}
     for record in records:
-        row = _Row.from_record(record)
+        row = ResultRow.from_record(record)
         per_commit = by_label.setdefault(row.label, {})
         # re-inserted so the order is that of each commit's LAST record (A, B, A:
         # the latest is A)

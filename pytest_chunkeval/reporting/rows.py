@@ -44,7 +44,7 @@ JUDGED_COLUMNS = names(JUDGED)
 """docs/judged.md#the-two-measures columns: shown when some row was judged."""
 
 
-def table_metrics(rows: Sequence[_Row]) -> tuple[str, ...]:
+def table_metrics(rows: Sequence[ResultRow]) -> tuple[str, ...]:
     """The metric columns of a report table for ``rows``: the chunk metrics, the
     rank ones (docs/metrics.md) some row measured, and the relationship ones when some
     row has them."""
@@ -166,7 +166,7 @@ def worst_first(entries: Sequence[ReportEntry]) -> list[ReportEntry]:
 
 
 @dataclass(frozen=True)
-class _Row:
+class ResultRow:
     """What a table line or a plot point needs, from a result or a history record."""
 
     label: str  # the configuration in one line
@@ -193,7 +193,7 @@ class _Row:
         return f"{self.label} {self.note}" if self.note else self.label
 
     @classmethod
-    def from_entry(cls, entry: ReportEntry) -> _Row:
+    def from_entry(cls, entry: ReportEntry) -> ResultRow:
         result = EvalResult.from_json(dict(entry.result))
         return cls(
             label=series_label(result.describe(measured=False), result.config),
@@ -218,7 +218,7 @@ class _Row:
         )
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> _Row:
+    def from_record(cls, record: Mapping[str, Any]) -> ResultRow:
         config = record.get("config") or {}
         metrics = record.get("metrics") or {}
         return cls(
@@ -256,11 +256,11 @@ def _num(value: Any) -> float | None:
     return None if math.isnan(value) else value
 
 
-def _mean_std(row: _Row, metric: str) -> str:
+def mean_std_cell(row: ResultRow, metric: str) -> str:
     return format_mean_std(row.means.get(metric), row.stds.get(metric))
 
 
-def _chunk_cell(row: _Row) -> str:
+def chunk_cell(row: ResultRow) -> str:
     if row.chunk_size is None:
         return "-"
     return f"{row.chunk_size:.0f} {unit_label(row.unit)}"

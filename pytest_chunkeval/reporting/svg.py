@@ -14,7 +14,7 @@ from pytest_chunkeval.core.metric_names import format_percent as pct
 from pytest_chunkeval.core.metric_names import header
 from pytest_chunkeval.reporting.escape import esc
 from pytest_chunkeval.reporting.history import run_key, runs
-from pytest_chunkeval.reporting.rows import _Row
+from pytest_chunkeval.reporting.rows import ResultRow
 
 BAR_METRICS = ("recall", "iou")
 LABEL_CHAR_WIDTH = 6.2
@@ -144,11 +144,11 @@ def config_color(label: str) -> str:
     return "#" + "".join(f"{round(255 * c):02x}" for c in (red, green, blue))
 
 
-def _colors(labels: Iterable[str]) -> dict[str, str]:
+def series_colors(labels: Iterable[str]) -> dict[str, str]:
     return {label: config_color(label) for label in labels}
 
 
-def _legend(colors: Mapping[str, str]) -> str:
+def legend_html(colors: Mapping[str, str]) -> str:
     items = "".join(
         f'<li><span class="swatch" style="background:{c}"></span>{esc(label)}</li>'
         for label, c in colors.items()
@@ -162,7 +162,7 @@ def _top(values: Iterable[float | None]) -> float:
     return min(100.0, _nice_ceiling(100 * max(finite, default=0.0) * 1.05 or 1.0))
 
 
-def bars_svg(rows: Sequence[_Row], metric: str, colors: Mapping[str, str]) -> str:
+def bars_svg(rows: Sequence[ResultRow], metric: str, colors: Mapping[str, str]) -> str:
     """Grouped bars: one group per corpus, one bar per configuration."""
     groups = sorted({g for r in rows for g in r.groups})
     frame = _Frame(
@@ -265,7 +265,9 @@ def _short_label(text: str, width: int = 22) -> str:
     return clip(stem, width)
 
 
-def scatter_svg(rows: Sequence[_Row], x_metric: str, colors: Mapping[str, str]) -> str:
+def scatter_svg(
+    rows: Sequence[ResultRow], x_metric: str, colors: Mapping[str, str]
+) -> str:
     """Recall (y) against another metric (x), one labelled point per configuration."""
     points = [
         (r, r.means.get(x_metric), r.means.get("recall"))
@@ -307,7 +309,7 @@ def history_svg(
     index = {k: i for i, k in enumerate(keys)}
     series: dict[str, dict[int, tuple[float, Mapping[str, Any]]]] = {}
     for record in records:
-        row = _Row.from_record(record)
+        row = ResultRow.from_record(record)
         value = row.means.get(metric)
         if value is not None:
             series.setdefault(row.label, {})[index[run_key(record)]] = (
@@ -377,7 +379,7 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
     return front
 
 
-def pareto_svg(rows: Sequence[_Row], colors: Mapping[str, str]) -> str:
+def pareto_svg(rows: Sequence[ResultRow], colors: Mapping[str, str]) -> str:
     """Recall (y) against the units sent to the LLM per query (x), one point per
     configuration, the Pareto front drawn through the ones nothing beats."""
     points = [

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from pytest_chunkeval.core.metric_names import METRIC_TABLE, format_mean_std, unit_label
 from pytest_chunkeval.engine.labels import chunker_text, k_text
+from pytest_chunkeval.util.text import format_rows
 
 if TYPE_CHECKING:  # runtime import would load numpy for plain text formatting
     from pytest_chunkeval.engine.results import EvalResult
@@ -94,30 +95,6 @@ def mean_std(result: EvalResult, metric: str) -> str:
     if stats is None or stats.n == 0:
         return "-"
     return format_mean_std(stats.mean, stats.std)
-
-
-def format_rows(
-    headers: Sequence[str],
-    rows: Sequence[Sequence[str]],
-    *,
-    text_columns: int = 1,
-    rule: bool = True,
-) -> str:
-    """Columns padded to their widest cell: the first ``text_columns`` left-aligned,
-    the rest (numbers) right-aligned; ``rule`` underlines the header."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-
-    def line(cells: Sequence[str]) -> str:
-        out = [
-            c.ljust(w) if i < text_columns else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ]
-        return "  ".join(out).rstrip()
-
-    lines = [line(headers)]
-    if rule:
-        lines.append("  ".join("-" * w for w in widths))
-    return "\n".join([*lines, *(line(r) for r in rows)])
 
 
 def results_table(

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pytest_chunkeval.chunkers import Chunker
     from pytest_chunkeval.config.registry import Registry
     from pytest_chunkeval.embedders.base import Embedder
-    from pytest_chunkeval.engine.cache import EmbeddingCache
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.stores import AnyStore
 
 Register = Callable[[str, "Registry[Any]"], None]
@@ -63,7 +63,7 @@ class Components:
         from pytest_chunkeval.chunkers import CHUNKERS
         from pytest_chunkeval.embedders.registry import EMBEDDERS
         from pytest_chunkeval.judging.specs import JUDGES
-        from pytest_chunkeval.relationships.extractors import EXTRACTORS
+        from pytest_chunkeval.relationships.specs import EXTRACTORS
         from pytest_chunkeval.stores import STORES
         from pytest_chunkeval.tokenizers.base import TOKENIZERS
 
@@ -106,7 +106,7 @@ class Components:
         if s.benchmark:
             checks.append(("chunkeval_benchmark", s.benchmark, _check_benchmark))
         if s.judge:
-            checks.append(("chunkeval_judge", s.judge, _judge))
+            checks.append(("chunkeval_judge", s.judge, resolve_judge))
         if s.rerank:
             checks.append(("chunkeval_rerank", s.rerank, _reranker))
         for where, spec, make in checks:
@@ -203,7 +203,7 @@ def _embedder(spec: str) -> object:
     return get_embedder(spec)
 
 
-def _judge(spec: str) -> Any:
+def resolve_judge(spec: str) -> Any:
     from pytest_chunkeval.judging.specs import get_judge
 
     return get_judge(spec)

@@ -4,15 +4,33 @@ memoized like ``chunkeval.evaluate`` on what determines its result."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from pytest_chunkeval.errors import ChunkevalError
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.relationships.extractors import Extractor
+    from pytest_chunkeval.run.components import Components
     from pytest_chunkeval.run.config import RunConfig
-    from pytest_chunkeval.run.session import ChunkevalSession
+    from pytest_chunkeval.run.datasets import Datasets
+
+
+class MemoizingSession(Protocol):
+    """What a relationship evaluation needs of the session (the session is
+    one): its components, its data sets, and its memo."""
+
+    components: Components
+    datasets: Datasets
+
+    def memoized(
+        self,
+        key: tuple[object, ...],
+        compute: Callable[[], EvalResult],
+        nodeid: str,
+        label: str | None,
+    ) -> EvalResult: ...
 
 
 def _stderr(line: str) -> None:
@@ -22,7 +40,7 @@ def _stderr(line: str) -> None:
 
 
 def relationships(
-    session: ChunkevalSession,
+    session: MemoizingSession,
     run: RunConfig,
     chunker: object,
     extractor: object,
@@ -38,7 +56,7 @@ def relationships(
     version, which also key its cached answers)."""
     from pytest_chunkeval.engine.chunking import Chunking
     from pytest_chunkeval.relationships.evaluate import evaluate_relationships
-    from pytest_chunkeval.relationships.extractors import get_extractor
+    from pytest_chunkeval.relationships.specs import get_extractor
 
     session.components.ensure_registered()
     try:
@@ -79,4 +97,4 @@ def relationships(
             copies=run.copies,
         )
 
-    return session._memoized(key, compute, nodeid, label)
+    return session.memoized(key, compute, nodeid, label)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_chunkeval.config.options import K, Settings
 from pytest_chunkeval.core.metric_names import RANK, names
 from pytest_chunkeval.errors import ChunkevalError
-from pytest_chunkeval.run.components import Components, Register, _judge
+from pytest_chunkeval.run.components import Components, Register, resolve_judge
 from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.datasets import Datasets
 from pytest_chunkeval.run.outputs import (
@@ -118,7 +118,7 @@ class ChunkevalSession:
 
             self.components.ensure_registered()
             self._judges = SessionJudges(
-                self.settings.judgments, update=self.settings.update, make=_judge
+                self.settings.judgments, update=self.settings.update, make=resolve_judge
             )
         return self._judges
 
@@ -203,7 +203,7 @@ class ChunkevalSession:
             )
             return dataclasses.replace(result, unplaced=unplaced)
 
-        return self._memoized(key, compute, nodeid, label)
+        return self.memoized(key, compute, nodeid, label)
 
     def score(
         self,
@@ -275,7 +275,7 @@ class ChunkevalSession:
             )
             return dataclasses.replace(result, unplaced=unplaced)
 
-        return self._memoized(key, compute, nodeid, label, row=row)
+        return self.memoized(key, compute, nodeid, label, row=row)
 
     def relationships(
         self,
@@ -295,7 +295,7 @@ class ChunkevalSession:
             self, run, chunker, extractor, nodeid=nodeid, k=k, label=label
         )
 
-    def _memoized(
+    def memoized(
         self,
         key: tuple[object, ...],
         compute: Callable[[], EvalResult],

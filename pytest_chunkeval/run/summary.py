@@ -23,8 +23,8 @@ from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.engine.labels import chunker_text, k_text
 from pytest_chunkeval.gate.rows import RowVerdict, label_tests
 from pytest_chunkeval.gate.verdicts import severity, verdict_text
-from pytest_chunkeval.reporting.table import format_rows
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
+from pytest_chunkeval.util.text import format_rows
 
 # (header, metric) in table order; means are printed in percent.
 METRIC_COLUMNS = tuple((short_label(m), m) for m in names(PRESENCE))

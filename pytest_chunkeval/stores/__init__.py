@@ -96,7 +96,9 @@ STORES.register(
     "bm25[?lower=BOOL&stopwords=en|none&stem=LANG|none&k1=X&b=X]",
 )
 STORES.register(
-    "hybrid", hybrid_from_spec, "hybrid[:DENSE_STORE][?n=50&rrf=60&weights=1,1&...]"
+    "hybrid",
+    lambda rest: hybrid_from_spec(rest, get_store),
+    "hybrid[:DENSE_STORE][?n=50&rrf=60&weights=1,1&...]",
 )
 
 

@@ -44,15 +44,15 @@ from pytest_chunkeval.stores._base import (
     check_search,
     empty_result,
 )
-from pytest_chunkeval.stores.chroma_client import (
-    _close,
-    _holds,
-    _holds_prefix,
-    _is_connection_error,
-    _reason,
-    _sessions,
-    _settings,
-    _shared_client,
+from pytest_chunkeval.stores._chroma_client import (
+    client_sessions,
+    client_settings,
+    close_client,
+    connection_reason,
+    holds,
+    holds_prefix,
+    is_connection_error,
+    shared_client,
 )
 
 if TYPE_CHECKING:
@@ -234,7 +234,7 @@ class ChromaStore:
                     # chromadb never closes its HTTP connections or releases its
                     # SQLite system by itself; do it when this store goes away (or
                     # at exit), so nothing leaks an unclosed socket.
-                    self._finalizer = weakref.finalize(self, _close, self._client)
+                    self._finalizer = weakref.finalize(self, close_client, self._client)
             return self._client
 
     def close(self) -> None:
@@ -270,7 +270,7 @@ class ChromaStore:
         except StoreError:
             raise
         except Exception as exc:
-            if self.host is not None and _is_connection_error(exc):
+            if self.host is not None and is_connection_error(exc):
                 raise StoreError(
                     f"lost the connection to Chroma server {self.url} while {doing}: "
                     f"{exc}"
@@ -292,10 +292,10 @@ class ChromaStore:
         with self._failures("opening the client"):
             if self.path is not None:
                 self.path.mkdir(parents=True, exist_ok=True)
-                return _shared_client(
+                return shared_client(
                     lambda s: chromadb.PersistentClient(path=str(self.path), settings=s)
                 )
-            return _shared_client(lambda s: chromadb.EphemeralClient(settings=s))
+            return shared_client(lambda s: chromadb.EphemeralClient(settings=s))
 
     def _connect_http(self, chromadb: Any) -> ClientAPI:
         import httpx
@@ -306,12 +306,12 @@ class ChromaStore:
             httpx.get(f"{self.url}/api/v2/heartbeat", timeout=self.connect_timeout)
         except httpx.HTTPError as exc:
             raise StoreError(
-                f"cannot reach Chroma server {self.url} ({_reason(exc)}); is it "
-                f"running? Start one with: chroma run --host {self.host} "
+                f"cannot reach Chroma server {self.url} ({connection_reason(exc)}); "
+                f"is it running? Start one with: chroma run --host {self.host} "
                 f"--port {self.port} --path DIR"
             ) from None
         with self._failures("connecting"):
-            settings = _settings(
+            settings = client_settings(
                 chroma_server_host=self.host, chroma_server_http_port=self.port
             )
             client = chromadb.HttpClient(
@@ -319,7 +319,7 @@ class ChromaStore:
             )
         # Bound every later request as well, so a hung server cannot hang a test
         # run. The session is private to chromadb, hence the defensive lookup.
-        for session in _sessions(client):
+        for session in client_sessions(client):
             if isinstance(session, httpx.Client):
                 session.timeout = httpx.Timeout(
                     self.timeout, connect=self.connect_timeout
@@ -363,9 +363,9 @@ class ChromaStore:
         n = arr.shape[0]
         collection = self._open(client, name)
         count = collection.count()
-        if count == n and (n == 0 or _holds(collection, arr)):
+        if count == n and (n == 0 or holds(collection, arr)):
             return collection, True
-        if 0 < count < n and _holds_prefix(collection, arr):
+        if 0 < count < n and holds_prefix(collection, arr):
             # Chroma ignores ids it already has, so completing is safe even when
             # another process is adding the same vectors at the same time.
             present = np.asarray(collection.get(include=[])["ids"], dtype=np.int64)

@@ -13,7 +13,7 @@ evaluation, so a hybrid run adds no embedding pass to a dense one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -133,10 +133,9 @@ class HybridStore:
         return f"HybridStore({self.name!r})"
 
 
-def hybrid_from_spec(rest: str) -> HybridStore:
-    """Factory for the spec ``hybrid[:DENSE_STORE][?options]``."""
-    from pytest_chunkeval.stores import get_store
-
+def hybrid_from_spec(rest: str, get_store: Callable[[str], object]) -> HybridStore:
+    """Factory for the spec ``hybrid[:DENSE_STORE][?options]``; ``get_store``
+    resolves the dense leg's spec (the registry passes its own)."""
     allowed = {
         "n": positive_int,
         "rrf": positive_float,

@@ -12,10 +12,12 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 from pytest_chunkeval.config.registry import Param, Registry, Signature
-from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.errors import UnavailableError
+
+IntArray = npt.NDArray[np.int64]
 
 DEFAULT_ENCODING = "cl100k_base"
 

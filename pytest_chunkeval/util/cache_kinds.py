@@ -31,7 +31,7 @@ CACHE_KINDS: tuple[CacheKind, ...] = (
     CacheKind(
         "embeddings",
         "*/*.pack",
-        "pytest_chunkeval.engine.cache",
+        "pytest_chunkeval.embedders.cache",
         "CRC-32 of header, text digests and vectors; identity hash in the header",
     ),
     CacheKind(

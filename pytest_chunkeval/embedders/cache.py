@@ -10,12 +10,7 @@ Layout (``default_cache_dir()``: ``$CHUNKEVAL_CACHE_DIR``, else
         <uuid>.pack                      immutable packs of vectors
         <uuid>.pack.corrupt              a pack that failed its check, kept aside
 
-A pack is one binary file: a 40-byte header (magic ``CEVPACK1``, dimension, count,
-an 8-byte hash of the identity, a CRC-32 of the header and payload), then the 16-byte
-BLAKE2b digests of the texts, then the float32 little-endian vectors. It is written
-to a temp file and renamed into place, so a reader sees a whole pack or none. Packs
-are never modified; when an identity has more than ``compact_after`` packs, the
-writer merges them into one new pack and deletes the ones it merged.
+A pack's format is in :mod:`pytest_chunkeval.embedders._packs`.
 
 Concurrency (pytest-xdist workers, parallel CI jobs): writers never touch the same
 file; a reader lists the directory, loads packs it has not seen (memoized per process),
@@ -28,9 +23,7 @@ naming the file, set aside as ``*.corrupt``, and its texts are embedded again.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import re
 import time
 import warnings
 from collections.abc import Iterator, Sequence
@@ -41,26 +34,27 @@ from typing import Any, TypedDict
 import numpy as np
 
 from pytest_chunkeval.config.defaults import CACHE_DIR_ENV
+from pytest_chunkeval.embedders._packs import (
+    CORRUPT_SUFFIX,
+    DEFAULT_COMPACT_AFTER,
+    IDENTITY_FILE,
+    LOADED_STORES,
+    LOADED_STORES_LOCK,
+    LOCK_FILE,
+    PACK_SUFFIX,
+    CacheWarning,
+    IdentityStore,
+    forget_loaded,
+    identity_dirname,
+    read_keys,
+    text_key,
+)
 from pytest_chunkeval.embedders.base import (
     Embedder,
     FloatArray,
     embedding_parts,
     l2_normalize,
-)
-from pytest_chunkeval.engine.packs import (
-    _CORRUPT_SUFFIX,
-    _IDENTITY_FILE,
-    _KEY_SIZE,
-    _LOCK_FILE,
-    _PACK_SUFFIX,
-    _STORES,
-    _STORES_LOCK,
-    DEFAULT_COMPACT_AFTER,
-    CacheWarning,
-    _forget_loaded,
-    _IdentityStore,
-    _read_keys,
-    identity_hash,
+    unit_vectors,
 )
 from pytest_chunkeval.util.files import atomic_write_text
 from pytest_chunkeval.util.progress import progress_bar
@@ -117,19 +111,6 @@ def default_cache_dir(rootdir: Path | None = None) -> Path:
     return (rootdir if rootdir is not None else Path.cwd()) / ".chunkeval" / "cache"
 
 
-def text_key(text: str) -> bytes:
-    """The 16-byte digest a text is stored under."""
-    return hashlib.blake2b(
-        text.encode("utf-8", "surrogatepass"), digest_size=_KEY_SIZE
-    ).digest()
-
-
-def identity_dirname(identity: str) -> str:
-    """A filesystem-safe, unique directory name for an identity."""
-    slug = re.sub(r"[^A-Za-z0-9._@-]+", "_", identity).strip("._")[:80] or "embedder"
-    return f"{slug}-{identity_hash(identity).hex()[:12]}"
-
-
 class EmbeddingCache:
     """Vectors on disk keyed by (embedder identity, exact text).
 
@@ -162,15 +143,15 @@ class EmbeddingCache:
     def _key_dir(self) -> str:
         return str(self.directory.absolute())
 
-    def _store(self, identity: str) -> _IdentityStore:
+    def _store(self, identity: str) -> IdentityStore:
         key = (self._key_dir(), identity)
-        with _STORES_LOCK:
-            store = _STORES.get(key)
+        with LOADED_STORES_LOCK:
+            store = LOADED_STORES.get(key)
             if store is None:
-                store = _IdentityStore(
+                store = IdentityStore(
                     self.directory / identity_dirname(identity), identity
                 )
-                _STORES[key] = store
+                LOADED_STORES[key] = store
             return store
 
     def _ensure_root(self) -> None:
@@ -245,7 +226,7 @@ class EmbeddingCache:
     def _compute(
         self,
         embedder: Embedder,
-        store: _IdentityStore,
+        store: IdentityStore,
         texts: list[str],
         keys: list[bytes],
         missing: list[int],
@@ -264,7 +245,7 @@ class EmbeddingCache:
         try:
             for positions, part in parts:
                 batch = [order[p] for p in positions]
-                vectors = _as_unit(part, len(batch), embedder)
+                vectors = unit_vectors(part, len(batch), who=embedder.identity)
                 self._check_dim(store, vectors, embedder, computed)
                 computed.update(zip(batch, vectors, strict=True))
                 pending.extend(batch)
@@ -285,7 +266,7 @@ class EmbeddingCache:
 
     def _check_dim(
         self,
-        store: _IdentityStore,
+        store: IdentityStore,
         vectors: FloatArray,
         embedder: Embedder,
         computed: dict[int, FloatArray],
@@ -306,7 +287,7 @@ class EmbeddingCache:
 
     def _flush(
         self,
-        store: _IdentityStore,
+        store: IdentityStore,
         keys: list[bytes],
         computed: dict[int, FloatArray],
         rows: list[int],
@@ -395,11 +376,11 @@ class EmbeddingCache:
         except FileNotFoundError:
             return
         for path in entries:
-            id_file = path / _IDENTITY_FILE
+            id_file = path / IDENTITY_FILE
             try:
                 identity = id_file.read_text(encoding="utf-8").strip()
             except OSError:
-                if not any(path.glob(f"*{_PACK_SUFFIX}")):
+                if not any(path.glob(f"*{PACK_SUFFIX}")):
                     continue  # not ours
                 identity = path.name
             yield identity, path
@@ -414,14 +395,14 @@ class EmbeddingCache:
             for entry in path.iterdir():
                 with contextlib.suppress(FileNotFoundError):
                     size += entry.stat().st_size
-                    if entry.name.endswith(_CORRUPT_SUFFIX):
+                    if entry.name.endswith(CORRUPT_SUFFIX):
                         corrupt += 1
-                    if not entry.name.endswith(_PACK_SUFFIX) or entry.name.startswith(
+                    if not entry.name.endswith(PACK_SUFFIX) or entry.name.startswith(
                         "."
                     ):
                         continue
                     files += 1
-                    pack_keys, pack_dim = _read_keys(entry)
+                    pack_keys, pack_dim = read_keys(entry)
                     keys.update(pack_keys)
                     dim = dim if dim is not None else pack_dim
             result[identity] = IdentityInfo(
@@ -445,21 +426,21 @@ class EmbeddingCache:
             for entry in list(path.iterdir()):
                 name = entry.name
                 ours = (
-                    name.endswith((_PACK_SUFFIX, _CORRUPT_SUFFIX))
-                    or name in (_IDENTITY_FILE, _LOCK_FILE)
+                    name.endswith((PACK_SUFFIX, CORRUPT_SUFFIX))
+                    or name in (IDENTITY_FILE, LOCK_FILE)
                     or (name.startswith(".") and name.endswith(".tmp"))
                 )
                 if not ours:
                     continue
-                if name.endswith(_PACK_SUFFIX) and not name.startswith("."):
+                if name.endswith(PACK_SUFFIX) and not name.startswith("."):
                     with contextlib.suppress(FileNotFoundError):
-                        keys.update(_read_keys(entry)[0])
+                        keys.update(read_keys(entry)[0])
                 with contextlib.suppress(FileNotFoundError):
                     entry.unlink()
             removed += len(keys)
             with contextlib.suppress(OSError):  # not empty: a concurrent writer
                 path.rmdir()
-        _forget_loaded(Path(self._key_dir()))
+        forget_loaded(Path(self._key_dir()))
         return removed
 
 
@@ -467,17 +448,6 @@ def _dim_of(computed: dict[int, FloatArray]) -> int:
     for vector in computed.values():
         return int(vector.shape[0])
     return 0
-
-
-def _as_unit(vectors: Any, n: int, embedder: Embedder) -> FloatArray:
-    """Validate an embedder's output; normalize it unless it already is."""
-    from pytest_chunkeval.embedders.base import check_vectors
-
-    arr = check_vectors(vectors, n, who=embedder.identity)
-    norms = np.sqrt(np.einsum("ij,ij->i", arr, arr, dtype=np.float64))
-    if np.all((np.abs(norms - 1.0) < 1e-3) | (norms == 0.0)):
-        return arr  # already unit length (our embedders normalize once)
-    return l2_normalize(arr)
 
 
 def _progress_bar(total: int, identity: str, progress: bool | None) -> Any:

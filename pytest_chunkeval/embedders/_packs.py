@@ -1,12 +1,21 @@
 """The embedding cache's files: immutable, checksummed packs of vectors, one
-directory per embedder identity (:class:`_IdentityStore`), with the lock that
-lets one process merge them. See :mod:`pytest_chunkeval.engine.cache`."""
+directory per embedder identity (:class:`IdentityStore`), with the lock that
+lets one process merge them. See :mod:`pytest_chunkeval.embedders.cache`.
+
+A pack is one binary file: a 40-byte header (magic ``CEVPACK1``, dimension, count,
+an 8-byte hash of the identity, a CRC-32 of the header and payload), then the 16-byte
+BLAKE2b digests of the texts, then the float32 little-endian vectors. It is written
+to a temp file and renamed into place, so a reader sees a whole pack or none. Packs
+are never modified; when an identity has more than ``compact_after`` packs, the
+writer merges them into one new pack and deletes the ones it merged.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import os
+import re
 import struct
 import threading
 import time
@@ -30,15 +39,28 @@ _TEMP_STALE_SECONDS = 3600.0
 
 _MAGIC = b"CEVPACK1"
 _HEADER = struct.Struct("<8sIIQ8sII")  # magic, flags, dim, n, identity hash, crc, pad
-_KEY_SIZE = 16
-_PACK_SUFFIX = ".pack"
-_CORRUPT_SUFFIX = ".corrupt"
-_IDENTITY_FILE = "identity.txt"
-_LOCK_FILE = ".compact.lock"
+KEY_SIZE = 16
+PACK_SUFFIX = ".pack"
+CORRUPT_SUFFIX = ".corrupt"
+IDENTITY_FILE = "identity.txt"
+LOCK_FILE = ".compact.lock"
 
 
 def identity_hash(identity: str) -> bytes:
     return hashlib.blake2b(identity.encode("utf-8"), digest_size=8).digest()
+
+
+def text_key(text: str) -> bytes:
+    """The 16-byte digest a text is stored under."""
+    return hashlib.blake2b(
+        text.encode("utf-8", "surrogatepass"), digest_size=KEY_SIZE
+    ).digest()
+
+
+def identity_dirname(identity: str) -> str:
+    """A filesystem-safe, unique directory name for an identity."""
+    slug = re.sub(r"[^A-Za-z0-9._@-]+", "_", identity).strip("._")[:80] or "embedder"
+    return f"{slug}-{identity_hash(identity).hex()[:12]}"
 
 
 class CacheWarning(ChunkevalWarning):
@@ -68,7 +90,7 @@ class _Pack:
 
     def iter_keys(self) -> Iterator[bytes]:
         keys = self.keys
-        return (keys[i : i + _KEY_SIZE] for i in range(0, len(keys), _KEY_SIZE))
+        return (keys[i : i + KEY_SIZE] for i in range(0, len(keys), KEY_SIZE))
 
 
 def _encode_pack(
@@ -91,7 +113,7 @@ def _decode_pack(data: bytes, id_hash: bytes) -> _Pack:
         if magic[:7] == _MAGIC[:7]:
             raise _OtherVersion(magic.decode("ascii", "replace"))
         raise _CorruptPack("not a chunkeval pack (bad magic bytes)")
-    expected = _HEADER.size + n * (_KEY_SIZE + 4 * dim)
+    expected = _HEADER.size + n * (KEY_SIZE + 4 * dim)
     if len(data) != expected:
         raise _CorruptPack(
             f"truncated or padded: {len(data)} bytes, expected {expected}"
@@ -101,7 +123,7 @@ def _decode_pack(data: bytes, id_hash: bytes) -> _Pack:
         raise _CorruptPack("checksum mismatch")
     if stored_id != id_hash:
         raise _CorruptPack("it belongs to another embedder identity")
-    keys_end = _HEADER.size + n * _KEY_SIZE
+    keys_end = _HEADER.size + n * KEY_SIZE
     vectors = np.frombuffer(data, dtype="<f4", count=n * dim, offset=keys_end)
     return _Pack(keys=data[_HEADER.size : keys_end], vectors=vectors.reshape(n, dim))
 
@@ -111,7 +133,7 @@ def _read_pack_bytes(path: Path) -> bytes:
     return path.read_bytes()
 
 
-class _IdentityStore:
+class IdentityStore:
     """The packs of one identity directory, loaded once per process and refreshed."""
 
     def __init__(self, directory: Path, identity: str) -> None:
@@ -132,7 +154,7 @@ class _IdentityStore:
                 return {
                     e.name
                     for e in entries
-                    if e.name.endswith(_PACK_SUFFIX) and not e.name.startswith(".")
+                    if e.name.endswith(PACK_SUFFIX) and not e.name.startswith(".")
                 }
         except FileNotFoundError:
             return set()
@@ -201,12 +223,12 @@ class _IdentityStore:
             CacheWarning(
                 f"chunkeval cache: ignoring corrupt file {path} ({reason}); its "
                 "vectors will be recomputed; the file is renamed "
-                f"{path.name}{_CORRUPT_SUFFIX}"
+                f"{path.name}{CORRUPT_SUFFIX}"
             ),
             stacklevel=4,
         )
         with contextlib.suppress(OSError):  # another process may have moved it
-            os.replace(path, path.with_name(path.name + _CORRUPT_SUFFIX))
+            os.replace(path, path.with_name(path.name + CORRUPT_SUFFIX))
 
     def gather(
         self,
@@ -227,10 +249,10 @@ class _IdentityStore:
     def add(self, keys: list[bytes], vectors: FloatArray) -> Path:
         """Write a new pack and index it."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        id_file = self.directory / _IDENTITY_FILE
+        id_file = self.directory / IDENTITY_FILE
         if not id_file.exists():
             atomic_write_text(id_file, self.identity + "\n")
-        name = f"{uuid.uuid4().hex}{_PACK_SUFFIX}"
+        name = f"{uuid.uuid4().hex}{PACK_SUFFIX}"
         path = self.directory / name
         parts = _encode_pack(self.id_hash, keys, vectors)
         with atomic_writer(path, "wb") as fh:
@@ -251,7 +273,7 @@ class _IdentityStore:
         self.refresh()
         if len(self.packs) <= (1 if force else threshold):
             return False
-        lock = self.directory / _LOCK_FILE
+        lock = self.directory / LOCK_FILE
         if not _try_lock(lock):
             return False  # another process is compacting
         try:
@@ -312,19 +334,19 @@ def _remove_stale_temps(directory: Path) -> None:
                         os.unlink(entry.path)
 
 
-_STORES: dict[tuple[str, str], _IdentityStore] = {}
-_STORES_LOCK = threading.Lock()
+LOADED_STORES: dict[tuple[str, str], IdentityStore] = {}
+LOADED_STORES_LOCK = threading.Lock()
 
 
-def _forget_loaded(directory: Path | None = None) -> None:
+def forget_loaded(directory: Path | None = None) -> None:
     """Drop memoized packs (all, or one cache directory's): next use reloads."""
-    with _STORES_LOCK:
-        for key in list(_STORES):
+    with LOADED_STORES_LOCK:
+        for key in list(LOADED_STORES):
             if directory is None or key[0] == str(directory):
-                del _STORES[key]
+                del LOADED_STORES[key]
 
 
-def _read_keys(path: Path) -> tuple[set[bytes], int | None]:
+def read_keys(path: Path) -> tuple[set[bytes], int | None]:
     """The text keys and dimension of a pack, reading only its header and keys."""
     with open(path, "rb") as fh:
         head = fh.read(_HEADER.size)
@@ -333,5 +355,5 @@ def _read_keys(path: Path) -> tuple[set[bytes], int | None]:
         magic, _flags, dim, n, *_ = _HEADER.unpack(head)
         if magic != _MAGIC:
             return set(), None
-        block = fh.read(n * _KEY_SIZE)
-    return {block[i : i + _KEY_SIZE] for i in range(0, len(block), _KEY_SIZE)}, dim
+        block = fh.read(n * KEY_SIZE)
+    return {block[i : i + KEY_SIZE] for i in range(0, len(block), KEY_SIZE)}, dim

@@ -21,13 +21,13 @@ if TYPE_CHECKING:
 _REUSE_ATOL = 1e-4
 
 
-def _holds(collection: Collection, arr: FloatArray) -> bool:
+def holds(collection: Collection, arr: FloatArray) -> bool:
     """Whether ``collection`` has ``arr``'s first and last rows under their ids."""
     n = arr.shape[0]
     return _rows_match(collection, arr, sorted({0, n - 1}))
 
 
-def _holds_prefix(collection: Collection, arr: FloatArray) -> bool:
+def holds_prefix(collection: Collection, arr: FloatArray) -> bool:
     """Whether the row ``"0"`` (when present) matches, i.e. the same vectors."""
     got = collection.get(ids=["0"], include=["embeddings"])
     return not got["ids"] or _rows_match(collection, arr, [0])
@@ -46,7 +46,7 @@ def _rows_match(collection: Collection, arr: FloatArray, rows: list[int]) -> boo
     return True
 
 
-def _settings(**values: Any) -> Any:
+def client_settings(**values: Any) -> Any:
     """chromadb settings with telemetry off.
 
     chromadb's ``Settings`` also reads environment variables and a ``.env`` file in
@@ -68,7 +68,7 @@ def _settings(**values: Any) -> Any:
     return settings
 
 
-def _shared_client(make: Any) -> ClientAPI:
+def shared_client(make: Any) -> ClientAPI:
     """Open an in-process client, joining an existing system if the user's differs.
 
     Chroma allows one in-process system per path (one for all ephemeral clients)
@@ -76,7 +76,7 @@ def _shared_client(make: Any) -> ClientAPI:
     opened one with defaults, and sharing it is what they would expect.
     """
     try:
-        return make(_settings())  # type: ignore[no-any-return]
+        return make(client_settings())  # type: ignore[no-any-return]
     except ValueError as exc:
         if "already exists" not in str(exc):
             raise
@@ -91,7 +91,7 @@ def _shared_client(make: Any) -> ClientAPI:
         raise
 
 
-def _sessions(client: object) -> list[Any]:
+def client_sessions(client: object) -> list[Any]:
     """The httpx sessions behind a chromadb client (private; looked up defensively).
 
     An HTTP client owns two: its own and its internal admin client's.
@@ -104,15 +104,15 @@ def _sessions(client: object) -> list[Any]:
     return found
 
 
-def _close(client: ClientAPI) -> None:
-    for session in _sessions(client):
+def close_client(client: ClientAPI) -> None:
+    for session in client_sessions(client):
         with suppress(Exception):
             session.close()
     with suppress(Exception):
         client.close()  # type: ignore[attr-defined]
 
 
-def _is_connection_error(exc: BaseException) -> bool:
+def is_connection_error(exc: BaseException) -> bool:
     try:
         import httpx
     except ImportError:  # pragma: no cover - chromadb depends on httpx
@@ -122,6 +122,6 @@ def _is_connection_error(exc: BaseException) -> bool:
     )
 
 
-def _reason(exc: BaseException) -> str:
+def connection_reason(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0]

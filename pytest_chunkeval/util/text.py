@@ -1,0 +1,30 @@
+"""Plain-text tables, shared by the gate's messages, the terminal summary and the
+reports (below all of them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def format_rows(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    text_columns: int = 1,
+    rule: bool = True,
+) -> str:
+    """Columns padded to their widest cell: the first ``text_columns`` left-aligned,
+    the rest (numbers) right-aligned; ``rule`` underlines the header."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [
+            c.ljust(w) if i < text_columns else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  ".join(out).rstrip()
+
+    lines = [line(headers)]
+    if rule:
+        lines.append("  ".join("-" * w for w in widths))
+    return "\n".join([*lines, *(line(r) for r in rows)])
