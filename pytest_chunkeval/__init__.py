@@ -1,11 +1,14 @@
 """pytest-chunkeval: token-level retrieval metrics for RAG chunking, as pytest tests.
 
 The public API is importable from here: ``evaluate``/``score`` and their
-``EvalResult``, the data types (``Corpus``, ``QuerySet``, ``load_benchmark``,
-``load_beir``), ``get_chunker``/``as_chunker``, the assertion helpers,
-``inspect_queries`` (what a query set can tell), ``calibrate_judge``, and the error
-root ``ChunkevalError`` with its families. Each loads on first access, so importing
-the package (which pytest does in every run) stays cheap.
+``EvalResult``, the ``chunkeval`` fixture's type ``Evaluator``, the data types
+(``Corpus``, ``QuerySet``, ``load_benchmark``, ``load_beir``),
+``get_chunker``/``as_chunker``, the extension protocols (``Chunker``, ``Embedder``,
+``Store``, ``TextStore``, ``Tokenizer``, ``Extractor``, ``Judge``) and what a
+registration hook receives (``Registry``, ``Signature``, ``Param``), the assertion
+helpers, ``inspect_queries`` (what a query set can tell), ``calibrate_judge``, and
+the error root ``ChunkevalError`` with its families. Each loads on first access, so
+importing the package (which pytest does in every run) stays cheap.
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ if TYPE_CHECKING:
         KamradtSemanticChunker,
     )
     from pytest_chunkeval.chunkers.sentence import SentenceChunker
+    from pytest_chunkeval.config.registry import Param, Registry, Signature
     from pytest_chunkeval.data.beir import load_beir
     from pytest_chunkeval.data.benchmarks import load_benchmark
     from pytest_chunkeval.data.corpus import Corpus, Document
     from pytest_chunkeval.data.queries import QuerySet
     from pytest_chunkeval.data.query_types import Excerpt, Query
+    from pytest_chunkeval.embedders.base import Embedder
     from pytest_chunkeval.engine.evaluate import evaluate
     from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.engine.score import score
@@ -60,11 +65,14 @@ if TYPE_CHECKING:
         share_at_least,
     )
     from pytest_chunkeval.judging.calibration import calibrate_judge
-    from pytest_chunkeval.judging.judge import CallableJudge
+    from pytest_chunkeval.judging.judge import CallableJudge, Judge
     from pytest_chunkeval.judging.specs import register_judge
     from pytest_chunkeval.quality.inspection import inspect_queries
     from pytest_chunkeval.relationships.evaluate import evaluate_relationships
-    from pytest_chunkeval.relationships.extractors import CallableExtractor
+    from pytest_chunkeval.relationships.extractors import CallableExtractor, Extractor
+    from pytest_chunkeval.run.evaluator import Evaluator
+    from pytest_chunkeval.stores._base import Store, TextStore
+    from pytest_chunkeval.tokenizers.base import Tokenizer
 
 _LAZY = {
     "Chunker": "chunkers.base",
@@ -115,6 +123,16 @@ _LAZY = {
     "FileAccessError": "errors",
     "MissingFile": "errors",
     "UnavailableError": "errors",
+    "Evaluator": "run.evaluator",
+    "Embedder": "embedders.base",
+    "Store": "stores._base",
+    "TextStore": "stores._base",
+    "Tokenizer": "tokenizers.base",
+    "Extractor": "relationships.extractors",
+    "Judge": "judging.judge",
+    "Registry": "config.registry",
+    "Param": "config.registry",
+    "Signature": "config.registry",
 }
 
 __all__ = [
@@ -129,19 +147,29 @@ __all__ = [
     "Corpus",
     "DataError",
     "Document",
+    "Embedder",
     "EvalResult",
+    "Evaluator",
     "Excerpt",
+    "Extractor",
     "FileAccessError",
     "FixedTokenChunker",
+    "Judge",
     "KamradtModifiedChunker",
     "KamradtSemanticChunker",
     "LLMSemanticChunker",
     "MissingFile",
+    "Param",
     "Query",
     "QuerySet",
     "RecursiveTokenChunker",
+    "Registry",
     "SentenceChunker",
+    "Signature",
     "Statistic",
+    "Store",
+    "TextStore",
+    "Tokenizer",
     "TwoStage",
     "UnavailableError",
     "as_chunker",

@@ -23,10 +23,7 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import threading
 from collections.abc import Callable, Generator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import pytest
@@ -39,6 +36,13 @@ from pytest_chunkeval.config.options import (
     resolve_settings,
 )
 from pytest_chunkeval.errors import ChunkevalError
+from pytest_chunkeval.run.collection import (
+    end_has_work,
+    parametrized_by_user,
+    question_group,
+    selected_by_nodeid,
+    write_progress,
+)
 
 if TYPE_CHECKING:
     from pytest_chunkeval.chunkers import Chunker
@@ -92,28 +96,20 @@ def _session(config: pytest.Config) -> ChunkevalSession:
         )
         collected: list[str] | None = config.stash.get(COLLECTED_KEY, None)
         if collected is not None:  # made after collection
-            session.note_collected(collected, _selected_by_nodeid(config))
+            session.note_collected(collected, selected_by_nodeid(config))
         config.stash[SESSION_KEY] = session
     return session
 
 
 def _session_at_end(config: pytest.Config) -> ChunkevalSession | None:
-    """The session, if the end of the run has work: results to report, options
-    asking for history or reports, or baseline files that may have gone unused.
-    A run that never touched the plugin has none and loads nothing."""
+    """The session, if the end of the run has work (``end_has_work``); a run that
+    never touched the plugin has none and loads nothing."""
     if SESSION_KEY in config.stash:
         return _session(config)
     settings = config.stash.get(SETTINGS_KEY, None)
-    if settings is None:
+    collected = config.stash.get(COLLECTED_KEY, [])
+    if settings is None or not end_has_work(settings, collected):
         return None
-    if not settings.session_end_work:
-        collected = config.stash.get(COLLECTED_KEY, [])
-        if not collected:
-            return None
-        from pytest_chunkeval.gate.paths import baselines_exist
-
-        if not baselines_exist(collected, settings.rootdir, settings.baseline_dir):
-            return None
     return _session(config)
 
 
@@ -160,7 +156,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[ROOTDIR_NOTE_KEY] = _rootdir_note(config)
     # a session inside a session (pytester) puts the outer one's writer back
     config.stash[PROGRESS_KEY] = write_lines_with(
-        functools.partial(_write_progress, config)
+        functools.partial(write_progress, config.pluginmanager)
     )
     try:
         config.stash[SETTINGS_KEY] = resolve_settings(
@@ -168,31 +164,11 @@ def pytest_configure(config: pytest.Config) -> None:
             {o.ini: config.getini(o.ini) for o in OPTIONS if o.ini is not None},
             {o.dest: config.getoption(o.dest) for o in OPTIONS},
         )
-        if config.stash[SETTINGS_KEY].configured:
-            _session(
-                config
-            ).components.validate()  # a wrong name fails now, not in a test
+        if config.stash[SETTINGS_KEY].configured:  # a wrong name fails now
+            _session(config).components.validate()
     except ChunkevalError as exc:
         note = config.stash[ROOTDIR_NOTE_KEY]
         raise pytest.UsageError(f"chunkeval: {exc}{note}") from None
-
-
-_PROGRESS_LOCK = threading.Lock()
-
-
-def _write_progress(config: pytest.Config, line: str) -> None:
-    """A progress line on the terminal, past pytest's capture (as live logging
-    does); called from a progress thread too, hence the lock."""
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is None:
-        return
-    capture = config.pluginmanager.get_plugin("capturemanager")
-    with _PROGRESS_LOCK:
-        if capture is None:
-            reporter.write_line(line)
-            return
-        with capture.global_and_fixture_disabled():
-            reporter.write_line(line)
 
 
 def _rootdir_note(config: pytest.Config) -> str:
@@ -281,19 +257,10 @@ def chunkeval(request: pytest.FixtureRequest) -> Evaluator:
         chunker=chunker,
         fail=functools.partial(_fail, config=request.config),
         question=question,
-        group=_question_group(item) if question is not None else (),
+        group=question_group(item) if question is not None else (),
     )
     item.stash[EVALUATOR_KEY] = evaluator
     return evaluator
-
-
-def _question_group(item: pytest.Function) -> tuple[object, ...]:
-    """What the items of one per-question test share: the test function and its
-    other parameters (the objects themselves: ids may be escaped or repeated)."""
-    params = item.callspec.params
-    others = sorted((n, id(v)) for n, v in params.items() if n != "chunkeval")
-    parent = item.parent.nodeid if item.parent is not None else ""
-    return (parent, item.originalname, tuple(others))
 
 
 def _parametrize_questions(metafunc: pytest.Metafunc) -> None:
@@ -316,21 +283,11 @@ def _parametrize_questions(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("chunkeval", ids, ids=ids, indirect=True)
 
 
-def _parametrized_by_user(metafunc: pytest.Metafunc) -> bool:
-    for mark in metafunc.definition.iter_markers("parametrize"):
-        names = mark.args[0] if mark.args else mark.kwargs.get("argnames", "")
-        if isinstance(names, str):
-            names = [n.strip() for n in names.split(",")]
-        if "chunkeval_chunker" in names:
-            return True
-    return False
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     _parametrize_questions(metafunc)
     if "chunkeval_chunker" not in metafunc.fixturenames:
         return
-    if _parametrized_by_user(metafunc):
+    if parametrized_by_user(metafunc.definition.iter_markers("parametrize")):
         return
     session = _session(metafunc.config)
     specs = _or_fail(
@@ -361,22 +318,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def _record_properties(item: pytest.Item, evaluator: Evaluator | None) -> None:
     if evaluator is None:
         return
-    if evaluator.question is not None:
-        from pytest_chunkeval.run.per_question import question_report
+    from pytest_chunkeval.run.checks import recorded_properties
 
-        properties, text = question_report(evaluator)
-        item.user_properties += properties + evaluator.verdict_properties()
-        item.add_report_section("call", "chunkeval", text)
-        return
-    for result in evaluator.results:
-        item.user_properties.append(("chunkeval.config", result.describe()))
-        item.user_properties.append(("chunkeval.questions", str(len(result.queries))))
-        for metric, stats in result.metrics.items():
-            if stats.mean == stats.mean:  # NaN: undefined (precision_omega of score)
-                item.user_properties.append(
-                    (f"chunkeval.{metric}", f"{stats.mean:.4f}")
-                )
-    item.user_properties += evaluator.verdict_properties()
+    properties, section = recorded_properties(evaluator)
+    item.user_properties += properties
+    if section is not None:
+        item.add_report_section("call", "chunkeval", section)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -418,34 +365,7 @@ def pytest_collection_modifyitems(
     # tryfirst: before -k/-m/--lf deselect, whose tests keep their baselines.
     collected = config.stash[COLLECTED_KEY] = [item.nodeid for item in items]
     if SESSION_KEY in config.stash:  # else told when it is made (_session)
-        config.stash[SESSION_KEY].note_collected(collected, _selected_by_nodeid(config))
-
-
-def _selected_by_nodeid(config: pytest.Config) -> list[str]:
-    """Test files the command line named with a node id (``t.py::test_x[a]``,
-    what a baseline failure's update command prints): only some of their tests
-    were collected, so the other tests' baselines are not unused."""
-    files = []
-    for arg in config.args:
-        target, sep, _ = str(arg).partition("::")
-        if not sep:
-            continue
-        path = config.invocation_params.dir / target
-        if not path.exists() and config.option.pyargs:
-            path = _module_file(target) or path
-        files.append(os.path.abspath(path))
-    return files
-
-
-def _module_file(name: str) -> Path | None:
-    """``--pyargs pkg.test_mod::test_x``: the module's file, if it can be found."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    return Path(spec.origin) if spec is not None and spec.origin else None
+        config.stash[SESSION_KEY].note_collected(collected, selected_by_nodeid(config))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -478,7 +398,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     chunkeval.note_tests(
         collected,
         [n for n, ok in passed.items() if ok],
-        _selected_by_nodeid(config),
+        selected_by_nodeid(config),
         sorted(skipped),
     )
     workeroutput = getattr(config, "workeroutput", None)

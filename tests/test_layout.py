@@ -22,8 +22,9 @@ MAX_FUNCTION_LINES = 80
 
 # The allowances below are temporary: each names code that another change in
 # flight (issue 21: gate/, engine/evaluate.py, engine/score.py, run/evaluator.py,
-# config/options.py) is rewriting, or that the evaluation setup (issue 23, after
-# issue 21 lands) replaces. A test fails when an entry is no longer needed.
+# config/options.py; issue 25: cli/, reporting/html.py) is rewriting, or that the
+# evaluation setup (issue 23, after issue 21 lands) replaces. A test fails when an
+# entry is no longer needed.
 
 OVERSIZE: dict[str, int] = {
     "pytest_chunkeval.config.options": 459,  # issue 21
@@ -31,7 +32,6 @@ OVERSIZE: dict[str, int] = {
     "pytest_chunkeval.gate.store": 548,  # issue 21
     "pytest_chunkeval.run.evaluator": 480,  # issue 21
     "pytest_chunkeval.run.session": 541,  # the evaluation setup
-    "pytest_chunkeval.plugin": 527,  # issue 23: to split next
 }
 """Modules allowed past the limit for now (module -> its own limit)."""
 
@@ -42,14 +42,9 @@ LONG_FUNCTIONS: dict[str, int] = {
     "pytest_chunkeval.engine.records.build_result": 105,  # the evaluation setup
     "pytest_chunkeval.gate.compare.compare": 99,  # issue 21
     "pytest_chunkeval.gate.store.BaselineStore._check": 103,  # issue 21
-    # issue 23: to split next
+    # cli/ and reporting/html.py are being changed by issue 25
     "pytest_chunkeval.cli.generate.run_generate": 95,
     "pytest_chunkeval.cli.generate.register": 153,
-    "pytest_chunkeval.core.metrics.score_queries": 97,
-    "pytest_chunkeval.generation.answers.fuzzy_find": 84,
-    "pytest_chunkeval.generation.filters.filter_queries": 102,
-    "pytest_chunkeval.generation.generate.QueryGenerator.run": 101,
-    "pytest_chunkeval.llm.batch.run_batch": 99,
     "pytest_chunkeval.reporting.html.html_report": 113,
 }
 """Functions allowed past the limit for now (module.qualname -> its own limit)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -49,10 +50,56 @@ def test_the_engine_tuples_come_from_the_table() -> None:
     assert every == {*METRICS, *RANK_METRICS, *JUDGED_METRICS, *REL_METRICS}
 
 
+VIEWS_OF_AN_EDITED_TABLE = """
+import dataclasses, json
+from pytest_chunkeval.core import metric_names as mn
+
+edits = {
+    "recall": {"header": "Recall*", "short": "rec*"},
+    "iou": {"higher_is_better": False},
+    "ceiling": {"marker": True},
+}
+mn.METRIC_TABLE = tuple(
+    dataclasses.replace(m, **edits.get(m.name, {})) for m in mn.METRIC_TABLE
+)
+mn.METRIC_NAMES = {m.name: m for m in mn.METRIC_TABLE}
+
+from pytest_chunkeval.gate.tolerances import HIGHER_IS_BETTER
+from pytest_chunkeval.reporting.table import HEADERS
+from pytest_chunkeval.run.marker import MARKER_KEYWORDS, THRESHOLDS
+from pytest_chunkeval.run.summary import METRIC_COLUMNS
+
+print(json.dumps({
+    "header": HEADERS["recall"],
+    "column": dict(METRIC_COLUMNS).get("rec*"),
+    "iou_higher": HIGHER_IS_BETTER["iou"],
+    "ceiling_threshold": THRESHOLDS.get("min_ceiling"),
+    "ceiling_keyword": "min_ceiling" in MARKER_KEYWORDS,
+}))
+"""
+
+
 def test_every_view_uses_the_table() -> None:
-    assert {m.name: m.header for m in METRIC_TABLE} == HEADERS
+    """Edit the table before the views are imported: each view shows the edit (a
+    view that kept its own copy of a name, label or direction would not)."""
+    out = subprocess.run(
+        [sys.executable, "-c", VIEWS_OF_AN_EDITED_TABLE],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(out.stdout) == {
+        "header": "Recall*",
+        "column": "recall",
+        "iou_higher": False,
+        "ceiling_threshold": "ceiling",
+        "ceiling_keyword": True,
+    }
+
+
+def test_the_views_show_the_table_as_it_is() -> None:
     assert HEADERS["precision_omega"] == "PrecisionΩ"
-    assert dict(METRIC_COLUMNS) == {short_label(m): m for m in names(PRESENCE)}
+    assert dict(METRIC_COLUMNS)["P_omega"] == "precision_omega"
     assert names(PRESENCE) == TABLE_METRICS
     # the gate knows every chunk, judged and relationship metric
     assert set(HIGHER_IS_BETTER) == set(METRICS) | set(JUDGED_METRICS) | set(

@@ -11,7 +11,7 @@ pluggy: a registry is a plain mapping. The syntax itself is in ``specs.py``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -427,8 +427,3 @@ def choice(*values: str) -> Callable[[str], str]:
         return text
 
     return convert
-
-
-def spec_forms(registries: Sequence[Registry[Any]]) -> str:
-    """Every registered form, one line per registry (docs and ``--help``)."""
-    return "\n".join(f"{r.kind}s: {', '.join(r.forms())}" for r in registries)

@@ -130,6 +130,37 @@ def _ratio(num: Any, den: Any) -> FloatArray:
     return out
 
 
+def _chosen_copies(
+    units: UnitMap,
+    copies: ExcerptCopies,
+    retrieved: QuerySpans,
+    kept: npt.NDArray[np.bool_],
+    depth: IntArray,
+) -> QuerySpans:
+    """Each excerpt at its best occurrence against the scored ranks: the budget
+    prefix (``kept``) and the first ``depth`` ranks."""
+    rank = retrieved.rank()
+    scored = kept | (rank < depth[retrieved.query])
+    picked = QuerySpans(*(a[scored] for a in columns(retrieved)))
+    return choose(units, copies, picked, rank[scored])
+
+
+def _first_relevant_rank(
+    te_union: IntervalUnion,
+    retrieved: QuerySpans,
+    s_lo: IntArray,
+    s_hi: IntArray,
+    n_queries: int,
+) -> IntArray:
+    """Per query, the 1-based rank of the first chunk sharing units with an
+    excerpt; 0 when none does."""
+    relevant = te_union.covered(retrieved.query, s_lo, s_hi) > 0
+    first_rank = np.zeros(n_queries, dtype=np.int64)
+    hit_query, first_row, _ = runs(retrieved.query[relevant])
+    first_rank[hit_query] = retrieved.rank()[relevant][first_row] + 1
+    return first_rank
+
+
 def score_queries(
     units: UnitMap,
     excerpts: QuerySpans,
@@ -142,18 +173,12 @@ def score_queries(
     copies: ExcerptCopies | None = None,
 ) -> QueryScores:
     """Score every query: recall, precision, IoU, F1, precision Ω, and mrr, ndcg,
-    complete, ceiling (docs/metrics.md).
-
-    What an excerpt and a chunk share is decided on characters: the units of
-    their shared characters (docs/concepts.md, "Units"). ``depth`` (per query;
-    default: all retrieved ranks) is ``d`` for mrr, ndcg and ceiling. With a
-    ``budget`` (units), the presence metrics and ``complete`` read each query's
-    longest rank prefix whose summed length fits; mrr, ndcg and ceiling ignore it.
-
-    ``copies`` (the stored ``excerpts``' merged texts and their occurrences):
-    each excerpt is scored at its best occurrence against the scored ranks (the
-    first ``d`` and the budget prefix; docs/concepts.md, "Identical text");
-    precision Ω keeps the stored spans. Without it, the stored spans are scored.
+    complete, ceiling (docs/concepts.md, docs/metrics.md), on the units of the
+    characters excerpts and chunks share. ``depth`` (per query; default: every
+    rank) is ``d`` for mrr, ndcg and ceiling; a ``budget`` (units) keeps each
+    query's longest rank prefix that fits for the presence metrics and complete.
+    ``copies``: each excerpt is scored at its best occurrence against the scored
+    ranks (docs/concepts.md, "Identical text"); precision Ω keeps stored spans.
     """
     band = units.total_units + 1
     r_lo, r_hi = units.to_units(retrieved.doc, retrieved.start, retrieved.end)
@@ -164,10 +189,7 @@ def score_queries(
         kept = budget_prefix(retrieved.query, r_hi - r_lo, budget)
     stored = excerpts
     if copies is not None:
-        rank = retrieved.rank()
-        scored = kept | (rank < depth[retrieved.query])
-        picked = QuerySpans(*(a[scored] for a in columns(retrieved)))
-        excerpts = choose(units, copies, picked, rank[scored])
+        excerpts = _chosen_copies(units, copies, retrieved, kept, depth)
     e_lo, e_hi = units.to_units(excerpts.doc, excerpts.start, excerpts.end)
     s_lo, s_hi = shared_intervals(units, excerpts, retrieved, r_lo, r_hi)
     full_query, full_lo, full_hi = retrieved.query, s_lo, s_hi
@@ -177,29 +199,21 @@ def score_queries(
         over_budget[retrieved.query[kept]] = False
         retrieved = QuerySpans(*(a[kept] for a in columns(retrieved)))
         r_lo, r_hi, s_lo, s_hi = r_lo[kept], r_hi[kept], s_lo[kept], s_hi[kept]
-
     te_union = IntervalUnion(excerpts.query, e_lo, e_hi, band)
     tr_union = IntervalUnion(retrieved.query, s_lo, s_hi, band)  # shared units only
     te = te_union.group_lengths(n_queries)
-    tr = np.bincount(retrieved.query, weights=r_hi - r_lo, minlength=n_queries).astype(
-        np.int64
-    )
+    tr = np.bincount(retrieved.query, r_hi - r_lo, n_queries).astype(np.int64)
     tp = te_union.intersection_lengths(tr_union, n_queries)
 
     coverage = _ratio(tr_union.covered(excerpts.query, e_lo, e_hi), e_hi - e_lo)
-    relevant = te_union.covered(retrieved.query, s_lo, s_hi) > 0
-    first_rank = np.zeros(n_queries, dtype=np.int64)
-    hit_query, first_row, _ = runs(retrieved.query[relevant])
-    first_rank[hit_query] = retrieved.rank()[relevant][first_row] + 1
-
+    first_rank = _first_relevant_rank(te_union, retrieved, s_lo, s_hi, n_queries)
     candidates = None
+    precision_omega = np.full(n_queries, np.nan)
+    omega_count = np.zeros(n_queries, dtype=np.int64)
     if chunks is not None:
         candidates, precision_omega, omega_count = chunking_terms(
             units, chunks, stored, excerpts, copies, te_union, n_queries
         )
-    else:
-        precision_omega = np.full(n_queries, np.nan)
-        omega_count = np.zeros(n_queries, dtype=np.int64)
     ranked = rank_scores(te_union, te, full_query, full_lo, full_hi, depth, candidates)
     if copies is not None:  # back to one row per stored excerpt
         coverage = coverage[copies.group]

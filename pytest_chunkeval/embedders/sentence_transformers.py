@@ -6,13 +6,13 @@ from __future__ import annotations
 import functools
 import os
 import re
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pytest_chunkeval.embedders.base import EmbedderUnavailable, as_unit_vectors
+from pytest_chunkeval.util.model_files import LazyModel
 
 if TYPE_CHECKING:
     from pytest_chunkeval.embedders.base import FloatArray
@@ -24,7 +24,7 @@ DEFAULT_ST_BATCH_SIZE = 64
 _DEVICE = re.compile(r"(cpu|cuda(:\d+)?|mps|npu(:\d+)?|xpu(:\d+)?|auto)")
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(LazyModel):
     """A sentence-transformers model, loaded on the first :meth:`embed` call."""
 
     def __init__(
@@ -52,8 +52,7 @@ class SentenceTransformerEmbedder:
         self.revision = revision
         self.requested_dtype = parse_dtype(dtype)
         self._identity: str | None = None
-        self._model: Any = None
-        self._lock = threading.Lock()
+        super().__init__()
 
     @functools.cached_property
     def model_path(self) -> str:
@@ -115,20 +114,6 @@ class SentenceTransformerEmbedder:
             return int(get())
         local = Path(self.model_path).expanduser()
         return embedding_dimension(local) if local.is_dir() else None
-
-    @property
-    def is_loaded(self) -> bool:
-        """True once the model is in memory (for tests and progress messages)."""
-        return self._model is not None
-
-    @property
-    def model(self) -> Any:
-        """The ``SentenceTransformer``, loaded (once, thread-safely) on first access."""
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    self._model = self._load()
-        return self._model
 
     def _load(self) -> Any:
         try:

@@ -131,6 +131,22 @@ def _word_key(word: str) -> str:
     return _EDGE_PUNCT.sub("", folded) or folded
 
 
+def _likely_offsets(keys: list[str], needle_keys: list[str], slack: int) -> list[int]:
+    """The three alignments (window word index - needle word index) that most
+    matching words vote for, votes within ``slack`` words counted together."""
+    where: dict[str, list[int]] = {}
+    for j, key in enumerate(needle_keys):
+        where.setdefault(key, []).append(j)
+    votes: Counter[int] = Counter()
+    for i, key in enumerate(keys):
+        for j in where.get(key, ()):
+            votes[i - j] += 1
+    smoothed = {
+        o: sum(votes.get(o + d, 0) for d in range(-slack, slack + 1)) for o in votes
+    }
+    return sorted(smoothed, key=lambda o: (-smoothed[o], o))[:3]
+
+
 def fuzzy_find(
     text: str, needle: str, start: int, end: int, threshold: float
 ) -> tuple[int, int, float] | None:
@@ -148,21 +164,11 @@ def fuzzy_find(
         return None
     keys = [_word_key(text[s:e]) for s, e in spans]
     needle_keys = [_word_key(w) for w in words]
-    where: dict[str, list[int]] = {}
-    for j, key in enumerate(needle_keys):
-        where.setdefault(key, []).append(j)
-    votes: Counter[int] = Counter()
-    for i, key in enumerate(keys):
-        for j in where.get(key, ()):
-            votes[i - j] += 1
-    if not votes:
-        return None
     k = len(words)
     slack = min(10, max(2, k // 5))
-    smoothed = {
-        o: sum(votes.get(o + d, 0) for d in range(-slack, slack + 1)) for o in votes
-    }
-    offsets = sorted(smoothed, key=lambda o: (-smoothed[o], o))[:3]
+    offsets = _likely_offsets(keys, needle_keys, slack)
+    if not offsets:
+        return None
 
     word_matcher = SequenceMatcher(None, autojunk=False)
     word_matcher.set_seq2(needle_keys)

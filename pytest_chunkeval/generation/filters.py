@@ -112,6 +112,42 @@ def _unit(vectors: Any) -> FloatArray:
     return out
 
 
+def _thresholds(
+    identity: str, duplicate: float | str | None, excerpt: float | str | None
+) -> Thresholds:
+    """The thresholds given, ``"default"`` ones taken from
+    :func:`default_thresholds` of the embedder; each a cosine in [-1, 1] or None."""
+    defaults = default_thresholds(identity)
+    dup_t = defaults.duplicate if duplicate == "default" else duplicate
+    exc_t = defaults.excerpt if excerpt == "default" else excerpt
+    for name, value in (("duplicate", dup_t), ("excerpt", exc_t)):
+        if value is not None and (
+            not isinstance(value, (int, float)) or not -1 <= value <= 1
+        ):
+            raise ValueError(
+                f"{name} threshold must be a cosine in [-1, 1], got {value!r}"
+            )
+    given = duplicate != "default" and excerpt != "default"
+    return Thresholds(
+        dup_t,  # type: ignore[arg-type]  # checked above
+        exc_t,  # type: ignore[arg-type]
+        "given" if given else defaults.source,
+    )
+
+
+def _similarities(q_vec: Any, e_vec: Any, owners: list[int]) -> tuple[Any, Any, Any]:
+    """Per question, the lowest cosine with one of its excerpts; the question
+    cosines (the diagonal at -inf); per question, the cosine of its nearest other."""
+    excerpt_cos = np.einsum("ij,ij->i", e_vec, q_vec[owners])
+    excerpt_min = np.full(len(q_vec), np.inf)
+    np.minimum.at(excerpt_min, np.asarray(owners, dtype=np.int64), excerpt_cos)
+    sims = q_vec @ q_vec.T
+    if len(q_vec) > 1:
+        np.fill_diagonal(sims, -np.inf)
+        return excerpt_min, sims, sims.max(axis=1)
+    return excerpt_min, sims, np.full(1, np.nan)
+
+
 def filter_queries(
     queries: QuerySet,
     *,
@@ -132,24 +168,8 @@ def filter_queries(
     from pytest_chunkeval.embedders.cache import EmbeddingCache, default_cache_dir
 
     emb = get_embedder(embedder if embedder is not None else DEFAULT_EMBEDDER)
-    defaults = default_thresholds(emb.identity)
-    dup_t = (
-        defaults.duplicate if duplicate_threshold == "default" else duplicate_threshold
-    )
-    exc_t = defaults.excerpt if excerpt_threshold == "default" else excerpt_threshold
-    for name, value in (("duplicate", dup_t), ("excerpt", exc_t)):
-        if value is not None and (
-            not isinstance(value, (int, float)) or not -1 <= value <= 1
-        ):
-            raise ValueError(
-                f"{name} threshold must be a cosine in [-1, 1], got {value!r}"
-            )
-    given = duplicate_threshold != "default" and excerpt_threshold != "default"
-    thresholds = Thresholds(
-        dup_t,  # type: ignore[arg-type]  # checked above
-        exc_t,  # type: ignore[arg-type]
-        "given" if given else defaults.source,
-    )
+    thresholds = _thresholds(emb.identity, duplicate_threshold, excerpt_threshold)
+    dup_t, exc_t = thresholds.duplicate, thresholds.excerpt
     qs = list(queries)
     if not qs:
         empty = np.zeros(0)
@@ -169,15 +189,7 @@ def filter_queries(
     unit = _unit(vectors)
     q_vec, e_vec = unit[: len(qs)], unit[len(qs) :]
 
-    excerpt_cos = np.einsum("ij,ij->i", e_vec, q_vec[owners])
-    excerpt_min = np.full(len(qs), np.inf)
-    np.minimum.at(excerpt_min, np.asarray(owners, dtype=np.int64), excerpt_cos)
-    sims = q_vec @ q_vec.T
-    if len(qs) > 1:
-        np.fill_diagonal(sims, -np.inf)
-        nearest = sims.max(axis=1)
-    else:
-        nearest = np.full(1, np.nan)
+    excerpt_min, sims, nearest = _similarities(q_vec, e_vec, owners)
 
     poor: list[Removed] = []
     survivors: list[int] = []

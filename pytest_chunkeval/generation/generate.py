@@ -53,14 +53,14 @@ from pytest_chunkeval.generation.settings import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     GENERATOR_NAME,
-    MAX_CONSECUTIVE_API_ERRORS,
     RESUME_KEYS,
     GenerationError,
     GenerationSettings,
     ResumeMismatch,
 )
+from pytest_chunkeval.generation.stopping import RejectionStreaks
 from pytest_chunkeval.generation.windows import attempt_rng, choose_window
-from pytest_chunkeval.llm.chat import API_ERROR, MALFORMED, Rejection
+from pytest_chunkeval.llm.chat import Rejection
 from pytest_chunkeval.util.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -236,8 +236,7 @@ class QueryGenerator:
             )
         cap = s.max_attempts or ATTEMPTS_PER_QUERY * remaining
         bar = _progress_bar(s.n, stats.existing, self.progress)
-        consecutive_errors = 0
-        consecutive_unusable = 0
+        streaks = RejectionStreaks(s.model, s.max_unusable)
         stats.stopped = "interrupted"
         try:
             while not stats.complete:
@@ -255,45 +254,14 @@ class QueryGenerator:
                 if isinstance(result, Rejection):
                     stats.rejected[result.reason] += 1
                     self.last_rejection = result
-                    if result.reason == API_ERROR:
-                        consecutive_errors += 1
-                        if consecutive_errors >= MAX_CONSECUTIVE_API_ERRORS:
-                            stats.stopped = "api errors"
-                            raise GenerationError(
-                                f"{consecutive_errors} requests in a row failed "
-                                f"after retries; last: {result.detail}"
-                            )
-                    else:
-                        consecutive_errors = 0
-                    if result.reason == MALFORMED:
-                        consecutive_unusable += 1
-                        if consecutive_unusable >= s.max_unusable:
-                            stats.stopped = "unusable answers"
-                            raise GenerationError(
-                                f"{consecutive_unusable} answers in a row from model "
-                                f"{s.model!r} could not be read (last: "
-                                f"{result.detail}); is it the right model, and a "
-                                "chat endpoint? Stopped with "
-                                f"{stats.total} of {s.n} queries kept (the limit is "
-                                "--max-unusable)"
-                            )
-                    else:
-                        consecutive_unusable = 0
+                    stop = streaks.rejected(result, f"{stats.total} of {s.n}")
+                    if stop is not None:
+                        stats.stopped = stop[0]
+                        raise GenerationError(stop[1])
                 else:
-                    consecutive_errors = 0
-                    consecutive_unusable = 0
-                    query = self._to_query(result, ids, attempt - 1)
-                    with warnings.catch_warnings(record=True) as caught:
-                        warnings.simplefilter("always")
-                        append_query(self.out, query)
-                    for w in caught:
-                        self.echo(f"note: {w.message}")
-                    ids.add(query.id)
-                    keys.add(question_key(query.text))
-                    by_doc.setdefault(query.doc_id, []).append(query.text)
-                    stats.accepted += 1
-                    stats.approximate_excerpts += sum(
-                        e.approximate for e in query.excerpts
+                    streaks.accepted()
+                    self._keep(
+                        self._to_query(result, ids, attempt - 1), ids, keys, by_doc
                     )
                     if bar is not None:
                         bar.update(1)
@@ -309,6 +277,25 @@ class QueryGenerator:
             if bar is not None:
                 bar.close()
         return stats
+
+    def _keep(
+        self,
+        query: Query,
+        ids: set[str],
+        keys: set[str],
+        by_doc: dict[str, list[str]],
+    ) -> None:
+        """Append an accepted query to the file (its warnings echoed) and count it."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            append_query(self.out, query)
+        for w in caught:
+            self.echo(f"note: {w.message}")
+        ids.add(query.id)
+        keys.add(question_key(query.text))
+        by_doc.setdefault(query.doc_id, []).append(query.text)
+        self.stats.accepted += 1
+        self.stats.approximate_excerpts += sum(e.approximate for e in query.excerpts)
 
     def _attempt(
         self, attempt: int, by_doc: Mapping[str, list[str]], keys: set[str]

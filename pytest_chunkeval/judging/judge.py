@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pytest_chunkeval.core.locate import locate, preview
-from pytest_chunkeval.llm.batch import Outcome
-from pytest_chunkeval.llm.chat import MALFORMED, ChatModel, LLMError, Rejection
+from pytest_chunkeval.llm.batch import Outcome, outcome_of
+from pytest_chunkeval.llm.chat import ChatModel, LLMError
 from pytest_chunkeval.llm.parse import extract_json, strip_reasoning
 
 PROMPT_VERSION = "cr-1"
@@ -197,24 +197,11 @@ class LLMJudge:
         return f"LLMJudge({self.model.model!r})"
 
     def compute(self, question: str, context: str) -> Outcome:
-        reply = self.model(build_messages(question, context))
-        value: Any = None
-        rejection = reply.rejection
-        if rejection is None and reply.content is None:
-            rejection = Rejection(MALFORMED, "empty answer")
-        if rejection is None and reply.content is not None:
-            try:
-                sentences = parse_judgment(reply.content)
-            except ValueError as exc:
-                rejection = Rejection(MALFORMED, str(exc))
-            else:
-                value = judgment_from_sentences(context, sentences).to_json()
-        return Outcome(
-            value=value,
-            rejection=rejection,
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-        )
+        def parse(content: str) -> Any:
+            sentences = parse_judgment(content)
+            return judgment_from_sentences(context, sentences).to_json()
+
+        return outcome_of(self.model(build_messages(question, context)), parse)
 
 
 class CallableJudge:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
@@ -23,7 +22,6 @@ from pytest_chunkeval.judging.relevance import (
     judged_corpus_spans,
 )
 from pytest_chunkeval.judging.run import Judging
-from pytest_chunkeval.judging.specs import get_judge
 
 
 @dataclass(frozen=True)
@@ -47,13 +45,6 @@ class JudgedQuery:
 
 
 ABSENT = JudgedQuery((), math.nan, math.nan)
-
-
-def as_judging(judge: Any) -> Judging:
-    """A :class:`Judging` (no cache, no file) from a spec, a judge, or itself."""
-    if isinstance(judge, Judging):
-        return judge
-    return Judging(get_judge(judge))
 
 
 def judge_retrieved(

@@ -48,6 +48,7 @@ from pytest_chunkeval.llm.chat import (
     LLMError,
     Messages,
     Rejection,
+    Reply,
 )
 from pytest_chunkeval.llm.pricing import estimate_cost, price_for
 from pytest_chunkeval.util.progress import progress_bar
@@ -74,6 +75,29 @@ class Outcome:
     cache: bool = True
 
 
+def outcome_of(
+    reply: Reply, parse: Callable[[str], Any], *, requests: int = 1
+) -> Outcome:
+    """The outcome of one model reply: ``parse(content)``, or why there is none
+    (the model's rejection, an empty answer, a ``ValueError`` from ``parse``)."""
+    value: Any = None
+    rejection = reply.rejection
+    if rejection is None and reply.content is None:
+        rejection = Rejection(MALFORMED, "empty answer")
+    if rejection is None and reply.content is not None:
+        try:
+            value = parse(reply.content)
+        except ValueError as exc:
+            rejection = Rejection(MALFORMED, str(exc))
+    return Outcome(
+        value=value,
+        rejection=rejection,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        requests=requests,
+    )
+
+
 @dataclass
 class BatchStats:
     """Counts of one batch; ``requests`` and tokens count only what was sent."""
@@ -97,6 +121,20 @@ class BatchStats:
             model or "", self.prompt_tokens, self.completion_tokens, price
         )
 
+    def count(self, outcome: Outcome) -> None:
+        """Add one computed item: its requests, tokens, and answer or rejection."""
+        self.requests += outcome.requests
+        self.prompt_tokens += outcome.prompt_tokens
+        self.completion_tokens += outcome.completion_tokens
+        if outcome.rejection is None:
+            self.answered += 1
+        else:
+            self.rejected[outcome.rejection.reason] += 1
+
+    def postfix(self) -> str:
+        """The progress bar's note: cached and rejected so far."""
+        return f"cached {self.cached}, rejected {sum(self.rejected.values())}"
+
 
 @dataclass
 class BatchResult:
@@ -105,6 +143,27 @@ class BatchResult:
     values: list[Any]
     rejections: list[Rejection | None]
     stats: BatchStats
+
+
+def _read_cached(
+    keys: Sequence[AnswerKey],
+    cache: AnswerCache | None,
+    stats: BatchStats,
+    on_value: Callable[[int, Any], None] | None,
+) -> tuple[list[Any], list[int]]:
+    """The cached values (None elsewhere) and the indices still to compute."""
+    values: list[Any] = [None] * len(keys)
+    todo: list[int] = []
+    for i, k in enumerate(keys):
+        entry = cache.get(k) if cache is not None else None
+        if entry is None:
+            todo.append(i)
+            continue
+        stats.cached += 1
+        values[i] = entry.value
+        if on_value is not None:
+            on_value(i, entry.value)
+    return values, todo
 
 
 def run_batch(
@@ -130,19 +189,9 @@ def run_batch(
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     stats = stats if stats is not None else BatchStats()
     stats.total += len(items)
-    values: list[Any] = [None] * len(items)
     rejections: list[Rejection | None] = [None] * len(items)
     keys = [key(item) for item in items]
-    todo: list[int] = []
-    for i, k in enumerate(keys):
-        entry = cache.get(k) if cache is not None else None
-        if entry is None:
-            todo.append(i)
-            continue
-        stats.cached += 1
-        values[i] = entry.value
-        if on_value is not None:
-            on_value(i, entry.value)
+    values, todo = _read_cached(keys, cache, stats, on_value)
     if not todo:
         stats.stopped = "complete"
         return BatchResult(values, rejections, stats)
@@ -169,35 +218,26 @@ def run_batch(
         for future in cf.as_completed(futures):
             i = futures[future]
             outcome = future.result()  # a role's exception (LLMError) ends the run
-            stats.requests += outcome.requests
-            stats.prompt_tokens += outcome.prompt_tokens
-            stats.completion_tokens += outcome.completion_tokens
-            if outcome.rejection is not None:
-                rejections[i] = outcome.rejection
-                stats.rejected[outcome.rejection.reason] += 1
-                if outcome.rejection.reason == API_ERROR:
-                    consecutive += 1
-                    if consecutive >= max_consecutive_errors:
-                        stats.stopped = "api errors"
-                        raise LLMError(
-                            f"{consecutive} requests in a row failed after retries; "
-                            f"last: {outcome.rejection.detail}. Answers so far are "
-                            "cached: run again to resume"
-                        )
-                else:
-                    consecutive = 0
-            else:
+            stats.count(outcome)
+            rejection = outcome.rejection
+            if rejection is None:
                 consecutive = 0
-                stats.answered += 1
                 values[i] = outcome.value
                 if on_value is not None:
                     on_value(i, outcome.value)
+            else:
+                rejections[i] = rejection
+                consecutive = consecutive + 1 if rejection.reason == API_ERROR else 0
+                if consecutive >= max_consecutive_errors:
+                    stats.stopped = "api errors"
+                    raise LLMError(
+                        f"{consecutive} requests in a row failed after retries; "
+                        f"last: {rejection.detail}. Answers so far are "
+                        "cached: run again to resume"
+                    )
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix_str(
-                    f"cached {stats.cached}, rejected {sum(stats.rejected.values())}",
-                    refresh=False,
-                )
+                bar.set_postfix_str(stats.postfix(), refresh=False)
         stats.stopped = "complete"
     finally:
         # On an error or Ctrl-C: drop what has not started and let the requests
@@ -245,23 +285,7 @@ def ask_batch(
     sends = isinstance(answerer, ChatModel)
 
     def compute(i: int) -> Outcome:
-        reply = answerer(prompts[i])
-        value: Any = None
-        rejection = reply.rejection
-        if rejection is None and reply.content is None:
-            rejection = Rejection(MALFORMED, "empty answer")
-        if rejection is None and reply.content is not None:
-            try:
-                value = parse(reply.content)
-            except ValueError as exc:
-                rejection = Rejection(MALFORMED, str(exc))
-        return Outcome(
-            value=value,
-            rejection=rejection,
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            requests=int(sends),
-        )
+        return outcome_of(answerer(prompts[i]), parse, requests=int(sends))
 
     return run_batch(
         range(len(prompts)),

@@ -84,3 +84,24 @@ def check_thresholds(
         return None
     head = f"{nodeid}: @pytest.mark.chunkeval({stated}) not met"
     return "\n\n".join([head, *failures])
+
+
+def recorded_properties(
+    evaluator: Evaluator,
+) -> tuple[list[tuple[str, object]], str | None]:
+    """What a test records (JUnit XML user properties) once it ran: each result's
+    configuration, question count and metric means, or a per-question item's
+    report (and its text, a report section); then the verdicts of its checks."""
+    if evaluator.question is not None:
+        from pytest_chunkeval.run.per_question import question_report
+
+        properties, text = question_report(evaluator)
+        return [*properties, *evaluator.verdict_properties()], text
+    out: list[tuple[str, object]] = []
+    for result in evaluator.results:
+        out.append(("chunkeval.config", result.describe()))
+        out.append(("chunkeval.questions", str(len(result.queries))))
+        for metric, stats in result.metrics.items():
+            if stats.mean == stats.mean:  # NaN: undefined (precision_omega of score)
+                out.append((f"chunkeval.{metric}", f"{stats.mean:.4f}"))
+    return [*out, *evaluator.verdict_properties()], None

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -34,6 +33,7 @@ from pytest_chunkeval.config.registry import (
 )
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import IdArray, StoreError
+from pytest_chunkeval.util.model_files import LazyModel
 
 DEFAULT_RERANK_CANDIDATES = 20
 DEFAULT_RERANK_BATCH = 32
@@ -74,7 +74,7 @@ def rerank_rows(
     return out
 
 
-class CrossEncoderReranker:
+class CrossEncoderReranker(LazyModel):
     """A sentence-transformers ``CrossEncoder``, loaded on the first :meth:`score`."""
 
     def __init__(
@@ -93,8 +93,7 @@ class CrossEncoderReranker:
         self.candidates = int(candidates)
         self.batch_size = int(batch_size)
         self.device = device
-        self._model: Any = None
-        self._lock = threading.Lock()
+        super().__init__()
 
     @functools.cached_property
     def model_path(self) -> str:
@@ -117,18 +116,6 @@ class CrossEncoderReranker:
         if config.is_file():
             h.update(config.read_bytes())
         return f"cross-encoder:{model_label(self.name)}@{h.hexdigest()[:16]}"
-
-    @property
-    def is_loaded(self) -> bool:
-        return self._model is not None
-
-    @property
-    def model(self) -> Any:
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    self._model = self._load()
-        return self._model
 
     def _load(self) -> Any:
         try:

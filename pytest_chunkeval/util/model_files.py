@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -256,3 +257,29 @@ def model_fingerprint(directory: str | Path) -> str:
     )
     blob = json.dumps(parts, sort_keys=True, separators=(",", ":")).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+class LazyModel:
+    """A model loaded once, thread-safely, on the first use of :attr:`model`; a
+    subclass calls ``super().__init__()`` and defines :meth:`_load`."""
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def is_loaded(self) -> bool:
+        """True once the model is in memory (for tests and progress messages)."""
+        return self._model is not None
+
+    @property
+    def model(self) -> Any:
+        """The loaded model (loaded on first access)."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._load()
+        return self._model
+
+    def _load(self) -> Any:
+        raise NotImplementedError
