@@ -2,6 +2,15 @@
 directory per embedder identity (:class:`IdentityStore`), with the lock that
 lets one process merge them. See :mod:`pytest_chunkeval.embedders.cache`.
 
+Layout::
+
+    <cache>/
+      .gitignore, CACHEDIR.TAG           written when the cache creates the directory
+      <slug>-<hash>/                     one directory per embedder identity
+        identity.txt                     the identity string, for `chunkeval cache info`
+        <uuid>.pack                      immutable packs of vectors
+        <uuid>.pack.corrupt              a pack that failed its check, kept aside
+
 A pack is one binary file: a 40-byte header (magic ``CEVPACK1``, dimension, count,
 an 8-byte hash of the identity, a CRC-32 of the header and payload), then the 16-byte
 BLAKE2b digests of the texts, then the float32 little-endian vectors. It is written

@@ -1,16 +1,8 @@
 """The on-disk embedding cache: every (embedder identity, exact text) embedded once.
 
-Layout (``default_cache_dir()``: ``$CHUNKEVAL_CACHE_DIR``, else
-``<rootdir>/.chunkeval/cache``)::
-
-    <cache>/
-      .gitignore, CACHEDIR.TAG           written when the cache creates the directory
-      <slug>-<hash>/                     one directory per embedder identity
-        identity.txt                     the identity string, for `chunkeval cache info`
-        <uuid>.pack                      immutable packs of vectors
-        <uuid>.pack.corrupt              a pack that failed its check, kept aside
-
-A pack's format is in :mod:`pytest_chunkeval.embedders._packs`.
+The cache directory (``default_cache_dir()``: ``$CHUNKEVAL_CACHE_DIR``, else
+``<rootdir>/.chunkeval/cache``) holds one folder of packs per embedder identity;
+the layout and a pack's format are in :mod:`pytest_chunkeval.embedders._packs`.
 
 Concurrency (pytest-xdist workers, parallel CI jobs): writers never touch the same
 file; a reader lists the directory, loads packs it has not seen (memoized per process),
@@ -215,7 +207,7 @@ class EmbeddingCache:
             computed = self._compute(
                 embedder, store, unique_texts, keys, missing, progress
             )
-        dim = hit_vectors.shape[1] if hit_rows else _dim_of(computed)
+        dim = hit_vectors.shape[1] if hit_rows else _first_dim(computed)
         out = np.empty((len(unique_texts), dim), dtype=np.float32)
         if hit_rows:
             out[hit_rows] = hit_vectors
@@ -237,7 +229,14 @@ class EmbeddingCache:
         order = sorted(missing, key=lambda i: -len(texts[i]))
         computed: dict[int, FloatArray] = {}
         pending: list[int] = []
-        bar = _progress_bar(len(order), embedder.identity, progress)
+        bar = progress_bar(
+            len(order),
+            progress=progress,
+            desc=f"embedding ({embedder.identity.split('@')[0]})",
+            unit="text",
+            delay=0.0 if progress else PROGRESS_DELAY_SECONDS,
+            leave=False,
+        )
         last_flush = time.monotonic()
         # An embedder with requests in flight hands over each one's vectors as it
         # arrives: all of them are kept below, also when a later one fails.
@@ -279,10 +278,10 @@ class EmbeddingCache:
                 "ones under the same identity: give the embedder its own identity= "
                 "or clear the cache (chunkeval cache clear)"
             )
-        if computed and got != _dim_of(computed):
+        if computed and got != (before := _first_dim(computed)):
             raise ValueError(
                 f"embedder {embedder.identity!r} returned {got}-dim vectors after "
-                f"{_dim_of(computed)}-dim ones"
+                f"{before}-dim ones"
             )
 
     def _flush(
@@ -444,18 +443,5 @@ class EmbeddingCache:
         return removed
 
 
-def _dim_of(computed: dict[int, FloatArray]) -> int:
-    for vector in computed.values():
-        return int(vector.shape[0])
-    return 0
-
-
-def _progress_bar(total: int, identity: str, progress: bool | None) -> Any:
-    return progress_bar(
-        total,
-        progress=progress,
-        desc=f"embedding ({identity.split('@')[0]})",
-        unit="text",
-        delay=0.0 if progress else PROGRESS_DELAY_SECONDS,
-        leave=False,
-    )
+def _first_dim(computed: dict[int, FloatArray]) -> int:
+    return next((int(v.shape[0]) for v in computed.values()), 0)
