@@ -113,6 +113,7 @@ def run_eval(args: argparse.Namespace) -> int:
     from pytest_chunkeval.engine.evaluate import evaluate
     from pytest_chunkeval.reporting.table import loss_lines, results_table
     from pytest_chunkeval.util.files import atomic_write_text
+    from pytest_chunkeval.util.progress import progress_phase
 
     unit = config.unit or DEFAULT_UNIT
     # a sweep's flags replace the project's value (settings() resolved the ini's)
@@ -122,27 +123,32 @@ def run_eval(args: argparse.Namespace) -> int:
     cache = open_cache(config.cache_dir, CACHE_SETTING)
     results = []
     started = time.perf_counter()
-    for chunker in config.chunkers or (DEFAULT_CHUNKER,):
-        for k in ks:
-            for budget in budgets:
-                for store in stores:
-                    results.append(
-                        evaluate(
-                            chunker,
-                            corpus,
-                            queries,
-                            embedder=config.embedder or DEFAULT_EMBEDDER,
-                            store=store,
-                            rerank=config.rerank,
-                            k=k,
-                            budget=budget,
-                            unit=unit,
-                            tokenizer=config.tokenizer,
-                            cache=cache,
-                            progress=True if args.progress else None,
-                            copies=config.copies or DEFAULT_COPIES,
-                        )
-                    )
+    runs = [
+        (chunker, k, budget, store)
+        for chunker in config.chunkers or (DEFAULT_CHUNKER,)
+        for k in ks
+        for budget in budgets
+        for store in stores
+    ]
+    for number, (chunker, k, budget, store) in enumerate(runs, 1):
+        with progress_phase(f"configuration {number} of {len(runs)}"):
+            results.append(
+                evaluate(
+                    chunker,
+                    corpus,
+                    queries,
+                    embedder=config.embedder or DEFAULT_EMBEDDER,
+                    store=store,
+                    rerank=config.rerank,
+                    k=k,
+                    budget=budget,
+                    unit=unit,
+                    tokenizer=config.tokenizer,
+                    cache=cache,
+                    progress=True if args.progress else None,
+                    copies=config.copies or DEFAULT_COPIES,
+                )
+            )
     embedders = {str(r.config["embedder"]) for r in results if r.config["embedder"]}
     print(
         f"{corpus.name}: {len(corpus)} documents, {len(queries)} queries; "

@@ -30,6 +30,7 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.engine.results import SpanTuple, StageResult
 from pytest_chunkeval.tokenizers.base import Tokenizer
+from pytest_chunkeval.util.progress import progress_phase
 
 _UNIT_MAPS: dict[tuple[str, str, str], UnitMap] = {}
 _UNIT_MAPS_KEPT = 8
@@ -58,8 +59,10 @@ class Chunking:
         if callable(take_fallbacks):
             take_fallbacks()  # count this chunking's windows only
         for i, doc in enumerate(corpus):
+            place = f"chunking {doc.id} ({i + 1} of {len(corpus)}) with {chunker.name}"
             try:
-                found = check_pieces(chunker.chunk_spans(doc.text), chunker.name)
+                with progress_phase(place):
+                    found = check_pieces(chunker.chunk_spans(doc.text), chunker.name)
                 spans = np.asarray(found, dtype=np.int64)
             except ChunkerError as exc:
                 raise ChunkerError(f"document {doc.id!r}: {exc}") from exc

@@ -5,7 +5,7 @@ configured directory), written only in update mode (``--chunkeval-update``)::
 
     {
      "chunkeval_baseline": 1,
-     "chunks": {"count": 1700, "mean_units": 180.2},
+     "chunks": {"count": 1700, "mean_units": 180.2},  # score(): results_per_question
      "config": {
       "chunker": "recursive:200:0",
       ...
@@ -189,10 +189,7 @@ class Baseline:
                 q.id: {m: _r(q.metric(m), QUERY_DECIMALS) for m in written}
                 for q in result.queries
             },
-            chunks={
-                "count": int(result.chunks.get("count", 0)),
-                "mean_units": _r(float(result.chunks.get("mean_units", 0.0)), 2) or 0.0,
-            },
+            chunks=_chunk_record(result.chunks),
             documents=document_records(result.corpus),
         )
 
@@ -343,3 +340,14 @@ def recorded_config(config: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("store"), str):
         out["store"] = portable_store(out["store"])
     return out
+
+
+def _chunk_record(chunks: Mapping[str, float]) -> dict[str, float]:
+    """A chunking's count and mean size; a whole retriever's (``score``) mean
+    results per question instead of a count, which would be results x questions."""
+    mean = _r(float(chunks.get("mean_units", 0.0)), 2) or 0.0
+    per_question = chunks.get("results_per_query")
+    if per_question is not None:
+        per = _r(float(per_question), 2) or 0.0
+        return {"results_per_question": per, "mean_units": mean}
+    return {"count": int(chunks.get("count", 0)), "mean_units": mean}

@@ -3,6 +3,7 @@ Markdown report and the gate's Markdown sections share."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from pytest_chunkeval.core.metric_names import header
@@ -14,14 +15,22 @@ from pytest_chunkeval.reporting.rows import (
     table_metrics,
 )
 
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|javascript|data|www)([:.])")
+
 
 def md_cell(text: str) -> str:
-    """One table cell from untrusted text (test ids, questions): a ``|`` or a line
-    break would end the cell or the row, and HTML (``<b>``, ``<img ...>``) would be
-    rendered by GitHub's job summary: all of it shows as the characters typed."""
+    """One table cell from untrusted text (test ids, questions, corpus text): a
+    ``|`` or a line break would end the cell or the row, HTML (``<b>``, ``<img
+    ...>``) and link or image syntax (``[click](javascript:…)``, ``![img](http:…)``,
+    a bare ``https://…`` that GitHub links by itself) would be live in a job
+    summary: all of it shows as the characters typed."""
     text = " ".join(text.splitlines()) if text else text
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+    # an inline link or image needs "](" (a reference link, a definition the
+    # report never holds); an autolink, a scheme or "www." as typed
+    text = text.replace("](", "]\\(")
+    return _AUTOLINK.sub(r"\1\\\2", text)
 
 
 def md_table(

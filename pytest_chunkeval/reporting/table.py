@@ -97,22 +97,51 @@ def mean_std(result: EvalResult, metric: str) -> str:
     return format_mean_std(stats.mean, stats.std)
 
 
+AXES = (
+    ("embedder", "Embedder"),
+    ("store", "Store"),
+    ("rerank", "Rerank"),
+    ("unit", "Unit"),
+    ("tokenizer", "Tokenizer"),
+    ("copies", "Copies"),
+    ("locate", "Locate"),
+    ("judge", "Judge"),
+    ("corpus", "Corpus"),
+    ("queries", "Queries"),
+)
+"""Settings of a result's configuration that get a column of their own in a table
+whose rows differ in them (the chunker, ``k`` and budget always have theirs)."""
+
+
+def differing_axes(results: Sequence[EvalResult]) -> list[tuple[str, str]]:
+    """The ``(config key, header)`` of every axis whose value differs between
+    ``results``: two rows that differ only in their store must not look alike."""
+    return [
+        (key, header)
+        for key, header in AXES
+        if len({str(r.config.get(key) or "") for r in results}) > 1
+    ]
+
+
 def results_table(
     results: Sequence[EvalResult], columns: Sequence[str] | None = None
 ) -> str:
     """One row per result: chunking, size, overlap, k (and budget, with the units
-    sent per query, when a result has one), metrics, mean chunk size.
+    sent per query, when a result has one), a column for every other setting that
+    differs between the rows (embedder, store...), metrics, mean chunk size.
 
     ``columns``: the metrics to show (default: the report's), so a run that asks
     for ``ndcg`` gets that column and the table stays narrow otherwise."""
     columns = tuple(columns) if columns is not None else table_columns(results)
     budgeted = any(r.config.get("budget") is not None for r in results)
+    axes = differing_axes(results)
     headers = [
         "Chunking",
         "Size",
         "Overlap",
         "k",
         *(("Budget", "Sent") if budgeted else ()),
+        *(header for _, header in axes),
         *(HEADERS.get(m, m) for m in columns),
     ]
     headers.append("Chunk size")
@@ -134,11 +163,14 @@ def results_table(
                 overlap,
                 k_text(r.config, r.chunks),
                 *budget,
+                *(str(r.config.get(key) or "-") for key, _ in axes),
                 *(mean_std(r, m) for m in columns),
                 f"{r.chunks['mean_units']:.0f} {unit}",
             ]
         )
-    return format_rows(headers, rows)
+    first = 6 if budgeted else 4  # the axes follow k (and budget, sent)
+    left = {0, *range(first, first + len(axes))}
+    return format_rows(headers, rows, text_columns=left)
 
 
 def loss_lines(results: Sequence[EvalResult]) -> list[str]:

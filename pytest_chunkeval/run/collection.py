@@ -76,10 +76,19 @@ def write_progress(pluginmanager: Any, line: str) -> None:
     capture = pluginmanager.get_plugin("capturemanager")
     with _PROGRESS_LOCK:
         if capture is None:
-            reporter.write_line(line)
+            _line_of_its_own(reporter, line)
             return
         with capture.global_and_fixture_disabled():
-            reporter.write_line(line)
+            _line_of_its_own(reporter, line)
+
+
+def _line_of_its_own(reporter: Any, line: str) -> None:
+    """``line`` on a line of its own: under ``-q`` the test dots have no file
+    name before them, and pytest's ``write_line`` would continue their line."""
+    writer = getattr(reporter, "_tw", None)
+    if getattr(writer, "width_of_current_line", 0):
+        reporter.write("\n")
+    reporter.write_line(line)
 
 
 def end_has_work(settings: Settings, collected: Sequence[str]) -> bool:

@@ -3,10 +3,12 @@ a tqdm bar on an interactive stderr, plain lines every few seconds in a log."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 INTERVAL_SECONDS = 10.0
@@ -14,6 +16,27 @@ INTERVAL_SECONDS = 10.0
 patch it)."""
 
 _line_writer: Callable[[str], None] | None = None
+_PHASES: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
+    "chunkeval_progress_phases", default=()
+)
+
+
+@contextlib.contextmanager
+def progress_phase(label: str) -> Iterator[None]:
+    """Name the work done inside (``chunks and questions of recursive:200:0``,
+    ``configuration 2 of 5``): every progress bar or line started inside says
+    which phase it is and where, innermost first, so a second bar that starts
+    again at 0 is not taken for the first one restarting."""
+    token = _PHASES.set((label, *_PHASES.get()))
+    try:
+        yield
+    finally:
+        _PHASES.reset(token)
+
+
+def phase_text() -> str:
+    """The phases the current work is in, innermost first ("" outside any)."""
+    return ", ".join(_PHASES.get())
 
 
 def write_lines_with(
@@ -161,6 +184,9 @@ def progress_bar(total: int, *, progress: bool | None, **options: Any) -> Any:
     """
     if progress is False:
         return None
+    phases = phase_text()
+    if phases:
+        options["desc"] = f"{options.get('desc', '')} {phases}".strip()
     writer = _line_writer if progress is None else None
     if writer is None and (progress or _is_terminal()):
         try:

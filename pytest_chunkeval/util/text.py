@@ -3,23 +3,29 @@ reports (below all of them)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 
 def format_rows(
     headers: Sequence[str],
     rows: Sequence[Sequence[str]],
     *,
-    text_columns: int = 1,
+    text_columns: int | Collection[int] = 1,
     rule: bool = True,
 ) -> str:
-    """Columns padded to their widest cell: the first ``text_columns`` left-aligned,
-    the rest (numbers) right-aligned; ``rule`` underlines the header."""
+    """Columns padded to their widest cell: the first ``text_columns`` (or the
+    columns of the indexes given) left-aligned, the rest (numbers) right-aligned;
+    ``rule`` underlines the header."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def left(i: int) -> bool:
+        if isinstance(text_columns, int):
+            return i < text_columns
+        return i in text_columns
 
     def line(cells: Sequence[str]) -> str:
         out = [
-            c.ljust(w) if i < text_columns else c.rjust(w)
+            c.ljust(w) if left(i) else c.rjust(w)
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ]
         return "  ".join(out).rstrip()

@@ -1,0 +1,157 @@
+"""Issue 25, "screens that mislead": the eval table's columns for every differing
+axis, progress that names its phase and starts on a line of its own, a
+retriever's baseline, Markdown that keeps corpus text inert."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from pytest_chunkeval.engine.cache import EmbeddingCache
+from support.plugin_project import run, write_project
+from test_faults_cli import _eval_args, project  # noqa: F401  (fixture)
+
+from pytest_chunkeval.cli.main import main
+from pytest_chunkeval.reporting.md_table import md_table
+from pytest_chunkeval.util import progress
+from pytest_chunkeval.util.progress import progress_phase
+
+
+def test_eval_with_two_stores_has_a_store_column(
+    project: Path,  # noqa: F811
+    capsys: Any,
+) -> None:
+    args = [*_eval_args(project, project / "cache"), "--store", "bm25"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("Chunking"))
+    assert header.split()[4:6] == ["Embedder", "Store"]
+    rows = lines[lines.index(header) + 2 : lines.index(header) + 4]
+    assert [row.split()[5] for row in rows] == ["exact", "bm25"]
+    assert rows[1].split()[4] == "-"  # bm25 embeds nothing
+
+
+def test_eval_with_one_store_has_no_store_column(
+    project: Path,  # noqa: F811
+    capsys: Any,
+) -> None:
+    assert main(_eval_args(project, project / "cache")) == 0
+    out = capsys.readouterr().out
+    assert "Store" not in out
+    assert "Embedder" not in out
+
+
+class _Embedder:
+    identity = "test:phase"
+
+    def embed(self, texts: list[str]) -> Any:
+        return np.ones((len(texts), 4), dtype=np.float32)
+
+
+def test_progress_lines_name_their_phase_innermost_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines: list[str] = []
+    monkeypatch.setattr(progress, "INTERVAL_SECONDS", 0.0)
+    monkeypatch.setattr(progress, "_line_writer", lines.append)
+    with (
+        progress_phase("configuration 2 of 5"),
+        progress_phase("chunks and questions of recursive:200:0"),
+    ):
+        EmbeddingCache(tmp_path, batch_size=2).embed(_Embedder(), ["a", "b", "c"])
+    assert lines
+    assert all(
+        line.startswith(
+            "embedding (test:phase) chunks and questions of recursive:200:0, "
+            "configuration 2 of 5: "
+        )
+        for line in lines
+    ), lines
+    assert progress.phase_text() == ""
+
+
+PROGRESS_TEST = """
+import numpy as np
+from pytest_chunkeval.util import progress
+
+
+class Embedder:
+    identity = "test:progress"
+
+    def embed(self, texts):
+        return np.ones((len(texts), 4), dtype=np.float32)
+
+
+def test_first():
+    pass
+
+
+def test_embeds(chunkeval, monkeypatch):
+    monkeypatch.setattr(progress, "INTERVAL_SECONDS", 0.0)
+    chunkeval.evaluate("recursive:30:0")
+"""
+
+
+@pytest.fixture
+def plugin_project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
+    write_project(pytester.path)
+    return pytester.path
+
+
+def test_under_pytest_q_progress_starts_on_a_line_of_its_own(
+    pytester: pytest.Pytester, plugin_project: Path
+) -> None:
+    pytester.makepyfile(test_phase_lines=PROGRESS_TEST)
+    result = run(pytester, "-q")
+    result.assert_outcomes(passed=2)
+    lines = result.stdout.lines
+    first = next(i for i, line in enumerate(lines) if "embedding (" in line)
+    assert lines[first].startswith(
+        "embedding (hashing:256) chunks and questions of recursive:30:0: "
+    ), lines[first]
+    assert lines[first - 1] == "."  # the first test's dot, on its own line
+
+
+RETRIEVER_TEST = """
+def everything(question):
+    return ["Dogs bark at the mailman every morning.",
+            "Mars has two small moons, Phobos and Deimos.",
+            "The auditor is Example LLP."]
+
+
+def test_retriever(chunkeval):
+    chunkeval.check_baseline(chunkeval.score(everything, label="three"))
+"""
+
+
+def test_a_retrievers_baseline_records_results_per_question(
+    pytester: pytest.Pytester, plugin_project: Path
+) -> None:
+    pytester.makepyfile(test_retriever_rows=RETRIEVER_TEST)
+    run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
+    (baseline,) = plugin_project.glob("**/__chunkeval__/**/*.json")
+    chunks = json.loads(baseline.read_text())["chunks"]
+    assert chunks["results_per_question"] == 3.0
+    assert "count" not in chunks  # 6 questions x 3 results is no chunk count
+    run(pytester).assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("untrusted", "live"),
+    [
+        ("see ![img](http://evil.example/x.png) here", "]("),
+        ("[click](javascript:alert(1))", "]("),
+        ("visit https://evil.example/now", "https://"),
+        ("visit www.evil.example", "www."),
+        ("<img src=x onerror=alert(1)>", "<img"),
+    ],
+)
+def test_markdown_keeps_link_and_image_syntax_inert(untrusted: str, live: str) -> None:
+    table = md_table(["Question", "Recall"], [[untrusted, "50.0"]])
+    row = table.splitlines()[2]
+    assert live not in row
+    assert row.count("|") - row.count("\\|") == 3  # still one row of two cells
