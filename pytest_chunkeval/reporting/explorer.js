@@ -341,16 +341,45 @@
     pick(selB[1], h.b);
     pick(selDoc[1], h.doc);
     pick(selStatus[1], h.status);
+    if (h.q === undefined && h.a === undefined) {
+      var changed = firstChanged();
+      if (changed !== null) { selA[1].value = String(changed[0]); }
+    }
     filter();
     if (h.q !== undefined) {
       for (var qi = 0; qi < D.questions.length; qi++) {
         if (D.questions[qi][0] === h.q) {
           open(qi);
           root.scrollIntoView();  // a link to a question shows it
-          break;
+          return;
         }
       }
     }
+    var first = h.q === undefined ? toOpen() : null;
+    if (first !== null) { open(first); }
+  }
+  /* The first configuration with a question whose recall changed since the
+     baseline, and that question: [config, question] or null. */
+  function firstChanged() {
+    for (var c = 0; c < D.configs.length; c++) {
+      for (var qi = 0; qi < D.questions.length; qi++) {
+        var r = byQ[c][qi];
+        if (r && r[6] !== null && r[6] !== r[2]) { return [c, qi]; }
+      }
+    }
+    return null;
+  }
+  /* What the explorer opens on: the first listed question that changed since
+     the baseline, else the listed question of lowest recall (the worst). */
+  function toOpen() {
+    var a = chosen()[0], worst = null, low = Infinity;
+    for (var i = 0; i < matches.length; i++) {
+      var r = byQ[a][matches[i]];
+      if (!r) { continue; }
+      if (r[6] !== null && r[6] !== r[2]) { return matches[i]; }
+      if (r[2] !== null && r[2] < low) { low = r[2]; worst = matches[i]; }
+    }
+    return worst !== null ? worst : (matches.length ? matches[0] : null);
   }
   tbody.addEventListener("click", function (ev) {
     var tr = ev.target.closest("tr");

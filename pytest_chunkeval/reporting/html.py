@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1b1f24;
-margin:24px auto;max-width:1240px;padding:0 16px;background:#fff}
+margin:24px auto;max-width:1368px;padding:0 16px;background:#fff}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;
 border-bottom:1px solid #d8dee4;padding-bottom:4px}
 .meta,.note{color:#57606a}
@@ -53,7 +53,8 @@ td:nth-child(-n+2){white-space:normal;overflow-wrap:break-word}
 th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}
 th{cursor:pointer;background:#f6f8fa;user-select:none}
 th.sorted-asc::after{content:" \\25B2"}th.sorted-desc::after{content:" \\25BC"}
-td.test{max-width:320px}
+td.test{max-width:300px}td:nth-child(2){min-width:15em}
+th{white-space:normal}td .sd{display:block;font-size:11px;color:#57606a}
 .plots{display:grid;gap:12px;
 grid-template-columns:repeat(auto-fill,minmax(min(100%,420px),1fr))}
 .plots figure{margin:0;min-width:0}.plots figure.wide{grid-column:1/-1}
@@ -163,7 +164,7 @@ def _html_table(rows: Sequence[ResultRow], entries: Sequence[ReportEntry] = ()) 
                 attrs += f' data-v="{value:.6g}"'
             elif i >= 2:
                 attrs += ' data-v="NaN"'
-            shown = breakable(cell) if i < 2 else esc(cell)
+            shown = breakable(cell) if i < 2 else _stacked(cell)
             tds.append(f"<td{attrs}>{shown}</td>")
         if status:
             tds[2:2] = status_cells_html(entries[i_row])
@@ -172,6 +173,15 @@ def _html_table(rows: Sequence[ResultRow], entries: Sequence[ReportEntry] = ()) 
         f'<div class="table-wrap"><table class="sortable"><thead><tr>{head}</tr>'
         f"</thead><tbody>{''.join(lines)}</tbody></table></div>"
     )
+
+
+def _stacked(cell: str) -> str:
+    """A ``mean ± std`` cell as the mean over its spread (a narrow column: the
+    table fits a 1400 px window without scrolling sideways)."""
+    mean, sep, spread = cell.partition(" ± ")
+    if not sep:
+        return esc(cell)
+    return f'{esc(mean)}<span class="sd">± {esc(spread)}</span>'
 
 
 _LOSS_PARTS = (

@@ -3,8 +3,6 @@ size, and the history over commits. No plotting library."""
 
 from __future__ import annotations
 
-import colorsys
-import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -12,6 +10,7 @@ from typing import Any
 from pytest_chunkeval.core.locate import clip
 from pytest_chunkeval.core.metric_names import format_percent as pct
 from pytest_chunkeval.core.metric_names import header
+from pytest_chunkeval.reporting.colors import config_color, config_colors
 from pytest_chunkeval.reporting.escape import esc
 from pytest_chunkeval.reporting.history import run_key, runs
 from pytest_chunkeval.reporting.rows import ResultRow
@@ -131,21 +130,9 @@ class _Frame:
         )
 
 
-def config_color(label: str) -> str:
-    """The colour of a configuration: from a hash of its label alone, so it is the
-    same in every report (session or ``chunkeval report``) whatever else is shown.
-    Saturated and mid-dark: readable on white, told apart from grey text."""
-    digest = hashlib.sha256(label.encode("utf-8")).digest()
-    hue = int.from_bytes(digest[:2], "big") / 65536
-    lightness = (0.34, 0.42, 0.50)[digest[2] % 3]
-    if 0.1 < hue < 0.5:  # yellows and greens look light: darker for contrast
-        lightness -= 0.08
-    red, green, blue = colorsys.hls_to_rgb(hue, lightness, 0.72)
-    return "#" + "".join(f"{round(255 * c):02x}" for c in (red, green, blue))
-
-
 def series_colors(labels: Iterable[str]) -> dict[str, str]:
-    return {label: config_color(label) for label in labels}
+    """A colour per configuration label (reporting/colors.py)."""
+    return config_colors(labels)
 
 
 def legend_html(colors: Mapping[str, str]) -> str:
@@ -265,6 +252,22 @@ def _short_label(text: str, width: int = 22) -> str:
     return clip(stem, width)
 
 
+def point_texts(rows: Sequence[ResultRow]) -> list[str]:
+    """A plot label per row: its chunker, and where two rows share one, the words
+    of their configurations that tell them apart (``recursive:200:0 bm25``)."""
+    texts = [_short_label(row.chunker, 28) for row in rows]
+    for text in set(texts):
+        alike = [i for i, t in enumerate(texts) if t == text]
+        if len(alike) < 2:
+            continue
+        words = [rows[i].label.split() for i in alike]
+        common = set.intersection(*(set(w) for w in words))
+        for i, own in zip(alike, words, strict=True):
+            apart = " ".join(w for w in own if w not in common)
+            texts[i] = clip(f"{_short_label(rows[i].chunker, 20)} {apart}".strip(), 36)
+    return texts
+
+
 def scatter_svg(
     rows: Sequence[ResultRow], x_metric: str, colors: Mapping[str, str]
 ) -> str:
@@ -294,7 +297,7 @@ def scatter_svg(
             f'fill="{colors[row.label]}"><title>{esc(row.label)}: recall '
             f"{pct(yv)}%, {esc(x_name)} {pct(xv)}%</title></circle>"
         )
-    texts = [_short_label(row.chunker, 28) for row, _, _ in points]
+    texts = point_texts([row for row, _, _ in points])
     out += _point_labels(frame, centres, texts)
     out += [frame.baseline(), "</svg>"]
     return "\n".join(out)
@@ -336,12 +339,19 @@ def history_svg(
                 f'<text class="tick" transform="translate({x + 4:.1f} {base + 14}) '
                 f'rotate(-30)" text-anchor="end">{esc(keys[i][0])}</text>'
             )
+    placed = _dodged(
+        {
+            label: [
+                (i, _commit_x(frame, i, len(keys)), frame.y(100 * v))
+                for i, (v, _) in sorted(points.items())
+            ]
+            for label, points in series.items()
+        }
+    )
     for label, points in series.items():
         color = colors.get(label) or config_color(label)
         ordered = sorted(points.items())
-        coords = [
-            (_commit_x(frame, i, len(keys)), frame.y(100 * v)) for i, (v, _) in ordered
-        ]
+        coords = placed[label]
         if len(coords) > 1:
             path = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
             out.append(
@@ -359,6 +369,30 @@ def history_svg(
             )
     out += [frame.baseline(), "</svg>"]
     return "\n".join(out)
+
+
+DODGE = 4.0
+"""Pixels between the points of series that share a value at one run."""
+
+
+def _dodged(
+    series: Mapping[str, Sequence[tuple[int, float, float]]],
+) -> dict[str, list[tuple[float, float]]]:
+    """Each series' ``(x, y)`` points, where several series share a point (equal
+    values at one run) spread vertically ``DODGE`` pixels apart, in series order:
+    a line hidden under an equal one would read as a configuration missing."""
+    sharing: dict[tuple[int, float], list[str]] = {}
+    for label, points in series.items():
+        for i, _, y in points:
+            sharing.setdefault((i, round(y, 1)), []).append(label)
+    out: dict[str, list[tuple[float, float]]] = {}
+    for label, points in series.items():
+        out[label] = []
+        for i, x, y in points:
+            group = sharing[(i, round(y, 1))]
+            offset = (group.index(label) - (len(group) - 1) / 2) * DODGE
+            out[label].append((x, y + offset))
+    return out
 
 
 def _commit_x(frame: _Frame, i: int, count: int) -> float:
@@ -412,7 +446,7 @@ def pareto_svg(rows: Sequence[ResultRow], colors: Mapping[str, str]) -> str:
             f"{float(xv or 0):.0f} units sent per query{budget}</title></circle>"
         )
     centres = [(frame.x(x), frame.y(y)) for x, y in coords]
-    texts = [_short_label(row.chunker, 28) for row, _, _ in points]
+    texts = point_texts([row for row, _, _ in points])
     out += _point_labels(frame, centres, texts)
     out += [frame.baseline(), "</svg>"]
     return "\n".join(out)
