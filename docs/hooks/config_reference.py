@@ -81,14 +81,34 @@ class _Recorder:
         self.inis[name] = {"help": help, "type": type or "string", "default": default}
 
 
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+
+
 def _cell(text: object) -> str:
     """Plain text for a table cell: one line, and nothing Markdown or HTML would
-    read as markup (``<rootdir>``, ``__chunkeval__``, ``'*'``)."""
+    read as markup (``<rootdir>``, ``__chunkeval__``, ``'*'``). Code spans are
+    kept as written: a backslash or an entity inside one shows as typed (only a
+    ``|`` is escaped there, which GitHub's tables read before the span)."""
     flat = " ".join(str(text).split())
-    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out, last = [], 0
+    for match in _CODE_SPAN.finditer(flat):
+        out.append(_plain(flat[last : match.start()]))
+        out.append(_code_in_table(match.group(0)))
+        last = match.end()
+    out.append(_plain(flat[last:]))
+    return "".join(out)
+
+
+def _plain(text: str) -> str:
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     for char in "\\*_|":
-        flat = flat.replace(char, "\\" + char)
-    return flat
+        text = text.replace(char, "\\" + char)
+    return text
+
+
+def _code_in_table(span: str) -> str:
+    """A code span in a table cell: only its ``|`` escaped."""
+    return span.replace("|", "\\|")
 
 
 def _code(text: str) -> str:
@@ -287,7 +307,8 @@ def render_marker() -> str:
         rows.append(f"| `{key}=` | {value} | {_cell(meaning)} |")
     from pytest_chunkeval.run.marker import MARKER_HELP
 
-    rows.append(f"\n`pytest --markers` shows: `@pytest.mark.{_cell(MARKER_HELP)}`")
+    # a paragraph after the table: the code span as written
+    rows.append(f"\n`pytest --markers` shows: `@pytest.mark.{MARKER_HELP}`")
     return "\n".join(rows)
 
 
