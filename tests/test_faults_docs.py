@@ -40,3 +40,15 @@ def test_the_generator_keeps_code_spans_and_escapes_the_rest() -> None:
     assert _cell("see `chunkeval_corpus` or __init__ <x> a|b `a|b`") == (
         "see `chunkeval_corpus` or \\_\\_init\\_\\_ &lt;x&gt; a\\|b `a\\|b`"
     )
+
+
+def test_the_readme_names_the_tested_torch_version_of_the_constraints() -> None:
+    pins = (ROOT / "constraints.txt").read_text(encoding="utf-8")
+    found = re.search(r"^torch==(\S+)", pins, re.M)
+    assert found is not None
+    version = found.group(1)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    install = readme[readme.index("## Install") : readme.index("## A first test")]
+    assert f"torch {version} (CPU)" in install
+    assert f'pip install "torch=={version}" --index-url ' in install
+    assert "https://download.pytorch.org/whl/cpu" in install
