@@ -21,7 +21,7 @@ OWN = ("pytest_chunkeval", "__editable__", "__pycache__")
 install (its module, finder, .pth and dist-info) would stand in for the wheel."""
 
 
-def _run(*args: str | Path, cwd: Path, env: dict[str, str]) -> str:
+def _run(*args: str | Path, cwd: Path, env: dict[str, str], code: int = 0) -> str:
     done = subprocess.run(
         [str(a) for a in args],
         cwd=cwd,
@@ -30,7 +30,7 @@ def _run(*args: str | Path, cwd: Path, env: dict[str, str]) -> str:
         text=True,
         timeout=600,
     )
-    assert done.returncode == 0, (
+    assert done.returncode == code, (
         f"{' '.join(map(str, args))} exited {done.returncode}\n"
         f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     )
@@ -130,12 +130,14 @@ def test_the_wheel_installs_and_runs_the_readmes_first_test(tmp_path: Path) -> N
         "--chunkeval-html=report.html",
         cwd=project,
         env=env,
+        code=1,  # the README's sample failure (its fixed:30:0 chunker)
     )
     assert f"rootdir: {project}" in out
     assert "configfile: pyproject.toml" in out
-    for chunker in ("recursive:200:0", "fixed:30:0"):
-        assert f"{test_file.name}::test_answers_are_retrieved[{chunker}] PASSED" in out
-    assert "2 passed" in out
+    case = f"{test_file.name}::test_answers_are_retrieved"
+    assert f"{case}[recursive:200:0] PASSED" in out
+    assert f"{case}[fixed:30:0] FAILED" in out
+    assert "1 failed, 1 passed" in out
     # the explorer's script and style are package data: in the wheel, in the page
     page = (project / "report.html").read_text(encoding="utf-8")
     assert "The per-question explorer of the chunkeval HTML report" in page

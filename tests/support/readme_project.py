@@ -10,6 +10,13 @@ from pathlib import Path
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
+FILLER = (
+    "Our support team answers questions about this by email.",
+    "The same rules apply to orders placed in our shops.",
+)
+"""A sentence after each passage of a document (its paragraphs are not bare
+answers)."""
+
 _BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 
 
@@ -40,16 +47,24 @@ def write_first_test(root: Path, readme: Path = README) -> Path:
     found = re.search(r'^chunkeval_queries\s*=\s*"([^"]+)"', toml, re.M)
     assert found is not None, "the README's pyproject.toml names no query file"
     (root / found.group(1)).write_text(queries, encoding="utf-8")
-    # The documents: each question's passages, under a title, with a second
-    # document on another subject so that retrieval has something to choose from.
-    docs = root / "docs"
-    docs.mkdir()
+    # The documents: each question's passages, a paragraph each with a sentence
+    # of its own, under a title; and a document on another subject, so that
+    # retrieval has something to choose from.
+    paragraphs: dict[str, list[str]] = {}
     for line in queries.splitlines()[1:]:
         record = json.loads(line)
         text = " ".join(e["text"] for e in record["excerpts"])
-        (docs / record["doc_id"]).write_text(f"# Help\n\n{text}\n", encoding="utf-8")
-    (docs / "account.md").write_text(
-        "# Your account\n\nChange your email address on the settings page.\n",
+        own = paragraphs.setdefault(record["doc_id"], [])
+        own.append(f"{text} {FILLER[len(own) % len(FILLER)]}")
+    docs = root / "docs"
+    docs.mkdir()
+    for doc_id, texts in paragraphs.items():
+        title = doc_id.removesuffix(".md").capitalize()
+        body = "\n\n".join(texts)
+        (docs / doc_id).write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
+    (docs / "gift-cards.md").write_text(
+        "# Gift cards\n\nGift cards never expire and can be used for any item, "
+        "online or in our shops.\n",
         encoding="utf-8",
     )
     return test_file
