@@ -116,3 +116,32 @@ def test_every_llm_command_takes_the_same_price_option(command: str) -> None:
     price = options["--price-per-1k"]
     assert price.type("0.5,1") == price.type("0.5, 1") != price.type("1")
     assert price.metavar == "USD[,USD]"
+
+
+CONFTEST_JUDGE = """
+from keyword_judge import judge as keyword_judge
+from pytest_chunkeval.judging.judge import CallableJudge
+
+
+def pytest_chunkeval_register_judges(registry):
+    judge = CallableJudge(keyword_judge, name="keywords", version="1")
+    registry.register("keywords", lambda rest: judge, "keywords")
+"""
+
+
+def test_judge_takes_a_judge_the_projects_conftest_registers(
+    project: Path,  # noqa: F811
+    chunkeval_cli: Cli,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(project)
+    (project / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (project / "keyword_judge.py").write_text(KEYWORD_JUDGE, encoding="utf-8")
+    (project / "conftest.py").write_text(CONFTEST_JUDGE, encoding="utf-8")
+    args = judge_args(project)
+    args[args.index("llm:gpt-4o-mini")] = "keywords"
+    assert chunkeval_cli(args) == 0, capsys.readouterr().err
+    assert "2 questions with judged excerpts" in capsys.readouterr().out
+    meta = json.loads((project / "judged.jsonl").read_text().splitlines()[0])
+    assert meta["metadata"]["judge"] == "keywords@1"
