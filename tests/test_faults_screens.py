@@ -155,3 +155,55 @@ def test_markdown_keeps_link_and_image_syntax_inert(untrusted: str, live: str) -
     row = table.splitlines()[2]
     assert live not in row
     assert row.count("|") - row.count("\\|") == 3  # still one row of two cells
+
+
+PER_QUESTION = """
+import pytest
+
+
+def everything(question):
+    return ["Dogs bark at the mailman every morning.",
+            "Mars has two small moons, Phobos and Deimos.",
+            "The auditor is Example LLP."]
+
+
+@pytest.mark.chunkeval(per_question=True, baseline=True)
+def test_question(chunkeval):
+    chunkeval.score(everything, label="rag")
+"""
+
+
+def test_per_question_items_that_passed_across_a_doc_edit_share_one_block(
+    pytester: pytest.Pytester, plugin_project: Path
+) -> None:
+    pytester.makepyfile(test_items=PER_QUESTION)
+    run(pytester, "--chunkeval-update").assert_outcomes(passed=6)
+    finance = plugin_project / "docs" / "finance.md"
+    finance.write_text(finance.read_text() + "\nThe board meets every quarter.\n")
+    result = run(pytester)
+    result.assert_outcomes(passed=6)
+    out = result.stdout.str()
+    assert out.count("passed against") == 1
+    result.stdout.fnmatch_lines(
+        [
+            "baselines: 6 ok",
+            "  test_items.py::test_question (6 items): passed against their "
+            "baselines across the same changes:",
+            "    documents edited: finance.md (+1 sentence / +32 chars)",
+            "    record the new baselines with: pytest --chunkeval-update "
+            "test_items.py::test_question",
+        ]
+    )
+
+
+def test_grouping_keeps_other_lines_and_single_items_as_they_are() -> None:
+    from pytest_chunkeval.run.grouped_lines import group_passed_items
+
+    one = (
+        "  t.py::test[a]: passed against its baseline across changes:\n"
+        "    documents edited: x.md\n"
+        "    record the new baseline with: pytest --chunkeval-update 't.py::test[a]'"
+    )
+    other = "  t.py::test[b]: recall 50.00 -> 40.00 REGRESSED"
+    lines = ["baselines: 1 ok, 1 regressed", one, other]
+    assert group_passed_items(lines) == lines
