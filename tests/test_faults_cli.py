@@ -234,3 +234,37 @@ def test_a_history_line_of_the_wrong_shape_is_named(project: Path, capsys: Any) 
         f"chunkeval report: error: {history}:1: not a chunkeval history record "
         "('config' is str, not an object); fix or delete that line\n"
     )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["eval"],
+        ["judge", "--judge", "llm:m", "--dry-run", "--out", "judged.jsonl"],
+        ["relationships", "--extractor", "llm:m"],
+        ["inspect"],
+    ],
+    ids=lambda c: c[0],
+)
+def test_every_command_checks_its_cache_dir(
+    command: list[str],
+    project: Path,
+    capsys: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(project)
+    data = ["--corpus", "a.md", "b.md", "--queries", "queries.jsonl"]
+    assert main([*command, *data, "--cache-dir", "/proc/chunkeval-x"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"chunkeval {command[0]}: error: the cache directory /proc/chunkeval-x "
+        "cannot be used (No such file or directory); set --cache-dir (or "
+        "CHUNKEVAL_CACHE_DIR) to a writable directory\n"
+    )
+
+
+def test_cache_info_on_a_file_is_one_line(project: Path, capsys: Any) -> None:
+    assert main(["cache", "info", "--cache-dir", str(project / "a.md")]) == 2
+    assert capsys.readouterr().err == (
+        f"chunkeval cache: error: the cache directory {project / 'a.md'} is a file\n"
+    )

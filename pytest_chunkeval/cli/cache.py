@@ -7,7 +7,7 @@ from typing import Any
 
 from pytest_chunkeval.cli.common import add_command, settings
 from pytest_chunkeval.config.options import add_options
-from pytest_chunkeval.errors import file_error
+from pytest_chunkeval.errors import FileAccessError, file_error
 
 
 def register(subparsers: Any) -> None:
@@ -107,6 +107,8 @@ def run_info(args: argparse.Namespace) -> int:
     from pytest_chunkeval.llm.answers import AnswerCache
 
     cache = EmbeddingCache(settings(args).cache_dir)
+    if cache.directory.exists() and not cache.directory.is_dir():
+        raise FileAccessError(f"the cache directory {cache.directory} is a file")
     searches = SearchCache(cache.directory)
     info = cache.info()
     print(f"embedding cache at {cache.directory}")

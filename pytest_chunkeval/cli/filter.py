@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pytest_chunkeval.cli.common import add_command, settings
+from pytest_chunkeval.cli.common import CACHE_SETTING, add_command, settings
 from pytest_chunkeval.config.options import add_options
 from pytest_chunkeval.errors import ConfigError
 
@@ -65,11 +65,11 @@ def run_filters(
 ) -> int:
     """Filter ``queries`` into ``out`` as the flags say; the exit code."""
     from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
-    from pytest_chunkeval.embedders.cache import EmbeddingCache
+    from pytest_chunkeval.engine.cache_dir import open_cache
     from pytest_chunkeval.generation.filters import filter_queries, format_report
 
     config = settings(args)
-    cache = EmbeddingCache(config.cache_dir)
+    cache = open_cache(config.cache_dir, CACHE_SETTING)
     result = filter_queries(
         queries,
         embedder=config.embedder or DEFAULT_EMBEDDER,

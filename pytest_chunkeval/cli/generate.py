@@ -8,7 +8,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pytest_chunkeval.cli.common import EXIT_FAILED, add_command, add_price_option
+from pytest_chunkeval.cli.common import (
+    CACHE_SETTING,
+    EXIT_FAILED,
+    add_command,
+    add_price_option,
+)
 from pytest_chunkeval.cli.filter import add_filter_options, run_filters
 from pytest_chunkeval.errors import ConfigError, UnavailableError
 
@@ -60,6 +65,15 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _answers(directory: str) -> Any:
+    """The LLM answer cache in the cache directory, checked as ``eval`` checks it."""
+    from pytest_chunkeval.engine.cache_dir import open_cache
+    from pytest_chunkeval.llm.answers import AnswerCache
+
+    cache = open_cache(directory, CACHE_SETTING)
+    return AnswerCache(cache.directory, read_only=cache.read_only)
+
+
 def _say(message: str) -> None:
     print(message, flush=True)
 
@@ -73,7 +87,6 @@ def run_generate(args: argparse.Namespace) -> int:
     from pytest_chunkeval.generation.harder import load_style_examples
     from pytest_chunkeval.generation.settings import GenerationSettings
     from pytest_chunkeval.generation.summary import dry_run_plan, format_summary
-    from pytest_chunkeval.llm.answers import AnswerCache
     from pytest_chunkeval.llm.client import base_url_of
 
     out = Path(args.out)
@@ -122,7 +135,7 @@ def run_generate(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         progress=True if args.progress else None,
         echo=_say,
-        cache=AnswerCache(common_settings(args).cache_dir),
+        cache=_answers(common_settings(args).cache_dir),
     )
     chars = sum(len(d.text) for d in corpus)
     _say(

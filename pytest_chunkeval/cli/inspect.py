@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_chunkeval.cli.common import (
+    CACHE_SETTING,
     add_command,
     add_data_options,
     load_data,
@@ -88,7 +89,7 @@ def register(subparsers: Any) -> None:
 def run_inspect(args: argparse.Namespace) -> int:
     """Run ``chunkeval inspect``."""
     from pytest_chunkeval.config.defaults import DEFAULT_UNIT
-    from pytest_chunkeval.embedders.cache import EmbeddingCache
+    from pytest_chunkeval.engine.cache_dir import open_cache
     from pytest_chunkeval.quality.inspection import inspect_queries
     from pytest_chunkeval.quality.text import format_inspection
     from pytest_chunkeval.util.files import atomic_write_text
@@ -105,7 +106,7 @@ def run_inspect(args: argparse.Namespace) -> int:
         k=ks[0] if ks else None,
         unit=config.unit or DEFAULT_UNIT,
         tokenizer=config.tokenizer,
-        cache=EmbeddingCache(config.cache_dir),
+        cache=open_cache(config.cache_dir, CACHE_SETTING),
         bm25=not args.no_bm25,
         show=args.show,
         progress=True if args.progress else None,

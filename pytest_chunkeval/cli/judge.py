@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_chunkeval.cli.common import (
+    CACHE_SETTING,
     add_command,
     add_data_options,
     add_price_option,
@@ -137,7 +138,7 @@ def run_judge(args: argparse.Namespace) -> int:
         DEFAULT_STORE,
         DEFAULT_UNIT,
     )
-    from pytest_chunkeval.embedders.cache import EmbeddingCache
+    from pytest_chunkeval.engine.cache_dir import open_cache
     from pytest_chunkeval.judging.promote import promote
     from pytest_chunkeval.judging.run import Judging
     from pytest_chunkeval.judging.specs import get_judge
@@ -152,10 +153,10 @@ def run_judge(args: argparse.Namespace) -> int:
         raise ConfigError(f"{out} exists; pass --overwrite to replace it")
     config = settings(args)
     corpus, queries = load_data(args, config)
-    cache_dir = Path(config.cache_dir)
+    cache = open_cache(config.cache_dir, CACHE_SETTING)
     judging = Judging(
         get_judge(args.judge),
-        cache=AnswerCache(cache_dir),
+        cache=AnswerCache(cache.directory, read_only=cache.read_only),
         concurrency=args.concurrency,
         progress=True if args.progress else None,
         price=args.price_per_1k,
@@ -170,7 +171,7 @@ def run_judge(args: argparse.Namespace) -> int:
         store=config.store or DEFAULT_STORE,
         k=config.k if config.k is not None else DEFAULT_K,
         unit=config.unit or DEFAULT_UNIT,
-        cache=EmbeddingCache(cache_dir),
+        cache=cache,
         dry_run=args.dry_run,
         echo=print,
     )
@@ -200,7 +201,7 @@ def run_calibration(args: argparse.Namespace) -> int:
         DEFAULT_STORE,
         DEFAULT_UNIT,
     )
-    from pytest_chunkeval.embedders.cache import EmbeddingCache
+    from pytest_chunkeval.engine.cache_dir import open_cache
     from pytest_chunkeval.judging.calibration import (
         calibrate_judge,
         format_calibration,
@@ -214,9 +215,10 @@ def run_calibration(args: argparse.Namespace) -> int:
         raise ConfigError("--calibrate writes no query set: drop --out and --dry-run")
     config = settings(args)
     corpus, queries = load_data(args, config)
+    cache = open_cache(config.cache_dir, CACHE_SETTING)
     judging = Judging(
         get_judge(args.judge),
-        cache=AnswerCache(Path(config.cache_dir)),
+        cache=AnswerCache(cache.directory, read_only=cache.read_only),
         concurrency=args.concurrency,
         progress=True if args.progress else None,
     )
@@ -229,7 +231,7 @@ def run_calibration(args: argparse.Namespace) -> int:
         store=config.store or DEFAULT_STORE,
         k=config.k if config.k is not None else DEFAULT_K,
         unit=config.unit or DEFAULT_UNIT,
-        cache=EmbeddingCache(config.cache_dir),
+        cache=cache,
     )
     print(format_calibration(calibration, show=args.show))
     print(judging.stats.summary())

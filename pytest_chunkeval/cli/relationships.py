@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_chunkeval.cli.common import (
+    CACHE_SETTING,
     add_command,
     add_data_options,
     add_price_option,
@@ -97,7 +98,7 @@ def run_relationships(args: argparse.Namespace) -> int:
         DEFAULT_STORE,
         DEFAULT_UNIT,
     )
-    from pytest_chunkeval.embedders.cache import EmbeddingCache
+    from pytest_chunkeval.engine.cache_dir import open_cache
     from pytest_chunkeval.relationships.evaluate import evaluate_relationships
     from pytest_chunkeval.relationships.specs import get_extractor
     from pytest_chunkeval.reporting.table import results_table
@@ -108,7 +109,7 @@ def run_relationships(args: argparse.Namespace) -> int:
     embedder = config.embedder or DEFAULT_EMBEDDER
     store = config.store or DEFAULT_STORE
     unit = config.unit or DEFAULT_UNIT
-    cache = EmbeddingCache(config.cache_dir)
+    cache = open_cache(config.cache_dir, CACHE_SETTING)
     extractor = get_extractor(args.extractor)
     started = time.perf_counter()
     results = []
