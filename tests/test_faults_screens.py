@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pytest_chunkeval.engine.cache import EmbeddingCache
 from support.plugin_project import run, write_project
 from test_faults_cli import _eval_args, project  # noqa: F401  (fixture)
 
 from pytest_chunkeval.cli.main import main
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.reporting.md_table import md_table
 from pytest_chunkeval.util import progress
 from pytest_chunkeval.util.progress import progress_phase

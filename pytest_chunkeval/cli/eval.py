@@ -97,7 +97,6 @@ def register(subparsers: Any) -> None:
 def run_eval(args: argparse.Namespace) -> int:
     """Run ``chunkeval eval``."""
     from pytest_chunkeval.config.defaults import (
-        DEFAULT_EMBEDDER,
         DEFAULT_K,
         DEFAULT_STORE,
         DEFAULT_UNIT,
@@ -108,12 +107,9 @@ def run_eval(args: argparse.Namespace) -> int:
         raise ConfigError(f"--json {args.json} is a directory: give a file to write")
     corpus, queries = load_data(args, config)
 
-    from pytest_chunkeval.config.scoring import DEFAULT_COPIES
     from pytest_chunkeval.engine.cache_dir import open_cache
-    from pytest_chunkeval.engine.evaluate import evaluate
     from pytest_chunkeval.reporting.table import loss_lines, results_table
     from pytest_chunkeval.util.files import atomic_write_text
-    from pytest_chunkeval.util.progress import progress_phase
 
     unit = config.unit or DEFAULT_UNIT
     # a sweep's flags replace the project's value (settings() resolved the ini's)
@@ -121,7 +117,6 @@ def run_eval(args: argparse.Namespace) -> int:
     budgets: list[int | None] = args.chunkeval_budget or [config.budget]
     ks = args.chunkeval_k or [DEFAULT_K if config.k is None else config.k]
     cache = open_cache(config.cache_dir, CACHE_SETTING)
-    results = []
     started = time.perf_counter()
     runs = [
         (chunker, k, budget, store)
@@ -130,25 +125,7 @@ def run_eval(args: argparse.Namespace) -> int:
         for budget in budgets
         for store in stores
     ]
-    for number, (chunker, k, budget, store) in enumerate(runs, 1):
-        with progress_phase(f"configuration {number} of {len(runs)}"):
-            results.append(
-                evaluate(
-                    chunker,
-                    corpus,
-                    queries,
-                    embedder=config.embedder or DEFAULT_EMBEDDER,
-                    store=store,
-                    rerank=config.rerank,
-                    k=k,
-                    budget=budget,
-                    unit=unit,
-                    tokenizer=config.tokenizer,
-                    cache=cache,
-                    progress=True if args.progress else None,
-                    copies=config.copies or DEFAULT_COPIES,
-                )
-            )
+    results = _evaluate_all(runs, corpus, queries, config, cache, args.progress)
     embedders = {str(r.config["embedder"]) for r in results if r.config["embedder"]}
     print(
         f"{corpus.name}: {len(corpus)} documents, {len(queries)} queries; "
@@ -180,6 +157,44 @@ def run_eval(args: argparse.Namespace) -> int:
         atomic_write_text(args.json, json.dumps(payload, indent=1) + "\n")
         print(f"wrote {args.json}")
     return 0
+
+
+def _evaluate_all(
+    runs: list[tuple[str, Any, int | None, str]],
+    corpus: Any,
+    queries: Any,
+    config: Any,
+    cache: Any,
+    progress: bool,
+) -> list[Any]:
+    """Each ``(chunker, k, budget, store)`` of the sweep evaluated, its progress
+    lines naming its place in the sweep."""
+    from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER, DEFAULT_UNIT
+    from pytest_chunkeval.config.scoring import DEFAULT_COPIES
+    from pytest_chunkeval.engine.evaluate import evaluate
+    from pytest_chunkeval.util.progress import progress_phase
+
+    results = []
+    for number, (chunker, k, budget, store) in enumerate(runs, 1):
+        with progress_phase(f"configuration {number} of {len(runs)}"):
+            results.append(
+                evaluate(
+                    chunker,
+                    corpus,
+                    queries,
+                    embedder=config.embedder or DEFAULT_EMBEDDER,
+                    store=store,
+                    rerank=config.rerank,
+                    k=k,
+                    budget=budget,
+                    unit=config.unit or DEFAULT_UNIT,
+                    tokenizer=config.tokenizer,
+                    cache=cache,
+                    progress=True if progress else None,
+                    copies=config.copies or DEFAULT_COPIES,
+                )
+            )
+    return results
 
 
 def _stage_lines(results: list[Any]) -> list[str]:

@@ -55,7 +55,6 @@ from pytest_chunkeval.stores._base import FusionStore, Store, TextStore
 from pytest_chunkeval.stores.exact import ExactStore
 from pytest_chunkeval.stores.rerank import Reranker, get_reranker
 from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
-from pytest_chunkeval.util.progress import progress_phase
 
 
 class EvaluationError(DataError):
@@ -162,8 +161,7 @@ def evaluate(
             raise EvaluationError(f"chunker {chunker_obj.name!r} produced no chunks")
     inputs = RetrievalInputs(chunking.texts(), [q.text for q in queries])
     if embedder_obj is not None:
-        phase = f"chunks and questions of {chunker_obj.name}"
-        with _timed(timings, "embed"), progress_phase(phase):
+        with _timed(timings, "embed", f"chunks and questions of {chunker_obj.name}"):
             vectors = emb_cache.embed(
                 embedder_obj, inputs.chunk_texts + inputs.query_texts, progress=progress
             )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,13 +33,19 @@ from pytest_chunkeval.stores._base import (
     TextStore,
 )
 from pytest_chunkeval.stores.rerank import Reranker, rerank_rows
+from pytest_chunkeval.util.progress import progress_phase
 
 
 @contextmanager
-def timed(timings: dict[str, float], phase: str) -> Iterator[None]:
+def timed(
+    timings: dict[str, float], phase: str, shown: str | None = None
+) -> Iterator[None]:
+    """Time ``phase`` into ``timings``; ``shown``: what its progress lines name
+    (util/progress.py ``progress_phase``)."""
     start = time.perf_counter()
     try:
-        yield
+        with progress_phase(shown) if shown else nullcontext():
+            yield
     finally:
         timings[phase] = timings.get(phase, 0.0) + time.perf_counter() - start
 

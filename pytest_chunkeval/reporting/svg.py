@@ -371,16 +371,14 @@ def history_svg(
     return "\n".join(out)
 
 
-DODGE = 4.0
-"""Pixels between the points of series that share a value at one run."""
+DODGE = 4.0  # pixels between the points of series equal at one run
 
 
 def _dodged(
     series: Mapping[str, Sequence[tuple[int, float, float]]],
 ) -> dict[str, list[tuple[float, float]]]:
-    """Each series' ``(x, y)`` points, where several series share a point (equal
-    values at one run) spread vertically ``DODGE`` pixels apart, in series order:
-    a line hidden under an equal one would read as a configuration missing."""
+    """Each series' ``(x, y)`` points, those several series share spread ``DODGE``
+    pixels apart: a line hidden under an equal one reads as one missing."""
     sharing: dict[tuple[int, float], list[str]] = {}
     for label, points in series.items():
         for i, _, y in points:

@@ -509,7 +509,6 @@ class ChunkevalSession:
             skipped=store.skipped,
             order=store.order,
         )
-        from pytest_chunkeval.run.grouped_lines import group_passed_items
         from pytest_chunkeval.run.inspection import session_inspections
 
         inspections = session_inspections(
@@ -522,7 +521,7 @@ class ChunkevalSession:
             os.environ if environ is None else environ,
             inspections,
         )
-        end.baselines = group_passed_items(store.summary_lines(unused))
+        end.baselines = store.summary_lines(unused)
         if self._judges is not None:
             end.baselines += self._judges.finish()
         self.end = end

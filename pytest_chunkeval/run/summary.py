@@ -23,6 +23,7 @@ from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.engine.labels import chunker_text, k_text
 from pytest_chunkeval.gate.rows import RowVerdict, label_tests
 from pytest_chunkeval.gate.verdicts import severity, verdict_text
+from pytest_chunkeval.run.grouped_lines import group_passed_items
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
 from pytest_chunkeval.util.text import format_rows
 
@@ -283,7 +284,7 @@ def render_end(end: SessionEnd | None) -> list[str]:
     if end is None:
         return []
     lines = [f"verdict: {end.headline}"] if end.headline else []
-    lines += end.baselines
+    lines += group_passed_items(end.baselines)
     if end.fail_unused and end.unused:
         lines.append(FAIL_UNUSED_HINT)
     lines += end.written
