@@ -39,8 +39,8 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.embedders.base import FloatArray
-from pytest_chunkeval.errors import ChunkevalWarning
 from pytest_chunkeval.util.files import atomic_write_text, atomic_writer
+from pytest_chunkeval.util.verified import CacheWarning as CacheWarning
 
 DEFAULT_COMPACT_AFTER = 16
 _LOCK_STALE_SECONDS = 600.0
@@ -70,10 +70,6 @@ def identity_dirname(identity: str) -> str:
     """A filesystem-safe, unique directory name for an identity."""
     slug = re.sub(r"[^A-Za-z0-9._@-]+", "_", identity).strip("._")[:80] or "embedder"
     return f"{slug}-{identity_hash(identity).hex()[:12]}"
-
-
-class CacheWarning(ChunkevalWarning):
-    """A cache file could not be used (corrupt, truncated, foreign); it is ignored."""
 
 
 class _CorruptPack(Exception):

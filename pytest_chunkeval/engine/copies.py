@@ -4,19 +4,15 @@ occurrence of each excerpt's text (overlapping ones included) as a candidate.
 
 The occurrences depend only on the corpus and the query set, so they are found
 once per (corpus hash, query-set hash): kept in memory for the process and in the
-evaluation cache as small ``copies/*/*.occ`` files written atomically, a header
-(magic, counts, SHA-256 of the key and the body) and int64 rows. An entry that
-fails its check is reported with ``CacheWarning``, set aside as ``*.corrupt`` and
-computed again.
+evaluation cache as small ``copies/*/*.occ`` entries of the verify-on-read helper
+(``util/verified.py``: written atomically, checksummed with their key): the
+counts and the int64 rows. An entry that fails its check, or whose counts do not
+add up, is reported with ``CacheWarning``, set aside as ``*.corrupt`` and computed
+again.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-import struct
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,13 +24,10 @@ from pytest_chunkeval.core.copies import ExcerptCopies
 from pytest_chunkeval.core.query_spans import QuerySpans
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
-from pytest_chunkeval.embedders._packs import CacheWarning
-from pytest_chunkeval.util.files import atomic_writer
-from pytest_chunkeval.util.unwritable import refused_write, uncached_message
+from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore, entry_key
 
 SUFFIX = ".occ"
-_MAGIC = b"CEVCOPY1"
-_HEADER = struct.Struct("<8sII32s")  # magic, needles, occurrences, SHA-256
+_MAGIC = b"CEVCOPY2"
 _MEMO: dict[tuple[str, str], list[np.ndarray]] = {}
 _MEMO_KEPT = 8
 
@@ -107,7 +100,7 @@ def excerpt_copies(
     doc_index = {d: i for i, d in enumerate(corpus.ids)}
     merged: list[tuple[int, int, int, int]] = []  # query, doc, start, end
     group: list[int] = []
-    stored: list[set[int]] = []  # per merged row: starts of its stored spans
+    stored: tuple[list[int], list[int]] = ([], [])  # (merged row, doc * 2**40 + start)
     needle_of: list[int] = []  # per merged row
     needles: dict[str, int] = {}
     for q, query in enumerate(queries):
@@ -119,10 +112,10 @@ def excerpt_copies(
             if row is None:
                 row = rows[text] = len(merged)
                 merged.append((q, doc, ex.start, ex.end))
-                stored.append(set())
                 needle_of.append(needles.setdefault(text, len(needles)))
             group.append(row)
-            stored[row].add(doc * (1 << 40) + ex.start)
+            stored[0].append(row)
+            stored[1].append(doc * (1 << 40) + ex.start)
     found = _occurrences(corpus, queries, list(needles), cache_dir, read_only)
     return _build(merged, group, stored, needle_of, found)
 
@@ -130,35 +123,58 @@ def excerpt_copies(
 def _build(
     merged: list[tuple[int, int, int, int]],
     group: list[int],
-    stored: list[set[int]],
+    stored: tuple[list[int], list[int]],
     needle_of: list[int],
     found: list[np.ndarray],
 ) -> ExcerptCopies:
-    rows, docs, starts, ends, marks = [], [], [], [], []
-    for row, (_, doc, start, end) in enumerate(merged):
-        occ = found[needle_of[row]]
-        if occ.shape[0] <= 1:  # one occurrence (or none found): the stored span
-            occ = np.array([[doc, start]], dtype=np.int64)
-        rows.append(np.full(occ.shape[0], row, dtype=np.int64))
-        docs.append(occ[:, 0])
-        starts.append(occ[:, 1])
-        ends.append(occ[:, 1] + (end - start))
-        keys = occ[:, 0] * (1 << 40) + occ[:, 1]
-        marks.append(np.isin(keys, np.fromiter(stored[row], dtype=np.int64)))
+    """The candidates of every merged row, with array operations only (a loop
+    over rows costs seconds at 100,000 excerpts)."""
     table = np.asarray(merged, dtype=np.int64).reshape(-1, 4)
-
-    def cat(parts: list[np.ndarray], dtype: type = np.int64) -> np.ndarray:
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
-
+    counts = np.fromiter(
+        (found[n].shape[0] for n in needle_of), dtype=np.int64, count=len(needle_of)
+    )
+    # A text found once (or not at all): the stored span is its only candidate.
+    single = counts <= 1
+    row = np.repeat(
+        np.arange(table.shape[0], dtype=np.int64), np.where(single, 1, counts)
+    )
+    occ = np.empty((row.size, 2), dtype=np.int64)
+    from_stored = single[row]
+    occ[from_stored] = table[single][:, 1:3]
+    many = np.flatnonzero(~single).tolist()
+    if many:
+        occ[~from_stored] = np.concatenate([found[needle_of[r]] for r in many])
+    length = (table[:, 3] - table[:, 2])[row]
+    keys = occ[:, 0] * (1 << 40) + occ[:, 1]
     return ExcerptCopies(
         merged=QuerySpans(table[:, 0], table[:, 1], table[:, 2], table[:, 3]),
         group=np.asarray(group, dtype=np.int64),
-        row=cat(rows),
-        doc=cat(docs),
-        start=cat(starts),
-        end=cat(ends),
-        stored=cat(marks, bool).astype(bool),
+        row=row,
+        doc=occ[:, 0].copy(),
+        start=occ[:, 1].copy(),
+        end=occ[:, 1] + length,
+        stored=_pairs_in(row, keys, *(np.asarray(a, np.int64) for a in stored)),
     )
+
+
+def _pairs_in(
+    row: np.ndarray, key: np.ndarray, in_row: np.ndarray, in_key: np.ndarray
+) -> np.ndarray:
+    """Whether each ``(row, key)`` pair is one of the ``(in_row, in_key)`` pairs:
+    one sort of both, the listed pairs first among equals."""
+    rows = np.concatenate((in_row, row))
+    keys = np.concatenate((in_key, key))
+    listed = np.concatenate(
+        (np.zeros(in_row.size, np.int8), np.ones(row.size, np.int8))
+    )
+    order = np.lexsort((listed, keys, rows))
+    r, k = rows[order], keys[order]
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = (r[1:] != r[:-1]) | (k[1:] != k[:-1])
+    group_listed = listed[order][first] == 0
+    found = np.empty(order.size, dtype=bool)
+    found[order] = group_listed[np.cumsum(first) - 1]
+    return found[in_row.size :]
 
 
 def copies_for(
@@ -206,8 +222,7 @@ def scoring_config(copies: str) -> dict[str, Any]:
 
 
 def _key(corpus: Corpus, queries: QuerySet) -> str:
-    blob = f"chunkeval-copies-1\0{corpus.content_hash}\0{queries.content_hash}"
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return entry_key("chunkeval-copies-2", corpus.content_hash, queries.content_hash)
 
 
 def _occurrences(
@@ -221,79 +236,48 @@ def _occurrences(
     memo = (key, str(cache_dir))
     found = _MEMO.pop(memo, None)
     if found is None and cache_dir is not None:
-        found = _read(Path(cache_dir), key, len(needles))
+        found = _read(Path(cache_dir), key, len(needles), read_only)
     if found is None:
         found = find_occurrences([d.text for d in corpus], needles)
         if cache_dir is not None and not read_only:
-            try:
-                _write(Path(cache_dir), key, found)
-            except OSError as exc:
-                if not refused_write(exc):
-                    raise
-                message = uncached_message("excerpt copies", cache_dir, exc)
-                warnings.warn(message, CacheWarning, stacklevel=3)
+            _write(Path(cache_dir), key, found)
     _MEMO[memo] = found  # most recent last
     while len(_MEMO) > _MEMO_KEPT:
         del _MEMO[next(iter(_MEMO))]
     return found
 
 
-def _path(cache_dir: Path, key: str) -> Path:
-    return cache_dir / "copies" / key[:2] / f"{key}{SUFFIX}"
-
-
-def _digest(key: str, body: bytes) -> bytes:
-    # The key is hashed in: a whole, valid entry copied under another name fails.
-    return hashlib.sha256(key.encode() + b"\0" + body).digest()
+def _store(cache_dir: Path, read_only: bool = False) -> VerifiedStore:
+    return VerifiedStore(
+        cache_dir / "copies",
+        magic=_MAGIC,
+        suffix=SUFFIX,
+        what="excerpt copies",
+        read_only=read_only,
+    )
 
 
 def _write(cache_dir: Path, key: str, found: list[np.ndarray]) -> None:
     counts = np.array([f.shape[0] for f in found], dtype="<i8")
     rows = np.concatenate(found) if found else np.zeros((0, 2), np.int64)
-    body = counts.tobytes() + np.ascontiguousarray(rows, dtype="<i8").tobytes()
-    head = _HEADER.pack(_MAGIC, counts.size, rows.shape[0], _digest(key, body))
-    with atomic_writer(_path(cache_dir, key), "wb") as fh:
-        fh.write(head + body)
+    head = np.array([counts.size, rows.shape[0]], dtype="<i8")
+    body = head.tobytes() + counts.tobytes()
+    _store(cache_dir).put(key, body + np.ascontiguousarray(rows, "<i8").tobytes())
 
 
-def _read(cache_dir: Path, key: str, n_needles: int) -> list[np.ndarray] | None:
-    path = _path(cache_dir, key)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        problem: str | None = f"unreadable ({exc})"
-    else:
-        problem = _verify(data, key, n_needles)
-    if problem is not None:
-        warnings.warn(
-            f"{path}: copies cache entry not used ({problem}); it is set aside as "
-            f"{path.name}.corrupt and computed again",
-            CacheWarning,
-            stacklevel=3,
-        )
-        with contextlib.suppress(OSError):  # read-only, or moved by another
-            os.replace(path, path.with_name(path.name + ".corrupt"))
-        return None
-    counts = np.frombuffer(data, dtype="<i8", count=n_needles, offset=_HEADER.size)
-    rows = np.frombuffer(data, dtype="<i8", offset=_HEADER.size + 8 * n_needles)
-    rows = rows.reshape(-1, 2).astype(np.int64)
-    return np.split(rows, np.cumsum(counts)[:-1]) if n_needles else []
+def _read(
+    cache_dir: Path, key: str, n_needles: int, read_only: bool
+) -> list[np.ndarray] | None:
+    def decode(payload: memoryview) -> list[np.ndarray]:
+        values = np.frombuffer(payload, dtype="<i8")
+        if values.size < 2 or int(values[0]) != n_needles:
+            raise EntryRefused(f"not the occurrences of {n_needles} texts")
+        n_rows = int(values[1])
+        counts = values[2 : 2 + n_needles]
+        rows = values[2 + n_needles :]
+        if rows.size != 2 * n_rows or (counts < 0).any() or counts.sum() != n_rows:
+            raise EntryRefused("counts do not add up")
+        pairs = rows.reshape(-1, 2).astype(np.int64)
+        return np.split(pairs, np.cumsum(counts)[:-1]) if n_needles else []
 
-
-def _verify(data: bytes, key: str, n_needles: int) -> str | None:
-    """Why ``data`` is not the entry of ``key`` for ``n_needles`` texts."""
-    if len(data) < _HEADER.size or data[: len(_MAGIC)] != _MAGIC:
-        return "not a chunkeval copies entry (bad or missing header)"
-    _, needles, rows, digest = _HEADER.unpack_from(data)
-    if needles != n_needles:
-        return f"{needles} texts, expected {n_needles}"
-    if len(data) != _HEADER.size + 8 * (needles + 2 * rows):
-        return f"truncated or padded: {len(data)} bytes"
-    if _digest(key, data[_HEADER.size :]) != digest:
-        return "checksum mismatch"
-    counts = np.frombuffer(data, dtype="<i8", count=needles, offset=_HEADER.size)
-    if (counts < 0).any() or int(counts.sum()) != rows:
-        return "counts do not add up"
-    return None
+    return _store(cache_dir, read_only).get(key, decode)
