@@ -19,7 +19,11 @@ from pytest_chunkeval.config.specs import Spec, format_spec, parse
 from pytest_chunkeval.core.locate import locate, preview
 from pytest_chunkeval.core.spans import IntArray, as_bounds
 from pytest_chunkeval.errors import ConfigError, DataError
-from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer
+from pytest_chunkeval.tokenizers.base import (
+    DEFAULT_ENCODING,
+    Tokenizer,
+    tokenizer_identity,
+)
 
 
 class ChunkerError(DataError):
@@ -105,6 +109,28 @@ def spec_name(
     # The embedder's identity, not its spec: identities are free text (a
     # user's identity= included), so it is appended as written.
     return f"{name}@{embedder}" if embedder else name
+
+
+def chunker_identity(
+    chunker: Any, tokenizer: Tokenizer | None, *extra: str
+) -> str | None:
+    """A chunker's ``cache_identity``: what determines its chunks of a document,
+    as the chunking cache keys them (``engine/chunking_cache.py``). Its class
+    (module and name: a subclass gets its own), its name, the identity of the
+    tokenizer its sizes count in, and ``extra`` (an embedder's identity, a prompt
+    version...). None, never cached, when the tokenizer has no identity.
+
+    A chunker without a ``cache_identity`` attribute (or with None) is never
+    cached: its output may depend on more than its name says."""
+    kind = type(chunker)
+    parts = [f"{kind.__module__}.{kind.__qualname__}", str(chunker.name)]
+    if tokenizer is not None:
+        tokens = tokenizer_identity(tokenizer)
+        if tokens is None:
+            return None
+        parts.append(f"tokens={tokens}")
+    parts.extend(extra)
+    return "|".join(parts)
 
 
 def chunk_texts(chunker: Chunker, text: str) -> list[str]:
@@ -238,11 +264,30 @@ def check_pieces(pieces: Any, chunker: str) -> Any:
 
 
 class FunctionChunker:
-    """A :class:`Chunker` around a function returning texts or spans."""
+    """A :class:`Chunker` around a function returning texts or spans.
 
-    def __init__(self, fn: Callable[[str], Sequence[Any]], name: str) -> None:
+    Its chunkings are cached only when it has a ``cache_version`` (taken by
+    :func:`as_chunker` from the function's or splitter's ``cache_version``
+    attribute): the promise that name and version determine the chunks. Without
+    one, every run chunks again."""
+
+    def __init__(
+        self,
+        fn: Callable[[str], Sequence[Any]],
+        name: str,
+        cache_version: str | None = None,
+    ) -> None:
         self._fn = fn
         self.name = name
+        self.cache_version = cache_version
+
+    @property
+    def cache_identity(self) -> str | None:
+        """The chunking cache's key: name and version; None without a version."""
+        version = self.cache_version
+        if not isinstance(version, str) or not version:
+            return None
+        return chunker_identity(self, None, f"version={version}")
 
     def chunk_spans(self, text: str) -> IntArray:
         pieces = check_pieces(self._fn(text), self.name)
@@ -261,6 +306,12 @@ class _RenamedChunker:
         self._inner = inner
         self.name = name
 
+    @property
+    def cache_identity(self) -> str | None:
+        """The inner chunker's: a name changes no chunk."""
+        identity = getattr(self._inner, "cache_identity", None)
+        return identity if isinstance(identity, str) else None
+
     def chunk_spans(self, text: str) -> IntArray:
         return self._inner.chunk_spans(text)
 
@@ -278,20 +329,25 @@ def as_chunker(fn: Any, name: str | None = None) -> Chunker:
     with ``.start/.end`` (or ``.start_index/.end_index``, ``.text``). The name
     defaults to the function's ``__qualname__``; give one when two differently
     configured functions share it, since the name keys caches and test ids.
+    Chunks of a function are cached across runs only if it carries a
+    ``cache_version`` string (``fn.cache_version = "2"``): change it whenever the
+    function's output changes.
     """
     if isinstance(fn, Chunker):
         return fn if name is None or name == fn.name else _RenamedChunker(fn, name)
+    version = getattr(fn, "cache_version", None)
+    version = version if isinstance(version, str) else None
     if callable(getattr(fn, "chunk_spans", None)):
         own = getattr(fn, "name", None)
         label = name or (own if isinstance(own, str) else type(fn).__qualname__)
-        return FunctionChunker(fn.chunk_spans, label)
+        return FunctionChunker(fn.chunk_spans, label, version)
     split_text = getattr(fn, "split_text", None)
     if callable(split_text):
-        return FunctionChunker(split_text, name or _splitter_name(fn))
+        return FunctionChunker(split_text, name or _splitter_name(fn), version)
     if not callable(fn):
         raise TypeError(
             f"not a chunker: {fn!r}; give a spec string ('recursive:200:0'), an "
             "object with chunk_spans(text) or split_text(text), or a function "
             "str -> list[str] | list[(start, end)]"
         )
-    return FunctionChunker(fn, name or _default_name(fn))
+    return FunctionChunker(fn, name or _default_name(fn), version)

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pytest_chunkeval.chunkers.base import spec_name
+from pytest_chunkeval.chunkers.base import chunker_identity, spec_name
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
 from pytest_chunkeval.chunkers.semantic import EmbeddingChunker
 from pytest_chunkeval.core.spans import IntArray, as_bounds
@@ -242,6 +242,14 @@ class ClusterSemanticChunker(EmbeddingChunker):
     def pieces(self, text: str) -> IntArray:
         """The ``(n, 2)`` spans of the pieces the groups are made of."""
         return self.splitter.chunk_spans(text)
+
+    @property
+    def cache_identity(self) -> str | None:
+        """What determines the chunks (the chunking cache's key): the sizes, the
+        tokenizer's and the embedder's identities."""
+        return chunker_identity(
+            self, self.splitter.tokenizer, f"embedder={self.embedder.identity}"
+        )
 
     def chunk_spans(self, text: str) -> IntArray:
         pieces = self.pieces(text)

@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from pytest_chunkeval.chunkers.base import check_size_overlap, spec_name
+from pytest_chunkeval.chunkers.base import (
+    check_size_overlap,
+    chunker_identity,
+    spec_name,
+)
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.tokenizers.base import (
     DEFAULT_ENCODING,
@@ -76,6 +80,11 @@ class FixedTokenChunker:
             f"encoding={self.tokenizer.name!r})"
         )
 
+    @property
+    def cache_identity(self) -> str | None:
+        """What determines the chunks (the chunking cache's key)."""
+        return chunker_identity(self, self.tokenizer)
+
     def _windows(self, n_tokens: int) -> tuple[IntArray, IntArray]:
         """First and last token index of each window."""
         starts = window_starts(n_tokens, self.chunk_size, self.chunk_overlap)
@@ -95,10 +104,15 @@ class FixedTokenChunker:
         """Character ``[start, end)`` of each token window."""
         if isinstance(self.tokenizer, TiktokenTokenizer):
             spans = self._tiktoken_spans(self.tokenizer, text)
-        else:  # any tokenizer: windows over its token spans
-            tokens = self.tokenizer.token_bounds(text)
-            starts, lasts = self._windows(tokens.shape[0])
-            spans = np.stack([tokens[starts, 0], tokens[lasts, 1]], axis=1)
+            return spans[spans[:, 1] > spans[:, 0]]
+        return self.spans_from_tokens(text, self.tokenizer.token_bounds(text))
+
+    def spans_from_tokens(self, text: str, tokens: IntArray) -> IntArray:
+        """The windows over ``tokens``, the ``(n, 2)`` token bounds of ``text``
+        (the same spans as :meth:`chunk_spans`: an evaluation that has the
+        bounds, cached, does not tokenize again)."""
+        starts, lasts = self._windows(tokens.shape[0])
+        spans = np.stack([tokens[starts, 0], tokens[lasts, 1]], axis=1)
         # Tokenizers that skip characters may report empty tokens; a window of only
         # those would be an empty chunk.
         return spans[spans[:, 1] > spans[:, 0]]

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from pytest_chunkeval.chunkers._counting import piece_counter
-from pytest_chunkeval.chunkers.base import spec_name
+from pytest_chunkeval.chunkers.base import chunker_identity, spec_name
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
 from pytest_chunkeval.chunkers.semantic import join_units
 from pytest_chunkeval.core.locate import preview
@@ -232,6 +232,20 @@ class LLMSemanticChunker:
 
     def __repr__(self) -> str:
         return f"LLMSemanticChunker({self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def cache_identity(self) -> str | None:
+        """What determines the chunks (the chunking cache's key): the model and
+        its sampling settings, the prompt's version, the window settings and the
+        tokenizer's identity. A chunking where any window fell back is not
+        stored (the evaluation decides that), so a later run asks again."""
+        return chunker_identity(
+            self,
+            self.tokenizer,
+            self.identity,
+            f"prompt={PROMPT_VERSION}",
+            f"fallback={self.fallback_tokens}",
+        )
 
     def chunk_spans(self, text: str) -> IntArray:
         pieces = self.splitter.chunk_spans(text)

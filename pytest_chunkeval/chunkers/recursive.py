@@ -34,7 +34,11 @@ import logging
 from collections.abc import Sequence
 
 from pytest_chunkeval.chunkers._counting import JoinedCounter
-from pytest_chunkeval.chunkers.base import check_size_overlap, spec_name
+from pytest_chunkeval.chunkers.base import (
+    check_size_overlap,
+    chunker_identity,
+    spec_name,
+)
 from pytest_chunkeval.core.spans import IntArray, as_bounds
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.tokenizers.base import (
@@ -131,7 +135,7 @@ class RecursiveTokenChunker:
         self.chunk_overlap = int(chunk_overlap)
         self.separators = seps
         self.tokenizer = get_tokenizer(encoding)
-        self._lower_bound = _has_piece_bound(self.tokenizer)
+        self._lower_bound: bool | None = None  # known at the first chunking
         self.name = spec_name(
             "recursive",
             f"{self.chunk_size}:{self.chunk_overlap}",
@@ -170,8 +174,17 @@ class RecursiveTokenChunker:
                 return sep, (i + 1 if i + 1 < len(seps) else -1)
         return seps[-1], -1
 
+    @property
+    def cache_identity(self) -> str | None:
+        """What determines the chunks (the chunking cache's key): the class, size,
+        overlap, separators and the tokenizer's identity; None (never cached) with
+        a tokenizer that has no identity."""
+        return chunker_identity(self, self.tokenizer, repr(self.separators))
+
     def _spans(self, text: str) -> list[tuple[int, int]]:
         size = self.chunk_size
+        if self._lower_bound is None:
+            self._lower_bound = _has_piece_bound(self.tokenizer)
         counter = JoinedCounter(self.tokenizer, text)
         delimiter = counter.delimiter
         # Text averages 4-5 characters a token: scanning a shorter piece for a proof

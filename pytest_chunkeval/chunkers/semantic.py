@@ -60,7 +60,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.chunkers._counting import piece_counter
-from pytest_chunkeval.chunkers.base import spec_name
+from pytest_chunkeval.chunkers.base import chunker_identity, spec_name
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
 from pytest_chunkeval.chunkers.sentence import sentence_spans
 from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
@@ -202,6 +202,14 @@ class KamradtSemanticChunker(_WindowEmbedding):
             f"embedder={self.embedder.identity!r})"
         )
 
+    @property
+    def cache_identity(self) -> str | None:
+        """What determines the chunks (the chunking cache's key): the settings
+        and the embedder's identity."""
+        return chunker_identity(
+            self, None, f"{self.percentile!r}", f"embedder={self.embedder.identity}"
+        )
+
     def chunk_spans(self, text: str) -> IntArray:
         units = sentence_spans(text)
         if units.shape[0] <= 1:
@@ -282,6 +290,14 @@ class KamradtModifiedChunker(_WindowEmbedding):
             for s, e in self._splitter.chunk_spans(text[start:end]).tolist():
                 out.append((start + s, start + e))
         return as_bounds(out)
+
+    @property
+    def cache_identity(self) -> str | None:
+        """What determines the chunks (the chunking cache's key): the settings,
+        the tokenizer's and the embedder's identities."""
+        return chunker_identity(
+            self, self.tokenizer, f"embedder={self.embedder.identity}"
+        )
 
     def chunk_spans(self, text: str) -> IntArray:
         units = self.units(text)

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from pytest_chunkeval.chunkers.base import spec_name
+from pytest_chunkeval.chunkers.base import chunker_identity, spec_name
 from pytest_chunkeval.core.spans import IntArray, as_bounds
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
@@ -60,12 +60,23 @@ class SentenceChunker:
     def __repr__(self) -> str:
         return f"SentenceChunker({self.max_tokens}, encoding={self.tokenizer.name!r})"
 
+    @property
+    def cache_identity(self) -> str | None:
+        """What determines the chunks (the chunking cache's key)."""
+        return chunker_identity(self, self.tokenizer)
+
     def chunk_spans(self, text: str) -> IntArray:
         """Character ``[start, end)`` of each chunk of whole sentences."""
+        if not sentence_spans(text).shape[0]:
+            return np.zeros((0, 2), dtype=np.int64)
+        return self.spans_from_tokens(text, self.tokenizer.token_bounds(text))
+
+    def spans_from_tokens(self, text: str, tokens: IntArray) -> IntArray:
+        """The chunks given ``tokens``, the ``(n, 2)`` token bounds of ``text``
+        (an evaluation that has them, cached, does not tokenize again)."""
         sentences = sentence_spans(text)
         if sentences.shape[0] == 0:
             return np.zeros((0, 2), dtype=np.int64)
-        tokens = self.tokenizer.token_bounds(text)
         tok_starts = np.ascontiguousarray(tokens[:, 0])
         tok_ends = np.ascontiguousarray(tokens[:, 1])
         # tokens lo[i]..hi[i]-1 are those that intersect sentence i

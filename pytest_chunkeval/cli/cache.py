@@ -1,8 +1,10 @@
-"""``chunkeval cache info`` and ``chunkeval cache clear``: the embedding cache."""
+"""``chunkeval cache info`` and ``chunkeval cache clear``: the evaluation cache
+(vectors, search results, token bounds, chunkings, LLM answers)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from pytest_chunkeval.cli.common import add_command, settings
@@ -15,9 +17,11 @@ def register(subparsers: Any) -> None:
     p = add_command(
         subparsers,
         "cache",
-        help="show or clear the caches (vectors, searches, LLM answers)",
+        help="show or clear the caches (vectors, searches, tokens, chunkings, LLM "
+        "answers)",
         description="The cache holds one vector per text and embedder, the stored "
-        "search results that depend on them, and the answers of every LLM role; "
+        "search results that depend on them, each document's token bounds (per "
+        "tokenizer) and chunks (per chunker), and the answers of every LLM role; "
         "by default under <rootdir>/.chunkeval/cache, shared with the project's "
         "pytest runs.",
         examples="""
@@ -31,11 +35,12 @@ def register(subparsers: Any) -> None:
     info = add_command(
         actions,
         "info",
-        help="list the cached embedders, search results and LLM answers",
+        help="list the cached embedders, search results, token bounds, chunkings "
+        "and LLM answers",
         description="List each cached embedder identity with its number of "
         "vectors, dimension, size on disk and corrupt files set aside; the "
-        "number of stored search results; and the cached LLM answers per role "
-        "and model.",
+        "number of stored search results; the documents whose token bounds and "
+        "chunkings are stored; and the cached LLM answers per role and model.",
         examples="""
         chunkeval cache info
         CHUNKEVAL_CACHE_DIR=/tmp/chunkeval-cache chunkeval cache info
@@ -49,8 +54,9 @@ def register(subparsers: Any) -> None:
         help="delete cached vectors (all, or one embedder's) or LLM answers",
         description="Delete the cached vectors of every embedder, or of one "
         "(--identity), and every stored search result (they depend on the "
-        "vectors). With --role: delete the cached answers of one LLM role "
-        "instead (of one model or callable with --identity).",
+        "vectors); without --identity, the stored token bounds and chunkings "
+        "too. With --role: delete the cached answers of one LLM role instead "
+        "(of one model or callable with --identity).",
         examples="""
         chunkeval cache clear
         chunkeval cache clear --identity hashing:256@1
@@ -78,10 +84,13 @@ def register(subparsers: Any) -> None:
 def run_clear(args: argparse.Namespace) -> int:
     """Run ``chunkeval cache clear``."""
     from pytest_chunkeval.embedders.cache import EmbeddingCache
+    from pytest_chunkeval.engine.chunking_cache import chunking_store
     from pytest_chunkeval.engine.search_cache import SearchCache
+    from pytest_chunkeval.engine.token_cache import token_store
     from pytest_chunkeval.llm.answers import AnswerCache
 
     cache = EmbeddingCache(settings(args).cache_dir)
+    documents = ""
     try:
         if args.role is not None:
             answers = AnswerCache(cache.directory)
@@ -91,11 +100,15 @@ def run_clear(args: argparse.Namespace) -> int:
         removed = cache.clear(args.identity)
         # retrieval results depend on the vectors: they go with them
         dropped = SearchCache(cache.directory).clear()
+        if args.identity is None:  # everything: the documents' tokens and chunks
+            tokens = token_store(cache.directory).clear()
+            chunkings = chunking_store(cache.directory).clear()
+            documents = f", {tokens} token bounds and {chunkings} chunkings"
     except OSError as exc:  # a read-only mount, a file in the way
         raise file_error(exc, "cannot clear the cache in", cache.directory) from None
     print(
-        f"removed {removed} cache entries and {dropped} stored search results "
-        f"from {cache.directory}"
+        f"removed {removed} cache entries and {dropped} stored search results"
+        f"{documents} from {cache.directory}"
     )
     return 0
 
@@ -115,6 +128,7 @@ def run_info(args: argparse.Namespace) -> int:
     if not info:
         print("  (empty)")
     print(f"  stored search results: {len(searches.entries())}")
+    _print_documents(cache.directory)
     for identity, entry in sorted(info.items()):
         corrupt = f", {entry['corrupt']} corrupt set aside" if entry["corrupt"] else ""
         print(
@@ -123,6 +137,20 @@ def run_info(args: argparse.Namespace) -> int:
         )
     _print_answers(AnswerCache(cache.directory))
     return 0
+
+
+def _print_documents(directory: Path) -> None:
+    """The stored token bounds and chunkings: documents, size, set aside."""
+    from pytest_chunkeval.engine.chunking_cache import chunking_store
+    from pytest_chunkeval.engine.token_cache import token_store
+
+    for label, kind in (
+        ("token bounds", token_store(directory)),
+        ("chunkings", chunking_store(directory)),
+    ):
+        count, size, aside = kind.size()
+        note = f", {aside} corrupt set aside" if aside else ""
+        print(f"  {label}: {count} documents, {size / 1e6:.1f} MB{note}")
 
 
 def _print_answers(answers: Any) -> None:

@@ -9,7 +9,7 @@ token offsets serve every conversion.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -45,7 +45,10 @@ class UnitMap:
         texts: Sequence[str],
         unit: str = "token",
         tokenizer: Tokenizer | str | None = None,
+        token_bounds: Iterable[IntArray] | None = None,
     ) -> None:
+        """``token_bounds``: each document's ``(n, 2)`` token bounds, in order,
+        when the caller has them (cached); else ``tokenizer`` tokenizes."""
         self.unit: Unit = check_unit(unit)
         self.doc_ids = tuple(doc_ids)
         self.doc_index = {d: i for i, d in enumerate(self.doc_ids)}
@@ -58,8 +61,9 @@ class UnitMap:
             return
         self.tokenizer = get_tokenizer(tokenizer)
         starts, ends, counts = [], [], []
-        for offset, text in zip(self.char_offsets[:-1], texts, strict=True):
-            bounds = self.tokenizer.token_bounds(text)
+        if token_bounds is None:
+            token_bounds = (self.tokenizer.token_bounds(t) for t in texts)
+        for offset, bounds in zip(self.char_offsets[:-1], token_bounds, strict=True):
             starts.append(bounds[:, 0] + offset)
             ends.append(bounds[:, 1] + offset)
             counts.append(bounds.shape[0])

@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from pytest_chunkeval.chunkers import (
-    Chunker,
-    ChunkerError,
-    check_pieces,
-    validate_chunks,
-)
+from pytest_chunkeval.chunkers import Chunker
 from pytest_chunkeval.core.copies import ExcerptCopies
 from pytest_chunkeval.core.metrics import (
     ChunkIndex,
@@ -28,22 +24,40 @@ from pytest_chunkeval.core.metrics import (
 from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.engine.chunking_cache import chunk_documents
 from pytest_chunkeval.engine.results import SpanTuple, StageResult
-from pytest_chunkeval.tokenizers.base import Tokenizer
-from pytest_chunkeval.util.progress import progress_phase
+from pytest_chunkeval.engine.token_cache import token_bounds
+from pytest_chunkeval.tokenizers.base import (
+    Tokenizer,
+    get_tokenizer,
+    tokenizer_identity,
+)
 
-_UNIT_MAPS: dict[tuple[str, str, str], UnitMap] = {}
+_UNIT_MAPS: dict[tuple[str, str, str, str], UnitMap] = {}
 _UNIT_MAPS_KEPT = 8
 
 
-def unit_map(corpus: Corpus, unit: str, tokenizer: Tokenizer | None) -> UnitMap:
-    """The corpus' unit axis; each document is tokenized once per process (for the
-    few most recently used corpora)."""
-    name = tokenizer.name if tokenizer is not None and unit == "token" else ""
-    key = (corpus.content_hash, unit, name)
+def unit_map(
+    corpus: Corpus,
+    unit: str,
+    tokenizer: Tokenizer | None,
+    cache_dir: str | Path | None = None,
+    *,
+    read_only: bool = False,
+) -> UnitMap:
+    """The corpus' unit axis, kept per process for the few most recently used
+    corpora; with ``cache_dir``, each document is tokenized once per (tokenizer,
+    document text) ever (``engine/token_cache.py``)."""
+    tok = get_tokenizer(tokenizer) if unit == "token" else None
+    name = (tokenizer_identity(tok) or f"object:{id(tok)}") if tok is not None else ""
+    key = (corpus.content_hash, unit, name, str(cache_dir))
     found = _UNIT_MAPS.pop(key, None)
     if found is None:
-        found = UnitMap(corpus.ids, [d.text for d in corpus], unit, tokenizer)
+        texts = [d.text for d in corpus]
+        bounds = None
+        if tok is not None:
+            bounds = token_bounds(corpus, tok, cache_dir, read_only=read_only)
+        found = UnitMap(corpus.ids, texts, unit, tok, token_bounds=bounds)
     _UNIT_MAPS[key] = found  # most recent last
     while len(_UNIT_MAPS) > _UNIT_MAPS_KEPT:
         del _UNIT_MAPS[next(iter(_UNIT_MAPS))]
@@ -51,41 +65,27 @@ def unit_map(corpus: Corpus, unit: str, tokenizer: Tokenizer | None) -> UnitMap:
 
 
 class Chunking:
-    """All chunks of a corpus under one chunker, as spans in corpus order."""
+    """All chunks of a corpus under one chunker, as spans in corpus order.
 
-    def __init__(self, chunker: Chunker, corpus: Corpus) -> None:
-        docs, bounds = [], []
-        take_fallbacks = getattr(chunker, "take_fallbacks", None)
-        if callable(take_fallbacks):
-            take_fallbacks()  # count this chunking's windows only
-        for i, doc in enumerate(corpus):
-            place = f"chunking {doc.id} ({i + 1} of {len(corpus)}) with {chunker.name}"
-            try:
-                with progress_phase(place):
-                    found = check_pieces(chunker.chunk_spans(doc.text), chunker.name)
-                spans = np.asarray(found, dtype=np.int64)
-            except ChunkerError as exc:
-                raise ChunkerError(f"document {doc.id!r}: {exc}") from exc
-            spans = spans.reshape(-1, 2)
-            validate_chunks(doc.text, spans, chunker=chunker.name, doc_id=doc.id)
-            docs.append(np.full(spans.shape[0], i, dtype=np.int64))
-            bounds.append(spans)
+    With ``cache_dir``, each document's chunks are read from the chunking cache
+    when its chunker has a cache identity (``engine/chunking_cache.py``), and
+    computed and stored otherwise."""
+
+    def __init__(
+        self,
+        chunker: Chunker,
+        corpus: Corpus,
+        cache_dir: str | Path | None = None,
+        *,
+        read_only: bool = False,
+    ) -> None:
+        bounds, share = chunk_documents(chunker, corpus, cache_dir, read_only=read_only)
+        docs = [np.full(b.shape[0], i, dtype=np.int64) for i, b in enumerate(bounds)]
         self.doc = np.concatenate(docs) if docs else np.zeros(0, np.int64)
         self.bounds = np.concatenate(bounds) if bounds else np.zeros((0, 2), np.int64)
         self.corpus = corpus
-        self.fallback_share: float | None = None
+        self.fallback_share: float | None = share
         """Share of a model-driven chunker's windows split by its fallback."""
-        if callable(take_fallbacks):
-            fell_back, windows = take_fallbacks()
-            if windows and fell_back == windows:
-                raise ChunkerError(
-                    f"chunker {chunker.name!r}: the model gave no usable answer for "
-                    f"any of the {windows} window(s), so every chunk would come from "
-                    "the fallback split, not from the model (is it the right model, "
-                    "a chat endpoint? see the LLMChunkerFallbackWarning messages)"
-                )
-            if fell_back:
-                self.fallback_share = fell_back / windows
 
     def __len__(self) -> int:
         return int(self.doc.size)

@@ -154,7 +154,12 @@ def evaluate(
 
     with _timed(timings, "chunk"):
         if chunking is None:
-            chunking = Chunking(chunker_obj, corpus)
+            chunking = Chunking(
+                chunker_obj,
+                corpus,
+                emb_cache.directory,
+                read_only=emb_cache.read_only,
+            )
         elif chunking.corpus.content_hash != corpus.content_hash:
             raise EvaluationError("the chunking given is of another corpus")
         if len(chunking) == 0:
@@ -171,7 +176,9 @@ def evaluate(
             f"{chunking.digest()}\0{embedder_obj.identity}".encode()
         ).hexdigest()
     with _timed(timings, "score"):
-        units = unit_map(corpus, unit, tok)
+        units = unit_map(
+            corpus, unit, tok, emb_cache.directory, read_only=emb_cache.read_only
+        )
         excerpts = _excerpt_spans(queries, units)
         chunk_index = chunking.index(units)
         excerpt_copies = copies_for(

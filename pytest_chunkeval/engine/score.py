@@ -341,7 +341,7 @@ def score(
     timings: dict[str, float] = {"retrieve": located.seconds}
     stages: dict[str, StageResult] = {}
     with _timed(timings, "score"):
-        units = unit_map(corpus, unit, tok)
+        units = unit_map(corpus, unit, tok, None if cache is None else Path(cache))
         excerpts = _excerpt_spans(queries, units)
         spans = QuerySpans.from_lists(per_query, units)
         excerpt_copies = copies_for(

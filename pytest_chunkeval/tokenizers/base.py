@@ -81,26 +81,40 @@ def bounds_from_byte_lengths(
 
 
 class TiktokenTokenizer:
-    """A tiktoken encoding (``cl100k_base`` by default), offline-capable."""
+    """A tiktoken encoding (``cl100k_base`` by default), offline-capable.
+
+    The encoding's BPE file (0.2-0.4 s to load) is read at the first use, not when
+    the tokenizer is made: a run whose token bounds and chunkings are all cached
+    never loads it. An encoding name tiktoken does not know fails at once."""
 
     def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
-        self._encoding = load_tiktoken_encoding(encoding)
+        self._loaded: Any = None
         self.name = encoding
+        if not _known_encoding(encoding):
+            self._loaded = load_tiktoken_encoding(encoding)  # raises, saying why
+
+    @property
+    def identity(self) -> str:
+        """What determines the tokens (the cache key of token bounds and
+        chunkings): the encoding."""
+        return f"tiktoken:{self.name}"
 
     @property
     def encoding(self) -> Any:
-        """The underlying ``tiktoken.Encoding``."""
-        return self._encoding
+        """The underlying ``tiktoken.Encoding`` (loaded at the first use)."""
+        if self._loaded is None:
+            self._loaded = load_tiktoken_encoding(self.name)
+        return self._loaded
 
     def encode(self, text: str) -> list[int]:
         """Token ids, special-token text treated as ordinary text."""
-        return self._encoding.encode_ordinary(text)  # type: ignore[no-any-return]
+        return self.encoding.encode_ordinary(text)  # type: ignore[no-any-return]
 
     def encode_array(self, text: str) -> IntArray:
         """Token ids as an int64 array (the same ids as :meth:`encode`)."""
         try:
             # no special token allowed and none disallowed: encode_ordinary's ids
-            ids = self._encoding.encode_to_numpy(
+            ids = self.encoding.encode_to_numpy(
                 text, allowed_special=frozenset(), disallowed_special=()
             )
         except UnicodeEncodeError:  # lone surrogates: encode_ordinary repairs them
@@ -109,16 +123,27 @@ class TiktokenTokenizer:
 
     def token_bounds(self, text: str) -> IntArray:
         ids = self.encode_array(text)
-        return bounds_from_byte_lengths(text, token_byte_lengths(self._encoding)[ids])
+        return bounds_from_byte_lengths(text, token_byte_lengths(self.encoding)[ids])
 
     def count(self, text: str) -> int:
-        return len(self._encoding.encode_ordinary(text))
+        return len(self.encoding.encode_ordinary(text))
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
-        return [len(ids) for ids in self._encoding.encode_ordinary_batch(list(texts))]
+        return [len(ids) for ids in self.encoding.encode_ordinary_batch(list(texts))]
 
     def __repr__(self) -> str:
         return f"TiktokenTokenizer({self.name!r})"
+
+
+@functools.lru_cache(maxsize=16)
+def _known_encoding(name: str) -> bool:
+    """Whether tiktoken lists ``name`` or its offline copy (nothing is loaded)."""
+    try:
+        import tiktoken
+    except ImportError:  # pragma: no cover - tiktoken is a core dependency
+        return False
+    names = tiktoken.list_encoding_names()
+    return name in names or f"{name}_offline" in names
 
 
 @functools.lru_cache(maxsize=16)
@@ -219,6 +244,8 @@ class HuggingFaceTokenizer(OffsetsTokenizer):
                 "pip install 'pytest-chunkeval[embed]'"
             ) from exc
         self.name = f"hf:{name_or_path}"
+        self.identity = self.name
+        """The cache key of token bounds and chunkings (the model name or path)."""
         self._tok = AutoTokenizer.from_pretrained(resolve_model_path(name_or_path))
         if not getattr(self._tok, "is_fast", False):
             raise TokenizerUnavailable(
@@ -262,6 +289,15 @@ TOKENIZERS.register(
 def _tokenizer_from_spec(label: str) -> Tokenizer:
     # One tokenizer per canonical spec: cl100k_base = tiktoken:cl100k_base.
     return TOKENIZERS.create(label)
+
+
+def tokenizer_identity(tokenizer: Tokenizer) -> str | None:
+    """What determines a tokenizer's tokens, as the caches key them: its
+    ``identity`` (the built-in tokenizers have one: ``tiktoken:cl100k_base``,
+    ``hf:MODEL``), or None for a tokenizer without one (a user's object), whose
+    token bounds and chunkings are never cached."""
+    identity = getattr(tokenizer, "identity", None)
+    return identity if isinstance(identity, str) and identity else None
 
 
 def get_tokenizer(spec: str | Tokenizer | Any | None = None) -> Tokenizer:

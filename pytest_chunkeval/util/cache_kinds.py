@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import PurePosixPath
 
+from pytest_chunkeval.util.verified import SET_ASIDE
+
 
 @dataclass(frozen=True)
 class CacheKind:
@@ -47,6 +49,18 @@ CACHE_KINDS: tuple[CacheKind, ...] = (
         "SHA-256 of the key (corpus, query set) and the occurrences; counts checked",
     ),
     CacheKind(
+        "tokens",
+        "tokens/*/*.tok",
+        "pytest_chunkeval.engine.token_cache",
+        "SHA-256 of the key (tokenizer, document) and the bounds; bounds in the text",
+    ),
+    CacheKind(
+        "chunkings",
+        "chunkings/*/*.chk",
+        "pytest_chunkeval.engine.chunking_cache",
+        "SHA-256 of the key (chunker, document) and the spans; spans in the text",
+    ),
+    CacheKind(
         "answers",
         "answers/*/*/*/*.json",
         "pytest_chunkeval.llm.answers",
@@ -63,7 +77,7 @@ METADATA_PATTERNS: tuple[str, ...] = (
 )
 """Files that only describe the cache (never read as results)."""
 
-SET_ASIDE_SUFFIX = ".corrupt"
+SET_ASIDE_SUFFIX = SET_ASIDE
 """Entries that failed their check are renamed with this suffix, never read again."""
 
 

@@ -1,0 +1,137 @@
+"""Token bounds on disk: each document tokenized once per (tokenizer, text), ever.
+
+The unit map (``core/units.py``) needs every token's character range of every
+document; tokenizing the benchmark copied 10 times takes a second, 100 times ten.
+Bounds are stored per (tokenizer identity, document hash) as ``tokens/*/*.tok``
+entries of the verify-on-read helper (``util/verified.py``), so a changed document
+is tokenized again alone and a warm run tokenizes nothing (and never loads the
+tokenizer). A tokenizer without an identity (a user's object) is never cached.
+
+An entry's payload is compact: tiktoken's tokens follow each other, each starting
+where the previous one ended or one character before (a multi-byte character cut
+between two tokens belongs to both), so a token is one byte of end delta and one
+bit of overlap, 1.1 bytes a token instead of 16 (format 1); bounds that do not fit
+that shape are stored as int64 pairs (format 2). The decoder checks the bounds lie
+in the document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from pytest_chunkeval.core.spans import IntArray
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.tokenizers.base import Tokenizer, tokenizer_identity
+from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore, entry_key
+
+DIRECTORY = "tokens"
+SUFFIX = ".tok"
+_MAGIC = b"CEVTOKN1"
+_FORMAT = "chunkeval-tokens-1"
+_COMPACT, _PAIRS = 1, 2
+_HASHES: dict[str, tuple[str, ...]] = {}
+_HASHES_KEPT = 8
+
+
+def document_hashes(corpus: Corpus) -> tuple[str, ...]:
+    """SHA-256 of each document's text, in corpus order (memoized per corpus)."""
+    found = _HASHES.pop(corpus.content_hash, None)
+    if found is None:
+        found = tuple(
+            hashlib.sha256(d.text.encode("utf-8", "surrogatepass")).hexdigest()
+            for d in corpus
+        )
+    _HASHES[corpus.content_hash] = found  # most recent last
+    while len(_HASHES) > _HASHES_KEPT:
+        del _HASHES[next(iter(_HASHES))]
+    return found
+
+
+def token_store(cache_dir: str | Path, read_only: bool = False) -> VerifiedStore:
+    """The token bounds entries of a cache directory."""
+    return VerifiedStore(
+        Path(cache_dir) / DIRECTORY,
+        magic=_MAGIC,
+        suffix=SUFFIX,
+        what="token bounds",
+        read_only=read_only,
+    )
+
+
+def encode_bounds(bounds: IntArray) -> bytes:
+    """The payload of an entry (see the module doc)."""
+    bounds = np.asarray(bounds, dtype=np.int64).reshape(-1, 2)
+    n = bounds.shape[0]
+    starts, ends = bounds[:, 0], bounds[:, 1]
+    previous = np.concatenate(([0], ends[:-1]))
+    step = ends - previous
+    back = previous - starts
+    compact = n == 0 or (
+        step.min() >= 0 and step.max() <= 255 and back.min() >= 0 and back.max() <= 1
+    )
+    if not compact:
+        head = np.array([_PAIRS, n], dtype="<i8").tobytes()
+        return head + np.ascontiguousarray(bounds, dtype="<i8").tobytes()
+    head = np.array([_COMPACT, n], dtype="<i8").tobytes()
+    return head + step.astype(np.uint8).tobytes() + np.packbits(back != 0).tobytes()
+
+
+def decode_bounds(payload: memoryview, length: int) -> IntArray:
+    """The ``(n, 2)`` bounds of a payload, checked to lie in a text of ``length``
+    characters; :class:`EntryRefused` otherwise."""
+    if len(payload) < 16:
+        raise EntryRefused("no header")
+    form, n = (int(v) for v in np.frombuffer(payload[:16], dtype="<i8"))
+    body = payload[16:]
+    bounds = np.empty((max(n, 0), 2), dtype=np.int64)
+    if form == _PAIRS and n >= 0 and len(body) == 16 * n:
+        bounds[:] = np.frombuffer(body, dtype="<i8").reshape(n, 2)
+    elif form == _COMPACT and n >= 0 and len(body) == n + (n + 7) // 8:
+        ends = np.cumsum(np.frombuffer(body[:n], dtype=np.uint8), dtype=np.int64)
+        back = np.unpackbits(np.frombuffer(body[n:], dtype=np.uint8), count=n)
+        bounds[:, 1] = ends
+        bounds[1:, 0] = ends[:-1]
+        if n:
+            bounds[0, 0] = 0
+        bounds[:, 0] -= back
+    else:
+        raise EntryRefused(f"format {form}, {n} tokens, {len(body)} bytes")
+    if n and (bounds.min() < 0 or int(bounds[:, 1].max()) > length):
+        raise EntryRefused(f"token bounds outside a text of {length} characters")
+    return bounds
+
+
+def token_bounds(
+    corpus: Corpus,
+    tokenizer: Tokenizer,
+    cache_dir: str | Path | None = None,
+    *,
+    read_only: bool = False,
+    only: Sequence[int] | None = None,
+) -> Iterator[IntArray]:
+    """Each document's ``(n_tokens, 2)`` token bounds, in corpus order (or the
+    documents ``only`` lists): read from the cache under ``cache_dir`` when there,
+    else tokenized and stored. Lazy, so a caller can drop each document's bounds
+    once it has used them."""
+    identity = tokenizer_identity(tokenizer)
+    store = None
+    if cache_dir is not None and identity is not None:
+        store = token_store(cache_dir, read_only)
+    docs = corpus.documents
+    hashes = document_hashes(corpus) if store is not None else ()
+    for i in range(len(docs)) if only is None else only:
+        text = docs[i].text
+        if store is None:
+            yield tokenizer.token_bounds(text)
+            continue
+        key = entry_key(_FORMAT, str(identity), hashes[i])
+        bounds = store.get(key, partial(decode_bounds, length=len(text)))
+        if bounds is None:
+            bounds = np.asarray(tokenizer.token_bounds(text), dtype=np.int64)
+            store.put(key, encode_bounds(bounds))
+        yield bounds

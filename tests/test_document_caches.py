@@ -1,0 +1,285 @@
+"""Token bounds and chunkings cached per document: a warm run tokenizes, chunks and
+searches nothing; a damaged entry is set aside and recomputed; a changed document
+is tokenized and chunked again alone; a chunker whose identity does not determine
+its output is never cached. And the verify-on-read helper they are built on."""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from test_engine import DOCS, make_queries
+
+from pytest_chunkeval.chunkers import FunctionChunker, RecursiveTokenChunker, as_chunker
+from pytest_chunkeval.chunkers.fixed import FixedTokenChunker
+from pytest_chunkeval.chunkers.sentence import SentenceChunker
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.embedders.cache import EmbeddingCache
+from pytest_chunkeval.engine.chunking import Chunking
+from pytest_chunkeval.engine.evaluate import evaluate
+from pytest_chunkeval.embedders._packs import forget_loaded
+from pytest_chunkeval.engine.token_cache import decode_bounds, encode_bounds
+from pytest_chunkeval.stores.exact import ExactIndex
+from pytest_chunkeval.tokenizers.base import (
+    OffsetsTokenizer,
+    TiktokenTokenizer,
+    TokenizerUnavailable,
+)
+from pytest_chunkeval.util.verified import (
+    CacheWarning,
+    EntryRefused,
+    VerifiedStore,
+    entry_key,
+)
+
+CALLS: Counter[str] = Counter()
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Counts every tokenization, chunking and exact search (per text for the
+    first two, so a test can say which document was processed)."""
+    CALLS.clear()
+
+    def wrap(cls: Any, name: str, label: str) -> None:
+        original = getattr(cls, name)
+
+        def spy(self: Any, arg: Any, *rest: Any, **kw: Any) -> Any:
+            CALLS[label] += 1
+            if isinstance(arg, str):
+                CALLS[f"{label}:{arg[:12]}"] += 1
+            return original(self, arg, *rest, **kw)
+
+        monkeypatch.setattr(cls, name, spy)
+
+    wrap(TiktokenTokenizer, "token_bounds", "tokenize")
+    wrap(TiktokenTokenizer, "encode_array", "encode")
+    wrap(RecursiveTokenChunker, "chunk_spans", "chunk")
+    wrap(FixedTokenChunker, "chunk_spans", "chunk")
+    wrap(FixedTokenChunker, "spans_from_tokens", "chunk")
+    wrap(SentenceChunker, "chunk_spans", "chunk")
+    wrap(SentenceChunker, "spans_from_tokens", "chunk")
+    wrap(ExactIndex, "search", "search")
+    return CALLS
+
+
+def run(cache_dir: Path, chunker: Any = "recursive:20:0", docs: Any = None) -> Any:
+    """A fresh process's evaluation (nothing remembered from earlier runs but the
+    cache directory), without its timings."""
+    forget_loaded()
+    corpus = Corpus.from_mapping(docs or DOCS, name="tiny")
+    result = evaluate(
+        chunker,
+        corpus,
+        make_queries(Corpus.from_mapping(DOCS, name="tiny")),
+        store="exact",
+        k=2,
+        embedder=HashingEmbedder(),
+        cache=EmbeddingCache(cache_dir),
+    )
+    data = result.to_json()
+    data.pop("timings", None)
+    return data
+
+
+def copy(cache_dir: Path, tmp_path: Path, name: str) -> Path:
+    # Another directory: the process-level memos (unit maps, copies) miss too.
+    target = tmp_path / name
+    shutil.copytree(cache_dir, target)
+    return target
+
+
+@pytest.mark.parametrize("chunker", ["recursive:20:0", "fixed:12:2", "sentence:15"])
+def test_a_warm_run_tokenizes_chunks_and_searches_nothing(
+    tmp_path: Path, counted: Counter[str], chunker: str
+) -> None:
+    cold = run(tmp_path / "cache", chunker)
+    # each document tokenized once: for the unit map, and the fixed chunker's
+    # windows from the same bounds
+    assert counted["tokenize"] == counted["encode"] == len(DOCS)
+    assert counted["chunk"] == len(DOCS)
+    assert counted["search"] >= 1
+    counted.clear()
+    warm = run(copy(tmp_path / "cache", tmp_path, "warm"), chunker)
+    assert warm == cold
+    assert counted == Counter(), counted  # no tokenizing, chunking or search
+
+
+def test_a_warm_run_never_loads_the_tokenizer(tmp_path: Path) -> None:
+    def chunker() -> RecursiveTokenChunker:
+        return RecursiveTokenChunker(20, 0, encoding=TiktokenTokenizer("cl100k_base"))
+
+    cold = run(tmp_path / "cache", chunker())
+    warm_chunker = chunker()
+    assert warm_chunker.tokenizer._loaded is None  # type: ignore[attr-defined]
+    # the unit map's tokenizer (the default) is not this one: check ours stays
+    # unloaded while the chunks come from the cache
+    assert run(copy(tmp_path / "cache", tmp_path, "warm"), warm_chunker) == cold
+    assert warm_chunker.tokenizer._loaded is None  # type: ignore[attr-defined]
+
+
+def test_an_unknown_tiktoken_encoding_fails_when_made() -> None:
+    with pytest.raises((TokenizerUnavailable, ValueError)):
+        TiktokenTokenizer("no_such_encoding")
+
+
+@pytest.mark.parametrize("kind", ["tokens", "chunkings"])
+def test_a_damaged_entry_is_set_aside_and_recomputed(
+    tmp_path: Path, counted: Counter[str], kind: str
+) -> None:
+    cold = run(tmp_path / "cache", "recursive:20:0")
+    damaged = copy(tmp_path / "cache", tmp_path, "damaged")
+    files = sorted((damaged / kind).glob("*/*.*"))
+    assert len(files) == len(DOCS)
+    for path in files:
+        data = bytearray(path.read_bytes())
+        data[-1] ^= 0x01  # the same size, one bit off
+        path.write_bytes(bytes(data))
+    counted.clear()
+    with pytest.warns(CacheWarning, match="checksum mismatch") as caught:
+        assert run(damaged, "recursive:20:0") == cold
+    named = " ".join(str(w.message) for w in caught)
+    assert all(path.name in named for path in files)
+    assert all(path.with_name(path.name + ".corrupt").exists() for path in files)
+    label = "tokenize" if kind == "tokens" else "chunk"
+    assert counted[label] == len(DOCS)  # computed again, and stored again
+    counted.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert run(copy(damaged, tmp_path, "again"), "recursive:20:0") == cold
+    assert counted[label] == 0
+
+
+def test_a_changed_document_is_tokenized_and_chunked_again_alone(
+    tmp_path: Path, counted: Counter[str]
+) -> None:
+    run(tmp_path / "cache", "recursive:20:0")
+    edited = dict(DOCS)
+    edited["space.md"] = "Saturn has rings. " + DOCS["space.md"]
+    counted.clear()
+    run(copy(tmp_path / "cache", tmp_path, "edited"), "recursive:20:0", edited)
+    assert counted["tokenize"] == 1
+    assert counted["tokenize:Saturn has r"] == 1
+    assert counted["chunk"] == 1
+    assert counted["chunk:Saturn has r"] == 1
+
+
+def test_a_users_callable_is_never_cached(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def paragraphs(text: str) -> list[str]:
+        seen.append(text)
+        return [p for p in text.split("\n\n") if p]
+
+    cache = tmp_path / "cache"
+    first = run(cache, paragraphs)
+    second = run(copy(cache, tmp_path, "warm"), paragraphs)
+    assert first == second
+    assert len(seen) == 2 * len(DOCS)  # chunked in both runs
+    assert not list((cache / "chunkings").glob("*/*"))
+
+
+def test_a_callable_with_a_cache_version_is_cached(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def paragraphs(text: str) -> list[str]:
+        seen.append(text)
+        return [p for p in text.split("\n\n") if p]
+
+    paragraphs.cache_version = "1"  # type: ignore[attr-defined]
+    chunker = as_chunker(paragraphs)
+    assert isinstance(chunker, FunctionChunker)
+    assert chunker.cache_identity is not None
+    cache = tmp_path / "cache"
+    first = run(cache, chunker)
+    assert run(copy(cache, tmp_path, "warm"), chunker) == first
+    assert len(seen) == len(DOCS)
+
+
+def test_a_tokenizer_without_identity_is_never_cached(tmp_path: Path) -> None:
+    class Words:
+        def encode_with_offsets(self, text: str) -> list[tuple[int, int]]:
+            return [(i, i + 1) for i in range(len(text))]
+
+    tokenizer = OffsetsTokenizer(Words())
+    chunker = RecursiveTokenChunker(20, 0, encoding=tokenizer)
+    assert chunker.cache_identity is None
+    corpus = Corpus.from_mapping(DOCS, name="tiny")
+    Chunking(chunker, corpus, tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()
+
+
+def test_identities_tell_configurations_apart() -> None:
+    a = RecursiveTokenChunker(20, 0).cache_identity
+    assert a is not None
+    assert RecursiveTokenChunker(20, 5).cache_identity != a
+    assert RecursiveTokenChunker(20, 0, separators=["\n", ""]).cache_identity != a
+    o200k = RecursiveTokenChunker(20, 0, encoding="o200k_base")
+    assert o200k.cache_identity != a
+    assert FixedTokenChunker(20, 0).cache_identity != a
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain ascii, words.", "héllo wörld ✓ 😀😀 日本語のテキスト", "", " " * 600],
+)
+def test_token_bounds_round_trip(text: str) -> None:
+    bounds = TiktokenTokenizer().token_bounds(text)
+    payload = encode_bounds(bounds)
+    assert np.array_equal(decode_bounds(memoryview(payload), len(text)), bounds)
+    if text:
+        with pytest.raises(EntryRefused):  # bounds past the end of the text
+            decode_bounds(memoryview(payload), len(text) - 1)
+
+
+def test_token_bounds_of_any_shape_round_trip() -> None:
+    odd = np.array([[0, 300], [2, 400], [400, 401]], dtype=np.int64)  # wide, back
+    payload = encode_bounds(odd)
+    assert np.array_equal(decode_bounds(memoryview(payload), 401), odd)
+
+
+def test_the_verified_store(tmp_path: Path) -> None:
+    store = VerifiedStore(tmp_path, magic=b"TESTKND1", suffix=".t", what="test")
+    key, other = entry_key("v1", "a"), entry_key("v1", "b")
+    assert entry_key("v1", "ab") != entry_key("v1a", "b")  # parts are delimited
+    assert store.get(key, bytes) is None
+    store.put(key, b"value")
+    assert store.get(key, bytes) == b"value"
+    # a whole, valid entry copied under another key is refused
+    store.path(other).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(store.path(key), store.path(other))
+    with pytest.warns(CacheWarning, match="checksum mismatch"):
+        assert store.get(other, bytes) is None
+    assert store.path(other).with_name(store.path(other).name + ".corrupt").exists()
+
+    def refuse(payload: memoryview) -> bytes:
+        raise EntryRefused("counts do not add up")
+
+    with pytest.warns(CacheWarning, match="counts do not add up"):
+        assert store.get(key, refuse) is None
+    assert not store.path(key).exists()
+    assert store.size() == (0, 0, 2)
+    store.put(key, b"again")
+    assert store.clear() == 1
+    assert store.size() == (0, 0, 0)
+
+
+def test_a_read_only_store_leaves_a_damaged_entry_in_place(tmp_path: Path) -> None:
+    store = VerifiedStore(tmp_path, magic=b"TESTKND1", suffix=".t", what="test")
+    key = entry_key("v1", "a")
+    store.put(key, b"value")
+    store.path(key).write_bytes(b"garbage")
+    reader = VerifiedStore(
+        tmp_path, magic=b"TESTKND1", suffix=".t", what="test", read_only=True
+    )
+    with pytest.warns(CacheWarning, match="bad or missing header"):
+        assert reader.get(key, bytes) is None
+    assert store.path(key).exists()
+    reader.put(key, b"new")
+    assert store.path(key).read_bytes() == b"garbage"
