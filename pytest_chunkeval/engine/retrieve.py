@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
@@ -69,9 +69,19 @@ class RetrievalInputs:
     collection_key: str | None = None
     chunk_vectors: FloatArray | None = None
     query_vectors: FloatArray | None = None
+    chunk_vector_loader: Callable[[], FloatArray] | None = None
+    """Computes ``chunk_vectors`` when a search needs them: a search served from
+    the search cache (its key needs only the query vectors) never does, so a
+    warm run reads no chunk vector."""
 
     def __post_init__(self) -> None:
         self._digests: tuple[str, str] | None = None
+
+    def vectors_of_chunks(self) -> FloatArray | None:
+        """``chunk_vectors``, loaded at the first call that needs them."""
+        if self.chunk_vectors is None and self.chunk_vector_loader is not None:
+            self.chunk_vectors = self.chunk_vector_loader()
+        return self.chunk_vectors
 
     @property
     def digests(self) -> tuple[str, str]:
@@ -90,7 +100,9 @@ def _vector_search(
     cache: SearchCache,
     timings: dict[str, float],
 ) -> IdArray:
-    if inputs.chunk_vectors is None or inputs.query_vectors is None:
+    if inputs.query_vectors is None or (
+        inputs.chunk_vectors is None and inputs.chunk_vector_loader is None
+    ):
         raise ValueError(f"store {store.name!r} searches vectors; none were computed")
     if inputs.collection_key is None:
         raise ValueError("a vector search needs the collection key")
@@ -103,8 +115,10 @@ def _vector_search(
     n = len(inputs.query_texts)
     if key is not None and (cached := cache.get(key, n, k)) is not None:
         return cached
+    vectors = inputs.vectors_of_chunks()
+    assert vectors is not None  # checked above
     with timed(timings, "index"):
-        index = store.index(inputs.collection_key, inputs.chunk_vectors)
+        index = store.index(inputs.collection_key, vectors)
     with timed(timings, "search"):
         hits = np.asarray(index.search(inputs.query_vectors, k), dtype=np.int64)
     if key is not None:
