@@ -2,17 +2,18 @@
 text"), for ``copies="any"``: identical excerpts of a question merged, and every
 occurrence of each excerpt's text (overlapping ones included) as a candidate.
 
-The occurrences depend only on the corpus and the query set, so they are found
-once per (corpus hash, query-set hash): kept in memory for the process and in the
-evaluation cache as small ``copies/*/*.occ`` entries of the verify-on-read helper
-(``util/verified.py``: written atomically, checksummed with their key): the
-counts and the int64 rows. An entry that fails its check, or whose counts do not
-add up, is reported with ``CacheWarning``, set aside as ``*.corrupt`` and computed
-again.
+The occurrences depend only on the corpus and the excerpts' texts, so they are
+found once per (corpus hash, hash of those texts): kept in memory for the
+process and in the evaluation cache as small ``copies/*/*.occ`` entries of the
+verify-on-read helper (``util/verified.py``: written atomically, checksummed
+with their key): the counts and the int64 rows. An entry that fails its check,
+or whose counts do not add up, is reported with ``CacheWarning``, set aside as
+``*.corrupt`` and computed again.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,7 @@ def excerpt_copies(
             group.append(row)
             stored[0].append(row)
             stored[1].append(doc * (1 << 40) + ex.start)
-    found = _occurrences(corpus, queries, list(needles), cache_dir, read_only)
+    found = _occurrences(corpus, list(needles), cache_dir, read_only)
     return _build(merged, group, stored, needle_of, found)
 
 
@@ -221,18 +222,23 @@ def scoring_config(copies: str) -> dict[str, Any]:
     return config
 
 
-def _key(corpus: Corpus, queries: QuerySet) -> str:
-    return entry_key("chunkeval-copies-2", corpus.content_hash, queries.content_hash)
+def _key(corpus: Corpus, needles: list[str]) -> str:
+    # What the occurrences depend on: the corpus and the texts looked for (cheaper
+    # to hash than the query set, whose every field would be serialized).
+    h = hashlib.sha256()
+    for needle in needles:
+        data = needle.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little") + data)
+    return entry_key("chunkeval-copies-3", corpus.content_hash, h.hexdigest())
 
 
 def _occurrences(
     corpus: Corpus,
-    queries: QuerySet,
     needles: list[str],
     cache_dir: str | Path | None,
     read_only: bool,
 ) -> list[np.ndarray]:
-    key = _key(corpus, queries)
+    key = _key(corpus, needles)
     memo = (key, str(cache_dir))
     found = _MEMO.pop(memo, None)
     if found is None and cache_dir is not None:
