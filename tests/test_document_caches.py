@@ -283,3 +283,27 @@ def test_a_read_only_store_leaves_a_damaged_entry_in_place(tmp_path: Path) -> No
     assert store.path(key).exists()
     reader.put(key, b"new")
     assert store.path(key).read_bytes() == b"garbage"
+
+
+def test_a_full_disk_is_warned_about_once_per_cache_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    import pytest_chunkeval.util.verified as verified
+
+    def full(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(verified, "atomic_writer", full)
+    root = tmp_path / "cache"
+    tokens = VerifiedStore(root / "tokens", magic=b"TESTKND1", suffix=".t", what="a")
+    chunks = VerifiedStore(root / "chunks", magic=b"TESTKND2", suffix=".t", what="b")
+    with pytest.warns(CacheWarning, match=r"cannot store a in .*No space left"):
+        tokens.put(entry_key("v1", "x"), b"value")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        chunks.put(entry_key("v1", "y"), b"value")  # same directory: no warning
+        tokens.put(entry_key("v1", "z"), b"value")
+    assert verified.storing_stopped(root)
+    assert not verified.storing_stopped(tmp_path / "other")

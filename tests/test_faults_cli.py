@@ -25,8 +25,10 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
 
+# The chunkings are the first entries a run stores (then the token bounds, the
+# vectors...): the first to find the disk full names it, once for the directory.
 FULL_WARNING = (
-    "chunkeval eval: warning: chunkeval cache: cannot store vectors in {cache} "
+    "chunkeval eval: warning: chunkeval cache: cannot store chunkings in {cache} "
     "(No space left on device): cached entries are used, new ones are not stored"
 )
 

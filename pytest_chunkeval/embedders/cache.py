@@ -50,7 +50,8 @@ from pytest_chunkeval.embedders.base import (
 )
 from pytest_chunkeval.util.files import atomic_write_text
 from pytest_chunkeval.util.progress import progress_bar
-from pytest_chunkeval.util.unwritable import refused_write, uncached_message
+from pytest_chunkeval.util.unwritable import refused_write
+from pytest_chunkeval.util.verified import stop_storing
 
 DEFAULT_BATCH_SIZE = 1024
 # Computed vectors are written at least this often, so an interrupted long run
@@ -355,10 +356,9 @@ class EmbeddingCache:
         self.read_only = True
         if not self._warned_read_only:
             self._warned_read_only = True
-            warnings.warn(
-                CacheWarning(uncached_message("vectors", self.directory, exc)),
-                stacklevel=4,
-            )
+            # one warning per directory, also when a chunking or token bounds
+            # entry found the disk full first (util/verified.py)
+            stop_storing(self.directory, "vectors", exc)
 
     def compact(self, identity: str | None = None) -> int:
         """Merge each identity's packs into one now; returns how many were merged."""

@@ -49,7 +49,7 @@ def chunking_store(cache_dir: str | Path, read_only: bool = False) -> VerifiedSt
         Path(cache_dir) / DIRECTORY,
         magic=_MAGIC,
         suffix=SUFFIX,
-        what="chunking",
+        what="chunkings",
         read_only=read_only,
     )
 

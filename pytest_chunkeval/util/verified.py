@@ -63,6 +63,29 @@ class EntryRefused(ValueError):
     (a count that does not add up, a shape other than the one expected)."""
 
 
+_STOPPED: set[str] = set()
+
+
+def stop_storing(cache_dir: str | os.PathLike[str], what: str, exc: OSError) -> None:
+    """A write under ``cache_dir`` that the disk refused (full, read-only, no
+    permission: ``util/unwritable.py``): warn once per cache directory for the
+    process, whichever cache hit it first, and store nothing more there (see
+    :func:`storing_stopped`). Any other error is a bug and is raised."""
+    if not refused_write(exc):
+        raise exc
+    where = os.path.abspath(cache_dir)
+    if where in _STOPPED:
+        return
+    _STOPPED.add(where)
+    message = uncached_message(what, cache_dir, exc)
+    warnings.warn(message, CacheWarning, stacklevel=4)
+
+
+def storing_stopped(cache_dir: str | os.PathLike[str]) -> bool:
+    """True once a write under ``cache_dir`` was refused in this process."""
+    return os.path.abspath(cache_dir) in _STOPPED
+
+
 def entry_key(*parts: str) -> str:
     """A key from the parts a value depends on (a format version first): the
     SHA-256 hex digest of the parts, each length-prefixed so none can run into the
@@ -160,7 +183,7 @@ class VerifiedStore:
         A disk that refuses the write (full, read-only, no permission) is warned
         about once; this store then stores nothing more and the run goes on
         (``util/unwritable.py``)."""
-        if self.read_only:
+        if self.read_only or storing_stopped(self.directory.parent):
             return
         head = _HEADER.pack(self.magic, len(payload), _checksum(key, payload))
         try:
@@ -168,11 +191,8 @@ class VerifiedStore:
                 fh.write(head)
                 fh.write(payload)
         except OSError as exc:
-            if not refused_write(exc):
-                raise
             self.read_only = True
-            message = uncached_message(self.what, self.directory.parent, exc)
-            warnings.warn(message, CacheWarning, stacklevel=3)
+            stop_storing(self.directory.parent, self.what, exc)
 
     def entries(self) -> list[Path]:
         """Every stored entry (set-aside ones excluded)."""
