@@ -52,6 +52,10 @@ def unit_map(
     name = (tokenizer_identity(tok) or f"object:{id(tok)}") if tok is not None else ""
     key = (corpus.content_hash, unit, name, str(cache_dir))
     found = _UNIT_MAPS.pop(key, None)
+    if found is None and cache_dir is None:  # a caller without a cache (a TREC
+        # export after an evaluation): any cache's map of this corpus will do
+        other = next((k for k in _UNIT_MAPS if k[:3] == key[:3]), None)
+        found = _UNIT_MAPS.pop(other) if other is not None else None
     if found is None:
         texts = [d.text for d in corpus]
         bounds = None
