@@ -307,3 +307,21 @@ def test_a_full_disk_is_warned_about_once_per_cache_directory(
         tokens.put(entry_key("v1", "z"), b"value")
     assert verified.storing_stopped(root)
     assert not verified.storing_stopped(tmp_path / "other")
+
+
+def test_cache_info_lists_and_cache_clear_removes_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_chunkeval.cli.main import main
+
+    cache = tmp_path / "cache"
+    run(cache, "recursive:20:0")
+    assert main(["cache", "info", "--cache-dir", str(cache)]) == 0
+    out = capsys.readouterr().out
+    assert f"token bounds: {len(DOCS)} documents" in out
+    assert f"chunkings: {len(DOCS)} documents" in out
+    assert main(["cache", "clear", "--cache-dir", str(cache)]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(DOCS)} token bounds and {len(DOCS)} chunkings" in out
+    assert not list(cache.glob("tokens/*/*"))
+    assert not list(cache.glob("chunkings/*/*"))
