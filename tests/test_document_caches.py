@@ -19,11 +19,11 @@ from pytest_chunkeval.chunkers import FunctionChunker, RecursiveTokenChunker, as
 from pytest_chunkeval.chunkers.fixed import FixedTokenChunker
 from pytest_chunkeval.chunkers.sentence import SentenceChunker
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.embedders._packs import forget_loaded
 from pytest_chunkeval.embedders.cache import EmbeddingCache
+from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.engine.chunking import Chunking
 from pytest_chunkeval.engine.evaluate import evaluate
-from pytest_chunkeval.embedders._packs import forget_loaded
 from pytest_chunkeval.engine.token_cache import decode_bounds, encode_bounds
 from pytest_chunkeval.stores.exact import ExactIndex
 from pytest_chunkeval.tokenizers.base import (
