@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -37,17 +37,34 @@ _UNIT_MAPS: dict[tuple[str, str, str, str], UnitMap] = {}
 _UNIT_MAPS_KEPT = 8
 
 
+class CacheLocation(Protocol):
+    """Where the evaluation cache is (an ``EmbeddingCache`` is one)."""
+
+    directory: Path
+    read_only: bool
+
+
+def cache_location(
+    cache: str | Path | CacheLocation | None, read_only: bool = False
+) -> tuple[Path | None, bool]:
+    """``(directory, read_only)`` of a cache given as a directory or an object."""
+    if cache is None or isinstance(cache, (str, Path)):
+        return (None if cache is None else Path(cache)), read_only
+    return cache.directory, cache.read_only or read_only
+
+
 def unit_map(
     corpus: Corpus,
     unit: str,
     tokenizer: Tokenizer | None,
-    cache_dir: str | Path | None = None,
+    cache: str | Path | CacheLocation | None = None,
     *,
     read_only: bool = False,
 ) -> UnitMap:
     """The corpus' unit axis, kept per process for the few most recently used
-    corpora; with ``cache_dir``, each document is tokenized once per (tokenizer,
+    corpora; with ``cache``, each document is tokenized once per (tokenizer,
     document text) ever (``engine/token_cache.py``)."""
+    cache_dir, read_only = cache_location(cache, read_only)
     tok = get_tokenizer(tokenizer) if unit == "token" else None
     name = (tokenizer_identity(tok) or f"object:{id(tok)}") if tok is not None else ""
     key = (corpus.content_hash, unit, name, str(cache_dir))
@@ -71,18 +88,19 @@ def unit_map(
 class Chunking:
     """All chunks of a corpus under one chunker, as spans in corpus order.
 
-    With ``cache_dir``, each document's chunks are read from the chunking cache
-    when its chunker has a cache identity (``engine/chunking_cache.py``), and
-    computed and stored otherwise."""
+    With ``cache`` (a directory, or an ``EmbeddingCache``), each document's
+    chunks are read from the chunking cache when its chunker has a cache
+    identity (``engine/chunking_cache.py``), and computed and stored otherwise."""
 
     def __init__(
         self,
         chunker: Chunker,
         corpus: Corpus,
-        cache_dir: str | Path | None = None,
+        cache: str | Path | CacheLocation | None = None,
         *,
         read_only: bool = False,
     ) -> None:
+        cache_dir, read_only = cache_location(cache, read_only)
         bounds, share = chunk_documents(chunker, corpus, cache_dir, read_only=read_only)
         docs = [np.full(b.shape[0], i, dtype=np.int64) for i, b in enumerate(bounds)]
         self.doc = np.concatenate(docs) if docs else np.zeros(0, np.int64)

@@ -154,32 +154,19 @@ def evaluate(
 
     with _timed(timings, "chunk"):
         if chunking is None:
-            chunking = Chunking(
-                chunker_obj,
-                corpus,
-                emb_cache.directory,
-                read_only=emb_cache.read_only,
-            )
+            chunking = Chunking(chunker_obj, corpus, emb_cache)
         elif chunking.corpus.content_hash != corpus.content_hash:
             raise EvaluationError("the chunking given is of another corpus")
         if len(chunking) == 0:
             raise EvaluationError(f"chunker {chunker_obj.name!r} produced no chunks")
     inputs = RetrievalInputs(chunking.texts(), [q.text for q in queries])
     if embedder_obj is not None:
-        with _timed(timings, "embed", f"questions of {chunker_obj.name}"):
-            inputs.query_vectors = emb_cache.embed(
-                embedder_obj, inputs.query_texts, progress=progress
-            )
-        inputs.chunk_vector_loader = _chunk_vectors(
-            emb_cache, embedder_obj, inputs.chunk_texts, progress, timings
-        )
+        _embed(inputs, emb_cache, embedder_obj, progress, timings, chunker_obj.name)
         inputs.collection_key = hashlib.sha256(
             f"{chunking.digest()}\0{embedder_obj.identity}".encode()
         ).hexdigest()
     with _timed(timings, "score"):
-        units = unit_map(
-            corpus, unit, tok, emb_cache.directory, read_only=emb_cache.read_only
-        )
+        units = unit_map(corpus, unit, tok, emb_cache)
         excerpts = _excerpt_spans(queries, units)
         chunk_index = chunking.index(units)
         excerpt_copies = copies_for(
@@ -293,21 +280,27 @@ def evaluate(
     return result
 
 
-def _chunk_vectors(
+def _embed(
+    inputs: RetrievalInputs,
     cache: EmbeddingCache,
     embedder: Embedder,
-    texts: list[str],
     progress: bool | None,
     timings: dict[str, float],
-) -> Callable[[], Any]:
-    """The chunks' vectors, embedded (through the cache) when a search needs them:
-    the query vectors key the search cache, so a warm run never reads these."""
+    name: str,
+) -> None:
+    """The questions' vectors now: they key the search cache. The chunks' when a
+    search needs them (through the cache), so a warm run never reads those.
+    ``name``: the chunker's, for the progress lines."""
+    with _timed(timings, "embed", f"questions of {name}"):
+        inputs.query_vectors = cache.embed(
+            embedder, inputs.query_texts, progress=progress
+        )
 
     def load() -> Any:
-        with _timed(timings, "embed", "chunks"):
-            return cache.embed(embedder, texts, progress=progress)
+        with _timed(timings, "embed", f"chunks of {name}"):
+            return cache.embed(embedder, inputs.chunk_texts, progress=progress)
 
-    return load
+    inputs.chunk_vector_loader = load
 
 
 def _columns(spans: QuerySpans) -> tuple[Any, Any, Any, Any]:

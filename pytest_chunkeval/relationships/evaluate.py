@@ -148,9 +148,7 @@ def evaluate_relationships(
     gold_stats = ExtractionStats()
 
     with timed(timings, "chunk"):
-        chunking = Chunking(
-            chunker_obj, corpus, emb_cache.directory, read_only=emb_cache.read_only
-        )
+        chunking = Chunking(chunker_obj, corpus, emb_cache)
         if len(chunking) == 0:
             raise EvaluationError(f"chunker {chunker_obj.name!r} produced no chunks")
     chunk_spans = chunking.spans()
@@ -210,9 +208,7 @@ def evaluate_relationships(
         hits = [[int(i) for i in row if i >= 0] for row in ranked.ids.tolist()]
 
     with timed(timings, "score"):
-        units = unit_map(
-            corpus, unit, tok, emb_cache.directory, read_only=emb_cache.read_only
-        )
+        units = unit_map(corpus, unit, tok, emb_cache)
         retrieved = [[relationships[i] for i in row] for row in hits]
         excerpt_copies = copies_for(
             copies, corpus, queries, emb_cache.directory, read_only=emb_cache.read_only
