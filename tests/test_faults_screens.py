@@ -110,8 +110,10 @@ def test_under_pytest_q_progress_starts_on_a_line_of_its_own(
     result.assert_outcomes(passed=2)
     lines = result.stdout.lines
     first = next(i for i, line in enumerate(lines) if "embedding (" in line)
+    # the questions are embedded first (their vectors key the search cache), the
+    # chunks only when a search is not cached
     assert lines[first].startswith(
-        "embedding (hashing:256) chunks and questions of recursive:30:0: "
+        "embedding (hashing:256) questions of recursive:30:0: "
     ), lines[first]
     assert lines[first - 1] == "."  # the first test's dot, on its own line
 
