@@ -42,7 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from pytest_chunkeval.errors import ChunkevalWarning
+from pytest_chunkeval.errors import ChunkevalWarning, DataError
 from pytest_chunkeval.util.files import atomic_writer
 from pytest_chunkeval.util.unwritable import refused_write, uncached_message
 
@@ -58,9 +58,10 @@ class CacheWarning(ChunkevalWarning):
     """A cache file could not be used (corrupt, truncated, foreign); it is ignored."""
 
 
-class EntryRefused(ValueError):
+class EntryRefused(DataError):
     """Raised by a decoder: the payload passed its checksum but is not a valid value
-    (a count that does not add up, a shape other than the one expected)."""
+    (a count that does not add up, a shape other than the one expected). Caught
+    by :meth:`VerifiedStore.get`, which sets the entry aside."""
 
 
 _STOPPED: set[str] = set()
