@@ -145,7 +145,7 @@ def test_duplicate_query_ids_cannot_be_paired() -> None:
         Baseline.from_result(make_result([1.0, 0.0], ids=["q", "q"]), NODE)
 
 
-def test_bundled_benchmark_baseline_is_under_100_kb(tmp_path: Path) -> None:
+def test_bundled_benchmark_baseline_is_under_150_kb(tmp_path: Path) -> None:
     from pytest_chunkeval.data.benchmarks import load_benchmark
     from pytest_chunkeval.embedders.hashing import HashingEmbedder
     from pytest_chunkeval.engine.evaluate import evaluate
@@ -162,8 +162,11 @@ def test_bundled_benchmark_baseline_is_under_100_kb(tmp_path: Path) -> None:
     )
     text = Baseline.from_result(result, NODE).to_text()
     assert len(result.queries) == 472
-    assert len(text.encode("utf-8")) < 100_000
-    assert len(text.splitlines()) < 472 + 60  # one line per query plus the header
+    # values of the nine metrics (about 80 KB) and per question its content hash
+    # and decisive margin (about 35 KB)
+    assert len(text.encode("utf-8")) < 150_000
+    # one line of values and one of what else the gate needs, per query
+    assert len(text.splitlines()) < 2 * 472 + 60
 
 
 # ------------------------------------------------------------------ errors
@@ -180,8 +183,8 @@ def _write(tmp_path: Path, text: str) -> Path:
     [
         ('{"chunkeval_baseline": 1,\n "test": ', "invalid JSON at line 2"),
         (
-            '{"chunkeval_baseline": 3}',
-            "schema version 3, this pytest-chunkeval reads versions 1, 2",
+            '{"chunkeval_baseline": 4}',
+            "schema version 4, this pytest-chunkeval reads versions 1, 2, 3",
         ),
         ('{"recall": 0.5}', "no 'chunkeval_baseline' version key"),
         ("[1, 2]", "expected a JSON object"),

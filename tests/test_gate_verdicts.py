@@ -55,7 +55,9 @@ def test_a_drop_noise_explains_is_noisy_and_names_the_questions(
     before = [1.0] * 19
     after = [1.0] * 17 + [0.0, 0.0]
     monkeypatch.setattr(
-        gate, "explain_noise", lambda *a: {"q017": "approximation", "q018": "margin"}
+        gate,
+        "explain_noise",
+        lambda *a, **kw: {"q017": "approximation", "q018": "margin"},
     )
     report = compare(_baseline(before), make_result(after))
     recall = _recall(report)
@@ -74,7 +76,7 @@ def test_real_changes_beyond_the_tolerance_regress_whatever_noise_adds(
 ) -> None:
     before = [1.0] * 19
     after = [1.0] * 16 + [0.0, 0.0, 0.0]
-    monkeypatch.setattr(gate, "explain_noise", lambda *a: {"q018": "unstable"})
+    monkeypatch.setattr(gate, "explain_noise", lambda *a, **kw: {"q018": "unstable"})
     report = compare(_baseline(before), make_result(after))
     recall = _recall(report)
     assert recall.status == "regressed"
@@ -147,7 +149,7 @@ def test_every_status_has_one_verdict() -> None:
 
 
 def test_the_report_data_round_trips_as_json(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gate, "explain_noise", lambda *a: {"q018": "margin"})
+    monkeypatch.setattr(gate, "explain_noise", lambda *a, **kw: {"q018": "margin"})
     report = compare(_baseline([1.0] * 19), make_result([1.0] * 18 + [0.0]))
     gated = gated_metrics(report)
     recall = next(g for g in gated if g.metric == "recall")

@@ -59,6 +59,7 @@ def test_importing_the_plugin_loads_only_light_modules() -> None:
         "pytest_chunkeval",
         "pytest_chunkeval.config",
         "pytest_chunkeval.config.defaults",
+        "pytest_chunkeval.config.gate_options",
         "pytest_chunkeval.config.option",
         "pytest_chunkeval.config.options",
         "pytest_chunkeval.config.quality_options",

@@ -75,6 +75,14 @@ def _section(result: pytest.RunResult) -> str:
 REPORTS = ("--chunkeval-md=report.md", "--chunkeval-json=report.json")
 
 
+def allow_one_left_out(root: Path) -> None:
+    """One question of six left out is 17%, beyond the default 10% (which fails
+    the check: tests/test_plugin_fail_closed.py): the cases below that leave
+    one out allow 20%."""
+    ini = root / "pytest.ini"
+    ini.write_text(ini.read_text() + "chunkeval_max_left_out = 20%\n")
+
+
 def _against(result: pytest.RunResult) -> list[str]:
     """The terminal summary's "against the baseline" block."""
     return _section(result).split("against the baseline (", 1)[1].splitlines()[1:]
@@ -180,6 +188,7 @@ def test_a_deleted_excerpt_leaves_its_question_out(
     kept = [p for p in paragraphs if "auditor" not in p]
     assert len(kept) == len(paragraphs) - 1
     finance.write_text("\n\n".join(kept))
+    allow_one_left_out(repo)
     pytester.makepyfile(
         test_plain="""
         def test_plain(chunkeval):
@@ -364,9 +373,9 @@ def test_a_schema_1_baseline_compares_and_is_migrated(
         in _section(result)
     )
     updated = run(pytester, "--chunkeval-update")
-    assert "migrated from schema 1 to 2" in _section(updated)
+    assert "migrated from schema 1 to 3" in _section(updated)
     migrated = json.loads(path.read_text())
-    assert migrated["chunkeval_baseline"] == 2
+    assert migrated["chunkeval_baseline"] == 3
     assert migrated["documents"]["pets.md"]["chars"] == len(
         (repo / "docs" / "pets.md").read_text()
     )
@@ -395,6 +404,7 @@ def test_a_retriever_scored_on_an_edited_corpus_leaves_out_the_same(
     finance = repo / "docs" / "finance.md"
     paragraphs = finance.read_text().split("\n\n")
     finance.write_text("\n\n".join(p for p in paragraphs if "auditor" not in p))
+    allow_one_left_out(repo)
     result = run(pytester, "test_score.py")
     result.assert_outcomes(passed=1)
     summary = _section(result)

@@ -56,6 +56,7 @@ def test_option_table_is_complete_and_prefixed() -> None:
         "tolerance",
         "gate_mode",
         "gate_confidence",
+        "max_left_out",
         "fail_unused",
         "history",
         "json",

@@ -30,6 +30,7 @@ from pytest_chunkeval.config.defaults import DEFAULT_K as DEFAULT_K
 from pytest_chunkeval.config.defaults import DEFAULT_STORE as DEFAULT_STORE
 from pytest_chunkeval.config.defaults import DEFAULT_UNIT as DEFAULT_UNIT
 from pytest_chunkeval.config.defaults import K as K
+from pytest_chunkeval.config.gate_options import GATE_OPTIONS
 from pytest_chunkeval.config.option import IniType as IniType
 from pytest_chunkeval.config.option import Option as Option
 from pytest_chunkeval.config.option import Where as Where
@@ -41,13 +42,10 @@ from pytest_chunkeval.config.values import (
     parse_bool,
     parse_budget,
     parse_chunker_list,
-    parse_confidence,
-    parse_gate_mode,
     parse_k,
     parse_locate,
     parse_name,
     parse_path,
-    parse_tolerance,
     parse_unit,
 )
 from pytest_chunkeval.errors import ConfigError
@@ -193,54 +191,7 @@ OPTIONS: tuple[Option, ...] = (
         metavar="FILE",
         default_text="__chunkeval__/judgments.json",
     ),
-    # -- baselines and the gate (docs/baselines.md)
-    Option(
-        "update",
-        "Write new and changed baselines, and delete baselines no test used.",
-        ini_type=None,
-        switch=True,
-    ),
-    Option(
-        "baseline_dir",
-        "Directory for baseline files, {relative} (one subdirectory per test file).",
-        parse_path,
-        metavar="DIR",
-        default_text="__chunkeval__ next to each test file",
-    ),
-    Option(
-        "tolerance",
-        "Drop each metric may show against its baseline, absolute or relative: "
-        "'recall:-1%, iou:-0.002, f1:off' ('pp': percentage points, '*': every "
-        "metric). Replaces the default: only the metrics named are gated.",
-        parse_tolerance,
-        metavar="TOLERANCES",
-        default_text="recall, precision, iou (and context_relevance when judged) "
-        "gated at -1pp",
-    ),
-    Option(
-        "gate_mode",
-        "How a run is compared with its baseline: 'changes' (every per-question "
-        "change is real unless measured noise explains it), 'paired' (bootstrap "
-        "confidence interval of the per-query deltas) or 'mean' (means only).",
-        parse_gate_mode,
-        metavar="MODE",
-        default_text="changes",
-    ),
-    Option(
-        "gate_confidence",
-        "Confidence of the bootstrap intervals (the paired mode's verdicts, the "
-        "sampling view otherwise), e.g. 95% or 0.99.",
-        parse_confidence,
-        metavar="LEVEL",
-        default_text="95%",
-    ),
-    Option(
-        "fail_unused",
-        "Fail the run when baseline files exist that no test used (they are "
-        "listed either way).",
-        ini_type="bool",
-        switch=True,
-    ),
+    *GATE_OPTIONS,
     # -- history and reports
     Option(
         "history",
@@ -309,6 +260,7 @@ class Settings:
     tolerance: str | None = None
     gate_mode: str | None = None
     gate_confidence: float | None = None
+    max_left_out: float | None = None
     fail_unused: bool = False
     # Output files, as absolute paths (resolved against rootdir).
     history: str | None = None

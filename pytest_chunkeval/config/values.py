@@ -130,6 +130,13 @@ def parse_gate_mode(value: str) -> str:
     return parse(value)
 
 
+def parse_max_left_out(value: str) -> float:
+    """``10%`` or ``0.1``: see :func:`pytest_chunkeval.gate.tolerances.parse_share`."""
+    from pytest_chunkeval.gate.tolerances import parse_share
+
+    return parse_share(value)
+
+
 def parse_confidence(value: str) -> float:
     """``95%``, ``95`` or ``0.95`` -> 0.95."""
     from pytest_chunkeval.gate.tolerances import parse_confidence as parse

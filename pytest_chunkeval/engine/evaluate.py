@@ -44,15 +44,14 @@ from pytest_chunkeval.engine.chunking import (
     unit_map,
 )
 from pytest_chunkeval.engine.copies import copies_for, scoring_config
+from pytest_chunkeval.engine.evidence import approximate, noise_evidence, search
 from pytest_chunkeval.engine.records import build_result, judging_for
 from pytest_chunkeval.engine.results import EvalResult
-from pytest_chunkeval.engine.retrieve import RetrievalInputs, retrieve
+from pytest_chunkeval.engine.retrieve import RetrievalInputs
 from pytest_chunkeval.engine.retrieve import timed as _timed
 from pytest_chunkeval.engine.search_cache import SearchCache
 from pytest_chunkeval.errors import DataError
 from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
-from pytest_chunkeval.stores._base import FusionStore, Store, TextStore
-from pytest_chunkeval.stores.exact import ExactStore
 from pytest_chunkeval.stores.rerank import Reranker, get_reranker
 from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
 
@@ -188,7 +187,9 @@ def evaluate(
             fetch = np.maximum(depth, budget_ranks(chunk_units, budget))
     k_max = int(fetch.max()) if len(queries) else 0
     search_cache = SearchCache(emb_cache.directory, read_only=emb_cache.read_only)
-    found = retrieve(store_obj, inputs, k_max, search_cache, timings, reranker=reranker)
+    found, reference = search(
+        store_obj, inputs, k_max, search_cache, timings, reranker=reranker
+    )
     with _timed(timings, "score"):
         listed = _spans_of(found.ids, fetch, chunking)
         scores = score_queries(
@@ -212,13 +213,12 @@ def evaluate(
             excerpt_copies,
         )
     exact_scores = None
-    if reranker is None and _approximate(store_obj):
-        exact = retrieve(ExactStore(), inputs, k_max, search_cache, timings)
+    if reference is not None and approximate(store_obj):
         with _timed(timings, "score"):
             exact_scores = score_queries(
                 units,
                 excerpts,
-                _spans_of(exact.ids, fetch, chunking),
+                _spans_of(reference.ids[:, :k_max], fetch, chunking),
                 len(queries),
                 chunk_index,
                 depth=depth,
@@ -255,6 +255,17 @@ def evaluate(
     chunk_stats["sent_units"] = (
         float(scores.retrieved_units.mean()) if len(queries) else 0.0
     )
+    taken = np.bincount(listed.query[scores.kept], minlength=len(queries))
+    evidence = noise_evidence(
+        store_obj,
+        inputs,
+        found,
+        reference,
+        fetch=fetch,
+        depth=depth,
+        taken=taken if budget is not None else None,
+        approximate=approximate(store_obj),
+    )
     result = build_result(
         label or chunker_obj.name,
         config,
@@ -270,6 +281,7 @@ def evaluate(
         stages,
         exact=exact_scores,
         judging=judging_for(judge, emb_cache.directory, emb_cache.read_only),
+        evidence=evidence,
     )
     if budget is not None:
         result.budget = {
@@ -305,13 +317,6 @@ def _embed(
 
 def _columns(spans: QuerySpans) -> tuple[Any, Any, Any, Any]:
     return spans.query, spans.doc, spans.start, spans.end
-
-
-def _approximate(store: object) -> bool:
-    """A vector store other than exact search (HNSW...): its loss is measurable."""
-    return isinstance(store, Store) and not isinstance(
-        store, (ExactStore, TextStore, FusionStore)
-    )
 
 
 def _check_ground_truth(queries: QuerySet, judge: Any, k: Any) -> None:

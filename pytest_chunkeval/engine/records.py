@@ -75,6 +75,7 @@ def build_result(
     stages: dict[str, StageResult] | None = None,
     judging: Any = None,
     exact: QueryScores | None = None,
+    evidence: list[dict[str, Any]] | None = None,
 ) -> EvalResult:
     ids = units.doc_ids
     scores = without_ground_truth(scores, [bool(q.excerpts) for q in queries])
@@ -139,6 +140,7 @@ def build_result(
                     for part, v in losses.items()
                     if not np.isnan(v[i])
                 },
+                evidence=evidence[i] if evidence is not None else {},
                 chosen=_differing(chosen[row : row + n_ex], q.excerpts),
             )
         )

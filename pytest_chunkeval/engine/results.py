@@ -116,6 +116,9 @@ class QueryRecord:
     ceiling: float | None = None  # None without a chunking
     loss: Mapping[str, float] = field(default_factory=dict)
     """Where this query's recall was lost (``chunking``, ``search``...)."""
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    """What tells noise from a real change of this query (engine/evidence.py):
+    ``margin``, ``order``, ``exact``; empty when none was measured."""
     chosen: tuple[SpanTuple, ...] = ()
     """Per stored excerpt, the span scored when it differs from the stored one
     (the copy of its text the retriever reached, docs/concepts.md); empty when
@@ -144,6 +147,7 @@ class QueryRecord:
             "excerpt_coverage": list(self.excerpt_coverage),
             **({"chosen": [list(s) for s in self.chosen]} if self.chosen else {}),
             **({"loss": dict(self.loss)} if self.loss else {}),
+            **({"evidence": dict(self.evidence)} if self.evidence else {}),
             **({"scores": dict(self.scores)} if self.scores else {}),
             **({"details": dict(self.details)} if self.details else {}),
         }
@@ -171,6 +175,7 @@ class QueryRecord:
             **{m: data.get(m) for m in RANK_METRICS},
             loss=dict(data.get("loss", {})),
             chosen=tuple((s[0], int(s[1]), int(s[2])) for s in data.get("chosen", [])),
+            evidence=dict(data.get("evidence", {})),
         )
 
 
@@ -259,6 +264,10 @@ class EvalResult:
     unplaced: tuple[UnplacedQuery, ...] = ()
     """Queries left out because their excerpts can no longer be placed in the
     (edited) corpus: only a baseline comparison evaluates without them."""
+    probe: Any = field(default=None, repr=False, compare=False)
+    """What asks a user's retriever its changed questions again (engine/reask.py:
+    ``unstable(ids)``); None when the result was not produced by one, or was read
+    back from JSON."""
 
     @property
     def scored_of(self) -> str:

@@ -21,6 +21,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from pytest_chunkeval.engine.search_cache import SearchCache
 from pytest_chunkeval.stores._base import (
@@ -169,18 +170,20 @@ def _rerank(
     reranker: Reranker,
     candidates: IdArray,
     inputs: RetrievalInputs,
-    k: int,
     cache: SearchCache,
     timings: dict[str, float],
-) -> IdArray:
-    h = hashlib.sha256(f"rerank\0{reranker.identity}\0{k}\0{candidates.shape}".encode())
+) -> tuple[IdArray, npt.NDArray[np.float64]]:
+    """Every candidate row per query reordered by the reranker's scores, best
+    first, and those scores (NaN past the end); cached, scores included."""
+    h = hashlib.sha256(f"rerank\0{reranker.identity}\0{candidates.shape}".encode())
     for digest in inputs.digests:
         h.update(digest.encode())
     h.update(np.ascontiguousarray(candidates, dtype=np.int64).tobytes())
     key = h.hexdigest()
-    n = len(inputs.query_texts)
-    if (cached := cache.get(key, n, k)) is not None:
-        return cached
+    n, width = candidates.shape
+    cached = cache.get_scored(key, n, width)
+    if cached is not None and cached[1] is not None:
+        return cached[0], cached[1]
     with timed(timings, "rerank"):
         # Row-major order, the same as the boolean-mask assignment below.
         qs, cols = np.nonzero(candidates >= 0)
@@ -196,9 +199,16 @@ def _rerank(
             )
         scores = np.zeros(candidates.shape, dtype=np.float32)
         scores[candidates >= 0] = flat
-        ids = rerank_rows(candidates, scores, k)
-    cache.put(key, ids)
-    return ids
+        ids = rerank_rows(candidates, scores, width)
+        order = np.argsort(
+            np.where(candidates >= 0, -scores.astype(np.float64), np.inf),
+            axis=1,
+            kind="stable",
+        )
+        ranked = np.take_along_axis(scores, order, axis=1).astype(np.float64)
+        ranked[ids < 0] = np.nan
+    cache.put(key, ids, ranked)
+    return ids, ranked
 
 
 def retrieve(
@@ -219,5 +229,17 @@ def retrieve(
         return _store_search(store, inputs, k, cache, timings)
     depth = max(int(reranker.candidates), k)
     first = _store_search(store, inputs, depth, cache, timings)
-    final = _rerank(reranker, first.ids, inputs, k, cache, timings)
-    return Retrieval(final, {**first.stages, "candidates": first.ids})
+    rows, scores = _rerank(reranker, first.ids, inputs, cache, timings)
+    final = _pad(rows[:, :k], k)
+    return Retrieval(
+        final, {**first.stages, "candidates": first.ids}, ranked=(rows, scores)
+    )
+
+
+def _pad(rows: IdArray, k: int) -> IdArray:
+    """``rows`` with ``-1`` columns up to ``k``."""
+    if rows.shape[1] >= k:
+        return rows
+    out = np.full((rows.shape[0], k), -1, dtype=np.int64)
+    out[:, : rows.shape[1]] = rows
+    return out

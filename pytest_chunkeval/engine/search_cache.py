@@ -5,7 +5,9 @@ the collection key already hashes the chunking and the embedder, and the query v
 are hashed here. A text search (BM25) is keyed on the store's identity and the chunk
 and query texts (``text_key``); see ``retrieve.py`` for fusion and reranking.
 Results live beside the embedding cache as small ``.ids`` files written atomically:
-a header (magic, shape, SHA-256 of the key and the ids) and the int64 ids. An entry
+a header (magic, shape, SHA-256 of the key and the body) and the int64 ids, then,
+when the stage has them, each row's float32 score (a reranker's: what its
+decisive margins are measured on, see ``engine/margins.py``). An entry
 that is unreadable, truncated, of another shape or whose checksum fails (a same-size
 bit flip, a file copied under another key) is reported with ``CacheWarning``, set
 aside as ``*.corrupt`` and searched again.
@@ -28,10 +30,12 @@ from pytest_chunkeval.util.files import atomic_writer
 from pytest_chunkeval.util.unwritable import refused_write, uncached_message
 
 IdArray = npt.NDArray[np.int64]
+ScoreArray = npt.NDArray[np.float64]
 
 SUFFIX = ".ids"
 _CORRUPT_SUFFIX = ".corrupt"
 _MAGIC = b"CEVSRCH1"
+_MAGIC_SCORED = b"CEVSRCH2"  # ids, then a float32 score per id
 _HEADER = struct.Struct("<8sII32s")  # magic, queries, k, SHA-256 of key + ids
 
 
@@ -62,6 +66,15 @@ class SearchCache:
         return self.directory / key[:2] / f"{key}{SUFFIX}"
 
     def get(self, key: str, n_queries: int, k: int) -> IdArray | None:
+        """The ``(n_queries, k)`` ids stored under ``key`` (None: not stored)."""
+        found = self.get_scored(key, n_queries, k)
+        return None if found is None else found[0]
+
+    def get_scored(
+        self, key: str, n_queries: int, k: int
+    ) -> tuple[IdArray, ScoreArray | None] | None:
+        """The ids stored under ``key`` and their scores (None when the entry
+        holds none); None when nothing valid is stored."""
         path = self._path(key)
         try:
             data = path.read_bytes()
@@ -81,8 +94,14 @@ class SearchCache:
             with contextlib.suppress(OSError):  # read-only, or moved by another
                 os.replace(path, path.with_name(path.name + _CORRUPT_SUFFIX))
             return None
-        ids = np.frombuffer(data, dtype="<i8", offset=_HEADER.size)
-        return ids.reshape(n_queries, k).astype(np.int64)
+        size = n_queries * k
+        ids = np.frombuffer(data, dtype="<i8", count=size, offset=_HEADER.size)
+        scores = None
+        if data.startswith(_MAGIC_SCORED):
+            offset = _HEADER.size + 8 * size
+            raw = np.frombuffer(data, dtype="<f4", count=size, offset=offset)
+            scores = raw.reshape(n_queries, k).astype(np.float64)
+        return ids.reshape(n_queries, k).astype(np.int64), scores
 
     def entries(self) -> list[Path]:
         """Every stored result file."""
@@ -95,13 +114,18 @@ class SearchCache:
             path.unlink(missing_ok=True)
         return len(files)
 
-    def put(self, key: str, ids: IdArray) -> None:
+    def put(self, key: str, ids: IdArray, scores: ScoreArray | None = None) -> None:
+        """Store ``ids`` (and, when given, one score per id) under ``key``."""
         if self.read_only:
             return
         payload = np.ascontiguousarray(ids, dtype="<i8")
         n_queries, k = payload.shape
         body = payload.tobytes()
-        head = _HEADER.pack(_MAGIC, n_queries, k, _digest(key, n_queries, k, body))
+        magic = _MAGIC
+        if scores is not None:
+            body += np.ascontiguousarray(scores, dtype="<f4").tobytes()
+            magic = _MAGIC_SCORED
+        head = _HEADER.pack(magic, n_queries, k, _digest(key, n_queries, k, body))
         try:
             with atomic_writer(self._path(key), "wb") as fh:
                 fh.write(head + body)
@@ -122,12 +146,14 @@ def _digest(key: str, n_queries: int, k: int, body: bytes) -> bytes:
 
 def _verify(data: bytes, key: str, n_queries: int, k: int) -> str | None:
     """Why ``data`` is not the entry of ``key`` with ``(n_queries, k)`` ids."""
-    if len(data) < _HEADER.size or data[: len(_MAGIC)] != _MAGIC:
+    magic = data[: len(_MAGIC)]
+    if len(data) < _HEADER.size or magic not in (_MAGIC, _MAGIC_SCORED):
         return "not a chunkeval search result (bad or missing header)"
     _, rows, cols, digest = _HEADER.unpack_from(data)
     if (rows, cols) != (n_queries, k):
         return f"shape ({rows}, {cols}), expected ({n_queries}, {k})"
-    if len(data) != _HEADER.size + 8 * rows * cols:
+    per_row = 12 if magic == _MAGIC_SCORED else 8
+    if len(data) != _HEADER.size + per_row * rows * cols:
         return f"truncated or padded: {len(data)} bytes"
     if _digest(key, rows, cols, data[_HEADER.size :]) != digest:
         return "checksum mismatch"

@@ -4,7 +4,7 @@ A baseline is ``<test dir>/__chunkeval__/<module>/<test>.json`` (or under a
 configured directory), written only in update mode (``--chunkeval-update``)::
 
     {
-     "chunkeval_baseline": 1,
+     "chunkeval_baseline": 3,
      "chunks": {"count": 1700, "mean_units": 180.2},  # score(): results_per_question
      "config": {
       "chunker": "recursive:200:0",
@@ -28,6 +28,10 @@ configured directory), written only in update mode (``--chunkeval-update``)::
       …
      },
      "queries_hash": "1470…",
+     "questions": {
+      "chatlogs-0a1b2c3d": {"hash": "5d41402abc4b2a76"},
+      …
+     },
      "test": "test_chunker[recursive:200:0]"
     }
 
@@ -39,8 +43,12 @@ The bundled benchmark's 472 queries make a file of about 55 KB.
 
 ``documents`` (schema 2) records each document's hash, length and sentence count
 (:mod:`~pytest_chunkeval.gate.documents`), so a later run on an edited corpus can
-say which documents changed and by how much. Schema 1 files (without it) are still
-read and compared, without that detail; ``--chunkeval-update`` rewrites them as 2.
+say which documents changed and by how much. ``questions`` (schema 3) records per
+question what the gate needs besides its values: its content hash
+(:mod:`~pytest_chunkeval.gate.questions`), so a question edited under the same id
+is left out rather than compared. Schema 1 and 2 files are still read and
+compared without that detail (the report says so); ``--chunkeval-update``
+rewrites them as 3. A file holding a non-finite number is damaged: refused.
 
 Where files live: :mod:`~pytest_chunkeval.gate.paths`; a session's store of them:
 :mod:`~pytest_chunkeval.gate.store`. Problems are :class:`BaselineError` (an
@@ -62,14 +70,16 @@ from pytest_chunkeval.errors import CheckFailed
 from pytest_chunkeval.gate.documents import document_records, valid_records
 from pytest_chunkeval.gate.paths import nodeid_name
 from pytest_chunkeval.gate.portable import portable_store
+from pytest_chunkeval.gate.questions import question_records, valid_questions
 
 if TYPE_CHECKING:
     from pytest_chunkeval.core.metrics import MetricStats
     from pytest_chunkeval.engine.results import EvalResult
 
 
-BASELINE_SCHEMA = 2
-READABLE_SCHEMAS = (1, 2)  # 1: no per-document records (migrated on update)
+BASELINE_SCHEMA = 3
+READABLE_SCHEMAS = (1, 2, 3)  # 1: no per-document records, 1-2: no per-question
+# hashes (migrated on update)
 VERSION_KEY = "chunkeval_baseline"
 # Names and paths of the data, not its content (the hashes identify that); a
 # query file's path may differ between machines and must not look like drift.
@@ -136,6 +146,9 @@ class Baseline:
     chunks: Mapping[str, float] = field(default_factory=dict)
     documents: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Per document: ``hash``, ``chars``, ``sentences`` (empty in schema 1)."""
+    questions: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per question id: ``hash`` (its content hash), and the noise evidence the
+    run measured (empty before schema 3)."""
     schema: int = BASELINE_SCHEMA
     """The version the file was written in (what was read, for a loaded one)."""
 
@@ -191,6 +204,7 @@ class Baseline:
             },
             chunks=_chunk_record(result.chunks),
             documents=document_records(result.corpus),
+            questions=question_records(result),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -212,6 +226,7 @@ class Baseline:
             "queries": {i: dict(v) for i, v in self.queries.items()},
             "chunks": dict(self.chunks),
             "documents": {d: dict(v) for d, v in self.documents.items()},
+            "questions": {i: dict(v) for i, v in self.questions.items()},
         }
 
     def to_text(self) -> str:
@@ -256,6 +271,7 @@ class Baseline:
                 for g, values in data["groups"].items()
             }
             documents = valid_records(data.get("documents"))
+            questions = valid_questions(data.get("questions"))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise _corrupt(
                 where, f"malformed metrics or query values ({exc!r})"
@@ -270,6 +286,7 @@ class Baseline:
             queries=queries,
             chunks=dict(data.get("chunks") or {}),
             documents=documents,
+            questions=questions,
             schema=int(version),
         )
 
@@ -295,14 +312,20 @@ def _corrupt(where: str, what: str) -> BaselineCorrupt:
 
 
 def _f(value: Any) -> float:
-    return math.nan if value is None else float(value)
+    return math.nan if value is None else _finite(value)
 
 
 def _opt(value: Any) -> float | None:
-    if value is None:
-        return None
+    return None if value is None else _finite(value)
+
+
+def _finite(value: Any) -> float:
+    """A number of the file; NaN and infinities are never written, so one read
+    means the file was damaged."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"expected a number or null, got {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"non-finite value {value!r}")
     return float(value)
 
 

@@ -9,41 +9,29 @@ failure text and for reports); :meth:`BaselineChanges.lines` is its text.
 
 from __future__ import annotations
 
-import importlib
-import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.locate import clip
-from pytest_chunkeval.gate.baseline import recorded_config
+from pytest_chunkeval.gate.configuration import ConfigChange, config_changes
 from pytest_chunkeval.gate.documents import document_records
+from pytest_chunkeval.gate.questions import result_hashes
+
+__all__ = [
+    "BaselineChanges",
+    "ConfigChange",
+    "DocumentChange",
+    "baseline_changes",
+    "config_changes",
+    "document_changes",
+    "format_unplaced",
+]
 
 if TYPE_CHECKING:
     from pytest_chunkeval.data.query_types import UnplacedQuery
     from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.gate.baseline import Baseline
-
-# A change of these makes the numbers of the two runs different quantities:
-# recall in tokens and recall in characters are not one metric.
-INCOMPARABLE_KEYS = ("unit",)
-# A result written before the scoring rules were versioned was scored under
-# rules 1 (docs/baselines.md, "Scoring rules"): compared, and named so.
-_ABSENT_MEANS = {"scoring_rules": 1}
-_SHOWN_AS = {"scoring_rules": "scoring rules"}
-
-
-@dataclass(frozen=True)
-class ConfigChange:
-    """One configuration value that differs: ``chunker: a -> b``."""
-
-    key: str
-    before: str
-    after: str
-
-    def __str__(self) -> str:
-        return f"{self.key}: {self.before} -> {self.after}"
 
 
 @dataclass(frozen=True)
@@ -84,8 +72,12 @@ class BaselineChanges:
 
     ``documents_known`` is False when the corpus changed but the baseline predates
     per-document records (schema 1): which documents changed is then unknown.
-    ``compared`` questions are in both runs (the paired comparison's), out of
-    ``total`` in this run's query set (``unplaced`` ones included).
+    ``edited``: questions whose content (text, document, excerpt texts) changed
+    under the same id, left out of the comparison; ``hashes_known`` is False when
+    the baseline predates per-question hashes (schema 1 and 2), so such edits
+    cannot be told. ``compared`` questions are in both runs and compared (the
+    paired comparison's), out of ``total`` in this run's query set (``unplaced``
+    ones included).
     """
 
     config: tuple[ConfigChange, ...] = ()
@@ -99,6 +91,10 @@ class BaselineChanges:
     compared: int = 0
     total: int = 0
     incomparable: tuple[ConfigChange, ...] = ()
+    edited: tuple[str, ...] = ()
+    hashes_known: bool = True
+    baseline_total: int = 0
+    """Questions the baseline holds."""
 
     @property
     def any(self) -> bool:
@@ -111,6 +107,7 @@ class BaselineChanges:
             or self.removed
             or self.questions_edited
             or self.incomparable
+            or not self.hashes_known
         )
 
     @property
@@ -120,6 +117,17 @@ class BaselineChanges:
 
     def of(self, status: str) -> list[DocumentChange]:
         return [d for d in self.documents if d.status == status]
+
+    @property
+    def left_out(self) -> tuple[str, ...]:
+        """The baseline's questions this comparison left out: no longer
+        placeable in the corpus, or edited under the same id."""
+        new = set(self.added)
+        return (*(u.id for u in self.unplaced if u.id not in new), *self.edited)
+
+    def left_out_share(self) -> float:
+        """:attr:`left_out` over the baseline's questions."""
+        return len(self.left_out) / max(self.baseline_total, 1)
 
     @property
     def scored(self) -> str:
@@ -144,11 +152,18 @@ class BaselineChanges:
             out.append(f"questions added: {len(self.added)} ({_few(self.added)})")
         if self.removed:
             out.append(f"questions removed: {len(self.removed)} ({_few(self.removed)})")
-        if self.questions_edited:
+        if self.edited:
+            out.append(
+                f"questions edited under the same ids, left out: {len(self.edited)} "
+                f"({_few(self.edited)})"
+            )
+        elif self.questions_edited:
             out.append("questions: same ids, questions or excerpts edited")
+        if not self.hashes_known:
+            out.append(HASHES_ABSENT)
         if self.unplaced:
             out.append(format_unplaced(self.unplaced))
-        if self.unplaced or self.added or self.removed:
+        if self.unplaced or self.added or self.removed or self.edited:
             line = f"compared on the {self.compared} questions both runs have"
             if self.scored:
                 line = f"{self.scored}; {line}"
@@ -169,8 +184,12 @@ class BaselineChanges:
             docs = self.of(status)
             if docs:
                 parts.append(f"documents {status}: {_few(str(d) for d in docs)}")
-        if self.questions_edited:
+        if self.edited:
+            parts.append(f"questions edited (same ids), left out: {_few(self.edited)}")
+        elif self.questions_edited:
             parts.append("questions edited (same ids)")
+        if not self.hashes_known:
+            parts.append("no per-question hashes (an old baseline)")
         if self.added:
             parts.append(f"questions added: {len(self.added)} ({_few(self.added)})")
         if self.removed:
@@ -180,7 +199,7 @@ class BaselineChanges:
         if self.unplaced:
             left = _few(f"{u.id} ({u.doc_id})" for u in self.unplaced)
             parts.append(f"{self.scored}; left out: {left}")
-        if self.added or self.removed:
+        if self.added or self.removed or self.edited:
             parts.append(f"compared on the {self.compared} questions both runs have")
         return "changed since the baseline: " + "; ".join(parts)
 
@@ -213,8 +232,11 @@ class BaselineChanges:
             "added": list(self.added),
             "removed": list(self.removed),
             "questions_edited": self.questions_edited,
+            "edited": list(self.edited),
+            "hashes_known": self.hashes_known,
             "compared": self.compared,
             "total": self.total,
+            "baseline_total": self.baseline_total,
         }
 
     @classmethod
@@ -249,10 +271,19 @@ class BaselineChanges:
             compared=int(data.get("compared", 0)),
             total=int(data.get("total", 0)),
             incomparable=changes("incomparable"),
+            edited=tuple(str(i) for i in data.get("edited", [])),
+            hashes_known=bool(data.get("hashes_known", True)),
+            baseline_total=int(data.get("baseline_total", 0)),
         )
 
 
 _SIZES = ("chars_before", "chars_after", "sentences_before", "sentences_after")
+HASHED_SCHEMA = 3
+"""The baseline schema that records per-question content hashes."""
+HASHES_ABSENT = (
+    "questions: the baseline predates per-question hashes (schema 1 or 2), so a "
+    "question edited under its id cannot be told; --chunkeval-update records them"
+)
 
 
 def format_unplaced(unplaced: Sequence[UnplacedQuery]) -> str:
@@ -288,53 +319,39 @@ def baseline_changes(baseline: Baseline, result: EvalResult) -> BaselineChanges:
         i for i in [*placed, *(u.id for u in result.unplaced)] if i not in before
     )
     removed = tuple(sorted(before - current))
-    shared = sum(1 for i in placed if i in before)
-    edited = (
-        baseline.queries_hash != result.queries_hash
-        and not corpus_changed  # relocated excerpts change the hash too
-        and not (added or removed or result.unplaced)
+    recorded = {i: q.get("hash") for i, q in baseline.questions.items()}
+    hashes = result_hashes(result)
+    hashes_known = baseline.schema >= HASHED_SCHEMA
+    edited = tuple(
+        i
+        for i in placed
+        if hashes and i in before and recorded.get(i) not in (None, hashes.get(i))
     )
+    shared = sum(1 for i in placed if i in before and i not in edited)
+    if any(recorded.values()) and hashes:
+        questions_edited = bool(edited)
+    else:  # an old baseline: as before hashes, by the whole set's hash
+        questions_edited = (
+            baseline.queries_hash != result.queries_hash
+            and not corpus_changed  # relocated excerpts change the hash too
+            and not (added or removed or result.unplaced)
+        )
     return BaselineChanges(
         config=config,
         corpus_changed=corpus_changed,
         documents=documents,
         documents_known=known,
-        unplaced=tuple(result.unplaced),
+        unplaced=tuple(u for u in result.unplaced),
         added=added,
         removed=removed,
-        questions_edited=edited,
+        questions_edited=questions_edited,
         compared=shared,
         total=len(current),
         incomparable=incomparable,
+        edited=edited,
+        hashes_known=hashes_known,
+        baseline_total=len(before),
     )
-
-
-def config_changes(
-    recorded: Mapping[str, Any], current: Mapping[str, Any]
-) -> tuple[tuple[ConfigChange, ...], tuple[ConfigChange, ...]]:
-    """The configuration values that differ, as (judged, incomparable)."""
-    old_config = recorded_config(recorded)
-    new_config = recorded_config(current)
-    judged: list[ConfigChange] = []
-    refused: list[ConfigChange] = []
-    keys = [*old_config, *(k for k in new_config if k not in old_config)]
-    for key in keys:
-        old = old_config.get(key, _ABSENT_MEANS.get(key))
-        new = new_config.get(key, _ABSENT_MEANS.get(key))
-        if old == new or _same_spec(key, old, new):
-            continue
-        if key == "embedder_identity" and (
-            _unresolved(old, new) or _changed(old_config, new_config, "embedder")
-        ):
-            continue  # said by the embedder's own line, or not a change at all
-        change = ConfigChange(_SHOWN_AS.get(key, key), _show(old), _show(new))
-        (refused if key in INCOMPARABLE_KEYS else judged).append(change)
-    return tuple(judged), tuple(refused)
-
-
-def _changed(old: Mapping[str, Any], new: Mapping[str, Any], key: str) -> bool:
-    a, b = old.get(key), new.get(key)
-    return a != b and not _same_spec(key, a, b)
 
 
 def document_changes(
@@ -364,51 +381,6 @@ def _int(record: Mapping[str, Any] | None, key: str) -> int | None:
     if record is None or not isinstance(record.get(key), int):
         return None
     return int(record[key])
-
-
-_SPEC_KEYS = {
-    "chunker": ("pytest_chunkeval.chunkers.specs", "CHUNKERS"),
-    "embedder": ("pytest_chunkeval.embedders.registry", "EMBEDDERS"),
-    "store": ("pytest_chunkeval.stores", "STORES"),
-    "tokenizer": ("pytest_chunkeval.tokenizers.base", "TOKENIZERS"),
-}
-
-
-def _same_spec(key: str, old: object, new: object) -> bool:
-    """Two spellings of one component (``hashing`` and ``hashing:256``): a baseline
-    recorded before specs were canonical still matches."""
-    if key not in _SPEC_KEYS or not (isinstance(old, str) and isinstance(new, str)):
-        return False
-    from pytest_chunkeval.config.specs import SpecError
-
-    module, name = _SPEC_KEYS[key]
-    registry = getattr(importlib.import_module(module), name)
-    try:
-        return bool(registry.label(old) == registry.label(new))
-    except SpecError:
-        return False
-
-
-_RESOLVED = re.compile(r":d\d+(:bf16)?$")
-
-
-def _unresolved(old: object, new: object) -> bool:
-    """Whether two identities of one model differ only because one of them could not
-    be resolved yet: a hub model that is not downloaded is known by name and revision
-    (``…@main``), a downloaded one by its weights (``…@<digest>:d384``). A fresh CI
-    runner must not fail every baseline for that."""
-    if not (isinstance(old, str) and isinstance(new, str)):
-        return False
-    if old.endswith(":bf16") != new.endswith(":bf16"):
-        return False  # another precision is another set of vectors
-    same_model = old.split("@", 1)[0] == new.split("@", 1)[0]
-    return same_model and not (_RESOLVED.search(old) and _RESOLVED.search(new))
-
-
-def _show(value: Any) -> str:
-    if value is None:
-        return "none"
-    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _few(items: Iterable[str], n: int = 5) -> str:

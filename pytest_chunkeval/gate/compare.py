@@ -29,30 +29,36 @@ set's minimum detectable effect.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_chunkeval.errors import DataError
+from pytest_chunkeval.core.metric_names import RANK, names
 from pytest_chunkeval.gate.baseline import MEAN_DECIMALS, QUERY_DECIMALS
-from pytest_chunkeval.gate.changes import BaselineChanges, baseline_changes
+from pytest_chunkeval.gate.changes import baseline_changes
 from pytest_chunkeval.gate.flips import FLIP_METRICS
+from pytest_chunkeval.gate.integrity import NOT_GATED, Standing, standing
 from pytest_chunkeval.gate.noise import explain_noise
+from pytest_chunkeval.gate.report import (
+    ChangedQuery,
+    GateError,
+    GateReport,
+    MetricCheck,
+    gated_metrics,
+)
 from pytest_chunkeval.gate.sampling import (
     bootstrap_intervals,
     detectable_points,
     detectable_questions,
     per_metric_level,
 )
-from pytest_chunkeval.gate.tolerances import HIGHER_IS_BETTER, GateSettings
+from pytest_chunkeval.gate.tolerances import HIGHER_IS_BETTER, GateSettings, Tolerance
 from pytest_chunkeval.gate.verdicts import (
     IMPROVED,
     NOISY,
     NOT_COMPARED,
     OK,
     REGRESSED,
-    GatedMetric,
-    num,
 )
 
 if TYPE_CHECKING:
@@ -61,7 +67,6 @@ if TYPE_CHECKING:
 
     from pytest_chunkeval.engine.results import EvalResult, QueryRecord
     from pytest_chunkeval.gate.baseline import Baseline
-    from pytest_chunkeval.gate.tolerances import Tolerance
 
     FloatArray = npt.NDArray[np.float64]
 
@@ -78,141 +83,7 @@ __all__ = [
 ]
 
 _EPS = 1e-12
-RECORDED_BEFORE = "recorded before it existed"
-
-
-class GateError(DataError):
-    """The two sides of a comparison cannot be paired; ``reason`` says why in a
-    few words (a report's ``not compared (reason)``)."""
-
-    def __init__(self, message: str, reason: str = "not comparable") -> None:
-        super().__init__(message)
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class ChangedQuery:
-    """One query's value of a metric before and after."""
-
-    id: str
-    question: str
-    doc_id: str
-    before: float
-    after: float
-
-
-@dataclass(frozen=True)
-class MetricCheck:
-    """The verdict on one metric. Deltas are ``after - before`` (raw direction)."""
-
-    metric: str
-    tolerance: Tolerance
-    before: float
-    after: float
-    delta: float
-    """The mean change: of the per-question changes (``changes``, ``paired``), of
-    the means (``mean``)."""
-    allowed: float
-    status: str  # regressed | noisy | improved | ok | not compared
-    n: int
-    low: float | None = None  # the bootstrap interval of the mean change
-    high: float | None = None
-    worst: tuple[ChangedQuery, ...] = ()
-    by_group: Mapping[str, float] = field(default_factory=dict)
-    changed: int = 0  # queries whose value moved
-    worse: tuple[tuple[str, str], ...] = ()
-    """Every query whose value got worse: (id, document), worst first."""
-    adjusted: float = math.nan
-    """``changes`` mode: the mean change with the changes noise explains set to 0."""
-    noisy: int = 0
-    """Changed questions whose change noise explains."""
-    mde: float = math.nan
-    """The minimum detectable effect in the metric's units (sampling view)."""
-    reason: str = ""
-    """Why the metric was not compared."""
-
-
-@dataclass(frozen=True)
-class GateReport:
-    """The verdicts of one comparison."""
-
-    checks: tuple[MetricCheck, ...]
-    settings: GateSettings
-    n: int
-    changes: BaselineChanges = field(default_factory=BaselineChanges)
-    """What differs besides the metrics (configuration, documents, questions)."""
-    noise: Mapping[str, str] = field(default_factory=dict)
-    """Changed question id -> the kind of noise that explains its change."""
-    lost: tuple[str, ...] = ()
-    """Questions retrieved in the baseline (recall > 0) and missed now, a real
-    change: named whatever the verdict."""
-    mde_questions: int | None = None
-    """The sampling view: questions that must be lost in one direction before
-    the bootstrap interval can tell (None: not even all of them)."""
-
-    @property
-    def regressed(self) -> list[MetricCheck]:
-        return [c for c in self.checks if c.status == REGRESSED]
-
-    @property
-    def improved(self) -> list[MetricCheck]:
-        return [c for c in self.checks if c.status == IMPROVED]
-
-    @property
-    def noisy(self) -> list[MetricCheck]:
-        return [c for c in self.checks if c.status == NOISY]
-
-    @property
-    def passed(self) -> bool:
-        return not self.regressed
-
-    @property
-    def not_compared(self) -> list[MetricCheck]:
-        """Gated metrics the comparison left out (``reason`` says why)."""
-        return [c for c in self.checks if c.status == NOT_COMPARED]
-
-    @property
-    def verdict(self) -> str:
-        """The comparison's verdict: the worst of its metrics' (regressed, noisy,
-        improved, ok); ``not compared`` when no metric was."""
-        for status in (REGRESSED, NOISY, IMPROVED):
-            if any(c.status == status for c in self.checks):
-                return status
-        if self.checks and len(self.not_compared) == len(self.checks):
-            return NOT_COMPARED
-        return OK
-
-    @property
-    def level(self) -> float:
-        """Confidence of each metric's interval (Bonferroni over compared metrics)."""
-        compared = len(self.checks) - len(self.not_compared)
-        return per_metric_level(self.settings.confidence, compared)
-
-
-def gated_metrics(report: GateReport) -> tuple[GatedMetric, ...]:
-    """The report's checks as :class:`GatedMetric` (NaN becomes None)."""
-    return tuple(
-        GatedMetric(
-            c.metric,
-            num(c.before),
-            num(c.after),
-            num(c.delta),
-            num(c.low),
-            num(c.high),
-            c.status,
-            report.settings.confidence,
-            adjusted=num(c.adjusted),
-            reason=c.reason,
-            tolerance=str(c.tolerance),
-            allowed=c.allowed,
-            changed=c.changed,
-            noisy=c.noisy,
-            n=c.n,
-            mde=num(c.mde),
-            mde_questions=report.mde_questions if c.reason == "" else None,
-        )
-        for c in report.checks
-    )
+RANK_METRICS = names(RANK)
 
 
 def compare(
@@ -232,17 +103,14 @@ def compare(
             + " (another unit of measurement, so other quantities)",
             "another unit",
         )
-    measured = [
-        (m, tol)
-        for m, tol in settings.gated()
-        if m in current.metrics and current.metrics[m].n > 0
+    # Paired on the questions both runs have, unless edited under the same id;
+    # the others are listed in changes.
+    edited = set(changes.edited)
+    records = [
+        q for q in current.queries if q.id in baseline.queries and q.id not in edited
     ]
-    # A baseline recorded before a metric existed holds no values for it: that
-    # metric is reported "not compared", never compared against NaN or zero.
-    gated = [(m, tol) for m, tol in measured if m in baseline.metrics]
-    absent = [(m, tol) for m, tol in measured if m not in baseline.metrics]
-    # Paired on the questions both runs have; the others are listed in changes.
-    records = [q for q in current.queries if q.id in baseline.queries]
+    if not records and changes.left_out:  # every shared question left out
+        return GateReport((), settings, 0, changes)
     if not records:
         raise GateError(
             "no question in common with the baseline ("
@@ -250,6 +118,14 @@ def compare(
             "the query set was replaced; record a new baseline",
             "no question in common",
         )
+    gated: list[tuple[str, Tolerance]] = []
+    absent: list[tuple[str, Tolerance, Standing]] = []
+    for metric, tol in settings.gated():
+        found = standing(metric, baseline, current, records)
+        if found is None:
+            gated.append((metric, tol))
+        elif found is not NOT_GATED:
+            absent.append((metric, tol, found))
     ids = [q.id for q in records]
     before, after = _values(baseline, records, [m for m, _ in gated])
     deltas = after - before
@@ -260,7 +136,8 @@ def compare(
         for row, i in enumerate(ids)
         if moved[row].any() or _flipped(baseline, records[row], flip)
     ]
-    noise = explain_noise(baseline, current, changes, changed_ids)
+    rank = any(m in RANK_METRICS for m, _ in gated)
+    noise = explain_noise(baseline, current, changes, changed_ids, order=rank)
     explained = np.array([i in noise for i in ids], dtype=bool)
     level = per_metric_level(settings.confidence, len(gated))
     low = high = np.full(len(gated), math.nan)
@@ -269,7 +146,9 @@ def compare(
             deltas, level, samples=settings.samples, seed=settings.seed
         )
     mde = detectable_questions(len(records), len(gated), settings.confidence)
-    subset = bool(changes.added or changes.removed or changes.unplaced)
+    subset = bool(
+        changes.added or changes.removed or changes.unplaced or changes.edited
+    )
     checks = [
         _check(
             metric,
@@ -290,15 +169,16 @@ def compare(
         MetricCheck(
             metric=metric,
             tolerance=tol,
-            before=math.nan,
-            after=round(current.metrics[metric].mean, MEAN_DECIMALS),
+            before=_mean_of(baseline, metric),
+            after=_mean_of(current, metric),
             delta=math.nan,
             allowed=0.0,
             status=NOT_COMPARED,
             n=0,
-            reason=RECORDED_BEFORE,
+            reason=found.reason,
+            fails_check=found.fails,
         )
-        for metric, tol in absent
+        for metric, tol, found in absent
     ]
     lost = tuple(
         r.id
@@ -459,6 +339,11 @@ def _flipped(
     if lost_only:
         return before > 0 and after == 0
     return (before > 0) != (after > 0)
+
+
+def _mean_of(side: Baseline | EvalResult, metric: str) -> float:
+    stats = side.metrics.get(metric)
+    return math.nan if stats is None else round(stats.mean, MEAN_DECIMALS)
 
 
 def _mean(column: FloatArray) -> float:

@@ -13,7 +13,7 @@ one retrieved a little less).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -160,12 +160,14 @@ def flips(
     result: EvalResult,
     *,
     noise: Mapping[str, str] | None = None,
+    left_out: Collection[str] = (),
     limit: int = MAX_LISTED,
 ) -> Flips | None:
     """The questions of ``result`` that flipped against ``baseline``, on the
     questions both hold a value for; None when neither side has a flip metric.
     ``noise``: question id -> the kind of noise that explains its change (a lost
-    question it explains is listed as ``noisy``)."""
+    question it explains is listed as ``noisy``); ``left_out``: questions the
+    comparison left out (edited under the same id), not compared here either."""
     metric = next(
         (
             m
@@ -182,6 +184,8 @@ def flips(
     noisy: list[Flip] = []
     compared: list[str] = []
     for record in result.queries:
+        if record.id in left_out:
+            continue
         before = _value(baseline.queries.get(record.id, {}).get(metric))
         after = _value(record.metric(metric))
         if before is None or after is None:

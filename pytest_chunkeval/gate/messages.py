@@ -238,6 +238,27 @@ def format_failure(report: GateReport, *, test: str, path: str, command: str) ->
     return "\n".join(lines)
 
 
+def format_incomplete(report: GateReport, *, test: str, path: str, command: str) -> str:
+    """A comparison that cannot pass: too many questions left out, or a gated
+    metric whose values this run could not use (a broken judge)."""
+    lines = [f"chunkeval baseline comparison incomplete in {test}: {report.incomplete}"]
+    lines += [f"  {line}" for line in changes_block(report)]
+    compared = [c for c in report.checks if c.status != "not compared"]
+    if compared:
+        verdicts = "; ".join(f"{c.metric} {c.status}" for c in compared)
+        lines.append(f"  on the {report.n} questions compared: {verdicts}")
+    lines += [f"  {line}" for line in lost_line(report) + noise_lines(report)]
+    lines += [
+        f"baseline: {path}",
+        "",
+        "A comparison that leaves out more than chunkeval_max_left_out of the "
+        "baseline's questions, or that cannot use the values of a gated metric, "
+        "fails: fix the query set (or the judge), then record the new baseline:",
+        f"  {command}",
+    ]
+    return "\n".join(lines)
+
+
 def format_not_compared(report: GateReport, *, test: str, command: str) -> str:
     """Gated metrics the comparison left out: said, never silently passed."""
     names = ", ".join(f"{c.metric} ({c.reason})" for c in report.not_compared)
@@ -316,14 +337,20 @@ def what_changed(
         old = Baseline.from_json(json.loads(old_text), str(path))
     except (BaselineCorrupt, json.JSONDecodeError):
         return " (the old file was unreadable)"
+    from pytest_chunkeval.gate.changes import HASHES_ABSENT
+
     notes = [
         line.splitlines()[0].rstrip(":")
         for line in baseline_changes(old, result).lines()
+        if line != HASHES_ABSENT  # said by the migration note below
     ]
     if old.schema != BASELINE_SCHEMA:
+        what = ["per-question hashes"]
+        if old.schema < 2:
+            what.insert(0, "per-document hashes and lengths")
         notes.append(
-            f"migrated from schema {old.schema} to {BASELINE_SCHEMA}: per-document "
-            "hashes and lengths recorded"
+            f"migrated from schema {old.schema} to {BASELINE_SCHEMA}: "
+            f"{' and '.join(what)} recorded"
         )
     if notes:
         return f" ({'; '.join(notes)})"

@@ -13,36 +13,27 @@ from typing import TYPE_CHECKING, Any
 from pytest_chunkeval.gate.baseline import (
     Baseline,
     BaselineCorrupt,
-    BaselineError,
     BaselineMismatch,
     BaselineMissing,
     BaselineUnwritable,
 )
-from pytest_chunkeval.gate.compare import GateError, GateReport, compare, gated_metrics
-from pytest_chunkeval.gate.flips import flips
+from pytest_chunkeval.gate.checking import BaselineRegression, judged
 from pytest_chunkeval.gate.legacy import SpecAliases
 from pytest_chunkeval.gate.lookup import BaselineLookup
-from pytest_chunkeval.gate.messages import format_failure, format_pass, what_changed
+from pytest_chunkeval.gate.messages import what_changed
 from pytest_chunkeval.gate.names import BaselineNames
 from pytest_chunkeval.gate.outcomes import FAILED, OUTCOMES, CheckOutcome
 from pytest_chunkeval.gate.owners import unused_files
 from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef, absolute
 from pytest_chunkeval.gate.tolerances import GateSettings
-from pytest_chunkeval.gate.verdicts import NOT_COMPARED, noise_notes
 from pytest_chunkeval.util.files import atomic_write_text
+
+__all__ = ["UPDATE_COMMAND", "BaselineRegression", "BaselineStore"]
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult
 
 UPDATE_COMMAND = "pytest --chunkeval-update"
-
-
-class BaselineRegression(BaselineError):
-    """The gate failed; ``report`` holds the verdicts."""
-
-    def __init__(self, message: str, path: Path, report: GateReport) -> None:
-        super().__init__(message, path)
-        self.report = report
 
 
 class BaselineStore:
@@ -246,32 +237,20 @@ class BaselineStore:
                 CheckOutcome(test.nodeid, shown, "mismatch", message, "", reason=why)
             )
             raise BaselineMismatch(message, path)
-        try:
-            report = compare(baseline, result, settings)
-        except GateError as exc:
-            message = (
-                f"baseline {shown}: {exc}\nIf the change is intended, re-record "
-                f"the baseline:\n  {self.command(test.nodeid)}"
-            )
-            self._record(
-                CheckOutcome(test.nodeid, shown, "mismatch", message, reason=exc.reason)
-            )
-            raise BaselineMismatch(message, path) from None
-        findings = self._found(report, baseline, result)
-        command = self.command(test.nodeid)
-        if not report.passed:
-            message = format_failure(
-                report, test=test.nodeid, path=shown, command=command
-            )
-            self._record(
-                CheckOutcome(test.nodeid, shown, "regressed", message, **findings)
-            )
-            raise BaselineRegression(message, path, report)
-        status = "predates" if report.verdict == NOT_COMPARED else report.verdict
-        message = format_pass(report, test=test.nodeid, command=command, note=note)
-        return self._record(
-            CheckOutcome(test.nodeid, shown, status, message, **findings)
+        outcome, failure = judged(
+            baseline,
+            result,
+            test.nodeid,
+            shown,
+            settings,
+            self.command(test.nodeid),
+            note,
         )
+        outcome = self._record(outcome)
+        if failure is not None:
+            failure.path = path
+            raise failure
+        return outcome
 
     def _plan(
         self,
@@ -383,23 +362,13 @@ class BaselineStore:
             "--chunkeval-baseline-dir to a writable folder"
         )
 
-    @staticmethod
-    def _found(
-        report: GateReport, baseline: Baseline, result: EvalResult
-    ) -> dict[str, Any]:
-        """What a comparison found, for the reports: the gated metrics, the
-        questions that flipped, what else changed and the noise."""
-        return {
-            "gated": gated_metrics(report),
-            "flips": flips(baseline, result, noise=report.noise),
-            "changes": report.changes if report.changes.any else None,
-            "noise": noise_notes(report.noise, result.queries),
-        }
-
-    def regressed(self, outcome: CheckOutcome, message: str) -> CheckOutcome:
+    def regressed(
+        self, outcome: CheckOutcome, message: str, status: str = "regressed"
+    ) -> CheckOutcome:
         """Turn a recorded outcome into a regression (a per-question item's flip,
-        which its comparison's tolerance does not judge)."""
-        failed = replace(outcome, status="regressed", message=message)
+        which its comparison's tolerance does not judge), or into ``status``
+        (``noisy``: a flip that noise explains)."""
+        failed = replace(outcome, status=status, message=message)
         index = next(i for i, o in enumerate(self.outcomes) if o is outcome)
         self.outcomes[index] = failed
         return failed

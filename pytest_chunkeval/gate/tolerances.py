@@ -247,6 +247,27 @@ def parse_confidence(text: str | float) -> float:
     return value
 
 
+def parse_share(text: str | float) -> float:
+    """A share of questions: ``10%``, ``0.1`` or ``0`` -> a fraction in [0, 1]."""
+    raw = text.strip() if isinstance(text, str) else text
+    try:
+        if isinstance(raw, str) and raw.endswith("%"):
+            value = float(raw[:-1]) / 100
+        else:
+            value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"bad share {text!r}; expected a percentage such as 10% or a fraction "
+            "such as 0.1"
+        ) from None
+    if not 0 <= value <= 1:
+        hint = f" (did you mean {raw}%?)" if isinstance(raw, str) and value > 1 else ""
+        raise argparse.ArgumentTypeError(
+            f"share {text!r} must be between 0 and 100%{hint}"
+        )
+    return value
+
+
 def parse_gate_mode(text: str) -> str:
     """``changes`` (per-question changes, noise measured), ``paired`` (bootstrap
     over per-query deltas) or ``mean`` (means only)."""
@@ -287,6 +308,7 @@ class GateSettings:
         tolerance: str | None = None,
         mode: str | None = None,
         confidence: str | float | None = None,
+        max_left_out: str | float | None = None,
     ) -> GateSettings:
         """Session settings from ini/flag strings (None: the default). A configured
         tolerance replaces the default one: only the metrics it names are gated.
@@ -295,6 +317,8 @@ class GateSettings:
         tolerances = (
             base.tolerances if tolerance is None else parse_tolerances(tolerance)
         )
+        if max_left_out is not None:
+            base = replace(base, max_left_out=parse_share(max_left_out))
         return replace(base, tolerances=tolerances).override(
             mode=mode, confidence=confidence
         )

@@ -190,7 +190,8 @@ def _evidence(result: EvalResult, record: QueryRecord) -> list[str]:
 def _check_baselines(evaluator: Evaluator, question: str) -> str | None:
     """Each result's share of the question against the item's baseline file
     (written, not compared, under ``--chunkeval-update``): nothing but a flip
-    from retrieved to missed fails; a drop that leaves the question retrieved is
+    from retrieved to missed fails, and only when no noise explains it (then the
+    item passes as ``noisy``); a drop that leaves the question retrieved is
     reported, not failed (the whole set's gate is the place for it)."""
     from pytest_chunkeval.gate.baseline import BaselineError
 
@@ -205,6 +206,15 @@ def _check_baselines(evaluator: Evaluator, question: str) -> str | None:
             failures.append(str(exc))
             continue
         flipped = outcome.flips
+        if not store.update and flipped and flipped.noisy and not flipped.lost:
+            why = flipped.noisy[0].why
+            store.regressed(
+                outcome,
+                f"{evaluator.nodeid}: question {question} flipped from retrieved to "
+                f"missed, a change noise explains ({why}) [{result.label}]",
+                status="noisy",
+            )
+            continue
         if store.update or not flipped or not flipped.lost:
             continue
         flip = flipped.lost[0]

@@ -452,7 +452,7 @@ class ChunkevalSession:
                     Path(s.baseline_dir) if s.baseline_dir else None, Path(s.rootdir)
                 ),
                 gate=GateSettings.from_options(
-                    s.tolerance, s.gate_mode, s.gate_confidence
+                    s.tolerance, s.gate_mode, s.gate_confidence, s.max_left_out
                 ),
             )
             self._baselines.note_collected(self._collected)

@@ -126,6 +126,10 @@ class Retrieval:
 
     stages: dict[str, IdArray] = field(default_factory=dict)
     """Stage name -> ``(q, depth)`` rows, in pipeline order."""
+    ranked: tuple[IdArray, npt.NDArray[np.float64]] | None = None
+    """A reranker's whole ordering of its candidates, ``(q, n)`` rows best first
+    and their scores (NaN past the end): past ``ids``, what its decisive margins
+    are measured on. None for other pipelines."""
 
 
 def as_vectors(vectors: object, *, what: str) -> FloatArray:

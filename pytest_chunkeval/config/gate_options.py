@@ -1,0 +1,76 @@
+"""The options of baselines and the gate (docs/baselines.md), a part of the one
+option table (:data:`pytest_chunkeval.config.options.OPTIONS` includes them in
+this order).
+
+This module imports neither pytest nor numpy.
+"""
+
+from __future__ import annotations
+
+from pytest_chunkeval.config.option import Option
+from pytest_chunkeval.config.values import (
+    parse_confidence,
+    parse_gate_mode,
+    parse_max_left_out,
+    parse_path,
+    parse_tolerance,
+)
+
+GATE_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "update",
+        "Write new and changed baselines, and delete baselines no test used.",
+        ini_type=None,
+        switch=True,
+    ),
+    Option(
+        "baseline_dir",
+        "Directory for baseline files, {relative} (one subdirectory per test file).",
+        parse_path,
+        metavar="DIR",
+        default_text="__chunkeval__ next to each test file",
+    ),
+    Option(
+        "tolerance",
+        "Drop each metric may show against its baseline, absolute or relative: "
+        "'recall:-1%, iou:-0.002, f1:off' ('pp': percentage points, '*': every "
+        "metric). Replaces the default: only the metrics named are gated.",
+        parse_tolerance,
+        metavar="TOLERANCES",
+        default_text="recall, precision, iou (and context_relevance when judged) "
+        "gated at -1pp",
+    ),
+    Option(
+        "gate_mode",
+        "How a run is compared with its baseline: 'changes' (every per-question "
+        "change is real unless measured noise explains it), 'paired' (bootstrap "
+        "confidence interval of the per-query deltas) or 'mean' (means only).",
+        parse_gate_mode,
+        metavar="MODE",
+        default_text="changes",
+    ),
+    Option(
+        "gate_confidence",
+        "Confidence of the bootstrap intervals (the paired mode's verdicts, the "
+        "sampling view otherwise), e.g. 95% or 0.99.",
+        parse_confidence,
+        metavar="LEVEL",
+        default_text="95%",
+    ),
+    Option(
+        "max_left_out",
+        "The share of a baseline's questions a comparison may leave out (no "
+        "longer placeable in the edited corpus, or edited under the same id) "
+        "before the check fails with the list: '10%', '0.25', '0' (none).",
+        parse_max_left_out,
+        metavar="SHARE",
+        default_text="10%",
+    ),
+    Option(
+        "fail_unused",
+        "Fail the run when baseline files exist that no test used (they are "
+        "listed either way).",
+        ini_type="bool",
+        switch=True,
+    ),
+)

@@ -1,0 +1,149 @@
+"""What an evaluation records per question for the gate to tell noise from a
+real change (docs/baselines.md, "Noise is measured, not assumed"):
+
+- ``exact``: for an approximate store, a hash of the texts exact search on the
+  same vectors retrieved (a change of the store's result while this stays the
+  same is approximation noise);
+- ``margin`` and ``order``: the decisive and the order margin of the question's
+  ranking (:mod:`~pytest_chunkeval.engine.margins`), when it has scores that
+  float drift can move.
+
+:func:`reference_depth` is how deep an exact search looks for them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pytest_chunkeval.engine.margins import (
+    EXTRA_RANKS,
+    decisive_margins,
+    row_scores,
+    text_ids,
+)
+from pytest_chunkeval.engine.retrieve import RetrievalInputs, retrieve
+from pytest_chunkeval.engine.search_cache import SearchCache
+from pytest_chunkeval.stores._base import FusionStore, Retrieval, Store, TextStore
+from pytest_chunkeval.stores.exact import ExactStore
+from pytest_chunkeval.stores.rerank import Reranker
+
+IntArray = npt.NDArray[np.int64]
+Evidence = dict[str, Any]
+
+
+def reference_depth(k_max: int) -> int:
+    """The depth of an exact search that also finds each question's first lower
+    chunk of another text: :data:`EXTRA_RANKS` past ``k_max``."""
+    return k_max + EXTRA_RANKS if k_max else 0
+
+
+def approximate(store: object) -> bool:
+    """A vector store other than exact search (HNSW...): its loss is measurable."""
+    return isinstance(store, Store) and not isinstance(
+        store, (ExactStore, TextStore, FusionStore)
+    )
+
+
+def search(
+    store: object,
+    inputs: RetrievalInputs,
+    k_max: int,
+    cache: SearchCache,
+    timings: dict[str, float],
+    reranker: Reranker | None = None,
+) -> tuple[Retrieval, Retrieval | None]:
+    """What the pipeline retrieves for each question (``k_max`` rows), and the
+    exact search on the same vectors past that depth (:func:`reference_depth`;
+    None without a vector store of its own, or with a reranker)."""
+    if reranker is not None or not isinstance(store, Store):
+        return retrieve(store, inputs, k_max, cache, timings, reranker=reranker), None  # type: ignore[arg-type]
+    found = retrieve(store, inputs, k_max, cache, timings)
+    # searched apart from the scored one, whose k_max entry other stages (a
+    # hybrid store's dense leg) share in the search cache
+    exact = ExactStore() if approximate(store) else store
+    return found, retrieve(exact, inputs, reference_depth(k_max), cache, timings)
+
+
+def noise_evidence(
+    store: object,
+    inputs: RetrievalInputs,
+    found: Retrieval,
+    reference: Retrieval | None,
+    *,
+    fetch: IntArray,
+    depth: IntArray,
+    taken: IntArray | None,
+    approximate: bool,
+) -> list[Evidence]:
+    """Per question, its evidence (see the module docstring). ``found``: what the
+    pipeline retrieved (with a reranker's or a fused store's stages);
+    ``reference``: exact search on the same vectors, past the scored depth (None
+    when the store searches no vectors alone); ``fetch``: ranks scored per
+    question, ``depth`` the ``k`` of each, ``taken`` how many a budget took (None
+    without one); ``approximate``: the store is not exact."""
+    n = len(inputs.query_texts)
+    out: list[Evidence] = [{} for _ in range(n)]
+    ranked = _ranked(store, inputs, found, reference)
+    if ranked is not None:
+        scores, rows, whole = ranked
+        texts = text_ids(inputs.chunk_texts, rows)
+        if whole:  # a fused list: any swap among the candidates counts
+            order = decisive_margins(scores, texts, np.full(n, rows.shape[1]))[1]
+            margin = order
+        else:
+            margin, order = decisive_margins(scores, texts, depth)
+            if taken is not None:
+                # under a budget, the ranks up to the one after the last taken
+                # decide which chunks fit
+                margin = decisive_margins(scores, texts, taken + 1)[1]
+                order = np.minimum(order, margin)
+        for q in range(n):
+            out[q]["margin"] = _rounded(margin[q])
+            out[q]["order"] = _rounded(order[q])
+    if approximate and reference is not None:
+        for q in range(n):
+            rows_q = reference.ids[q, : int(fetch[q])]
+            out[q]["exact"] = _texts_hash(inputs.chunk_texts, rows_q)
+    return out
+
+
+def _ranked(
+    store: object,
+    inputs: RetrievalInputs,
+    found: Retrieval,
+    reference: Retrieval | None,
+) -> tuple[npt.NDArray[np.float64], IntArray, bool] | None:
+    """The scores and rows whose gaps decide the questions' rankings, and
+    whether every one of those rows counts (a fused leg's candidates)."""
+    if found.ranked is not None:  # a reranker: its own scores
+        rows, scores = found.ranked
+        return scores, rows, False
+    vectors = inputs.query_vectors, inputs.chunk_vectors
+    if vectors[0] is None or vectors[1] is None:
+        return None
+    if isinstance(store, FusionStore) and "dense" in found.stages:
+        rows = found.stages["dense"]
+        return row_scores(vectors[0], vectors[1], rows), rows, True
+    if isinstance(store, Store) and reference is not None:
+        rows = reference.ids
+        return row_scores(vectors[0], vectors[1], rows), rows, False
+    return None
+
+
+def _rounded(value: float) -> float | None:
+    """A margin as a baseline keeps it: 3 significant digits; None for none."""
+    if not np.isfinite(value):
+        return None
+    return float(f"{max(value, 0.0):.3g}")
+
+
+def _texts_hash(texts: list[str], rows: IntArray) -> str:
+    h = hashlib.sha256()
+    for row in rows.tolist():
+        text = texts[row] if row >= 0 else ""
+        h.update(len(text).to_bytes(8, "little") + text.encode("utf-8", "replace"))
+    return h.hexdigest()[:12]

@@ -1,0 +1,109 @@
+"""Decisive margins: how far each question's retrieval is from changing under
+float drift (docs/baselines.md, "Noise is measured, not assumed").
+
+The same vectors embedded on another machine (another BLAS, another number of
+threads) differ in their last bits, and so do their scores: two chunks whose
+scores are that close can swap. A question's **decisive margin** is the score gap
+that decides what it retrieved: between the last chunk it scored (rank ``d``)
+and the first lower-ranked chunk whose text differs from every one of the first
+``d`` texts (identical copies tie exactly, whatever the machine, and score the
+same: they are no margin). Its **order margin** adds the gaps between adjacent
+ranks inside the first ``d`` (whose order the rank metrics read, and which
+decides what a token budget takes). Gaps are relative,
+``(a - b) / max(1, |a|, |b|)``, so a cosine and a reranker's logit compare with
+one bound, :data:`EPSILON`.
+
+Where the scores come from (:mod:`~pytest_chunkeval.engine.evidence`):
+
+- a vector store, exact or approximate: exact search on the same vectors, ranks
+  past the scored depth included;
+- a token budget: the order margin over the ranks up to the one after the last
+  chunk taken (a swap there changes which chunks fit);
+- ``k="min"``: the question's own depth;
+- hybrid fusion: the order margin over the dense leg's candidates (a swap among
+  them moves reciprocal-rank scores); BM25 is deterministic and adds none;
+- a reranker: the reranker's own scores over its candidates.
+
+A question without vector or reranker scores (BM25, a user's retriever) has no
+margin: nothing in it drifts with floats, or its noise is measured another way.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+EPSILON = 1e-5
+"""Relative score gap below which float drift across machines can swap two
+chunks: a bound on the drift ``benchmarks/bench_gate.py --epsilon`` measures
+(the same texts embedded in one torch thread and in two), with a wide safety
+factor (docs/baselines.md, "Float drift")."""
+EXTRA_RANKS = 8
+"""Ranks an exact search fetches past the scored depth, to find the first lower
+chunk whose text differs from the scored ones."""
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+def relative_gap(higher: float, lower: float) -> float:
+    """``(higher - lower) / max(1, |higher|, |lower|)``."""
+    return (higher - lower) / max(1.0, abs(higher), abs(lower))
+
+
+def decisive_margins(
+    scores: FloatArray, texts: IntArray, depth: IntArray
+) -> tuple[FloatArray, FloatArray]:
+    """Per question, the decisive margin and the order margin of a ranked list.
+
+    ``scores`` (q, m): each rank's score, NaN past the end; ``texts`` (q, m): a
+    text id per rank (equal ids, identical texts; -1 past the end); ``depth``
+    (q,): the ranks scored. ``inf`` where no gap decides (nothing scored, no
+    lower chunk of another text among the ranks given)."""
+    n = scores.shape[0]
+    boundary = np.full(n, math.inf)
+    order = np.full(n, math.inf)
+    rows_s, rows_t = scores.tolist(), texts.tolist()
+    for q, d in enumerate(depth.tolist()):
+        s, t = rows_s[q], rows_t[q]
+        d = min(int(d), len(s))
+        if d <= 0 or math.isnan(s[d - 1]):
+            continue
+        top = set(t[:d])
+        for j in range(d, len(s)):
+            if t[j] >= 0 and t[j] not in top and not math.isnan(s[j]):
+                boundary[q] = relative_gap(s[d - 1], s[j])
+                break
+        inside = [
+            relative_gap(s[i], s[i + 1])
+            for i in range(d - 1)
+            if t[i] != t[i + 1] and not math.isnan(s[i + 1])
+        ]
+        order[q] = min([boundary[q], *inside])
+    return boundary, order
+
+
+def row_scores(
+    query_vectors: npt.NDArray[np.float32],
+    chunk_vectors: npt.NDArray[np.float32],
+    rows: IntArray,
+) -> FloatArray:
+    """Cosine of each query with each of its ``rows`` (normalized vectors), NaN
+    where the row is -1."""
+    valid = rows >= 0
+    safe = np.where(valid, rows, 0)
+    q = np.asarray(query_vectors, dtype=np.float64)
+    c = np.asarray(chunk_vectors, dtype=np.float64)[safe]  # (q, m, d)
+    out = np.einsum("qd,qmd->qm", q, c)
+    out[~valid] = np.nan
+    return np.asarray(out, dtype=np.float64)
+
+
+def text_ids(texts: list[str], rows: IntArray) -> IntArray:
+    """A text id per row (-1 where the row is -1): equal ids, identical texts."""
+    ids: dict[str, int] = {}
+    of_chunk = np.array([ids.setdefault(t, len(ids)) for t in texts], np.int64)
+    safe = np.where(rows >= 0, rows, 0)
+    return np.where(rows >= 0, of_chunk[safe], -1)

@@ -1,0 +1,185 @@
+"""The verdicts of one comparison as data (:class:`GateReport`: one
+:class:`MetricCheck` per gated metric, what else changed, which changes noise
+explains, the lost questions, the sampling view), computed by
+:func:`~pytest_chunkeval.gate.compare.compare`; :func:`gated_metrics` gives the
+reports' view of it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pytest_chunkeval.errors import DataError
+from pytest_chunkeval.gate.changes import BaselineChanges
+from pytest_chunkeval.gate.sampling import per_metric_level
+from pytest_chunkeval.gate.tolerances import GateSettings
+from pytest_chunkeval.gate.verdicts import (
+    IMPROVED,
+    NOISY,
+    NOT_COMPARED,
+    OK,
+    REGRESSED,
+    GatedMetric,
+    num,
+)
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.gate.tolerances import Tolerance
+
+
+class GateError(DataError):
+    """The two sides of a comparison cannot be paired; ``reason`` says why in a
+    few words (a report's ``not compared (reason)``)."""
+
+    def __init__(self, message: str, reason: str = "not comparable") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ChangedQuery:
+    """One query's value of a metric before and after."""
+
+    id: str
+    question: str
+    doc_id: str
+    before: float
+    after: float
+
+
+@dataclass(frozen=True)
+class MetricCheck:
+    """The verdict on one metric. Deltas are ``after - before`` (raw direction)."""
+
+    metric: str
+    tolerance: Tolerance
+    before: float
+    after: float
+    delta: float
+    """The mean change: of the per-question changes (``changes``, ``paired``), of
+    the means (``mean``)."""
+    allowed: float
+    status: str  # regressed | noisy | improved | ok | not compared
+    n: int
+    low: float | None = None  # the bootstrap interval of the mean change
+    high: float | None = None
+    worst: tuple[ChangedQuery, ...] = ()
+    by_group: Mapping[str, float] = field(default_factory=dict)
+    changed: int = 0  # queries whose value moved
+    worse: tuple[tuple[str, str], ...] = ()
+    """Every query whose value got worse: (id, document), worst first."""
+    adjusted: float = math.nan
+    """``changes`` mode: the mean change with the changes noise explains set to 0."""
+    noisy: int = 0
+    """Changed questions whose change noise explains."""
+    mde: float = math.nan
+    """The minimum detectable effect in the metric's units (sampling view)."""
+    reason: str = ""
+    """Why the metric was not compared."""
+    fails_check: bool = False
+    """A metric not compared for a reason that fails the check (its values
+    unusable), not one it passes with (recorded before it existed)."""
+
+
+@dataclass(frozen=True)
+class GateReport:
+    """The verdicts of one comparison."""
+
+    checks: tuple[MetricCheck, ...]
+    settings: GateSettings
+    n: int
+    changes: BaselineChanges = field(default_factory=BaselineChanges)
+    """What differs besides the metrics (configuration, documents, questions)."""
+    noise: Mapping[str, str] = field(default_factory=dict)
+    """Changed question id -> the kind of noise that explains its change."""
+    lost: tuple[str, ...] = ()
+    """Questions retrieved in the baseline (recall > 0) and missed now, a real
+    change: named whatever the verdict."""
+    mde_questions: int | None = None
+    """The sampling view: questions that must be lost in one direction before
+    the bootstrap interval can tell (None: no question)."""
+
+    @property
+    def incomplete(self) -> str:
+        """Why the comparison is not enough to pass ("" when it is): more of the
+        baseline's questions left out (no longer placeable, or edited under
+        the same id) than ``settings.max_left_out`` allows, or a gated metric
+        with unusable values (a judge whose answers could not be used)."""
+        reasons = []
+        left = self.changes.left_out
+        share = self.changes.left_out_share()
+        if left and share > self.settings.max_left_out + 1e-12:
+            reasons.append(
+                f"{len(left)} of {self.changes.baseline_total} questions left out, "
+                f"more than {100 * self.settings.max_left_out:g}%"
+            )
+        reasons += [
+            f"{c.metric}: {c.reason}" for c in self.not_compared if c.fails_check
+        ]
+        return "; ".join(reasons)
+
+    @property
+    def regressed(self) -> list[MetricCheck]:
+        return [c for c in self.checks if c.status == REGRESSED]
+
+    @property
+    def improved(self) -> list[MetricCheck]:
+        return [c for c in self.checks if c.status == IMPROVED]
+
+    @property
+    def noisy(self) -> list[MetricCheck]:
+        return [c for c in self.checks if c.status == NOISY]
+
+    @property
+    def passed(self) -> bool:
+        return not self.regressed
+
+    @property
+    def not_compared(self) -> list[MetricCheck]:
+        """Gated metrics the comparison left out (``reason`` says why)."""
+        return [c for c in self.checks if c.status == NOT_COMPARED]
+
+    @property
+    def verdict(self) -> str:
+        """The comparison's verdict: the worst of its metrics' (regressed, noisy,
+        improved, ok); ``not compared`` when no metric was."""
+        for status in (REGRESSED, NOISY, IMPROVED):
+            if any(c.status == status for c in self.checks):
+                return status
+        if self.checks and len(self.not_compared) == len(self.checks):
+            return NOT_COMPARED
+        return OK
+
+    @property
+    def level(self) -> float:
+        """Confidence of each metric's interval (Bonferroni over compared metrics)."""
+        compared = len(self.checks) - len(self.not_compared)
+        return per_metric_level(self.settings.confidence, compared)
+
+
+def gated_metrics(report: GateReport) -> tuple[GatedMetric, ...]:
+    """The report's checks as :class:`GatedMetric` (NaN becomes None)."""
+    return tuple(
+        GatedMetric(
+            c.metric,
+            num(c.before),
+            num(c.after),
+            num(c.delta),
+            num(c.low),
+            num(c.high),
+            c.status,
+            report.settings.confidence,
+            adjusted=num(c.adjusted),
+            reason=c.reason,
+            tolerance=str(c.tolerance),
+            allowed=c.allowed,
+            changed=c.changed,
+            noisy=c.noisy,
+            n=c.n,
+            mde=num(c.mde),
+            mde_questions=report.mde_questions if c.reason == "" else None,
+        )
+        for c in report.checks
+    )

@@ -1,0 +1,95 @@
+"""The noise evidence a run records per question (engine/margins.py,
+engine/search_cache.py, gate/questions.py): decisive and order margins, scored
+search-cache entries, and the content hash that tells a question edited under
+its id."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_chunkeval.embedders._packs import CacheWarning
+from pytest_chunkeval.engine.margins import decisive_margins, relative_gap
+from pytest_chunkeval.engine.search_cache import SearchCache
+from pytest_chunkeval.gate.questions import content_hash, valid_questions
+
+
+def _margins(
+    scores: list[list[float]], texts: list[list[int]], depth: list[int]
+) -> tuple[list[float], list[float]]:
+    margin, order = decisive_margins(
+        np.array(scores, dtype=np.float64),
+        np.array(texts, dtype=np.int64),
+        np.array(depth, dtype=np.int64),
+    )
+    return margin.tolist(), order.tolist()
+
+
+def test_the_decisive_margin_is_against_the_first_lower_chunk_of_another_text() -> None:
+    # rank 2 (text 0) is a copy of rank 1: it ties exactly and is no margin;
+    # the first lower chunk of another text is rank 3 (0.5).
+    margin, order = _margins([[0.9, 0.8, 0.8, 0.5]], [[1, 0, 0, 2]], [2])
+    assert margin == [pytest.approx(0.3)]
+    assert order == [pytest.approx(0.1)]  # the gap inside the top 2: 0.9 - 0.8
+
+
+def test_no_lower_chunk_of_another_text_means_no_decisive_gap() -> None:
+    margin, order = _margins([[0.9, 0.9, math.nan]], [[0, 0, -1]], [1])
+    assert margin == [math.inf]
+    assert order == [math.inf]
+
+
+def test_gaps_are_relative_to_the_larger_score() -> None:
+    assert relative_gap(0.5, 0.4) == pytest.approx(0.1)  # cosines: absolute
+    assert relative_gap(20.0, 19.0) == pytest.approx(0.05)  # logits: relative
+
+
+def test_a_scored_search_entry_round_trips_and_an_old_one_still_reads(
+    tmp_path: Path,
+) -> None:
+    cache = SearchCache(tmp_path)
+    ids = np.array([[3, 1, -1], [0, 2, 4]], dtype=np.int64)
+    scores = np.array([[2.5, 1.25, math.nan], [0.5, 0.25, 0.125]])
+    cache.put("a" * 64, ids, scores)
+    found = cache.get_scored("a" * 64, 2, 3)
+    assert found is not None
+    assert found[0].tolist() == ids.tolist()
+    assert found[1] is not None
+    np.testing.assert_array_equal(found[1], scores)
+    cache.put("b" * 64, ids)  # a search without scores: ids only, as before
+    plain = cache.get_scored("b" * 64, 2, 3)
+    assert plain is not None
+    assert plain[1] is None
+    got = cache.get("a" * 64, 2, 3)
+    assert got is not None
+    assert got.tolist() == ids.tolist()
+
+
+def test_a_truncated_scored_entry_is_set_aside(tmp_path: Path) -> None:
+    cache = SearchCache(tmp_path)
+    cache.put("c" * 64, np.zeros((2, 2), np.int64), np.ones((2, 2)))
+    (path,) = cache.entries()
+    path.write_bytes(path.read_bytes()[:-4])
+    with pytest.warns(CacheWarning, match="truncated"):
+        assert cache.get_scored("c" * 64, 2, 2) is None
+
+
+def test_the_content_hash_ignores_offsets_and_whitespace_not_words() -> None:
+    base = content_hash("When?", "a.md", ["Mars has two moons."])
+    assert content_hash("When?", "a.md", ["Mars  has\ntwo moons."]) == base
+    assert content_hash("When?", "a.md", ["Mars has 2 moons."]) != base
+    assert content_hash("When exactly?", "a.md", ["Mars has two moons."]) != base
+    assert content_hash("When?", "b.md", ["Mars has two moons."]) != base
+
+
+def test_a_baseline_question_record_with_a_non_finite_number_is_refused() -> None:
+    assert valid_questions({"q1": {"hash": "ab", "margin": 0.01}}) == {
+        "q1": {"hash": "ab", "margin": 0.01}
+    }
+    with pytest.raises(ValueError, match="margin"):
+        valid_questions({"q1": {"hash": "ab", "margin": math.inf}})
+    with pytest.raises(ValueError, match="malformed"):
+        valid_questions({"q1": {"hash": 3}})

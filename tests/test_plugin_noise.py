@@ -1,0 +1,270 @@
+"""Noise measured, not assumed (issue 21 item 1), through the plugin: a flaky
+approximate store and a flaky retriever give ``noisy`` verdicts naming their
+questions, a deterministic drop of the same size ``regressed``; a near tie
+swapped by a perturbation inside the float drift bound is noise, one beyond it
+is real. In one process and under pytest-xdist.
+
+The project is test_plugin_baseline_changes' (three documents, six questions at
+recall 100 with ``k=1``: each question retrieves one paragraph), with a
+conftest adding a ``flaky`` store (exact search, except that ``FLAKY`` lists
+query rows whose first two ranks it swaps) and a ``tied`` embedder (hashing,
+except that the Mars question sits between its answer and a distractor, nearer
+the answer by ``TIE``). Every run uses a fresh cache: a cached search or vector
+would hide the change.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.plugin_project import run, write_project
+from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, DIST
+from test_plugin_baseline_changes import QUESTIONS
+
+from pytest_chunkeval.engine.margins import EPSILON
+
+NOISE_CONFTEST = (
+    BASELINE_CONFTEST
+    + '''
+
+from pathlib import Path
+
+import numpy as np
+
+from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.stores.exact import ExactStore
+
+
+class FlakyIndex:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def search(self, queries, k):
+        hits = self.inner.search(queries, max(k, 2)).copy()
+        for row in [int(r) for r in os.environ.get("FLAKY", "").split(",") if r]:
+            hits[row, [0, 1]] = hits[row, [1, 0]]
+        return hits[:, :k]
+
+
+class FlakyStore:
+    """An approximate store: exact search with a swap where FLAKY says."""
+
+    name = "flaky"
+
+    def index(self, key, vectors):
+        return FlakyIndex(ExactStore().index(key, vectors))
+
+
+MARS = "Which small moons does Mars have?"
+
+
+def _paragraph(start):
+    text = (Path(__file__).parent / "docs" / "space.md").read_text()
+    return next(p for p in text.split("\\n\\n") if p.startswith(start))
+
+
+class TiedEmbedder:
+    """Hashing vectors; the Mars question between its answer and a distractor,
+    nearer the answer by TIE (a relative share of their difference)."""
+
+    identity = "tied:1"
+    name = "tied"
+
+    def __init__(self):
+        self.inner = HashingEmbedder()
+
+    def embed(self, texts):
+        out = np.asarray(self.inner.embed(list(texts)), dtype=np.float64)
+        for i, text in enumerate(texts):
+            if text == MARS:
+                a, d = self.inner.embed([_paragraph("Mars has"), _paragraph("Moons")])
+                a, d = np.asarray(a, np.float64), np.asarray(d, np.float64)
+                tie = float(os.environ.get("TIE", "0.1"))
+                v = (a + d) + tie * (a - d)
+                out[i] = v / np.linalg.norm(v)
+        return out
+
+
+def pytest_chunkeval_register_stores(registry):
+    registry.register("flaky", lambda rest: FlakyStore(), "flaky")
+
+
+def pytest_chunkeval_register_embedders(registry):
+    if "hashing" not in registry:
+        from pytest_chunkeval.embedders.hashing import hashing_from_spec
+
+        registry.register("hashing", hashing_from_spec, "hashing[:DIM]")
+    registry.register("tied", lambda rest: TiedEmbedder(), "tied")
+'''
+)
+
+TESTS = """
+import os
+
+RIGHT = {QUESTIONS!r}
+
+
+def _paragraph_of(question):
+    # the paragraph a question's words come from (the project's own wording)
+    for doc in ("pets.md", "space.md", "finance.md"):
+        text = (__import__("pathlib").Path(__file__).parent / "docs" / doc).read_text()
+        for paragraph in text.split("\\n\\n"):
+            if paragraph.startswith(ANSWERS[question]):
+                return paragraph
+    raise KeyError(question)
+
+
+ANSWERS = {ANSWERS!r}
+CALLS = {{}}
+
+
+def retriever(question):
+    flaky = os.environ.get("FLAKY_RETRIEVER", "")
+    qid = next(i for i, q in RIGHT.items() if q == question)
+    if qid in flaky.split(","):
+        CALLS[qid] = CALLS.get(qid, 0) + 1
+        if CALLS[qid] % 2 == 1 or os.environ.get("WRONG"):
+            return ["# Annual report"]  # not the answer: one time in two
+    return [_paragraph_of(qid)]
+
+
+def test_store(chunkeval):
+    chunkeval.check_baseline(chunkeval.evaluate("paragraphs"))
+
+
+def test_retriever(chunkeval):
+    chunkeval.check_baseline(chunkeval.score(retriever, label="rag"))
+"""
+
+ANSWERS = {
+    "q-bark": "Dogs bark",
+    "q-parrot": "Parrots can",
+    "q-mars": "Mars has",
+    "q-tides": "The Moon orbits",
+    "q-margin": "Operating margin",
+    "q-audit": "The auditor",
+}
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("CHUNKEVAL_CACHE_DIR", "FLAKY", "FLAKY_RETRIEVER", "WRONG", "TIE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    ini = BASELINE_INI.replace("chunkeval_k = 50", "chunkeval_k = 1")
+    write_project(pytester.path, ini, conftest=NOISE_CONFTEST)
+    with (pytester.path / "docs" / "space.md").open("a") as fh:
+        fh.write("\nMoons of other planets are many: Io, Europa, Titan.\n")
+    queries = pytester.path / "queries.jsonl"
+    header, *records = [json.loads(line) for line in queries.read_text().splitlines()]
+    for record in records:
+        record["question"] = QUESTIONS[record["id"]]
+    queries.write_text("".join(json.dumps(r) + "\n" for r in [header, *records]))
+    pytester.makepyfile(test_rag=TESTS.format(QUESTIONS=QUESTIONS, ANSWERS=ANSWERS))
+    return pytester.path
+
+
+_runs = 0
+
+
+def _run(pytester: pytest.Pytester, dist: bool, *args: str) -> pytest.RunResult:
+    """A run with a cache of its own (a cached search would hide the noise)."""
+    global _runs
+    _runs += 1
+    cache = f"--chunkeval-cache-dir=cache{_runs}"
+    if dist:
+        return pytester.runpytest_subprocess(*DIST, cache, *args)
+    return run(pytester, cache, *args)
+
+
+def _summary(result: pytest.RunResult) -> str:
+    return result.stdout.str().split("- chunkeval -", 1)[1]
+
+
+@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+def test_a_flaky_store_is_noisy_and_names_its_questions(
+    pytester: pytest.Pytester,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dist: bool,
+) -> None:
+    if dist:
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    args = ("--chunkeval-store=flaky", "-k", "test_store")
+    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    recorded = json.loads(
+        (project / "__chunkeval__/test_rag/test_store.json").read_text()
+    )
+    assert all("exact" in q for q in recorded["questions"].values())
+    monkeypatch.setenv("FLAKY", "0,2")  # q-bark and q-mars: the wrong paragraph
+    result = _run(pytester, dist, *args, "--chunkeval-json=report.json")
+    result.assert_outcomes(passed=1)
+    summary = _summary(result)
+    assert "baselines: 1 noisy" in summary, summary
+    assert "recall noisy: mean delta -33.33 points" in summary, summary
+    assert "changes noise explains (2): q-bark (approximation), q-mars " in summary
+    (item,) = json.loads((project / "report.json").read_text())["results"]
+    assert item["verdict"] == "noisy"
+    assert sorted(n["id"] for n in item["noise"]) == ["q-bark", "q-mars"]
+    assert item["flips"]["lost"] == []  # no real loss
+    assert item["flips"]["noisy_count"] == 2
+
+
+def test_a_flaky_retriever_is_noisy_a_wrong_one_regressed(
+    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ("-k", "test_retriever")
+    _run(pytester, False, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    monkeypatch.setenv("FLAKY_RETRIEVER", "q-parrot,q-margin")
+    noisy = _run(pytester, False, *args)
+    noisy.assert_outcomes(passed=1)
+    summary = _summary(noisy)
+    assert "baselines: 1 noisy" in summary, summary
+    assert "q-parrot (unstable)" in summary
+    assert "q-margin (unstable)" in summary
+    # The same drop from answers that repeat is real.
+    monkeypatch.setenv("WRONG", "1")
+    wrong = _run(pytester, False, *args)
+    wrong.assert_outcomes(failed=1)
+    wrong.stdout.fnmatch_lines(
+        ["E *2 of 6 questions lost (retrieved before, missed now): q-parrot, q-margin"]
+    )
+
+
+@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+def test_a_swap_inside_the_float_bound_is_noise_beyond_it_real(
+    pytester: pytest.Pytester,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dist: bool,
+) -> None:
+    if dist:
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    args = ("--chunkeval-embedder=tied", "-k", "test_store")
+    inside = EPSILON / 8
+    monkeypatch.setenv("TIE", str(inside))  # the answer ahead by a near tie
+    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    recorded = json.loads(
+        (project / "__chunkeval__/test_rag/test_store.json").read_text()
+    )
+    assert recorded["questions"]["q-mars"]["margin"] < EPSILON
+    monkeypatch.setenv("TIE", str(-inside))  # drift swaps it
+    swapped = _run(pytester, dist, *args)
+    swapped.assert_outcomes(passed=1)
+    assert "q-mars (margin)" in _summary(swapped)
+    assert "baselines: 1 noisy" in _summary(swapped)
+    # Within the tolerance the same swap is ok (one question of six is -16.67
+    # points: a tolerance of 20 points holds it).
+    ok = _run(pytester, dist, *args, "--chunkeval-tolerance=recall:-20pp")
+    assert "baselines: 1 ok" in _summary(ok)
+
+    monkeypatch.setenv("TIE", "0.05")  # a clear lead: beyond any float drift
+    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    monkeypatch.setenv("TIE", "-0.05")
+    real = _run(pytester, dist, *args)
+    real.assert_outcomes(failed=1)
+    real.stdout.fnmatch_lines(
+        ["E *1 of 6 questions lost (retrieved before, missed now): q-mars"]
+    )
