@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -97,3 +98,50 @@ def test_a_schema_3_baseline_without_a_gated_metric_is_damaged() -> None:
 
 def _mrr_gated() -> GateSettings:
     return GateSettings.from_options("recall:-1pp, mrr:-1pp")
+
+
+def test_a_judge_answering_nonsense_through_an_evaluation(tmp_path: Path) -> None:
+    # A judge whose answers hold no sentence of the context: its relevance drops
+    # to 0 on the same retrieved texts. Nothing noisy moved them (the hashing
+    # embedder's ties notwithstanding): the change is real, regressed.
+    from test_judged_metrics import DOCS, keyword_judge
+
+    from pytest_chunkeval.data.corpus import Corpus
+    from pytest_chunkeval.data.queries import QuerySet
+    from pytest_chunkeval.data.query_types import Query
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
+    from pytest_chunkeval.embedders.hashing import HashingEmbedder
+    from pytest_chunkeval.engine.evaluate import evaluate
+    from pytest_chunkeval.judging.judge import CallableJudge
+
+    corpus = Corpus.from_mapping(DOCS, name="tiny")
+    queries = QuerySet(
+        [
+            Query("u1", "How long do parrots live?", (), ""),
+            Query("u2", "Which moons does Mars have?", (), ""),
+        ],
+        source="questions.jsonl",
+    )
+
+    def garbage(question: str, context: str) -> list[str]:
+        return ["Nothing of this is in the context at all."]
+
+    def run(judge: CallableJudge, cache: str) -> EvalResult:
+        return evaluate(
+            "recursive:20:0",
+            corpus,
+            queries,
+            embedder=HashingEmbedder(),
+            store="exact",
+            k=2,
+            cache=EmbeddingCache(tmp_path / cache),
+            judge=judge,
+        )
+
+    before = run(keyword_judge([]), "a")
+    assert before.metrics["context_relevance"].n == 2
+    after = run(CallableJudge(garbage, name="keywords", version="1"), "b")
+    report = compare(Baseline.from_result(before, "test_x"), after)
+    relevance = _check(report, "context_relevance")
+    assert relevance.status == "regressed"
+    assert report.noise == {}

@@ -1,6 +1,8 @@
 """What an evaluation records per question for the gate to tell noise from a
 real change (docs/baselines.md, "Noise is measured, not assumed"):
 
+- ``found``: a hash of the texts the pipeline retrieved (the ranks scored):
+  noise can only explain the change of a question whose retrieval changed;
 - ``exact``: for an approximate store, a hash of the texts exact search on the
   same vectors retrieved (a change of the store's result while this stays the
   same is approximation noise);
@@ -104,6 +106,9 @@ def noise_evidence(
         for q in range(n):
             out[q]["margin"] = _rounded(margin[q])
             out[q]["order"] = _rounded(order[q])
+    for q in range(n):
+        rows_q = found.ids[q, : int(fetch[q])]
+        out[q]["found"] = _texts_hash(inputs.chunk_texts, rows_q)
     if approximate and reference is not None:
         for q in range(n):
             rows_q = reference.ids[q, : int(fetch[q])]

@@ -118,7 +118,7 @@ class QueryRecord:
     """Where this query's recall was lost (``chunking``, ``search``...)."""
     evidence: Mapping[str, Any] = field(default_factory=dict)
     """What tells noise from a real change of this query (engine/evidence.py):
-    ``margin``, ``order``, ``exact``; empty when none was measured."""
+    ``found``, ``margin``, ``order``, ``exact``; empty when none was measured."""
     chosen: tuple[SpanTuple, ...] = ()
     """Per stored excerpt, the span scored when it differs from the stored one
     (the copy of its text the retriever reached, docs/concepts.md); empty when

@@ -118,14 +118,7 @@ def compare(
             "the query set was replaced; record a new baseline",
             "no question in common",
         )
-    gated: list[tuple[str, Tolerance]] = []
-    absent: list[tuple[str, Tolerance, Standing]] = []
-    for metric, tol in settings.gated():
-        found = standing(metric, baseline, current, records)
-        if found is None:
-            gated.append((metric, tol))
-        elif found is not NOT_GATED:
-            absent.append((metric, tol, found))
+    gated, absent = _standings(baseline, current, records, settings)
     ids = [q.id for q in records]
     before, after = _values(baseline, records, [m for m, _ in gated])
     deltas = after - before
@@ -194,6 +187,25 @@ def compare(
         lost,
         mde,
     )
+
+
+def _standings(
+    baseline: Baseline,
+    current: EvalResult,
+    records: list[QueryRecord],
+    settings: GateSettings,
+) -> tuple[list[tuple[str, Tolerance]], list[tuple[str, Tolerance, Standing]]]:
+    """The gated metrics compared on ``records``, and those that are not (with
+    why: gate/integrity.py)."""
+    gated: list[tuple[str, Tolerance]] = []
+    absent: list[tuple[str, Tolerance, Standing]] = []
+    for metric, tol in settings.gated():
+        found = standing(metric, baseline, current, records)
+        if found is None:
+            gated.append((metric, tol))
+        elif found is not NOT_GATED:
+            absent.append((metric, tol, found))
+    return gated, absent
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 measured, not assumed").
 
 Only run-to-run noise can make a change that is not real, and each kind is
-known or measured from evidence the run and the baseline hold, never assumed:
+known or measured from evidence the run and the baseline hold, never assumed.
+A question whose retrieved texts are the same as the baseline's (``found``)
+changed for another reason (its judgments, its excerpts' placement): no noise
+explains it. Otherwise:
 
 - deterministic parts (exact and BM25 search and their fusion, a local embedder,
   cached vectors, committed judgments) contribute none;
@@ -65,6 +68,8 @@ def explain_noise(
         record = records[qid]
         old = baseline.questions.get(qid, {})
         now = record.evidence
+        if _same(old.get("found"), now.get("found")):
+            continue  # the same texts retrieved: noise moved nothing here
         if not store_changed and _same(old.get("exact"), now.get("exact")):
             out[qid] = "approximation"
         elif (

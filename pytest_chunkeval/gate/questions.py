@@ -48,7 +48,7 @@ def result_hashes(result: EvalResult) -> dict[str, str]:
     return out
 
 
-EVIDENCE_KEYS = ("exact", "margin", "order")
+EVIDENCE_KEYS = ("found", "exact", "margin", "order")
 """The noise evidence a baseline keeps per question (engine/evidence.py)."""
 
 
