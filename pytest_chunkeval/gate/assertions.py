@@ -176,6 +176,11 @@ def check_metric(
             why = "there are no queries"
         elif metric in ("precision_omega", "ndcg", "ceiling"):
             why = "it is undefined for a whole retriever scored without a chunking"
+        elif metric in JUDGED_METRICS:
+            why = (
+                "no question has a usable judgment (the judge's answers could not "
+                "be used; the judging line of the summary says why)"
+            )
         else:
             why = "no query has a value (a result recorded before it existed?)"
         raise ValueError(
