@@ -1,6 +1,12 @@
 """The paired regression gate's figures (issue 5), measured side by side in one run.
 
 Run: .venv/bin/python benchmarks/bench_gate.py [--pairs N] [--reps N] [--quick]
+     .venv/bin/python benchmarks/bench_gate.py --noise [--runs a=300,b=20,c=20]
+     .venv/bin/python benchmarks/bench_gate.py --epsilon
+
+``--noise``: the default gate's noise table, ``--epsilon``: the float drift bound
+of the decisive margins (both in benchmarks/gate_noise.py, docs/baselines.md). The
+rows below measure the ``paired`` mode (the gate before mode ``changes``).
 
 1. False alarms. Two runs of recursive:200:0, k=5 on the bundled benchmark (472
    queries) that differ only by noise: each run adds its own small Gaussian
@@ -43,6 +49,9 @@ from pytest_chunkeval.stores import get_store
 
 CHUNKER = "recursive:200:0"
 GATED = ("recall", "precision", "iou")
+ZERO = "recall:0, precision:0, iou:0"
+"""The rows below measure the paired mode with a zero tolerance, as they did
+before mode ``changes`` became the default (docs/baselines.md)."""
 
 
 class MemoChunker:
@@ -141,7 +150,7 @@ def _rate(hits: int, total: int) -> str:
 
 
 def false_alarms(runner: Runner, sigma: float, pairs: int) -> None:
-    settings = GateSettings()
+    settings = GateSettings.from_options(ZERO, "paired")
     level_unadjusted = settings.confidence
     gate_fail = mean_fail = unadjusted_fail = 0
     changed, recall_deltas = [], []
@@ -152,7 +161,8 @@ def false_alarms(runner: Runner, sigma: float, pairs: int) -> None:
         baseline = Baseline.from_result(before, "bench")
         report = compare(baseline, after, settings)
         gate_fail += not report.passed
-        mean_fail += not compare(baseline, after, GateSettings(mode="mean")).passed
+        means = GateSettings.from_options(ZERO, "mean")
+        mean_fail += not compare(baseline, after, means).passed
         deltas = np.array(
             [
                 [
@@ -173,7 +183,7 @@ def false_alarms(runner: Runner, sigma: float, pairs: int) -> None:
         f"mean recall delta spread (std) {100 * np.std(recall_deltas):.2f} points"
     )
     print(
-        f"  false alarms, paired gate (default, 95% simultaneous): "
+        f"  false alarms, paired gate (95% simultaneous, tolerance 0):"
         f"{_rate(gate_fail, pairs)}"
     )
     print(
@@ -187,10 +197,10 @@ def false_alarms(runner: Runner, sigma: float, pairs: int) -> None:
 
 
 def power(runner: Runner, sigma: float, reps: int, fractions: Sequence[float]) -> None:
-    settings = GateSettings()
+    settings = GateSettings.from_options(ZERO, "paired")
     print(
         f"power (noise sigma={sigma} on both sides too; {reps} runs per row; "
-        "'caught' = the default gate fails):"
+        "'caught' = the paired gate fails):"
     )
     print(f"  {'real drop':<44} {'recall drop':>12} {'caught':>16}")
     rows: list[tuple[str, Any]] = [(f"k 5 -> {k}", k) for k in (4, 3)]
@@ -217,7 +227,25 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=300)
     parser.add_argument("--reps", type=int, default=40)
     parser.add_argument("--quick", action="store_true", help="20 pairs, 10 reps")
+    parser.add_argument(
+        "--noise",
+        action="store_true",
+        help="the noise table of the default gate (benchmarks/gate_noise.py)",
+    )
+    parser.add_argument("--runs", type=str, default="a=300,b=20,c=20")
+    parser.add_argument(
+        "--epsilon", action="store_true", help="the float drift behind EPSILON"
+    )
     args = parser.parse_args()
+    if args.noise or args.epsilon:
+        from gate_noise import float_drift, noise_table
+
+        if args.epsilon:
+            float_drift()
+        if args.noise:
+            runs = dict(part.split("=") for part in args.runs.split(","))
+            noise_table({key: int(n) for key, n in runs.items()})
+        return
     if args.quick:
         args.pairs, args.reps = 20, 10
     with tempfile.TemporaryDirectory() as tmp:
