@@ -4,6 +4,7 @@ defaults: real MiniLM embeddings, in-process Chroma, committed baselines."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,3 +41,45 @@ def test_example_project_suite_passes(tmp_path):
     assert "baselines:" in proc.stdout
     assert " passed" in proc.stdout
     assert report.stat().st_size > 10_000
+
+
+PARAGRAPH = (
+    "\n## Document history\n\nThis chapter was last reviewed in March 2026 by the "
+    "People Operations team. Send corrections to the handbook owners.\n"
+)
+
+
+@pytest.mark.slow
+def test_a_paragraph_appended_to_every_chapter_is_ok(tmp_path):
+    # A doc edit that answers nothing: every baseline compares `ok` under the
+    # default gate (mode changes, -1pp), the edits named (issue 21).
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("chromadb")
+    project = tmp_path / "example"
+    shutil.copytree(
+        EXAMPLE, project, ignore=shutil.ignore_patterns(".chunkeval", "__pycache__")
+    )
+    for chapter in sorted((project / "handbook").glob("*.md")):
+        with chapter.open("a") as fh:
+            fh.write(PARAGRAPH)
+    env = {**os.environ, "CHUNKEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_baseline.py",
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "baselines: 4 ok" in proc.stdout
+    assert "verdict: 0 regressions, 0 improvements, 4 ok" in proc.stdout
+    assert "documents edited: expenses.md (+2 sentences / +" in proc.stdout
