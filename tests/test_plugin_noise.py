@@ -268,3 +268,40 @@ def test_a_swap_inside_the_float_bound_is_noise_beyond_it_real(
     real.stdout.fnmatch_lines(
         ["E *1 of 6 questions lost (retrieved before, missed now): q-mars"]
     )
+
+
+ITEMS = """
+import pytest
+
+
+@pytest.mark.chunkeval(per_question=True, baseline=True)
+def test_item(chunkeval):
+    chunkeval.evaluate("paragraphs")
+"""
+
+
+def test_per_question_items_flipped_by_a_flaky_store_pass_as_noisy(
+    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One item per question, each with its own baseline: an item flipped to
+    # missed by approximation noise passes as noisy, named; the same flip from
+    # a real change (a paragraph that outranks the answer) fails.
+    pytester.makepyfile(test_items=ITEMS)
+    args = ("--chunkeval-store=flaky", "test_items.py")
+    _run(pytester, False, "--chunkeval-update", *args).assert_outcomes(passed=6)
+    monkeypatch.setenv("FLAKY", "0,2")  # q-bark and q-mars flip to missed
+    result = _run(pytester, False, *args)
+    result.assert_outcomes(passed=6)
+    summary = _summary(result)
+    assert "baselines: 4 ok, 2 noisy" in summary, summary
+    for qid in ("q-bark", "q-mars"):
+        assert (
+            f"test_items.py::test_item[{qid}]: question {qid} flipped from retrieved "
+            "to missed, a change noise explains (approximation)" in summary
+        )
+    monkeypatch.delenv("FLAKY")
+    with (project / "docs" / "space.md").open("a") as fh:
+        fh.write(f"\n{QUESTIONS['q-mars']} {QUESTIONS['q-mars']}\n")
+    real = _run(pytester, False, *args)
+    real.assert_outcomes(passed=5, failed=1)
+    real.stdout.fnmatch_lines(["FAILED test_items.py::test_item[[]q-mars[]]*"])
