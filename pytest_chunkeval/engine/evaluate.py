@@ -187,9 +187,7 @@ def evaluate(
             fetch = np.maximum(depth, budget_ranks(chunk_units, budget))
     k_max = int(fetch.max()) if len(queries) else 0
     search_cache = SearchCache(emb_cache.directory, read_only=emb_cache.read_only)
-    found, reference = search(
-        store_obj, inputs, k_max, search_cache, timings, reranker=reranker
-    )
+    found, ref = search(store_obj, inputs, k_max, search_cache, timings, reranker)
     with _timed(timings, "score"):
         listed = _spans_of(found.ids, fetch, chunking)
         scores = score_queries(
@@ -213,12 +211,12 @@ def evaluate(
             excerpt_copies,
         )
     exact_scores = None
-    if reference is not None and approximate(store_obj):
+    if ref is not None and approximate(store_obj):
         with _timed(timings, "score"):
             exact_scores = score_queries(
                 units,
                 excerpts,
-                _spans_of(reference.ids[:, :k_max], fetch, chunking),
+                _spans_of(ref.ids[:, :k_max], fetch, chunking),
                 len(queries),
                 chunk_index,
                 depth=depth,
@@ -255,17 +253,7 @@ def evaluate(
     chunk_stats["sent_units"] = (
         float(scores.retrieved_units.mean()) if len(queries) else 0.0
     )
-    taken = np.bincount(listed.query[scores.kept], minlength=len(queries))
-    evidence = noise_evidence(
-        store_obj,
-        inputs,
-        found,
-        reference,
-        fetch=fetch,
-        depth=depth,
-        taken=taken if budget is not None else None,
-        approximate=approximate(store_obj),
-    )
+    taken = listed.query[scores.kept] if budget is not None else None
     result = build_result(
         label or chunker_obj.name,
         config,
@@ -281,7 +269,7 @@ def evaluate(
         stages,
         exact=exact_scores,
         judging=judging_for(judge, emb_cache.directory, emb_cache.read_only),
-        evidence=evidence,
+        evidence=noise_evidence(store_obj, inputs, found, ref, fetch, depth, taken),
     )
     if budget is not None:
         result.budget = {

@@ -75,19 +75,18 @@ def noise_evidence(
     inputs: RetrievalInputs,
     found: Retrieval,
     reference: Retrieval | None,
-    *,
     fetch: IntArray,
     depth: IntArray,
-    taken: IntArray | None,
-    approximate: bool,
+    taken_rows: IntArray | None = None,
 ) -> list[Evidence]:
     """Per question, its evidence (see the module docstring). ``found``: what the
     pipeline retrieved (with a reranker's or a fused store's stages);
     ``reference``: exact search on the same vectors, past the scored depth (None
     when the store searches no vectors alone); ``fetch``: ranks scored per
-    question, ``depth`` the ``k`` of each, ``taken`` how many a budget took (None
-    without one); ``approximate``: the store is not exact."""
+    question, ``depth`` the ``k`` of each; ``taken_rows``: under a budget, the
+    question of each chunk it took (None without one)."""
     n = len(inputs.query_texts)
+    taken = None if taken_rows is None else np.bincount(taken_rows, minlength=n)
     out: list[Evidence] = [{} for _ in range(n)]
     ranked = _ranked(store, inputs, found, reference)
     if ranked is not None:
@@ -109,7 +108,7 @@ def noise_evidence(
     for q in range(n):
         rows_q = found.ids[q, : int(fetch[q])]
         out[q]["found"] = _texts_hash(inputs.chunk_texts, rows_q)
-    if approximate and reference is not None:
+    if approximate(store) and reference is not None:
         for q in range(n):
             rows_q = reference.ids[q, : int(fetch[q])]
             out[q]["exact"] = _texts_hash(inputs.chunk_texts, rows_q)

@@ -86,3 +86,11 @@ class Reasker:
             if again.per_query[0] != self.first[qid]:
                 return True
         return False
+
+
+def reasker(retriever: Any, result: EvalResult, queries: QuerySet, run: Any) -> Reasker:
+    """A :class:`Reasker` scoring as ``run`` does (a session's run configuration:
+    its ``score_k``, ``locate`` and ``copies``)."""
+    return Reasker(
+        retriever, result, queries, k=run.score_k, locate=run.locate, copies=run.copies
+    )

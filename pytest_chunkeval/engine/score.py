@@ -299,7 +299,6 @@ def score(
     cache: str | Path | None = None,
     locate: str = "exact",
     copies: str = DEFAULT_COPIES,
-    probe: Any = None,
 ) -> EvalResult:
     """Score a whole retriever: ``retrieved`` maps query id -> results, or is called
     with each question (or is what :func:`locate_results` returned). Results are
@@ -320,9 +319,7 @@ def score(
     ``precision_omega``, ``ndcg`` and ``ceiling`` need a chunking and are left out
     (``None``); ``mrr`` and ``complete`` are measured.
     ``judge`` adds the judged metrics, as in :func:`evaluate`; its answers are
-    cached under ``cache`` (default: the evaluation cache directory). ``probe``
-    (an :class:`~pytest_chunkeval.engine.reask.Reasker`) is kept on the result:
-    the gate asks it the changed questions again.
+    cached under ``cache`` (default: the evaluation cache directory).
     """
     _check_queries(queries)
     unit = check_unit(unit)
@@ -378,7 +375,7 @@ def score(
         **scoring_config(copies),
         **(dict(config) if config else {}),
     }
-    result = build_result(
+    return build_result(
         label,
         cfg,
         corpus,
@@ -395,5 +392,3 @@ def score(
             judge, Path(cache) if cache is not None else default_cache_dir()
         ),
     )
-    result.probe = probe
-    return result

@@ -103,12 +103,9 @@ def compare(
             + " (another unit of measurement, so other quantities)",
             "another unit",
         )
-    # Paired on the questions both runs have, unless edited under the same id;
-    # the others are listed in changes.
-    edited = set(changes.edited)
-    records = [
-        q for q in current.queries if q.id in baseline.queries and q.id not in edited
-    ]
+    # Paired on the questions both runs have, unless edited under the same id
+    shared = baseline.queries.keys() - set(changes.edited)
+    records = [q for q in current.queries if q.id in shared]
     if not records and changes.left_out:  # every shared question left out
         return GateReport((), settings, 0, changes)
     if not records:
@@ -139,9 +136,7 @@ def compare(
             deltas, level, samples=settings.samples, seed=settings.seed
         )
     mde = detectable_questions(len(records), len(gated), settings.confidence)
-    subset = bool(
-        changes.added or changes.removed or changes.unplaced or changes.edited
-    )
+    subset = bool(changes.added or changes.removed or changes.left_out)
     checks = [
         _check(
             metric,

@@ -16,6 +16,7 @@ from pytest_chunkeval.config.defaults import check_locate
 from pytest_chunkeval.config.options import K
 from pytest_chunkeval.config.scoring import check_copies
 from pytest_chunkeval.config.values import parse_budget, parse_k
+from pytest_chunkeval.engine.reask import reasker
 from pytest_chunkeval.errors import ChunkevalError, ConfigError
 from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.marker import MarkerOptions
@@ -235,17 +236,8 @@ class Evaluator:
             ),
         )
         if result.probe is None:  # the gate asks it changed questions again
-            from pytest_chunkeval.engine.reask import Reasker
-
-            questions = self.session.datasets.placeable(run)[0]
-            result.probe = Reasker(
-                retriever,
-                result,
-                questions,
-                k=run.score_k,
-                locate=run.locate,
-                copies=run.copies,
-            )
+            queries = self.session.datasets.placeable(run)[0]
+            result.probe = reasker(retriever, result, queries, run)
         self.results.append(result)
         return result
 
