@@ -126,16 +126,17 @@ def _ranked(
     if found.ranked is not None:  # a reranker: its own scores
         rows, scores = found.ranked
         return scores, rows, False
-    vectors = inputs.query_vectors, inputs.chunk_vectors
-    if vectors[0] is None or vectors[1] is None:
-        return None
     if isinstance(store, FusionStore) and "dense" in found.stages:
-        rows = found.stages["dense"]
-        return row_scores(vectors[0], vectors[1], rows), rows, True
-    if isinstance(store, Store) and reference is not None:
-        rows = reference.ids
-        return row_scores(vectors[0], vectors[1], rows), rows, False
-    return None
+        rows, whole = found.stages["dense"], True
+    elif isinstance(store, Store) and reference is not None:
+        rows, whole = reference.ids, False
+    else:
+        return None
+    # the same margins on a warm run, whose searches came from the cache
+    chunks = inputs.vectors_of_chunks()
+    if inputs.query_vectors is None or chunks is None:
+        return None
+    return row_scores(inputs.query_vectors, chunks, rows), rows, whole
 
 
 def _rounded(value: float) -> float | None:
