@@ -15,7 +15,7 @@ import argparse
 import time
 
 import pytest_chunkeval as chunkeval
-from pytest_chunkeval.judging.calibration import format_calibration
+from pytest_chunkeval.quality.calibration import format_calibration
 
 
 def keyword_judge(question: str, context: str) -> list[str]:

@@ -64,9 +64,9 @@ if TYPE_CHECKING:
         percentile,
         share_at_least,
     )
-    from pytest_chunkeval.judging.calibration import calibrate_judge
     from pytest_chunkeval.judging.judge import CallableJudge, Judge
     from pytest_chunkeval.judging.specs import register_judge
+    from pytest_chunkeval.quality.calibration import calibrate_judge
     from pytest_chunkeval.quality.inspection import inspect_queries
     from pytest_chunkeval.relationships.evaluate import evaluate_relationships
     from pytest_chunkeval.relationships.extractors import CallableExtractor, Extractor
@@ -91,7 +91,7 @@ _LAZY = {
     "CallableExtractor": "relationships.extractors",
     "CallableJudge": "judging.judge",
     "register_judge": "judging.specs",
-    "calibrate_judge": "judging.calibration",
+    "calibrate_judge": "quality.calibration",
     "inspect_queries": "quality.inspection",
     "Corpus": "data.corpus",
     "Document": "data.corpus",

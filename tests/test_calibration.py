@@ -17,7 +17,7 @@ from pytest_chunkeval.cli.main import main
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
-from pytest_chunkeval.judging.calibration import (
+from pytest_chunkeval.quality.calibration import (
     RAGAS_NOTE,
     cohen_kappa,
     pearson,

@@ -195,7 +195,8 @@ def test_cli_flags_of_the_table_share_its_validation_and_help() -> None:
     for dest, uses in actions.items():
         option = OPTIONS_BY_NAME[dest.removeprefix("chunkeval_")]
         for where, action in uses:
-            assert action.type is option.parse, (where, dest)
+            # the table's validator, adapted for argparse (config/option.py)
+            assert action.type.__wrapped__ is option.parse, (where, dest)
             assert option.cli_flag in action.option_strings, (where, dest)
             assert action.default is None  # resolved once, as the plugin does
             assert action.help is not None

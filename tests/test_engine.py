@@ -13,9 +13,10 @@ from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
-from pytest_chunkeval.engine.evaluate import EvaluationError, evaluate
+from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.engine.score import score
+from pytest_chunkeval.engine.setup import EvaluationError
 
 DOCS = {
     "animals.md": (

@@ -12,9 +12,10 @@ from pytest_chunkeval import TwoStage
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
-from pytest_chunkeval.engine.evaluate import EvaluationError, evaluate
+from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.engine.score import score
+from pytest_chunkeval.engine.setup import EvaluationError
 from pytest_chunkeval.stores.exact import ExactIndex
 from tests.test_engine import DOCS, make_queries
 

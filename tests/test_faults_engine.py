@@ -20,8 +20,8 @@ from pytest_chunkeval.chunkers.llm import LLMChunkerFallbackWarning
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
-from pytest_chunkeval.engine.evaluate import EvaluationError
 from pytest_chunkeval.engine.score import score
+from pytest_chunkeval.engine.setup import EvaluationError
 
 TEXT = "Dogs bark at the mailman. Cats sleep all day. Fish swim in schools."
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import re
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import pytest
 from support.fake_results import make_result, spread
 
 from pytest_chunkeval.core.metric_names import format_percent
+from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.gate import compare as gate
 from pytest_chunkeval.gate.baseline import Baseline
 from pytest_chunkeval.gate.compare import (
@@ -79,7 +79,7 @@ def test_format_tolerances_round_trips() -> None:
     ],
 )
 def test_parse_tolerances_errors_say_what_is_allowed(text: str, message: str) -> None:
-    with pytest.raises(argparse.ArgumentTypeError, match=message):
+    with pytest.raises(ConfigError, match=message):
         parse_tolerances(text)
 
 
@@ -90,7 +90,7 @@ def test_coerce_tolerances_from_a_mapping() -> None:
         "iou": Tolerance(0.002),
         "f1": None,
     }
-    with pytest.raises(argparse.ArgumentTypeError, match="recall: expected"):
+    with pytest.raises(ConfigError, match="recall: expected"):
         coerce_tolerances({"recall": [1]})
     assert coerce_tolerances(None) == {}
 
@@ -102,14 +102,14 @@ def test_parse_confidence(text: str, value: float) -> None:
 
 @pytest.mark.parametrize("text", ["100%", "0.3", "abc", "1"])
 def test_parse_confidence_rejects(text: str) -> None:
-    with pytest.raises(argparse.ArgumentTypeError, match="confidence"):
+    with pytest.raises(ConfigError, match="confidence"):
         parse_confidence(text)
 
 
 def test_parse_gate_mode() -> None:
     assert parse_gate_mode(" Paired ") == "paired"
     assert parse_gate_mode("changes") == GateSettings().mode == "changes"
-    with pytest.raises(argparse.ArgumentTypeError, match="changes, paired, mean"):
+    with pytest.raises(ConfigError, match="changes, paired, mean"):
         parse_gate_mode("median")
 
 
@@ -142,7 +142,7 @@ def test_configured_tolerance_replaces_the_default() -> None:
     settings = GateSettings.from_options("recall:-1%, iou:-0.002", "mean", "90%")
     assert [m for m, _ in settings.gated()] == ["recall", "iou"]
     assert (settings.mode, settings.confidence) == ("mean", 0.9)
-    with pytest.raises(argparse.ArgumentTypeError):
+    with pytest.raises(ConfigError):
         GateSettings.from_options("recall:+1")
 
 

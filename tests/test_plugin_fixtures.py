@@ -234,6 +234,7 @@ def test_score_rows_under_xdist(tmp_path: Path) -> None:
     # name: those merge across workers. Anything else is only itself (an id
     # means nothing in another process), as a chunker object is for evaluate.
     from pytest_chunkeval.config.options import Settings
+    from pytest_chunkeval.run.evaluations import score
     from pytest_chunkeval.run.session import ChunkevalSession
 
     write_project(tmp_path)
@@ -246,11 +247,11 @@ def test_score_rows_under_xdist(tmp_path: Path) -> None:
         session = ChunkevalSession(settings, worker_id=worker)
         run = session.default_run
         test = f"t.py::test_{worker}"
-        session.score(run, Retriever(), nodeid=test, label="object")
-        session.score(run, Retriever().retrieve, nodeid=test, label="mars")
-        session.score(run, retrieve_first_sentence, nodeid=test)
-        session.score(run, shared, nodeid=test)
-        session.score(run, lambda q: ["The Moon orbits the Earth"], nodeid=test)
+        score(session, run, Retriever(), nodeid=test, label="object")
+        score(session, run, Retriever().retrieve, nodeid=test, label="mars")
+        score(session, run, retrieve_first_sentence, nodeid=test)
+        score(session, run, shared, nodeid=test)
+        score(session, run, lambda q: ["The Moon orbits the Earth"], nodeid=test)
         controller.merge_payload(json.loads(json.dumps(session.worker_payload())))
 
     rows = controller.summary_rows()
@@ -276,9 +277,9 @@ def test_score_rows_under_xdist(tmp_path: Path) -> None:
     # (it is asked every question), but is its own row.
     single = ChunkevalSession(settings)
     run = single.default_run
-    first = single.score(run, shared, nodeid="t.py::test_a")
-    assert single.score(run, shared, nodeid="t.py::test_b") is first
-    single.score(run, Retriever(), nodeid="t.py::test_c")
+    first = score(single, run, shared, nodeid="t.py::test_a")
+    assert score(single, run, shared, nodeid="t.py::test_b") is first
+    score(single, run, Retriever(), nodeid="t.py::test_c")
     assert (single.evaluations, single.reused) == (1, 2)
     assert [r.nodeids for r in single.summary_rows()] == [
         ["t.py::test_a", "t.py::test_b"],

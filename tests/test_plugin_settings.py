@@ -21,7 +21,7 @@ from pytest_chunkeval.config.values import (
     parse_spec,
     parse_unit,
 )
-from pytest_chunkeval.errors import ChunkevalError
+from pytest_chunkeval.errors import ChunkevalError, ConfigError
 from pytest_chunkeval.run.checks import check_thresholds
 from pytest_chunkeval.run.config import RunConfig, generate_command
 from pytest_chunkeval.run.marker import MarkerError, parse_marker
@@ -98,20 +98,20 @@ def test_parse_k(raw: str, expected: object) -> None:
 
 @pytest.mark.parametrize("raw", ["0", "-1", "five", "", "1.5", "MIN"])
 def test_parse_k_rejects(raw: str) -> None:
-    with pytest.raises(argparse.ArgumentTypeError, match=r"positive integer.*or 'min'"):
+    with pytest.raises(ConfigError, match=r"positive integer.*or 'min'"):
         parse_k(raw)
 
 
 def test_parse_unit_and_spec() -> None:
     assert parse_unit("char") == "char"
-    with pytest.raises(argparse.ArgumentTypeError, match=r"'token'.*'char'"):
+    with pytest.raises(ConfigError, match=r"'token'.*'char'"):
         parse_unit("tokens")
     assert parse_spec("sentence-transformers:all-MiniLM-L6-v2?device=cpu") == (
         "sentence-transformers:all-MiniLM-L6-v2?device=cpu"
     )
     assert parse_spec("chroma+http://localhost:8000") == "chroma+http://localhost:8000"
     with pytest.raises(
-        argparse.ArgumentTypeError,
+        ConfigError,
         match=r"chunker spec 'two words' is not valid: 'two words' contains a space",
     ):
         parse_spec("two words", "chunker")
@@ -351,7 +351,6 @@ def test_generate_command_quotes_paths() -> None:
 
 
 def test_generate_command_matches_the_cli() -> None:
-    import argparse
     import shlex
 
     from pytest_chunkeval.cli import generate as cli_generate
@@ -504,3 +503,20 @@ def test_only_a_chunkeval_error_is_memoized_as_a_user_error(tmp_path: Path) -> N
 
     with pytest.raises(KeyError):  # not turned into a clean test failure
         session.memoized(("k2",), bug, "t::b", None)
+
+
+def test_the_option_table_adapts_config_errors_for_argparse() -> None:
+    """Validators raise ConfigError; a flag's argparse type turns it into the usage
+    error argparse reports, in this one place (config/option.py)."""
+    import argparse
+
+    from pytest_chunkeval.config.option import argparse_type
+
+    convert = argparse_type(parse_k)
+    assert convert("3") == 3
+    with pytest.raises(argparse.ArgumentTypeError, match=r"positive integer"):
+        convert("zero")
+    parser = argparse.ArgumentParser(prog="p", exit_on_error=False)
+    parser.add_argument("--k", type=convert)
+    with pytest.raises(argparse.ArgumentError, match=r"positive integer"):
+        parser.parse_args(["--k", "zero"])

@@ -54,6 +54,7 @@ def _count(text: str) -> int:
 
 def register(subparsers: Any) -> None:
     """Add the ``judge`` subcommand to ``chunkeval``."""
+    from pytest_chunkeval.config.option import argparse_type
     from pytest_chunkeval.config.specs import spec_argument
 
     p = add_command(
@@ -72,7 +73,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--judge",
         required=True,
-        type=spec_argument("judge"),
+        type=argparse_type(spec_argument("judge")),
         metavar="SPEC",
         help="llm:MODEL, python:MODULE:ATTR (a judge object, or a function "
         "(question, context) -> sentences with a .version), or a name registered "
@@ -139,10 +140,10 @@ def run_judge(args: argparse.Namespace) -> int:
         DEFAULT_UNIT,
     )
     from pytest_chunkeval.engine.cache_dir import open_cache
-    from pytest_chunkeval.judging.promote import promote
     from pytest_chunkeval.judging.run import Judging
     from pytest_chunkeval.judging.specs import get_judge
     from pytest_chunkeval.llm.answers import AnswerCache
+    from pytest_chunkeval.quality.promote import promote
 
     if args.calibrate:
         return run_calibration(args)
@@ -202,13 +203,13 @@ def run_calibration(args: argparse.Namespace) -> int:
         DEFAULT_UNIT,
     )
     from pytest_chunkeval.engine.cache_dir import open_cache
-    from pytest_chunkeval.judging.calibration import (
-        calibrate_judge,
-        format_calibration,
-    )
     from pytest_chunkeval.judging.run import Judging
     from pytest_chunkeval.judging.specs import get_judge
     from pytest_chunkeval.llm.answers import AnswerCache
+    from pytest_chunkeval.quality.calibration import (
+        calibrate_judge,
+        format_calibration,
+    )
     from pytest_chunkeval.util.files import atomic_write_text
 
     if args.dry_run or args.out:

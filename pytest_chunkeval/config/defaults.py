@@ -46,7 +46,7 @@ def check_budget(value: object) -> int | None:
         return value
     if text is not None and text.isdigit() and int(text) > 0:
         return int(text)
-    raise ValueError(
+    raise ConfigError(
         "budget must be a positive whole number of units (tokens, or characters with "
         f"unit='char') of retrieved context per query, got {value!r}"
     )

@@ -6,9 +6,13 @@ Standard library only (the option table is read by ``chunkeval --help``).
 
 from __future__ import annotations
 
+import argparse
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from pytest_chunkeval.errors import ConfigError
 
 IniType = Literal["string", "args", "bool"]
 
@@ -40,7 +44,7 @@ class Option:
     "relative to the current directory" in the CLI."""
     parse: Callable[[str], Any] = str
     """Parses and validates one command-line value (and one ini value, or each ini
-    list item); raises :class:`argparse.ArgumentTypeError`."""
+    list item); raises :class:`~pytest_chunkeval.errors.ConfigError`."""
     ini_type: IniType | None = "string"
     """``args``: a list (TOML list, or whitespace-separated in ini files); ``bool``:
     ``true``/``false``; ``None``: a command-line flag only, no ini key."""
@@ -100,7 +104,7 @@ class Option:
         return {
             "dest": self.dest,
             "metavar": self.metavar,
-            "type": self.parse,
+            "type": argparse_type(self.parse),
             "action": "append" if self.multiple else "store",
             "default": None,
             "help": text + (" Repeatable." if self.multiple else ""),
@@ -110,3 +114,19 @@ class Option:
     def ini_default(self) -> object:
         """What pytest returns for the ini key when it is not set."""
         return {"args": [], "bool": False}.get(self.ini_type or "", "")
+
+
+def argparse_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``parse`` as an argparse ``type``: the one place a validator's
+    :class:`~pytest_chunkeval.errors.ConfigError` becomes the
+    ``ArgumentTypeError`` argparse (and so pytest) reports as a usage error."""
+
+    @functools.wraps(parse)  # argparse names the type in its messages
+    def convert(value: str) -> Any:
+        try:
+            return parse(value)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    converter: Callable[[str], Any] = convert
+    return converter

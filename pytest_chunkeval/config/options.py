@@ -4,8 +4,9 @@ functions of :mod:`pytest_chunkeval.config.values`).
 Each :class:`Option` is both an ini key (``chunkeval_k`` in
 ``[tool.pytest.ini_options]``) and a command-line flag (``--chunkeval-k``) that
 overrides it. ``plugin.py`` registers the table with pytest; a docs generator can
-render it. Parsing raises :class:`argparse.ArgumentTypeError` with a message that says
-what is allowed, which pytest reports as a usage error at startup.
+render it. Parsing raises :class:`~pytest_chunkeval.errors.ConfigError` with a message
+that says what is allowed; for flags, the table hands it to argparse as the usage
+error pytest reports at startup (``option.argparse_type``).
 
 Names such as ``recursive:200:0`` are only checked for form here; whether a chunker,
 embedder or store of that name exists is checked once the registries are loaded
@@ -16,7 +17,6 @@ This module imports neither pytest nor numpy.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -38,7 +38,6 @@ from pytest_chunkeval.config.quality_options import QUALITY_OPTIONS
 from pytest_chunkeval.config.rerank_option import RERANK_OPTION
 from pytest_chunkeval.config.scoring import COPIES_OPTION
 from pytest_chunkeval.config.values import (
-    _spec_parser,
     parse_bool,
     parse_budget,
     parse_chunker_list,
@@ -47,6 +46,7 @@ from pytest_chunkeval.config.values import (
     parse_name,
     parse_path,
     parse_unit,
+    spec_parser,
 )
 from pytest_chunkeval.errors import ConfigError
 
@@ -100,7 +100,7 @@ OPTIONS: tuple[Option, ...] = (
         "embedder",
         "Embedder spec, e.g. 'sentence-transformers:all-MiniLM-L6-v2' or "
         "'openai:text-embedding-3-large'.",
-        _spec_parser("embedder"),
+        spec_parser("embedder"),
         metavar="SPEC",
         default_text=DEFAULT_EMBEDDER,
     ),
@@ -108,7 +108,7 @@ OPTIONS: tuple[Option, ...] = (
         "store",
         "Vector store spec: 'chroma', 'chroma:PATH', 'chroma+http://HOST:PORT' "
         "or 'exact'.",
-        _spec_parser("store"),
+        spec_parser("store"),
         metavar="SPEC",
         default_text=DEFAULT_STORE,
     ),
@@ -138,7 +138,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "tokenizer",
         "Tokenizer for unit=token: a tiktoken encoding or 'hf:MODEL'.",
-        _spec_parser("tokenizer"),
+        spec_parser("tokenizer"),
         metavar="SPEC",
         default_text="cl100k_base",
     ),
@@ -179,7 +179,7 @@ OPTIONS: tuple[Option, ...] = (
         "judge",
         "Judge of context relevance for questions without excerpts: 'llm:MODEL' "
         "or a name registered by pytest_chunkeval_register_judges.",
-        _spec_parser("judge"),
+        spec_parser("judge"),
         metavar="SPEC",
         default_text="none (judged metrics are not measured)",
     ),
@@ -371,7 +371,7 @@ def resolve_settings(
             continue
         try:
             values[option.name] = _parse_ini(option, raw)
-        except argparse.ArgumentTypeError as exc:
+        except ConfigError as exc:
             raise SettingsError(f"{where}: {exc}") from None
     _one_dataset(values, from_flag)
     root = Path(rootdir)

@@ -7,18 +7,18 @@ Standard library and ``config`` only (``chunkeval --help`` reads the table).
 
 from __future__ import annotations
 
-import argparse
 import re
 
 from pytest_chunkeval.config.option import Option
 from pytest_chunkeval.config.values import parse_path
+from pytest_chunkeval.errors import ConfigError
 
 
 def parse_split(value: str) -> str:
     """A BEIR split name: ``test``, ``dev``, ``train``... (``qrels/<name>.tsv``)."""
     text = value.strip()
     if not re.fullmatch(r"[\w.-]+", text):
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"expected a split name such as 'test' (qrels/<split>.tsv), got {value!r}"
         )
     return text

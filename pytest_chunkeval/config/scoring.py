@@ -12,8 +12,6 @@ This module imports neither pytest nor numpy.
 
 from __future__ import annotations
 
-import argparse
-
 from pytest_chunkeval.config.option import Option
 from pytest_chunkeval.errors import ConfigError
 
@@ -40,10 +38,7 @@ def check_copies(value: object) -> str:
 
 def parse_copies(value: str) -> str:
     """``any`` or ``strict``."""
-    try:
-        return check_copies(value)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return check_copies(value)
 
 
 COPIES_OPTION = Option(

@@ -17,7 +17,6 @@ CLI check the syntax of a spec without importing numpy.
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -217,10 +216,7 @@ def spec_argument(kind: str) -> Callable[[str], str]:
     """An argparse ``type=`` that checks the syntax of a ``kind`` spec."""
 
     def check(text: str) -> str:
-        try:
-            return check_syntax(text, kind)
-        except SpecError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
+        return check_syntax(text, kind)
 
     check.__name__ = f"{kind} spec"  # argparse names the type in its messages
     return check

@@ -1,13 +1,14 @@
 """The pure functions that parse option values (ini keys, flags, marker keywords):
-each raises :class:`argparse.ArgumentTypeError` with a message that says what is
-allowed. Names such as ``recursive:200:0`` are only checked for form here.
+each raises :class:`~pytest_chunkeval.errors.ConfigError` with a message that
+says what is allowed (the option table adapts it for argparse,
+:func:`~pytest_chunkeval.config.option.argparse_type`). Names such as
+``recursive:200:0`` are only checked for form here.
 
 This module imports neither pytest nor numpy.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Callable, Sequence
 
@@ -18,40 +19,29 @@ from pytest_chunkeval.config.defaults import (
     check_locate,
     check_unit,
 )
+from pytest_chunkeval.errors import ConfigError
 
 
 def parse_k(value: str | int) -> K:
     """``5`` -> 5, ``"min"`` -> "min"; anything else is an error."""
-    try:
-        return check_k(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return check_k(value)
 
 
 def parse_budget(value: str | int) -> int:
     """``1000`` -> 1000: a positive whole number of units per query."""
-    try:
-        budget = check_budget(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    budget = check_budget(value)
     assert budget is not None
     return budget
 
 
 def parse_unit(value: str) -> str:
     """``token`` or ``char``."""
-    try:
-        return check_unit(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return check_unit(value)
 
 
 def parse_locate(value: str) -> str:
     """``exact`` or ``normalized``."""
-    try:
-        return check_locate(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return check_locate(value)
 
 
 def parse_spec(value: str, kind: str = "component") -> str:
@@ -81,7 +71,7 @@ def parse_path(value: str) -> str:
     """A non-empty path (relative paths resolve against pytest's rootdir later)."""
     text = value.strip()
     if not text:
-        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+        raise ConfigError("expected a path, got an empty string")
     return text
 
 
@@ -89,7 +79,7 @@ def parse_name(value: str) -> str:
     """A bundled benchmark name such as ``general``."""
     text = value.strip()
     if not re.fullmatch(r"[\w.-]+", text):
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"benchmark must be the name of a bundled benchmark such as 'general', "
             f"got {value!r}"
         )
@@ -107,7 +97,7 @@ def parse_bool(value: str | bool) -> bool:
     text = value.strip().lower()
     if text in _TRUE or text in _FALSE:
         return text in _TRUE
-    raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+    raise ConfigError(f"expected true or false, got {value!r}")
 
 
 # The gate's parsers live in gate.py (stdlib only); imported when a value is given,
@@ -144,7 +134,9 @@ def parse_confidence(value: str) -> float:
     return parse(value)
 
 
-def _spec_parser(kind: str) -> Callable[[str], str]:
+def spec_parser(kind: str) -> Callable[[str], str]:
+    """The option table's parser of a ``kind`` spec (named for its messages)."""
+
     def parse(value: str) -> str:
         return parse_spec(value, kind)
 

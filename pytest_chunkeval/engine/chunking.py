@@ -143,7 +143,7 @@ def _kept(hits: npt.NDArray[np.int64], per_query_k: npt.NDArray[np.int64]) -> An
     return rows.astype(np.int64), hits[rows, cols]
 
 
-def _spans_of(
+def spans_of(
     hits: npt.NDArray[np.int64], per_query_k: npt.NDArray[np.int64], chunking: Chunking
 ) -> QuerySpans:
     rows, ids = _kept(hits, per_query_k)
@@ -152,7 +152,7 @@ def _spans_of(
     )
 
 
-def _stages(
+def retrieval_stages(
     stages: Mapping[str, npt.NDArray[np.int64]],
     per_query_k: npt.NDArray[np.int64],
     chunking: Chunking,
@@ -166,14 +166,14 @@ def _stages(
     out = {}
     for name, hits in stages.items():
         depth = np.full(n_queries, hits.shape[1], dtype=np.int64)
-        spans = _spans_of(hits, depth, chunking)
+        spans = spans_of(hits, depth, chunking)
         out[name] = stage_result(
             name,
             int(hits.shape[1]),
             units,
             excerpts,
             spans,
-            _spans_of(hits, per_query_k, chunking),
+            spans_of(hits, per_query_k, chunking),
             per_query_k,
             n_queries,
             copies,
@@ -226,5 +226,5 @@ def budget_ranks(chunk_units: npt.NDArray[np.int64], budget: int) -> int:
     return min(int(np.searchsorted(total, budget, side="right")) + 1, total.size)
 
 
-def _excerpt_spans(queries: QuerySet, units: UnitMap) -> QuerySpans:
+def excerpt_spans(queries: QuerySet, units: UnitMap) -> QuerySpans:
     return QuerySpans.from_lists([[e.span for e in q.excerpts] for q in queries], units)

@@ -7,14 +7,16 @@ measures whatever a user's own retriever returns. Both produce an ``EvalResult``
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pytest_chunkeval.chunkers import Chunker, get_chunker
+from pytest_chunkeval.chunkers import Chunker
 from pytest_chunkeval.config.defaults import (
     DEFAULT_EMBEDDER,
     DEFAULT_K,
@@ -22,73 +24,35 @@ from pytest_chunkeval.config.defaults import (
     K,
     check_budget,
     check_k,
-    check_unit,
 )
-from pytest_chunkeval.config.scoring import DEFAULT_COPIES, check_copies
-from pytest_chunkeval.config.specs import SpecError
-from pytest_chunkeval.core.metrics import (
-    QuerySpans,
-    score_queries,
-)
+from pytest_chunkeval.config.scoring import DEFAULT_COPIES
+from pytest_chunkeval.core.metrics import QueryScores, QuerySpans, score_queries
+from pytest_chunkeval.core.query_spans import columns
+from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder
-from pytest_chunkeval.embedders.cache import EmbeddingCache, default_cache_dir
-from pytest_chunkeval.embedders.registry import EMBEDDERS, get_embedder
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.engine.chunking import (
     Chunking,
-    _excerpt_spans,
-    _spans_of,
-    _stages,
     budget_ranks,
-    unit_map,
+    retrieval_stages,
+    spans_of,
 )
-from pytest_chunkeval.engine.copies import copies_for, scoring_config
 from pytest_chunkeval.engine.evidence import approximate, noise_evidence, search
-from pytest_chunkeval.engine.records import build_result, judging_for
-from pytest_chunkeval.engine.results import EvalResult
+from pytest_chunkeval.engine.records import build_result
+from pytest_chunkeval.engine.results import EvalResult, StageResult
 from pytest_chunkeval.engine.retrieve import RetrievalInputs
 from pytest_chunkeval.engine.retrieve import timed as _timed
 from pytest_chunkeval.engine.search_cache import SearchCache
-from pytest_chunkeval.errors import DataError
-from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
+from pytest_chunkeval.engine.setup import (
+    EvaluationSetup,
+    check_ground_truth,
+    check_queries,
+)
+from pytest_chunkeval.stores import AnyStore
 from pytest_chunkeval.stores.rerank import Reranker, get_reranker
-from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
-
-
-class EvaluationError(DataError):
-    """The inputs of an evaluation do not fit together; the message says where."""
-
-
-def _resolve_cache(cache: EmbeddingCache | str | Path | None) -> EmbeddingCache:
-    if isinstance(cache, EmbeddingCache):
-        return cache
-    return EmbeddingCache(default_cache_dir() if cache is None else cache)
-
-
-def _check_queries(queries: QuerySet) -> None:
-    # Zero questions would give empty means and a baseline that always passes.
-    if len(queries) == 0:
-        source = queries.source or "the query set"
-        raise EvaluationError(
-            f"{source} holds no query: an evaluation needs at least one question "
-            "(a query file with only its header line loads none)"
-        )
-
-
-def _spec_of(value: object, resolved_name: str) -> str:
-    return value if isinstance(value, str) else resolved_name
-
-
-def _embedder_label(value: object, identity: str) -> str:
-    """The embedder's canonical spec (``hashing`` -> ``hashing:256``), else its
-    identity (objects)."""
-    if not isinstance(value, str):
-        return identity
-    try:
-        return EMBEDDERS.label(value)
-    except SpecError:  # resolved already: only a hook-registered oddity gets here
-        return value.strip()
+from pytest_chunkeval.tokenizers.base import Tokenizer
 
 
 def evaluate(
@@ -109,188 +73,119 @@ def evaluate(
     chunking: Chunking | None = None,
     judge: Any = None,
     copies: str = DEFAULT_COPIES,
+    setup: EvaluationSetup | None = None,
 ) -> EvalResult:
     """Chunk every document, embed chunks and queries (cached), index them all in one
     store, retrieve ``k`` chunks per query (``"min"``: as many as overlap its
     excerpts) and score the retrieved spans at the token (or char) level.
 
-    ``judge`` (``"llm:MODEL"``, a registered name, a judge or a ``Judging``) also
-    judges each retrieved context: ``context_relevance`` and its token variant
-    (docs/judged.md#the-two-measures), needed for questions without excerpts. Judgments
-    are cached beside the embedding cache.
-
-    ``store`` may search vectors (``exact``, ``chroma``), texts (``bm25``: no
-    embedder runs) or both (``hybrid``); ``rerank`` re-scores the store's top
-    candidates (``cross-encoder:PATH?n=20``) and keeps ``k``. Earlier stages' recall
-    is in ``result.stages``. ``chunking``: the chunks of ``chunker`` on ``corpus``
-    when the caller has them already (the plugin chunks once to key its memo).
-
-    ``budget`` (units per query, docs/metrics.md) scores, for the presence metrics
-    and ``complete``, the ranks whose summed length fits it (whole chunks; the first
-    that does not fit ends the list); mrr, ndcg and ceiling read the first ``k``
-    ranks. ``result.loss`` says where recall was lost.
-
-    ``copies`` (docs/concepts.md, "Identical text"): ``"any"`` scores each excerpt
-    at the copy of its text the scored ranks reach best (identical excerpts of a
-    question merged; the chosen spans in each record's ``chosen``); ``"strict"``
-    scores the stored spans only."""
-    _check_queries(queries)
+    ``store`` searches vectors (``exact``, ``chroma``), texts (``bm25``: no embedder
+    runs) or both (``hybrid``); ``rerank`` re-scores its top candidates
+    (``cross-encoder:PATH?n=20``) and keeps ``k`` (each stage's recall in
+    ``result.stages``). ``budget`` (units per query, docs/metrics.md): the presence
+    metrics and ``complete`` read the ranks whose summed length fits it.
+    ``copies``: ``"any"`` scores each excerpt at the copy of its text the scored
+    ranks reach best, ``"strict"`` at its stored span (docs/concepts.md, "Identical
+    text"). ``judge`` (``"llm:MODEL"``, a registered name, a judge or a
+    ``Judging``) also judges each retrieved context (docs/judged.md), cached beside
+    the embeddings. ``chunking``: the chunks of ``chunker`` when the caller has
+    them. ``setup``: the data and components resolved already (the plugin
+    resolves them once per configuration); ``embedder``, ``store``, ``unit``,
+    ``tokenizer``, ``cache`` and ``copies`` are then its own."""
+    check_queries(queries)
     k = check_k(k)
     budget = check_budget(budget)
-    unit = check_unit(unit)
-    _check_ground_truth(queries, judge, k)
-    copies = check_copies(copies)
-    chunker_obj = get_chunker(chunker)
-    store_obj = get_store(store)
-    reranker = get_reranker(rerank) if rerank is not None else None
-    embedder_obj = get_embedder(embedder) if uses_vectors(store_obj) else None
-    tok = get_tokenizer(tokenizer) if unit == "token" else None
-    emb_cache = _resolve_cache(cache)
-    adopt_cache = getattr(chunker_obj, "adopt_cache", None)
-    if callable(adopt_cache):  # a chunker that embeds uses this evaluation's cache
-        adopt_cache(emb_cache)
-    timings = dict.fromkeys(("chunk", "embed", "index", "search", "score"), 0.0)
-
-    with _timed(timings, "chunk"):
-        if chunking is None:
-            chunking = Chunking(chunker_obj, corpus, emb_cache)
-        elif chunking.corpus.content_hash != corpus.content_hash:
-            raise EvaluationError("the chunking given is of another corpus")
-        if len(chunking) == 0:
-            raise EvaluationError(f"chunker {chunker_obj.name!r} produced no chunks")
-    inputs = RetrievalInputs(chunking.texts(), [q.text for q in queries])
-    if embedder_obj is not None:
-        _embed(inputs, emb_cache, embedder_obj, progress, timings, chunker_obj.name)
-        inputs.collection_key = hashlib.sha256(
-            f"{chunking.digest()}\0{embedder_obj.identity}".encode()
-        ).hexdigest()
-    with _timed(timings, "score"):
-        units = unit_map(corpus, unit, tok, emb_cache)
-        excerpts = _excerpt_spans(queries, units)
-        chunk_index = chunking.index(units)
-        excerpt_copies = copies_for(
-            copies,
+    check_ground_truth(queries, judge, k)
+    if setup is None:
+        setup = EvaluationSetup.resolve(
             corpus,
             queries,
-            emb_cache.directory,
-            read_only=emb_cache.read_only,
+            embedder=embedder,
+            store=store,
+            unit=unit,
+            tokenizer=tokenizer,
+            cache=cache,
+            copies=copies,
         )
-        per_query_k = (
-            chunk_index.omega_counts(units, excerpts, len(queries))
-            if k == "min"
-            else np.full(len(queries), k, dtype=np.int64)
-        )
-        chunk_units = chunk_index.unit_hi - chunk_index.unit_lo
-        depth = np.minimum(per_query_k, len(chunking))
-        fetch = per_query_k  # the search cache is keyed on the depth asked
-        if budget is not None:
-            fetch = np.maximum(depth, budget_ranks(chunk_units, budget))
-    k_max = int(fetch.max()) if len(queries) else 0
-    search_cache = SearchCache(emb_cache.directory, read_only=emb_cache.read_only)
-    found, ref = search(store_obj, inputs, k_max, search_cache, timings, reranker)
+    setup = setup.with_chunker(chunker)
+    reranker = get_reranker(rerank) if rerank is not None else None
+    timings = dict.fromkeys(("chunk", "embed", "index", "search", "score"), 0.0)
+    with _timed(timings, "chunk"):
+        chunking = setup.chunking(chunking)
+    inputs = _inputs(setup, chunking, timings, progress)
     with _timed(timings, "score"):
-        listed = _spans_of(found.ids, fetch, chunking)
-        scores = score_queries(
-            units,
-            excerpts,
-            listed,
-            len(queries),
-            chunk_index,
-            depth=depth,
-            budget=budget,
-            copies=excerpt_copies,
-        )
-        retrieved = QuerySpans(*(a[scores.kept] for a in _columns(listed)))
-        stages = _stages(
-            found.stages,
-            per_query_k,
-            chunking,
-            units,
-            excerpts,
-            len(queries),
-            excerpt_copies,
-        )
-    exact_scores = None
-    if ref is not None and approximate(store_obj):
-        with _timed(timings, "score"):
-            exact_scores = score_queries(
-                units,
-                excerpts,
-                _spans_of(ref.ids[:, :k_max], fetch, chunking),
-                len(queries),
-                chunk_index,
-                depth=depth,
-                budget=budget,
-                copies=excerpt_copies,
-            )
-    config: dict[str, Any] = {
-        "chunker": chunker_obj.name,
-        "embedder": (
-            _embedder_label(embedder, embedder_obj.identity) if embedder_obj else None
+        ranks = _depths(setup, chunking, k, budget)
+    scored = _retrieve(setup, chunking, inputs, ranks, budget, reranker, timings)
+    config = setup.config(
+        setup.chunker.name if setup.chunker is not None else "",
+        k=k,
+        **({"budget": budget} if budget is not None else {}),
+        **(
+            {"rerank": reranker.identity, "rerank_candidates": reranker.candidates}
+            if reranker is not None
+            else {}
         ),
-        "embedder_identity": embedder_obj.identity if embedder_obj else None,
-        "store": getattr(store_obj, "name", _spec_of(store, type(store_obj).__name__)),
-        "k": k,
-        "unit": unit,
-        "tokenizer": tok.name if tok is not None else None,
-        "corpus": corpus.name,
-        "queries": queries.source or "queries",
-    }
-    if budget is not None:  # absent, not null, so older baselines keep matching
-        config["budget"] = budget
-    config.update(scoring_config(copies))
-    if reranker is not None:
-        config["rerank"] = reranker.identity
-        config["rerank_candidates"] = int(reranker.candidates)
-    chunk_stats = {
-        "count": len(chunking),
-        "mean_units": float(chunk_units.mean()),
-        "mean_chars": float(np.diff(chunking.bounds, axis=1).mean()),
-    }
-    if chunking.fallback_share is not None:
-        chunk_stats["fallback_share"] = chunking.fallback_share
-    # Units sent to the LLM per query (|tr|): the cost axis of a budget sweep.
-    chunk_stats["sent_units"] = (
-        float(scores.retrieved_units.mean()) if len(queries) else 0.0
     )
-    taken = listed.query[scores.kept] if budget is not None else None
+    return _assemble(setup, chunking, scored, config, timings, label, judge, budget)
+
+
+def _assemble(
+    setup: EvaluationSetup,
+    chunking: Chunking,
+    scored: _Scored,
+    config: dict[str, Any],
+    timings: dict[str, float],
+    label: str | None,
+    judge: Any,
+    budget: int | None,
+) -> EvalResult:
+    """The result: records, summaries, chunk stats and (with a budget) what the
+    budget kept."""
+    n = len(setup.queries)
+    scores = scored.scores
+    chunk_stats = setup.chunk_stats(chunking)
+    # Units sent to the LLM per query (|tr|): the cost axis of a budget sweep.
+    chunk_stats["sent_units"] = float(scores.retrieved_units.mean()) if n else 0.0
     result = build_result(
-        label or chunker_obj.name,
+        label or config["chunker"],
         config,
-        corpus,
-        queries,
-        units,
-        excerpts,
-        retrieved,
+        setup.corpus,
+        setup.queries,
+        setup.units,
+        setup.excerpts,
+        scored.retrieved,
         scores,
         chunk_stats,
         timings,
         chunking.spans(),
-        stages,
-        exact=exact_scores,
-        judging=judging_for(judge, emb_cache.directory, emb_cache.read_only),
-        evidence=noise_evidence(store_obj, inputs, found, ref, fetch, depth, taken),
+        scored.stages,
+        exact=scored.exact,
+        judging=setup.judging(judge),
+        evidence=scored.evidence,
     )
     if budget is not None:
         result.budget = {
             "budget": budget,
-            "over_budget": float(scores.over_budget.mean()) if len(queries) else 0.0,
-            "mean_units": float(scores.retrieved_units.mean()) if len(queries) else 0.0,
+            "over_budget": float(scores.over_budget.mean()) if n else 0.0,
+            "mean_units": chunk_stats["sent_units"],
         }
     return result
 
 
-def _embed(
-    inputs: RetrievalInputs,
-    cache: EmbeddingCache,
-    embedder: Embedder,
-    progress: bool | None,
+def _inputs(
+    setup: EvaluationSetup,
+    chunking: Chunking,
     timings: dict[str, float],
-    name: str,
-) -> None:
-    """The questions' vectors now: they key the search cache. The chunks' when a
-    search needs them (through the cache), so a warm run never reads those.
-    ``name``: the chunker's, for the progress lines."""
+    progress: bool | None,
+) -> RetrievalInputs:
+    """The texts to search and, for a vector store, the key of their collection,
+    the questions' vectors now (they key the search cache) and the chunks' when a
+    search needs them (through the cache), so a warm run never reads those."""
+    inputs = RetrievalInputs(chunking.texts(), [q.text for q in setup.queries])
+    embedder, cache = setup.embedder, setup.cache
+    name = setup.chunker.name if setup.chunker is not None else "the chunker"
+    if embedder is None:
+        return inputs
     with _timed(timings, "embed", f"questions of {name}"):
         inputs.query_vectors = cache.embed(
             embedder, inputs.query_texts, progress=progress
@@ -301,26 +196,85 @@ def _embed(
             return cache.embed(embedder, inputs.chunk_texts, progress=progress)
 
     inputs.chunk_vector_loader = load
+    inputs.collection_key = hashlib.sha256(
+        f"{chunking.digest()}\0{embedder.identity}".encode()
+    ).hexdigest()
+    return inputs
 
 
-def _columns(spans: QuerySpans) -> tuple[Any, Any, Any, Any]:
-    return spans.query, spans.doc, spans.start, spans.end
+def _depths(
+    setup: EvaluationSetup, chunking: Chunking, k: K, budget: int | None
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Per query, the ``k`` asked (its Ω count for ``"min"``), the depth scored
+    (at most the chunk count) and the ranks to fetch (enough to pass a budget)."""
+    n = len(setup.queries)
+    chunk_index = chunking.index(setup.units)
+    per_query_k = (
+        chunk_index.omega_counts(setup.units, setup.excerpts, n)
+        if k == "min"
+        else np.full(n, k, dtype=np.int64)
+    )
+    depth = np.minimum(per_query_k, len(chunking))
+    fetch = per_query_k  # the search cache is keyed on the depth asked
+    if budget is not None:
+        chunk_units = chunk_index.unit_hi - chunk_index.unit_lo
+        fetch = np.maximum(depth, budget_ranks(chunk_units, budget))
+    return per_query_k, depth, fetch
 
 
-def _check_ground_truth(queries: QuerySet, judge: Any, k: Any) -> None:
-    """Questions without excerpts need a judge, and cannot size ``k="min"``."""
-    bare = [q for q in queries if not q.excerpts]
-    if not bare:
-        return
-    where = f"{queries.source or 'the query set'}"
-    if k == "min":
-        raise EvaluationError(
-            f"k='min' needs excerpts, but {len(bare)} question(s) of {where} have "
-            f"none (first: {bare[0].id!r}); give a number for k"
+@dataclass(frozen=True)
+class _Scored:
+    retrieved: QuerySpans
+    scores: QueryScores
+    stages: dict[str, StageResult]
+    exact: QueryScores | None
+    evidence: list[dict[str, Any]]
+
+
+def _retrieve(
+    setup: EvaluationSetup,
+    chunking: Chunking,
+    inputs: RetrievalInputs,
+    ranks: tuple[IntArray, IntArray, IntArray],
+    budget: int | None,
+    reranker: Reranker | None,
+    timings: dict[str, float],
+) -> _Scored:
+    """Search (cached), then score the store's lists, each earlier stage's, and
+    (an approximate store) exact search's; with what tells noise from a change."""
+    n = len(setup.queries)
+    store = setup.store
+    assert store is not None
+    per_query_k, depth, fetch = ranks
+    k_max = int(fetch.max()) if n else 0
+    cache = SearchCache(setup.cache.directory, read_only=setup.cache.read_only)
+    found, reference = search(store, inputs, k_max, cache, timings, reranker=reranker)
+    with _timed(timings, "score"):
+        scored_at = functools.partial(  # unlike a closure, no Python frame
+            score_queries,
+            setup.units,
+            setup.excerpts,
+            depth=depth,
+            budget=budget,
+            copies=setup.excerpt_copies,
         )
-    if judge is None and len(bare) == len(queries):
-        raise EvaluationError(
-            f"no question of {where} has excerpts: give a judge to measure context "
-            "relevance (docs/judged.md): 'llm:MODEL' or a registered name, as judge= "
-            "(evaluate(), the chunkeval marker) or the chunkeval_judge setting"
+        index = chunking.index(setup.units)
+        listed = spans_of(found.ids, fetch, chunking)
+        scores = scored_at(listed, n, index)
+        stages = retrieval_stages(
+            found.stages,
+            per_query_k,
+            chunking,
+            setup.units,
+            setup.excerpts,
+            n,
+            setup.excerpt_copies,
         )
+        exact = None
+        if reference is not None and approximate(store):
+            exact_listed = spans_of(reference.ids[:, :k_max], fetch, chunking)
+            exact = scored_at(exact_listed, n, index)
+    taken = listed.query[scores.kept] if budget is not None else None
+    evidence = noise_evidence(store, inputs, found, reference, fetch, depth, taken)
+    retrieved = QuerySpans(*(a[scores.kept] for a in columns(listed)))
+    return _Scored(retrieved, scores, stages, exact, evidence)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from pytest_chunkeval.config.defaults import check_locate
 from pytest_chunkeval.config.scoring import DEFAULT_COPIES, check_copies
 from pytest_chunkeval.core.locate import preview
-from pytest_chunkeval.engine.evaluate import EvaluationError
+from pytest_chunkeval.engine.setup import EvaluationError
 
 if TYPE_CHECKING:
     from pytest_chunkeval.core.normalize import FoldedText

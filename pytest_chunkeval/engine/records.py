@@ -10,9 +10,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.core.metrics import (
     JUDGED_METRICS,
     METRICS,
+    PRESENCE_METRICS,
     RANK_METRICS,
     QueryScores,
     QuerySpans,
@@ -77,79 +79,28 @@ def build_result(
     exact: QueryScores | None = None,
     evidence: list[dict[str, Any]] | None = None,
 ) -> EvalResult:
-    ids = units.doc_ids
+    """The result of an evaluation: each query's record, the summaries over
+    queries and document groups, and what the evaluation measured besides."""
     scores = without_ground_truth(scores, [bool(q.excerpts) for q in queries])
-    retrieved_by_query: list[list[SpanTuple]] = [[] for _ in range(len(queries))]
-    for q, d, s, e in zip(
-        retrieved.query.tolist(),
-        retrieved.doc.tolist(),
-        retrieved.start.tolist(),
-        retrieved.end.tolist(),
-        strict=True,
-    ):
-        retrieved_by_query[q].append((ids[d], s, e))
-    judged_values: dict[str, Any] | None = None
+    by_query = spans_by_query(retrieved, units.doc_ids, len(queries))
     judged: list[Any] = [None] * len(queries)
+    judged_values: dict[str, Any] | None = None
     if judging is not None:
         from pytest_chunkeval.judging.score import judge_retrieved
 
         with _timed(timings, "judge"):
-            judged = judge_retrieved(
-                judging, queries, retrieved_by_query, corpus, units
-            )
+            judged = judge_retrieved(judging, queries, by_query, corpus, units)
         judged_values = {
             m: np.array([j.metric(m) for j in judged], dtype=np.float64)
             for m in JUDGED_METRICS
         }
         config["judge"] = judging.judge.identity
-    coverage = scores.excerpt_coverage.tolist()
-    chosen = _spans_by_row(scores.chosen, ids)
-    records, row = [], 0
-    po = scores.precision_omega
     losses = losses_of(scores, exact)
-    ranked = {m: scores.metric(m) for m in RANK_METRICS}
-    for i, q in enumerate(queries):
-        n_ex = len(q.excerpts)
-        j = judged[i]
-        records.append(
-            QueryRecord(
-                id=q.id,
-                question=q.text,
-                doc_id=q.doc_id,
-                excerpts=tuple((e.doc_id, e.start, e.end) for e in q.excerpts),
-                retrieved=tuple(retrieved_by_query[i]),
-                recall=present(scores.recall[i]),
-                precision=present(scores.precision[i]),
-                iou=present(scores.iou[i]),
-                f1=present(scores.f1[i]),
-                precision_omega=present(po[i]),
-                excerpt_units=int(scores.excerpt_units[i]),
-                retrieved_units=int(scores.retrieved_units[i]),
-                first_relevant_rank=int(scores.first_relevant_rank[i]),
-                excerpt_coverage=tuple(coverage[row : row + n_ex]),
-                scores={}
-                if j is None
-                else {m: present(j.metric(m)) for m in JUDGED_METRICS},
-                details={} if j is None else {"judged": [list(s) for s in j.judged]},
-                mrr=present(ranked["mrr"][i]),
-                ndcg=present(ranked["ndcg"][i]),
-                complete=present(ranked["complete"][i]),
-                ceiling=present(ranked["ceiling"][i]),
-                loss={
-                    part: float(v[i])
-                    for part, v in losses.items()
-                    if not np.isnan(v[i])
-                },
-                evidence=evidence[i] if evidence is not None else {},
-                chosen=_differing(chosen[row : row + n_ex], q.excerpts),
-            )
-        )
-        row += n_ex
+    records = query_records(
+        queries, scores, by_query, units.doc_ids, judged, losses, evidence
+    )
     overall, groups = summarize(
-        scores,
-        [q.doc_id for q in queries],
-        judged_values,
-        metrics=METRICS,
+        scores, [q.doc_id for q in queries], judged_values, metrics=METRICS
     )
     loss = {part: describe(v) for part, v in losses.items()}
     return EvalResult(
@@ -169,10 +120,65 @@ def build_result(
     )
 
 
-def present(value: Any) -> float | None:
-    """A metric value, or None where it is absent (NaN)."""
-    number = float(value)
-    return None if np.isnan(number) else number
+def spans_by_query(
+    spans: QuerySpans, doc_ids: tuple[str, ...], n_queries: int
+) -> list[list[SpanTuple]]:
+    """Per query, its spans as ``(doc_id, start, end)``, in their order."""
+    out: list[list[SpanTuple]] = [[] for _ in range(n_queries)]
+    for q, d, s, e in zip(
+        spans.query.tolist(),
+        spans.doc.tolist(),
+        spans.start.tolist(),
+        spans.end.tolist(),
+        strict=True,
+    ):
+        out[q].append((doc_ids[d], s, e))
+    return out
+
+
+def query_records(
+    queries: QuerySet,
+    scores: QueryScores,
+    retrieved: list[list[SpanTuple]],
+    doc_ids: tuple[str, ...],
+    judged: list[Any],
+    losses: dict[str, npt.NDArray[np.float64]],
+    evidence: list[dict[str, Any]] | None = None,
+) -> list[QueryRecord]:
+    """Each query's record from the per-query scores (absent values None), its
+    retrieved spans, its judgment (None: not judged), where its recall was lost
+    and what tells noise from a change (``evidence``)."""
+    coverage = scores.excerpt_coverage.tolist()
+    chosen = _spans_by_row(scores.chosen, doc_ids)
+    ranked = {m: scores.metric(m) for m in RANK_METRICS}
+    records, row = [], 0
+    for i, q in enumerate(queries):
+        n_ex = len(q.excerpts)
+        j = judged[i]
+        records.append(
+            QueryRecord(
+                id=q.id,
+                question=q.text,
+                doc_id=q.doc_id,
+                excerpts=tuple((e.doc_id, e.start, e.end) for e in q.excerpts),
+                retrieved=tuple(retrieved[i]),
+                **{m: present(scores.metric(m)[i]) for m in PRESENCE_METRICS},
+                excerpt_units=int(scores.excerpt_units[i]),
+                retrieved_units=int(scores.retrieved_units[i]),
+                first_relevant_rank=int(scores.first_relevant_rank[i]),
+                excerpt_coverage=tuple(coverage[row : row + n_ex]),
+                scores={}
+                if j is None
+                else {m: present(j.metric(m)) for m in JUDGED_METRICS},
+                details={} if j is None else {"judged": [list(s) for s in j.judged]},
+                **{m: present(v[i]) for m, v in ranked.items()},
+                loss={p: float(v[i]) for p, v in losses.items() if not np.isnan(v[i])},
+                evidence=evidence[i] if evidence is not None else {},
+                chosen=_differing(chosen[row : row + n_ex], q.excerpts),
+            )
+        )
+        row += n_ex
+    return records
 
 
 def _spans_by_row(spans: QuerySpans, ids: tuple[str, ...]) -> list[SpanTuple]:

@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pytest_chunkeval.core.absent import nan_if_absent, present
 from pytest_chunkeval.core.metrics import (
     JUDGED_METRICS,
     METRICS,
@@ -181,24 +182,16 @@ class QueryRecord:
 
 def _stats_json(stats: dict[str, MetricStats]) -> dict[str, dict[str, Any]]:
     return {
-        m: {"mean": _num(s.mean), "std": _num(s.std), "n": s.n}
+        m: {"mean": present(s.mean), "std": present(s.std), "n": s.n}
         for m, s in stats.items()
     }
 
 
 def _stats_from_json(data: dict[str, dict[str, Any]]) -> dict[str, MetricStats]:
     return {
-        m: MetricStats(_float(s["mean"]), _float(s["std"]), int(s["n"]))
+        m: MetricStats(nan_if_absent(s["mean"]), nan_if_absent(s["std"]), int(s["n"]))
         for m, s in data.items()
     }
-
-
-def _num(x: float) -> float | None:
-    return None if math.isnan(x) else x
-
-
-def _float(x: float | None) -> float:
-    return math.nan if x is None else float(x)
 
 
 @dataclass(frozen=True)

@@ -16,33 +16,27 @@ from typing import Any
 
 import numpy as np
 
-from pytest_chunkeval.config.defaults import check_unit
 from pytest_chunkeval.config.scoring import DEFAULT_COPIES
-from pytest_chunkeval.core.copies import ExcerptCopies
 from pytest_chunkeval.core.locate import preview
-from pytest_chunkeval.core.metrics import QuerySpans, score_queries
+from pytest_chunkeval.core.metrics import QueryScores, QuerySpans, score_queries
 from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Query
-from pytest_chunkeval.embedders.cache import default_cache_dir
-from pytest_chunkeval.engine.chunking import _excerpt_spans, stage_result, unit_map
-from pytest_chunkeval.engine.copies import (
-    candidates_by_query,
-    copies_for,
-    scoring_config,
-)
-from pytest_chunkeval.engine.evaluate import (
-    EvaluationError,
-    _check_ground_truth,
-    _check_queries,
-)
+from pytest_chunkeval.engine.chunking import stage_result
+from pytest_chunkeval.engine.copies import candidates_by_query, copies_for
 from pytest_chunkeval.engine.placing import Near, Placer
-from pytest_chunkeval.engine.records import build_result, judging_for
+from pytest_chunkeval.engine.records import build_result
 from pytest_chunkeval.engine.results import EvalResult, SpanTuple, StageResult
 from pytest_chunkeval.engine.retrieve import timed as _timed
+from pytest_chunkeval.engine.setup import (
+    EvaluationError,
+    EvaluationSetup,
+    check_ground_truth,
+    check_queries,
+)
 from pytest_chunkeval.engine.two_stage import split_stages
-from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
+from pytest_chunkeval.tokenizers.base import Tokenizer
 
 RetrievedItem = Any  # str | Span | (doc_id, start, end) | object with text or span
 Retriever = Callable[[str], Sequence[RetrievedItem]]
@@ -264,24 +258,23 @@ def _nears(copies: str, corpus: Corpus, queries: QuerySet) -> list[Near | None]:
 def _candidate_stage(
     pools: Sequence[Sequence[SpanTuple]],
     results: Sequence[Sequence[SpanTuple]],
-    units: UnitMap,
-    excerpts: QuerySpans,
-    copies: ExcerptCopies | None,
+    setup: EvaluationSetup,
 ) -> StageResult:
     """A two-stage retriever's pool, measured at ``k`` = each query's result count."""
     k_final = np.array([len(r) for r in results], dtype=np.int64)
+    units = setup.units
     return stage_result(
         "candidates",
         max((len(p) for p in pools), default=0),
         units,
-        excerpts,
+        setup.excerpts,
         QuerySpans.from_lists(pools, units),
         QuerySpans.from_lists(
             [p[:k] for p, k in zip(pools, k_final.tolist(), strict=True)], units
         ),
         k_final,
         len(pools),
-        copies,
+        setup.excerpt_copies,
     )
 
 
@@ -299,6 +292,7 @@ def score(
     cache: str | Path | None = None,
     locate: str = "exact",
     copies: str = DEFAULT_COPIES,
+    setup: EvaluationSetup | None = None,
 ) -> EvalResult:
     """Score a whole retriever: ``retrieved`` maps query id -> results, or is called
     with each question (or is what :func:`locate_results` returned). Results are
@@ -316,79 +310,86 @@ def score(
     the question's excerpts; ``"strict"`` scores the stored spans and refuses such
     a text (docs/concepts.md, "Identical text").
 
-    ``precision_omega``, ``ndcg`` and ``ceiling`` need a chunking and are left out
-    (``None``); ``mrr`` and ``complete`` are measured.
-    ``judge`` adds the judged metrics, as in :func:`evaluate`; its answers are
-    cached under ``cache`` (default: the evaluation cache directory).
+    ``precision_omega``, ``ndcg`` and ``ceiling`` need a chunking: left out
+    (``None``). ``judge`` adds the judged metrics, as in :func:`evaluate`, cached
+    under ``cache`` (default: the evaluation cache). ``setup``: the data and
+    settings resolved already (then ``unit``, ``tokenizer``, ``cache`` and
+    ``copies`` are its own).
     """
-    _check_queries(queries)
-    unit = check_unit(unit)
-    _check_ground_truth(queries, judge, None)
-    tok = get_tokenizer(tokenizer) if unit == "token" else None
-    located = (
-        retrieved
-        if isinstance(retrieved, LocatedResults)
-        else locate_results(
-            retrieved, corpus, queries, k=k, locate=locate, copies=copies
+    check_queries(queries)
+    check_ground_truth(queries, judge, None)
+    if setup is None:
+        setup = EvaluationSetup.resolve(
+            corpus,
+            queries,
+            store=None,
+            unit=unit,
+            tokenizer=tokenizer,
+            cache=cache,
+            copies=copies,
         )
-    )
-    if len(located.per_query) != len(queries):
+    if not isinstance(retrieved, LocatedResults):
+        retrieved = locate_results(
+            retrieved, corpus, queries, k=k, locate=locate, copies=setup.copies
+        )
+    extra = dict(config) if config else {}
+    return _scored(setup, retrieved, label, extra, setup.judging(judge))
+
+
+def _scored(
+    setup: EvaluationSetup,
+    located: LocatedResults,
+    label: str,
+    config: dict[str, Any],
+    judging: Any,
+) -> EvalResult:
+    """The result of a whole retriever's located results."""
+    n = len(setup.queries)
+    if len(located.per_query) != n:
         raise EvaluationError(
-            f"results for {len(located.per_query)} queries, the query set has "
-            f"{len(queries)}"
+            f"results for {len(located.per_query)} queries, the query set has {n}"
         )
     per_query = [list(spans) for spans in located.per_query]
     timings: dict[str, float] = {"retrieve": located.seconds}
     stages: dict[str, StageResult] = {}
     with _timed(timings, "score"):
-        units = unit_map(corpus, unit, tok, None if cache is None else Path(cache))
-        excerpts = _excerpt_spans(queries, units)
-        spans = QuerySpans.from_lists(per_query, units)
-        excerpt_copies = copies_for(
-            copies, corpus, queries, None if cache is None else Path(cache)
-        )
+        spans = QuerySpans.from_lists(per_query, setup.units)
         scores = score_queries(
-            units, excerpts, spans, len(queries), copies=excerpt_copies
+            setup.units, setup.excerpts, spans, n, copies=setup.excerpt_copies
         )
         if located.candidates is not None:
             stages["candidates"] = _candidate_stage(
-                located.candidates, per_query, units, excerpts, excerpt_copies
+                located.candidates, per_query, setup
             )
-    sizes = np.array([e - s for spans_ in per_query for _, s, e in spans_], np.float64)
+    return build_result(
+        label,
+        setup.config(label, k=located.k, **config),
+        setup.corpus,
+        setup.queries,
+        setup.units,
+        setup.excerpts,
+        spans,
+        scores,
+        _result_stats(located, spans, scores, setup.units),
+        timings,
+        [],
+        stages,
+        judging=judging,
+    )
+
+
+def _result_stats(
+    located: LocatedResults, spans: QuerySpans, scores: QueryScores, units: UnitMap
+) -> dict[str, float]:
+    """What a whole retriever returned, as a chunking's stats: the results'
+    count and mean size, per query, and the units sent."""
     lo, hi = units.to_units(spans.doc, spans.start, spans.end)
-    chunk_stats = {
+    sizes = (spans.end - spans.start).astype(np.float64)
+    n = len(located.per_query)
+    return {
         "count": int(sizes.size),
         "mean_units": float((hi - lo).mean()) if sizes.size else 0.0,
         "mean_chars": float(sizes.mean()) if sizes.size else 0.0,
         "results_per_query": located.mean_results,
-        "sent_units": float(scores.retrieved_units.mean()) if len(queries) else 0.0,
+        "sent_units": float(scores.retrieved_units.mean()) if n else 0.0,
     }
-    cfg = {
-        "chunker": label,
-        "embedder": None,
-        "store": None,
-        "k": located.k,
-        "unit": unit,
-        "tokenizer": tok.name if tok is not None else None,
-        "corpus": corpus.name,
-        "queries": queries.source or "queries",
-        **scoring_config(copies),
-        **(dict(config) if config else {}),
-    }
-    return build_result(
-        label,
-        cfg,
-        corpus,
-        queries,
-        units,
-        excerpts,
-        spans,
-        scores,
-        chunk_stats,
-        timings,
-        [],
-        stages,
-        judging=judging_for(
-            judge, Path(cache) if cache is not None else default_cache_dir()
-        ),
-    )

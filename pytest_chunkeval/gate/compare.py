@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_chunkeval.core.absent import nan_if_absent
 from pytest_chunkeval.core.metric_names import RANK, names
 from pytest_chunkeval.gate.baseline import MEAN_DECIMALS, QUERY_DECIMALS
 from pytest_chunkeval.gate.changes import baseline_changes
@@ -230,7 +231,7 @@ def _check(
     import numpy as np
 
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
-    before_mean = _nan(baseline.metrics[metric].mean)
+    before_mean = nan_if_absent(baseline.metrics[metric].mean)
     after_mean = round(current.metrics[metric].mean, MEAN_DECIMALS)
     if subset:  # both means over the shared questions, comparable
         before_mean, after_mean = _mean(col.before), _mean(col.after)
@@ -284,7 +285,7 @@ def _check(
         worse=tuple((records[i].id, records[i].doc_id) for i in worse),
         adjusted=adjusted,
         noisy=int((moved & col.explained).sum()),
-        mde=_nan(detectable_points(mde, n, before_mean)),
+        mde=nan_if_absent(detectable_points(mde, n, before_mean)),
     )
 
 
@@ -312,8 +313,9 @@ def _values(
         [[round(q.metric(m), QUERY_DECIMALS) for m in metrics] for q in records],
         dtype=np.float64,
     ).reshape(len(records), len(metrics))
+    stored = baseline.queries
     before = np.array(
-        [[_nan(baseline.queries[q.id].get(m)) for m in metrics] for q in records],
+        [[nan_if_absent(stored[q.id].get(m)) for m in metrics] for q in records],
         dtype=np.float64,
     ).reshape(len(records), len(metrics))
     return before, after
@@ -339,7 +341,7 @@ def _flipped(
     either way."""
     if metric is None:
         return False
-    before = _nan(baseline.queries[record.id].get(metric))
+    before = nan_if_absent(baseline.queries[record.id].get(metric))
     after = record.metric(metric)
     if math.isnan(before) or math.isnan(after):
         return False
@@ -358,10 +360,6 @@ def _mean(column: FloatArray) -> float:
 
     finite = column[~np.isnan(column)]
     return round(float(finite.mean()), MEAN_DECIMALS) if finite.size else math.nan
-
-
-def _nan(value: float | None) -> float:
-    return math.nan if value is None else float(value)
 
 
 def _group_means(column: FloatArray, groups: Sequence[str]) -> dict[str, float]:

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.core.locate import clip
 from pytest_chunkeval.core.metric_names import format_interval
 from pytest_chunkeval.core.metric_names import format_points as _pts
@@ -75,17 +76,13 @@ def report_table(report: GateReport) -> str:
     for c in report.checks:
         row = [c.metric, _pts(c.before), _pts(c.after), _pts(c.delta, True)]
         if changes:
-            row += [_pts(_none(c.adjusted), True), _ci(c), _detectable(c)]
+            row += [_pts(present(c.adjusted), True), _ci(c), _detectable(c)]
         else:
             row.append(_ci(c))
         verdict = "REGRESSED" if c.status == "regressed" else c.status
         row += [_tolerance(c), f"{verdict} ({c.reason})" if c.reason else verdict]
         rows.append(row)
     return format_rows(headers, rows)
-
-
-def _none(value: float) -> float | None:
-    return None if math.isnan(value) else value
 
 
 def sampling_line(report: GateReport) -> str:
@@ -110,7 +107,7 @@ def _verdict_line(check: MetricCheck, report: GateReport | None = None) -> str:
     else:
         where = f"{_pts(check.before)} -> {_pts(check.after)}"
     if check.noisy and report is not None and report.settings.mode == "changes":
-        where += f"; {_pts(_none(check.adjusted), True)} without noise"
+        where += f"; {_pts(present(check.adjusted), True)} without noise"
     if check.status == "regressed":
         return (
             f"{check.metric} got worse: {where}, beyond the tolerance "

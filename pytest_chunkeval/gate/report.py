@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.errors import DataError
 from pytest_chunkeval.gate.changes import BaselineChanges
 from pytest_chunkeval.gate.sampling import per_metric_level
@@ -22,7 +23,6 @@ from pytest_chunkeval.gate.verdicts import (
     OK,
     REGRESSED,
     GatedMetric,
-    num,
 )
 
 if TYPE_CHECKING:
@@ -164,21 +164,21 @@ def gated_metrics(report: GateReport) -> tuple[GatedMetric, ...]:
     return tuple(
         GatedMetric(
             c.metric,
-            num(c.before),
-            num(c.after),
-            num(c.delta),
-            num(c.low),
-            num(c.high),
+            present(c.before),
+            present(c.after),
+            present(c.delta),
+            present(c.low),
+            present(c.high),
             c.status,
             report.settings.confidence,
-            adjusted=num(c.adjusted),
+            adjusted=present(c.adjusted),
             reason=c.reason,
             tolerance=str(c.tolerance),
             allowed=c.allowed,
             changed=c.changed,
             noisy=c.noisy,
             n=c.n,
-            mde=num(c.mde),
+            mde=present(c.mde),
             mde_questions=report.mde_questions if c.reason == "" else None,
         )
         for c in report.checks

@@ -9,7 +9,6 @@ start-up and must not pay for numpy there.
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import re
 from collections.abc import Mapping
@@ -23,6 +22,7 @@ from pytest_chunkeval.core.metric_names import (
     RELATIONSHIP,
     directions,
 )
+from pytest_chunkeval.errors import ConfigError
 
 # Only the standard library at import time: the plugin parses tolerances at start-up
 # and must not pay for numpy there. numpy is imported where the gate computes.
@@ -101,7 +101,7 @@ def _metric_name(name: str) -> str:
         return name
     close = difflib.get_close_matches(name, list(HIGHER_IS_BETTER), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise argparse.ArgumentTypeError(
+    raise ConfigError(
         f"unknown metric {name!r}{hint}; known: {', '.join(HIGHER_IS_BETTER)}, "
         "or '*' for all"
     )
@@ -114,10 +114,10 @@ _VALUE = re.compile(
 
 def parse_tolerance_value(text: str | float, metric: str = "") -> Tolerance | None:
     """``-1%`` (relative), ``-1pp`` (percentage points), ``-0.002`` (absolute) or
-    ``off``; an unsigned number means the same drop. Raises ArgumentTypeError."""
+    ``off``; an unsigned number means the same drop. Raises ConfigError."""
     where = f"{metric}: " if metric else ""
     if isinstance(text, bool):
-        raise argparse.ArgumentTypeError(f"{where}expected a tolerance, got {text!r}")
+        raise ConfigError(f"{where}expected a tolerance, got {text!r}")
     if isinstance(text, (int, float)):
         text = repr(float(text))
     value = text.strip().lower()
@@ -125,13 +125,13 @@ def parse_tolerance_value(text: str | float, metric: str = "") -> Tolerance | No
         return None
     match = _VALUE.match(value)
     if match is None:
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"{where}bad tolerance {text!r}; expected -NUMBER (absolute, e.g. "
             "-0.002), -NUMBER% (relative to the baseline mean), -NUMBERpp "
             "(percentage points) or 'off'"
         )
     if match["sign"] == "+":
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"{where}tolerance {text!r} is positive; a tolerance is the drop you "
             f"accept, written with a minus sign (e.g. -{match['num']}"
             f"{match['unit'] or ''})"
@@ -140,18 +140,16 @@ def parse_tolerance_value(text: str | float, metric: str = "") -> Tolerance | No
     unit = match["unit"]
     if unit == "%":
         if number > 100:
-            raise argparse.ArgumentTypeError(
-                f"{where}relative tolerance {text!r} is above 100%"
-            )
+            raise ConfigError(f"{where}relative tolerance {text!r} is above 100%")
         return Tolerance(number / 100, relative=True)
     if unit == "pp":
         if number > 100:
-            raise argparse.ArgumentTypeError(
+            raise ConfigError(
                 f"{where}tolerance {text!r} is above 100 percentage points"
             )
         return Tolerance(number / 100, points=True)
     if number > 1:
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"{where}absolute tolerance {text!r} is above 1, but metrics are "
             f"fractions in [0, 1]; did you mean -{match['num']}% (relative) or "
             f"-{match['num']}pp (percentage points)?"
@@ -162,7 +160,7 @@ def parse_tolerance_value(text: str | float, metric: str = "") -> Tolerance | No
 def parse_tolerances(text: str) -> Tolerances:
     """``"recall:-1%, iou:-0.002, f1:off"`` -> ``{metric: Tolerance | None}``.
 
-    ``*`` sets every metric (later items override it). Raises ArgumentTypeError
+    ``*`` sets every metric (later items override it). Raises ConfigError
     (pytest-benchmark's ``parse_compare_fail`` style) with what is allowed.
     """
     out: Tolerances = {}
@@ -173,14 +171,12 @@ def parse_tolerances(text: str) -> Tolerances:
             continue
         name, sep, value = item.partition(":")
         if not sep or not name.strip() or not value.strip():
-            raise argparse.ArgumentTypeError(
+            raise ConfigError(
                 f"bad tolerance item {item!r}; expected {_TOLERANCE_FORM}"
             )
         metric = _metric_name(name.strip())
         if metric in seen:
-            raise argparse.ArgumentTypeError(
-                f"metric {metric!r} is given twice in {text.strip()!r}"
-            )
+            raise ConfigError(f"metric {metric!r} is given twice in {text.strip()!r}")
         seen.add(metric)
         tol = parse_tolerance_value(value, metric)
         if metric == "*":
@@ -198,7 +194,7 @@ def coerce_tolerances(value: str | Mapping[str, Any] | None) -> Tolerances:
     if isinstance(value, str):
         return parse_tolerances(value)
     if not isinstance(value, Mapping):
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"tolerance must be a string such as 'recall:-1%' or a mapping "
             f"{{metric: tolerance}}, got {type(value).__name__}"
         )
@@ -206,7 +202,7 @@ def coerce_tolerances(value: str | Mapping[str, Any] | None) -> Tolerances:
     for name, raw in value.items():
         metric = _metric_name(str(name))
         if raw is not None and not isinstance(raw, (str, int, float, Tolerance)):
-            raise argparse.ArgumentTypeError(
+            raise ConfigError(
                 f"{metric}: expected a tolerance such as '-1%' or -0.002, got "
                 f"{type(raw).__name__} {raw!r}"
             )
@@ -237,11 +233,11 @@ def parse_confidence(text: str | float) -> float:
             if value > 1:
                 value /= 100
     except ValueError:
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"bad confidence {text!r}; expected a level such as 95% or 0.95"
         ) from None
     if not 0.5 <= value < 1:
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"confidence {text!r} must be at least 50% and below 100% (e.g. 95%)"
         )
     return value
@@ -256,15 +252,13 @@ def parse_share(text: str | float) -> float:
         else:
             value = float(raw)
     except ValueError:
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"bad share {text!r}; expected a percentage such as 10% or a fraction "
             "such as 0.1"
         ) from None
     if not 0 <= value <= 1:
         hint = f" (did you mean {raw}%?)" if isinstance(raw, str) and value > 1 else ""
-        raise argparse.ArgumentTypeError(
-            f"share {text!r} must be between 0 and 100%{hint}"
-        )
+        raise ConfigError(f"share {text!r} must be between 0 and 100%{hint}")
     return value
 
 
@@ -273,7 +267,7 @@ def parse_gate_mode(text: str) -> str:
     over per-query deltas) or ``mean`` (means only)."""
     value = text.strip().lower()
     if value not in GATE_MODES:
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"bad gate mode {text!r}; expected one of {', '.join(GATE_MODES)}"
         )
     return value
@@ -312,7 +306,7 @@ class GateSettings:
     ) -> GateSettings:
         """Session settings from ini/flag strings (None: the default). A configured
         tolerance replaces the default one: only the metrics it names are gated.
-        Raises ArgumentTypeError for bad values (a usage error at startup)."""
+        Raises ConfigError for bad values (a usage error at startup)."""
         base = cls()
         tolerances = (
             base.tolerances if tolerance is None else parse_tolerances(tolerance)

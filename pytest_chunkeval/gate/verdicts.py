@@ -8,10 +8,11 @@ report row's verdict is :mod:`pytest_chunkeval.gate.rows`'."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
+
+from pytest_chunkeval.core.absent import present
 
 REGRESSED = "regressed"
 NOISY = "noisy"
@@ -222,30 +223,23 @@ class GatedMetric:
         questions = data.get("mde_questions")
         return cls(
             str(data["metric"]),
-            num(data.get("baseline")),
-            num(data.get("now")),
-            num(data.get("delta")),
-            num(data.get("low")),
-            num(data.get("high")),
+            present(data.get("baseline")),
+            present(data.get("now")),
+            present(data.get("delta")),
+            present(data.get("low")),
+            present(data.get("high")),
             str(data.get("status", OK)),
             float(data.get("confidence", 0.95)),
-            adjusted=num(data.get("adjusted")),
+            adjusted=present(data.get("adjusted")),
             reason=str(data.get("reason", "")),
             tolerance=str(data.get("tolerance", "")),
             allowed=float(data.get("allowed", 0.0)),
             changed=int(data.get("changed", 0)),
             noisy=int(data.get("noisy", 0)),
             n=int(data.get("n", 0)),
-            mde=num(data.get("mde")),
+            mde=present(data.get("mde")),
             mde_questions=None if questions is None else int(questions),
         )
-
-
-def num(value: Any) -> float | None:
-    if value is None:
-        return None
-    number = float(value)
-    return None if math.isnan(number) else number
 
 
 @dataclass(frozen=True)

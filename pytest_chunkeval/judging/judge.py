@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from pytest_chunkeval.core.locate import locate, preview
 from pytest_chunkeval.llm.batch import Outcome, outcome_of
-from pytest_chunkeval.llm.chat import ChatModel, LLMError
+from pytest_chunkeval.llm.chat import ChatModel, LLMError, NamedVersion
 from pytest_chunkeval.llm.parse import extract_json, strip_reasoning
 
 PROMPT_VERSION = "cr-1"
@@ -204,7 +204,7 @@ class LLMJudge:
         return outcome_of(self.model(build_messages(question, context)), parse)
 
 
-class CallableJudge:
+class CallableJudge(NamedVersion):
     """A Python ``fn(question, context) -> list[str]`` as a judge."""
 
     prompt_version = "callable"
@@ -222,13 +222,6 @@ class CallableJudge:
         self.fn = fn
         self.name = name
         self.version = str(version)
-
-    @property
-    def identity(self) -> str:
-        return f"{self.name}@{self.version}"
-
-    def __repr__(self) -> str:
-        return f"CallableJudge({self.identity!r})"
 
     def compute(self, question: str, context: str) -> Outcome:
         answer = self.fn(question, context)

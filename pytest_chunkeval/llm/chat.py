@@ -121,7 +121,22 @@ class ChatModel:
         )
 
 
-class CallableModel:
+class NamedVersion:
+    """A user's function as a role (model, judge): its identity is its name and
+    version, which key its cached answers; change the version when it changes."""
+
+    name: str
+    version: str
+
+    @property
+    def identity(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.identity!r})"
+
+
+class CallableModel(NamedVersion):
     """A plain ``fn(messages) -> str`` as a model; ``version`` is its identity:
     change it when the function changes, or cached answers are reused."""
 
@@ -135,13 +150,6 @@ class CallableModel:
         self.fn = fn
         self.name = name
         self.version = str(version)
-
-    @property
-    def identity(self) -> str:
-        return f"{self.name}@{self.version}"
-
-    def __repr__(self) -> str:
-        return f"CallableModel({self.identity!r})"
 
     def __call__(self, messages: Messages) -> Reply:
         answer = self.fn(messages)

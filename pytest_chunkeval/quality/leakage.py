@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.quality._stats import distribution, histogram, shares_at_least
 from pytest_chunkeval.quality.stopwords import STOP_WORDS
@@ -85,9 +86,5 @@ def leakage_report(queries: QuerySet, *, show: int = 10) -> dict[str, Any]:
             }
             for i in order
         ],
-        "values": {q.id: _num(v) for q, v in zip(queries, values, strict=True)},
+        "values": {q.id: present(v) for q, v in zip(queries, values, strict=True)},
     }
-
-
-def _num(value: float) -> float | None:
-    return None if math.isnan(value) else value

@@ -21,23 +21,22 @@ The method (docs/relationships.md#the-method):
 from __future__ import annotations
 
 import hashlib
-import math
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pytest_chunkeval.chunkers import Chunker, get_chunker
+from pytest_chunkeval.chunkers import Chunker
 from pytest_chunkeval.config.defaults import (
     DEFAULT_EMBEDDER,
     DEFAULT_K,
     DEFAULT_STORE,
-    check_unit,
 )
 from pytest_chunkeval.config.scoring import DEFAULT_COPIES
-from pytest_chunkeval.core.copies import ExcerptCopies
+from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.core.metrics import (
     REL_METRICS,
     ChunkIndex,
@@ -46,15 +45,11 @@ from pytest_chunkeval.core.metrics import (
     describe,
     score_queries,
 )
-from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder
 from pytest_chunkeval.embedders.cache import EmbeddingCache
-from pytest_chunkeval.embedders.registry import get_embedder
-from pytest_chunkeval.engine.chunking import Chunking, unit_map
-from pytest_chunkeval.engine.copies import copies_for, scoring_config
-from pytest_chunkeval.engine.evaluate import EvaluationError, _resolve_cache, _spec_of
+from pytest_chunkeval.engine.chunking import Chunking
 from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
 from pytest_chunkeval.engine.retrieve import (
     RetrievalInputs,
@@ -63,6 +58,7 @@ from pytest_chunkeval.engine.retrieve import (
     timed,
 )
 from pytest_chunkeval.engine.search_cache import SearchCache
+from pytest_chunkeval.engine.setup import EvaluationSetup
 from pytest_chunkeval.llm.answers import AnswerCache
 from pytest_chunkeval.relationships.extraction import (
     ExtractionStats,
@@ -74,10 +70,12 @@ from pytest_chunkeval.relationships.gold import excerpt_texts, gold_relationship
 from pytest_chunkeval.relationships.graph import Relationship, RelationshipGraph
 from pytest_chunkeval.relationships.scoring import match_matrix, relationship_scores
 from pytest_chunkeval.relationships.specs import get_extractor
-from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
-from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
+from pytest_chunkeval.stores import AnyStore
+from pytest_chunkeval.tokenizers.base import Tokenizer
 
 __all__ = ["REL_METRICS", "evaluate_relationships"]
+
+_PHASES = ("chunk", "extract", "embed", "index", "search", "score")
 
 
 def _stderr(line: str) -> None:
@@ -118,6 +116,7 @@ def evaluate_relationships(
     log: Callable[[str], None] | None = _stderr,
     copies: str = DEFAULT_COPIES,
     price: tuple[float, float] | None = None,
+    setup: EvaluationSetup | None = None,
 ) -> EvalResult:
     """Extract relationships from ``chunker``'s chunks, retrieve the top ``k`` per
     question and score them against gold relationships extracted from the
@@ -125,130 +124,47 @@ def evaluate_relationships(
 
     ``extractor``: ``"llm:MODEL"``, an object with ``identity`` and
     ``extract(text)``, or a function ``text -> [(subject, predicate, object,
-    evidence), ...]``. Answers and embeddings are cached under ``cache`` (default:
-    the evaluation cache). ``log`` receives the cost estimate before an LLM
-    extractor's first request (default: stderr; None: silent). ``copies``: as
-    in :func:`~pytest_chunkeval.engine.evaluate.evaluate`, for the evidence
-    metrics. ``price``: USD per 1000 prompt and completion tokens for the cost
-    estimate (default: the model's built-in price, if known).
+    evidence), ...]``; its answers are cached beside the embeddings. ``log`` gets
+    the cost estimate before an LLM's first request (None: silent), at ``price``
+    (USD per 1000 prompt and completion tokens; default: the model's, if known).
+    ``copies`` and ``setup``: as for :func:`~pytest_chunkeval.engine.evaluate.evaluate`.
     """
     k = _check_k(k)
-    unit = check_unit(unit)
-    chunker_obj = get_chunker(chunker)
-    extractor_obj = get_extractor(extractor)
-    store_obj = get_store(store)
-    embedder_obj = get_embedder(embedder) if uses_vectors(store_obj) else None
-    tok = get_tokenizer(tokenizer) if unit == "token" else None
-    emb_cache = _resolve_cache(cache)
-    answers = AnswerCache(emb_cache.directory, read_only=emb_cache.read_only)
-    timings = dict.fromkeys(
-        ("chunk", "extract", "embed", "index", "search", "score"), 0.0
-    )
-    stats = ExtractionStats()
-    gold_stats = ExtractionStats()
-
-    with timed(timings, "chunk"):
-        chunking = Chunking(chunker_obj, corpus, emb_cache)
-        if len(chunking) == 0:
-            raise EvaluationError(f"chunker {chunker_obj.name!r} produced no chunks")
-    chunk_spans = chunking.spans()
-    chunk_texts = chunking.texts()
-    plan = cost_plan(
-        extractor_obj, excerpt_texts(queries, corpus)[1] + chunk_texts, answers, price
-    )
-    if plan is not None and plan.requests and log is not None:
-        log(f"relationship extraction: {plan}")
-    with timed(timings, "extract"):
-        gold = gold_relationships(
-            queries,
+    if setup is None:
+        setup = EvaluationSetup.resolve(
             corpus,
-            extractor_obj,
-            cache=answers,
-            stats=gold_stats,
-            progress=progress,
+            queries,
+            embedder=embedder,
+            store=store,
+            unit=unit,
+            tokenizer=tokenizer,
+            cache=cache,
+            copies=copies,
         )
-        extractions = extract_texts(
-            extractor_obj,
-            chunk_texts,
-            cache=answers,
-            where=lambda i: (
-                f"chunk {i + 1} of {chunker_obj.name!r} "
-                f"({chunk_spans[i][0]}:{chunk_spans[i][1]}-{chunk_spans[i][2]})"
-            ),
-            stats=stats,
-            progress=progress,
-        )
-        graph = RelationshipGraph()
-        for (doc_id, start, _), found in zip(chunk_spans, extractions, strict=True):
-            graph.add(doc_id, start, found.relationships)
-        relationships = graph.relationships()
-
-    hits: list[list[int]] = [[] for _ in range(len(queries))]
-    if relationships:
-        inputs = RetrievalInputs(
-            [r.text for r in relationships], [q.text for q in queries]
-        )
-        if embedder_obj is not None:
-            with timed(timings, "embed"):
-                vectors = emb_cache.embed(
-                    embedder_obj,
-                    inputs.chunk_texts + inputs.query_texts,
-                    progress=progress,
-                )
-            n = len(relationships)
-            inputs.chunk_vectors, inputs.query_vectors = vectors[:n], vectors[n:]
-            inputs.collection_key = _graph_key(relationships, embedder_obj)
-        ranked = retrieve(
-            store_obj,
-            inputs,
-            min(k, len(relationships)),
-            SearchCache(emb_cache.directory, read_only=emb_cache.read_only),
-            timings,
-        )
-        hits = [[int(i) for i in row if i >= 0] for row in ranked.ids.tolist()]
-
+    setup = setup.with_chunker(chunker)
+    chunker_obj = setup.chunker
+    assert chunker_obj is not None
+    extractor_obj = get_extractor(extractor)
+    timings = dict.fromkeys(_PHASES, 0.0)
+    with timed(timings, "chunk"):
+        chunking = setup.chunking()
+    with timed(timings, "extract"):
+        extracted = _extract(setup, chunking, extractor_obj, progress, log, price)
+    relationships = extracted.graph.relationships()
+    hits = _search(setup, relationships, k, timings, progress)
     with timed(timings, "score"):
-        units = unit_map(corpus, unit, tok, emb_cache)
         retrieved = [[relationships[i] for i in row] for row in hits]
-        excerpt_copies = copies_for(
-            copies, corpus, queries, emb_cache.directory, read_only=emb_cache.read_only
-        )
         records, overall, groups = _score(
-            units, queries, retrieved, gold, relationships, excerpt_copies
+            setup, retrieved, extracted.gold, relationships
         )
-        chunk_index = chunking.index(units)
-        chunk_units = chunk_index.unit_hi - chunk_index.unit_lo
-    config = {
-        "chunker": chunker_obj.name,
-        "extractor": _spec_of(extractor, extractor_obj.identity),
-        "extractor_identity": extractor_obj.identity,
-        "embedder": (
-            _spec_of(embedder, embedder_obj.identity) if embedder_obj else None
-        ),
-        "embedder_identity": embedder_obj.identity if embedder_obj else None,
-        "store": getattr(store_obj, "name", _spec_of(store, type(store_obj).__name__)),
-        "k": k,
-        "unit": unit,
-        "tokenizer": tok.name if tok is not None else None,
-        "corpus": corpus.name,
-        "queries": queries.source or "queries",
-        "retrieves": "relationships",
-        **scoring_config(copies),
-    }
-    sizes = np.diff(chunking.bounds, axis=1).reshape(-1)
-    chunk_stats = {
-        "count": len(chunking),
-        "mean_chars": float(sizes.mean()),
-        "mean_units": float(chunk_units.mean()),
-    }
-    graph_stats = {
-        "relationships": len(relationships),
-        "entities": len(graph.entities),
-        "extraction": stats.to_json(),
-        "gold_extraction": gold_stats.to_json(),
-        "gold_relationships": sum(len(g) for g in gold),
-        "questions_without_gold": sum(1 for g in gold if not g),
-    }
+        chunk_stats = setup.chunk_stats(chunking)
+    config = setup.config(
+        chunker_obj.name,
+        extractor=extractor if isinstance(extractor, str) else extractor_obj.identity,
+        extractor_identity=extractor_obj.identity,
+        k=k,
+        retrieves="relationships",
+    )
     return EvalResult(
         label=label or chunker_obj.name,
         config=config,
@@ -259,10 +175,108 @@ def evaluate_relationships(
         queries=records,
         chunks=chunk_stats,
         timings=timings,
-        chunk_spans=chunk_spans,
+        chunk_spans=chunking.spans(),
         corpus=corpus,
-        graph=graph_stats,
+        graph=extracted.stats(),
     )
+
+
+@dataclass(frozen=True)
+class _Extracted:
+    graph: RelationshipGraph
+    gold: list[list[Relationship]]
+    chunk_stats: ExtractionStats
+    gold_stats: ExtractionStats
+
+    def stats(self) -> dict[str, Any]:
+        """What the extraction found, for ``result.graph``."""
+        return {
+            "relationships": len(self.graph.relationships()),
+            "entities": len(self.graph.entities),
+            "extraction": self.chunk_stats.to_json(),
+            "gold_extraction": self.gold_stats.to_json(),
+            "gold_relationships": sum(len(g) for g in self.gold),
+            "questions_without_gold": sum(1 for g in self.gold if not g),
+        }
+
+
+def _extract(
+    setup: EvaluationSetup,
+    chunking: Chunking,
+    extractor: Extractor,
+    progress: bool | None,
+    log: Callable[[str], None] | None,
+    price: tuple[float, float] | None = None,
+) -> _Extracted:
+    """The gold relationships of each question (from its excerpts) and the graph
+    of the relationships extracted from every chunk (answers cached)."""
+    cache = setup.cache
+    answers = AnswerCache(cache.directory, read_only=cache.read_only)
+    chunk_spans = chunking.spans()
+    chunk_texts = chunking.texts()
+    name = setup.chunker.name if setup.chunker is not None else ""
+    excerpts = excerpt_texts(setup.queries, setup.corpus)[1]
+    plan = cost_plan(extractor, excerpts + chunk_texts, answers, price)
+    if plan is not None and plan.requests and log is not None:
+        log(f"relationship extraction: {plan}")
+    stats, gold_stats = ExtractionStats(), ExtractionStats()
+    gold = gold_relationships(
+        setup.queries,
+        setup.corpus,
+        extractor,
+        cache=answers,
+        stats=gold_stats,
+        progress=progress,
+    )
+    extractions = extract_texts(
+        extractor,
+        chunk_texts,
+        cache=answers,
+        where=lambda i: (
+            f"chunk {i + 1} of {name!r} "
+            f"({chunk_spans[i][0]}:{chunk_spans[i][1]}-{chunk_spans[i][2]})"
+        ),
+        stats=stats,
+        progress=progress,
+    )
+    graph = RelationshipGraph()
+    for (doc_id, start, _), found in zip(chunk_spans, extractions, strict=True):
+        graph.add(doc_id, start, found.relationships)
+    return _Extracted(graph, gold, stats, gold_stats)
+
+
+def _search(
+    setup: EvaluationSetup,
+    relationships: list[Relationship],
+    k: int,
+    timings: dict[str, float],
+    progress: bool | None,
+) -> list[list[int]]:
+    """Per question, the rows of the ``k`` relationships retrieved, best first."""
+    if not relationships:
+        return [[] for _ in range(len(setup.queries))]
+    inputs = RetrievalInputs(
+        [r.text for r in relationships], [q.text for q in setup.queries]
+    )
+    embedder = setup.embedder
+    cache = setup.cache
+    if embedder is not None:
+        with timed(timings, "embed"):
+            vectors = cache.embed(
+                embedder, inputs.chunk_texts + inputs.query_texts, progress=progress
+            )
+        n = len(relationships)
+        inputs.chunk_vectors, inputs.query_vectors = vectors[:n], vectors[n:]
+        inputs.collection_key = _graph_key(relationships, embedder)
+    assert setup.store is not None
+    ranked = retrieve(
+        setup.store,
+        inputs,
+        min(k, len(relationships)),
+        SearchCache(cache.directory, read_only=cache.read_only),
+        timings,
+    )
+    return [[int(i) for i in row if i >= 0] for row in ranked.ids.tolist()]
 
 
 def _evidence_of(retrieved: list[Relationship]) -> list[SpanTuple]:
@@ -271,19 +285,16 @@ def _evidence_of(retrieved: list[Relationship]) -> list[SpanTuple]:
 
 
 def _score(
-    units: UnitMap,
-    queries: QuerySet,
+    setup: EvaluationSetup,
     retrieved: list[list[Relationship]],
     gold: list[list[Relationship]],
     relationships: list[Relationship],
-    copies: ExcerptCopies | None = None,
 ) -> tuple[
     list[QueryRecord], dict[str, MetricStats], dict[str, dict[str, MetricStats]]
 ]:
+    units, queries, copies = setup.units, setup.queries, setup.excerpt_copies
     n = len(queries)
-    excerpts = QuerySpans.from_lists(
-        [[(e.doc_id, e.start, e.end) for e in q.excerpts] for q in queries], units
-    )
+    excerpts = setup.excerpts
     evidence = [_evidence_of(r) for r in retrieved]
     spans = QuerySpans.from_lists(evidence, units)
     graph_spans = sorted({s for rel in relationships for s in rel.evidence})
@@ -324,7 +335,7 @@ def _score(
                 retrieved_units=int(scores.retrieved_units[i]),
                 first_relevant_rank=_first_match(hit_r),
                 excerpt_coverage=tuple(coverage[row : row + len(q.excerpts)]),
-                scores={m: _opt(v[i]) for m, v in values.items()},
+                scores={m: present(v[i]) for m, v in values.items()},
                 details={
                     "retrieved_relationships": [
                         [r.subject, r.predicate, r.object, hit]
@@ -349,7 +360,3 @@ def _score(
 
 def _first_match(hits: list[bool]) -> int:
     return next((i + 1 for i, hit in enumerate(hits) if hit), 0)
-
-
-def _opt(value: float) -> float | None:
-    return None if math.isnan(value) else float(value)

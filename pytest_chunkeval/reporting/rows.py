@@ -3,11 +3,11 @@ record), with the cell formatting the reports share."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.core.metric_names import (
     JUDGED,
     PRESENCE,
@@ -39,6 +39,7 @@ RELATIONSHIP_COLUMNS = (
     "evidence_recall",
     "evidence_iou",
 )
+
 """Columns added when a report holds relationship results (Graph-RAG)."""
 JUDGED_COLUMNS = names(JUDGED)
 """docs/judged.md#the-two-measures columns: shown when some row was judged."""
@@ -203,18 +204,18 @@ class ResultRow:
             k=k_text(result.config, result.chunks),
             unit=str(result.config.get("unit", "")),
             tests=tuple(entry.nodeids),
-            means={m: _num(s.mean) for m, s in result.metrics.items()},
-            stds={m: _num(s.std) for m, s in result.metrics.items()},
+            means={m: present(s.mean) for m, s in result.metrics.items()},
+            stds={m: present(s.std) for m, s in result.metrics.items()},
             groups={
-                g: {m: _num(s.mean) for m, s in stats.items()}
+                g: {m: present(s.mean) for m, s in stats.items()}
                 for g, stats in result.groups.items()
             },
-            chunk_size=_num(result.chunks.get("mean_units")),
+            chunk_size=present(result.chunks.get("mean_units")),
             n=max((s.n for s in result.metrics.values()), default=0),
             note=measured_text(result.chunks),
-            sent=_num(result.chunks.get("sent_units")),
+            sent=present(result.chunks.get("sent_units")),
             budget=result.config.get("budget"),
-            loss={part: _num(s.mean) for part, s in result.loss.items()},
+            loss={part: present(s.mean) for part, s in result.loss.items()},
         )
 
     @classmethod
@@ -232,10 +233,10 @@ class ResultRow:
             k=k_text(config, record.get("chunks") or {}),
             unit=str(config.get("unit", "")),
             tests=(str(record["test"]),) if record.get("test") else (),
-            means={m: _num(v.get("mean")) for m, v in metrics.items()},
-            stds={m: _num(v.get("std")) for m, v in metrics.items()},
+            means={m: present(v.get("mean")) for m, v in metrics.items()},
+            stds={m: present(v.get("std")) for m, v in metrics.items()},
             groups=record.get("groups") or {},
-            chunk_size=_num((record.get("chunks") or {}).get("mean_units")),
+            chunk_size=present((record.get("chunks") or {}).get("mean_units")),
             n=int(record.get("n") or 0),
             extra={"commit": commit_key(record)},
             note=measured_text(record.get("chunks") or {}),
@@ -247,13 +248,6 @@ def series_label(configuration: str, config: Mapping[str, Any]) -> str:
     corpora must not become one line of the history plots."""
     corpus = config.get("corpus")
     return f"{configuration} on {corpus}" if corpus else configuration
-
-
-def _num(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return None if math.isnan(value) else value
 
 
 def mean_std_cell(row: ResultRow, metric: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.config.options import (
@@ -185,11 +186,17 @@ class Components:
     def cache(self, directory: str) -> EmbeddingCache:
         """The evaluation cache in ``directory``, checked at its first use (before
         anything is embedded): one that cannot be created or used is an error
-        naming the setting; a read-only one is read and never written."""
+        naming the setting; a read-only one is read and never written. No
+        directory (settings made in code): the default one, never the current
+        directory."""
         if directory not in self._caches:
+            from pytest_chunkeval.embedders.cache import default_cache_dir
             from pytest_chunkeval.engine.cache_dir import open_cache
 
-            self._caches[directory] = open_cache(directory)
+            root = Path(self.settings.rootdir or ".")
+            self._caches[directory] = open_cache(
+                directory or str(default_cache_dir(root))
+            )
         return self._caches[directory]
 
     def spec_of(self, chunker: object) -> str | None:

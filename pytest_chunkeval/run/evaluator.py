@@ -5,8 +5,8 @@ asks for once its body passed are run/checks.py's."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
+import functools
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -18,6 +18,7 @@ from pytest_chunkeval.config.scoring import check_copies
 from pytest_chunkeval.config.values import parse_budget, parse_k
 from pytest_chunkeval.engine.reask import reasker
 from pytest_chunkeval.errors import ChunkevalError, ConfigError
+from pytest_chunkeval.run import evaluations
 from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.marker import MarkerOptions
 
@@ -167,20 +168,16 @@ class Evaluator:
                 )
             chunker = self.default_chunker
         if k is not None:
-            try:
-                k = parse_k(k)
-            except argparse.ArgumentTypeError as exc:
-                raise ConfigError(str(exc)) from None
+            k = parse_k(k)
         if budget is not None:
-            try:
-                budget = parse_budget(budget)
-            except argparse.ArgumentTypeError as exc:
-                raise ConfigError(str(exc)) from None
+            budget = parse_budget(budget)
         chosen = chunker
         lenient = self._has_baseline()
         result = self._shared(
             ("evaluate", chosen, k, budget, label, lenient),
-            lambda: self.session.evaluate(
+            functools.partial(  # no frame of its own, unlike a lambda
+                evaluations.evaluate,
+                self.session,
                 self.config,
                 chosen,
                 nodeid=self.nodeid,
@@ -231,8 +228,14 @@ class Evaluator:
         lenient = self._has_baseline()
         result = self._shared(
             ("score", retriever, label, run.locate, run.copies, run.score_k, lenient),
-            lambda: self.session.score(
-                run, retriever, nodeid=self.nodeid, label=label, lenient=lenient
+            functools.partial(  # no frame of its own, unlike a lambda
+                evaluations.score,
+                self.session,
+                run,
+                retriever,
+                nodeid=self.nodeid,
+                label=label,
+                lenient=lenient,
             ),
         )
         if result.probe is None:  # the gate asks it changed questions again
@@ -272,7 +275,9 @@ class Evaluator:
         chosen = chunker
         result = self._shared(
             ("relationships", chosen, extractor, depth, label),
-            lambda: self.session.relationships(
+            functools.partial(  # no frame of its own, unlike a lambda
+                evaluations.relationships,
+                self.session,
                 self.config,
                 chosen,
                 extractor,
@@ -303,13 +308,17 @@ class Evaluator:
         __tracebackhide__ = True
         from pytest_chunkeval.gate.baseline import BaselineError
 
+        try:  # a bad tolerance=, mode= or confidence= names this call
+            self.session.baselines.gate.override(
+                tolerance=tolerance, mode=mode, confidence=confidence
+            )
+        except ConfigError as exc:
+            raise ConfigError(f"check_baseline: {exc}") from None
         failure: BaselineError | ConfigError | None = None
         try:
             outcome = self._check(result, name, tolerance, mode, confidence)
         except (BaselineError, ConfigError) as exc:  # ConfigError: a bad name=
             failure = exc
-        except argparse.ArgumentTypeError as exc:
-            raise ConfigError(f"check_baseline: {exc}") from None
         if failure is not None:
             # Raised here, without the store's frames: the report shows the test's
             # line and the explanation.

@@ -3,7 +3,6 @@ of a test's marker applications."""
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -38,13 +37,11 @@ class MarkerError(ConfigError):
 def _marker_paths(value: object) -> tuple[str, ...]:
     items = [value] if isinstance(value, (str, os.PathLike)) else value
     if not isinstance(items, (list, tuple)) or not items:
-        raise argparse.ArgumentTypeError(
-            f"must be a path, a glob or a list of them, got {value!r}"
-        )
+        raise ConfigError(f"must be a path, a glob or a list of them, got {value!r}")
     out = []
     for item in items:
         if not isinstance(item, (str, os.PathLike)) or not os.fspath(item).strip():
-            raise argparse.ArgumentTypeError(
+            raise ConfigError(
                 f"must be a path, a glob or a list of them, got {value!r}"
             )
         out.append(os.fspath(item).strip())
@@ -53,14 +50,14 @@ def _marker_paths(value: object) -> tuple[str, ...]:
 
 def _marker_path(value: object) -> str:
     if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).strip():
-        raise argparse.ArgumentTypeError(f"must be a path, got {value!r}")
+        raise ConfigError(f"must be a path, got {value!r}")
     return os.fspath(value).strip()
 
 
 def _marker_str(kind: str) -> Callable[[object], str]:
     def parse(value: object) -> str:
         if not isinstance(value, str):
-            raise argparse.ArgumentTypeError(
+            raise ConfigError(
                 f"must be a spec string naming the {kind}, got "
                 f"{type(value).__name__} {value!r}"
             )
@@ -71,33 +68,29 @@ def _marker_str(kind: str) -> Callable[[object], str]:
 
 def _marker_k(value: object) -> K:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise argparse.ArgumentTypeError(
-            f"must be a positive integer or 'min', got {value!r}"
-        )
+        raise ConfigError(f"must be a positive integer or 'min', got {value!r}")
     return parse_k(value)
 
 
 def _marker_budget(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise argparse.ArgumentTypeError(
-            f"must be a positive whole number of tokens, got {value!r}"
-        )
+        raise ConfigError(f"must be a positive whole number of tokens, got {value!r}")
     return parse_budget(value)
 
 
 def _marker_unit(value: object) -> str:
     if not isinstance(value, str):
-        raise argparse.ArgumentTypeError(f"must be 'token' or 'char', got {value!r}")
+        raise ConfigError(f"must be 'token' or 'char', got {value!r}")
     return parse_unit(value)
 
 
 def _marker_fraction(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"must be a number between 0 and 1, got {type(value).__name__} {value!r}"
         )
     if not 0.0 <= float(value) <= 1.0:
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"must be between 0 and 1 (a fraction: 0.8 means 80%), got {value!r}"
         )
     return float(value)
@@ -105,27 +98,25 @@ def _marker_fraction(value: object) -> float:
 
 def _marker_bool(value: object) -> bool:
     if not isinstance(value, bool):
-        raise argparse.ArgumentTypeError(f"must be True or False, got {value!r}")
+        raise ConfigError(f"must be True or False, got {value!r}")
     return value
 
 
 def _marker_locate(value: object) -> str:
     if not isinstance(value, str):
-        raise argparse.ArgumentTypeError(
-            f"must be 'exact' or 'normalized', got {value!r}"
-        )
+        raise ConfigError(f"must be 'exact' or 'normalized', got {value!r}")
     return parse_locate(value)
 
 
 def _marker_copies(value: object) -> str:
     if not isinstance(value, str):
-        raise argparse.ArgumentTypeError(f"must be 'any' or 'strict', got {value!r}")
+        raise ConfigError(f"must be 'any' or 'strict', got {value!r}")
     return parse_copies(value)
 
 
 def _marker_benchmark(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"must be a bundled benchmark name such as 'general', got {value!r}"
         )
     return value.strip()
@@ -203,7 +194,7 @@ def parse_marker(
                 )
             try:
                 parsed = MARKER_KEYWORDS[key](value)
-            except argparse.ArgumentTypeError as exc:
+            except ConfigError as exc:
                 raise MarkerError(
                     f"{test}: @pytest.mark.chunkeval({key}={value!r}): "
                     + _naming(key, str(exc))

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_chunkeval.core.locate import preview
-from pytest_chunkeval.gate.flips import FLIP_METRICS
 from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.marker import MarkerOptions
 
@@ -46,11 +45,6 @@ def question_of(result: EvalResult, question: str) -> QueryRecord:
         if record.id == question:
             return record
     raise KeyError(question)
-
-
-def recall_metric(result: EvalResult) -> str:
-    """The metric that says whether a question was retrieved."""
-    return next((m for m in FLIP_METRICS if m in result.metrics), FLIP_METRICS[0])
 
 
 def _values(record: QueryRecord, metrics: Sequence[str]) -> str:

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_chunkeval.config.options import K, Settings
+from pytest_chunkeval.config.options import Settings
 from pytest_chunkeval.core.metric_names import RANK, names
 from pytest_chunkeval.errors import ChunkevalError
 from pytest_chunkeval.run.components import Components, Register, resolve_judge
@@ -37,6 +36,7 @@ from pytest_chunkeval.run.shared import SharedCalls
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult
+    from pytest_chunkeval.engine.setup import EvaluationSetup
     from pytest_chunkeval.gate.store import BaselineStore
     from pytest_chunkeval.run.judgments import SessionJudges
 
@@ -94,6 +94,8 @@ class ChunkevalSession:
         )
         """Chunkers, embedders, stores and caches resolved from specs."""
         self._keep_alive: list[object] = []
+        self.setups: dict[tuple[object, ...], EvaluationSetup] = {}
+        """Each configuration's evaluation setup (run/evaluations.py)."""
         self._default_run: RunConfig | None = None
         self._baselines: BaselineStore | None = None
         self._collected: list[str] = []
@@ -122,7 +124,8 @@ class ChunkevalSession:
             )
         return self._judges
 
-    def _judging(self, run: RunConfig) -> Any:
+    def judging(self, run: RunConfig) -> Any:
+        """The judging of ``run``'s judge (None: not judged)."""
         if not run.judge:
             return None
         try:
@@ -132,168 +135,9 @@ class ChunkevalSession:
 
     # -- evaluation ---------------------------------------------------------------
 
-    def evaluate(
-        self,
-        run: RunConfig,
-        chunker: object,
-        *,
-        nodeid: str,
-        k: K | None = None,
-        budget: int | None = None,
-        label: str | None = None,
-        lenient: bool = False,
-    ) -> EvalResult:
-        """The result of ``chunker`` under ``run``, memoized by what determines it:
-        a spec string by the spec; any other object is run every time (chunking is
-        cheap) and keyed on the spans it produced, so a chunker changed between two
-        tests is evaluated again while an unchanged one reuses everything.
-
-        ``lenient`` (a test with a baseline to compare against): queries whose
-        excerpts can no longer be placed in an edited corpus are left out and
-        listed in the result's ``unplaced``, instead of failing the evaluation."""
-        from pytest_chunkeval.engine.chunking import Chunking
-        from pytest_chunkeval.engine.evaluate import evaluate
-
-        if k is not None:
-            run = dataclasses.replace(run, k=k)
-        if budget is not None:
-            run = dataclasses.replace(run, budget=budget)
-        chunking: Chunking | None = None
-        key: tuple[object, ...]
-        spec = (
-            self.components.chunker_label(chunker) if isinstance(chunker, str) else None
-        )
-        if spec is None:
-            spec = self.components.spec_of(chunker)
-        queries, unplaced = self.datasets.placeable(run) if lenient else (None, ())
-        if spec is not None:
-            key = ("evaluate", run.key, ("spec", spec))
-        else:
-            try:
-                obj = self.components.chunker(chunker)
-                adopt_cache = getattr(obj, "adopt_cache", None)
-                if callable(adopt_cache):  # a chunker that embeds uses our cache
-                    adopt_cache(self.components.cache(run.cache_dir))
-                chunking = Chunking(obj, self.datasets.corpus(run))
-            except ChunkevalError as exc:  # anything else is a bug: traceback
-                raise ChunkevalError(str(exc)) from None
-            key = ("evaluate", run.key, ("chunks", obj.name, chunking.digest()))
-        if unplaced:  # another query set than the strict one: another result
-            key = (*key, ("unplaced", tuple(u.id for u in unplaced)))
-
-        def compute() -> EvalResult:
-            self.components.ensure_registered()
-            obj = self.components.chunker(chunker)
-            result = evaluate(
-                obj,
-                self.datasets.corpus(run),
-                self.datasets.queries(run) if queries is None else queries,
-                embedder=run.embedder,
-                store=self.components.store(run.store),
-                rerank=run.rerank,
-                k=run.k,
-                budget=run.budget,
-                unit=run.unit,
-                tokenizer=run.tokenizer,
-                cache=self.components.cache(run.cache_dir),
-                progress=None,
-                chunking=chunking,
-                judge=self._judging(run),
-                copies=run.copies,
-            )
-            return dataclasses.replace(result, unplaced=unplaced)
-
-        return self.memoized(key, compute, nodeid, label)
-
-    def score(
-        self,
-        run: RunConfig,
-        retriever: object,
-        *,
-        nodeid: str,
-        label: str | None = None,
-        lenient: bool = False,
-    ) -> EvalResult:
-        """The result of a whole retriever. It is asked every question in every
-        call (it may have changed); scoring is memoized by the spans it returned.
-
-        Its summary row is named by ``label`` (else a module-level function's
-        qualified name): results under one label share a row, across xdist
-        workers too, so give different retrievers different labels.
-        ``lenient``: as for :meth:`evaluate`."""
-        from pytest_chunkeval.engine.score import locate_results, score
-
-        queries, unplaced = (
-            self.datasets.placeable(run)
-            if lenient
-            else (self.datasets.queries(run), ())
-        )
-
-        data = (
-            "score",
-            run.dataset_key,
-            run.unit,
-            run.tokenizer if run.unit == "token" else None,
-            run.judge,
-            run.locate,
-            run.copies,
-        )
-        qualname = getattr(retriever, "__qualname__", None)
-        name = label or (
-            qualname if isinstance(qualname, str) else type(retriever).__qualname__
-        )
-        try:
-            located = locate_results(
-                retriever,
-                self.datasets.corpus(run),
-                queries,
-                k=run.score_k,
-                locate=run.locate,
-                copies=run.copies,
-            )
-        except ChunkevalError as exc:  # anything else is a bug: traceback
-            raise ChunkevalError(str(exc)) from None
-        digest = located.digest()
-        key = (*data, name, digest, tuple(u.id for u in unplaced))
-        if isinstance(_retriever_key(retriever, label)[1], int):
-            # Its row names an object of this process: kept alive, so that its id
-            # is never reused by another object during the session.
-            self._keep_alive.append(retriever)
-        row = (*data, digest, _retriever_key(retriever, label))
-
-        def compute() -> EvalResult:
-            result = score(
-                located,
-                self.datasets.corpus(run),
-                queries,
-                unit=run.unit,
-                tokenizer=run.tokenizer,
-                label=name,
-                judge=self._judging(run),
-                cache=run.cache_dir,
-                copies=run.copies,
-            )
-            return dataclasses.replace(result, unplaced=unplaced)
-
-        return self.memoized(key, compute, nodeid, label, row=row)
-
-    def relationships(
-        self,
-        run: RunConfig,
-        chunker: object,
-        extractor: object,
-        *,
-        nodeid: str,
-        k: int,
-        label: str | None = None,
-    ) -> EvalResult:
-        """The relationship result of ``chunker`` with ``extractor`` under ``run``
-        (see :func:`~pytest_chunkeval.run.relationships.relationships`)."""
-        from pytest_chunkeval.run.relationships import relationships
-
-        return relationships(
-            self, run, chunker, extractor, nodeid=nodeid, k=k, label=label
-        )
+    def keep_alive(self, obj: object) -> None:
+        """Keep ``obj`` alive for the session (a summary row names it by id)."""
+        self._keep_alive.append(obj)
 
     def memoized(
         self,
@@ -526,17 +370,3 @@ class ChunkevalSession:
             end.baselines += self._judges.finish()
         self.end = end
         return end
-
-
-def _retriever_key(retriever: object, label: str | None) -> tuple[str, object]:
-    """What names a retriever's summary row in every process: its label, else the
-    qualified name of a module-level function or class. Anything else (instances,
-    mappings, lambdas, closures, bound methods) is only itself, as a chunker
-    object is for ``evaluate``: ``("object", id)``."""
-    if label:
-        return ("label", label)
-    if isinstance(retriever, (types.FunctionType, type)):
-        name = f"{retriever.__module__}.{retriever.__qualname__}"
-        if "<" not in name:  # not <lambda> nor <locals>: one object per module
-            return ("name", name)
-    return ("object", id(retriever))

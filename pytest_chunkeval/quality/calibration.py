@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from pytest_chunkeval.chunkers.sentence import sentence_spans
+from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 
@@ -77,17 +78,13 @@ class Calibration:
             "questions": self.questions,
             "unusable": self.unusable,
             "sentences": dict(self.counts),
-            "precision": _num(self.precision),
-            "recall": _num(self.recall),
-            "kappa": _num(self.kappa),
-            "correlation": _num(self.correlation),
+            "precision": present(self.precision),
+            "recall": present(self.recall),
+            "kappa": present(self.kappa),
+            "correlation": present(self.correlation),
             "note": RAGAS_NOTE,
             "disagreements": [d.to_json() for d in self.disagreements],
         }
-
-
-def _num(value: float) -> float | None:
-    return None if math.isnan(value) else value
 
 
 def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float:

@@ -1,0 +1,137 @@
+"""One evaluation setup: the three entry points record the same configuration for
+the same components, and every one of them caches beside the evaluation cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_chunkeval.config.options import Settings
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Excerpt, Query
+from pytest_chunkeval.engine.evaluate import evaluate
+from pytest_chunkeval.engine.score import score
+from pytest_chunkeval.engine.setup import EvaluationSetup
+from pytest_chunkeval.relationships.evaluate import evaluate_relationships
+from pytest_chunkeval.run import evaluations
+from pytest_chunkeval.run.config import RunConfig
+from pytest_chunkeval.run.session import ChunkevalSession
+
+TEXT = "Alice founded Acme. Bob acquired Zeta. Carol joined Acme. Dave founded Orbit."
+SENTENCES = [s + "." for s in TEXT.rstrip(".").split(". ")]
+
+
+def _excerpt(sentence: str) -> Excerpt:
+    start = TEXT.index(sentence)
+    return Excerpt(sentence, "doc.md", start, start + len(sentence))
+
+
+@pytest.fixture
+def corpus() -> Corpus:
+    return Corpus.from_mapping({"doc.md": TEXT})
+
+
+@pytest.fixture
+def queries() -> QuerySet:
+    return QuerySet(
+        [
+            Query("q1", "Who founded Acme?", (_excerpt(SENTENCES[0]),), "doc.md"),
+            Query("q2", "Who bought Zeta?", (_excerpt(SENTENCES[1]),), "doc.md"),
+        ],
+        source="questions.jsonl",
+    )
+
+
+def _facts(text: str) -> list[tuple[str, str, str, str]]:
+    out = []
+    for sentence in SENTENCES:
+        if sentence in text:
+            subject, predicate, obj = sentence.rstrip(".").split(" ", 2)
+            out.append((subject, predicate, obj, sentence))
+    return out
+
+
+@pytest.mark.parametrize("store", ["exact", "bm25"])
+def test_evaluate_and_relationships_record_the_same_configuration(
+    corpus: Corpus, queries: QuerySet, tmp_path: Path, store: str
+) -> None:
+    common = {
+        "embedder": "hashing",  # recorded as its canonical spec by both
+        "store": store,
+        "unit": "char",
+        "cache": tmp_path / "cache",
+        "copies": "strict",
+    }
+    chunks = evaluate("sentence:20", corpus, queries, k=2, **common)
+    relations = evaluate_relationships(
+        "sentence:20", corpus, queries, extractor=_facts, k=2, **common
+    )
+    only_relations = {"extractor", "extractor_identity", "retrieves"}
+    shared = {k: v for k, v in relations.config.items() if k not in only_relations}
+    assert shared == chunks.config
+    assert chunks.config["embedder"] == ("hashing:256" if store == "exact" else None)
+
+
+def test_a_setup_records_what_it_resolved(corpus: Corpus, queries: QuerySet) -> None:
+    setup = EvaluationSetup.resolve(
+        corpus, queries, embedder="hashing", store="exact", unit="char", cache=""
+    )
+    assert setup.config("x", k=3) == {
+        "chunker": "x",
+        "embedder": "hashing:256",
+        "embedder_identity": setup.embedder.identity if setup.embedder else None,
+        "store": "exact",
+        "unit": "char",
+        "tokenizer": None,
+        "corpus": corpus.name,
+        "queries": "questions.jsonl",
+        "k": 3,
+        "scoring_rules": setup.config("x")["scoring_rules"],
+    }
+    whole = EvaluationSetup.resolve(corpus, queries, store=None, unit="char")
+    assert "embedder_identity" not in whole.config("retriever")
+    assert whole.memo_key() != setup.memo_key()
+
+
+def test_score_in_the_session_caches_in_the_evaluation_cache(
+    corpus: Corpus,
+    queries: QuerySet,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Settings made in code have no cache directory: the session's whole
+    retriever scores with the default cache (under rootdir), never the current
+    directory (it used to write copies/ there)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "doc.md").write_text(TEXT, encoding="utf-8")
+    queries.save(tmp_path / "questions.jsonl")
+    settings = Settings(
+        rootdir=str(tmp_path), corpus=("docs",), queries="questions.jsonl"
+    )
+    assert settings.cache_dir == ""
+    session = ChunkevalSession(settings)
+    run = RunConfig.from_settings(settings)
+    result = evaluations.score(
+        session, run, lambda q: [SENTENCES[0]], nodeid="t.py::test_a"
+    )
+    assert result.metrics["recall"].n == 2
+    assert os.listdir(work) == []
+    assert (tmp_path / ".chunkeval" / "cache" / "copies").is_dir()
+
+
+def test_score_takes_its_cache_from_the_setup(
+    corpus: Corpus, queries: QuerySet, tmp_path: Path
+) -> None:
+    setup = EvaluationSetup.resolve(
+        corpus, queries, store=None, unit="char", cache=tmp_path / "cache"
+    )
+    result = score({"q1": [SENTENCES[0]], "q2": []}, corpus, queries, setup=setup)
+    assert result.queries[0].recall == 1.0
+    assert (tmp_path / "cache" / "copies").is_dir()
