@@ -174,11 +174,18 @@ def test_a_bad_reranker_spec_in_the_ini_is_a_usage_error(pytester):
     result.stderr.fnmatch_lines(["*chunkeval_rerank*"])
 
 
-@pytest.mark.slow
-def test_the_marker_reranks_and_the_configuration_records_it(pytester):
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Module-scoped, so built (torch imported) before the test's pytester takes its
+    # snapshot of sys.modules: torch dropped from it could not be imported again.
     from test_rerank import build_tiny_cross_encoder
 
-    model = build_tiny_cross_encoder(pytester.path / "models" / "tiny-ce")
+    return build_tiny_cross_encoder(tmp_path_factory.mktemp("ce") / "tiny-ce")
+
+
+@pytest.mark.slow
+def test_the_marker_reranks_and_the_configuration_records_it(pytester, tiny_model):
+    model = tiny_model
     write_project(pytester.path)
     pytester.makepyfile(
         f"""
@@ -195,4 +202,6 @@ def test_the_marker_reranks_and_the_configuration_records_it(pytester):
             assert "rerank" not in chunkeval.evaluate("recursive:60:0").config
         """
     )
-    pytester.runpytest(*FAST).assert_outcomes(passed=2)
+    # in a subprocess: an in-process run would drop the torch modules the model
+    # loaded, and torch cannot be imported twice in one process
+    pytester.runpytest_subprocess(*FAST).assert_outcomes(passed=2)
