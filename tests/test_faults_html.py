@@ -168,6 +168,7 @@ def test_colours_come_from_the_hash_with_probing_and_the_set_alone() -> None:
 
 
 def _results(root: Path) -> list[EvalResult]:
+    pytest.importorskip("bm25s")  # one configuration is the bm25 store
     write_project(root)
     corpus = Corpus.from_paths([str(root / "docs")])
     queries = QuerySet.load(root / "queries.jsonl", corpus)

@@ -24,6 +24,7 @@ def test_eval_with_two_stores_has_a_store_column(
     project: Path,  # noqa: F811
     capsys: Any,
 ) -> None:
+    pytest.importorskip("bm25s")
     args = [*_eval_args(project, project / "cache"), "--store", "bm25"]
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()
