@@ -356,8 +356,8 @@ def test_snippet_runs(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CHUNKEVAL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.syspath_prepend(str(tmp_path))  # my_rag
-    namespace = _namespace(tmp_path)
     try:
+        namespace = _namespace(tmp_path)
         exec(compile(block.code, block.id, "exec"), namespace)
     except Exception as exc:
         _skip_without_extra(exc)
