@@ -24,6 +24,7 @@ from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.engine.chunking import Chunking
 from pytest_chunkeval.engine.evaluate import evaluate
+from pytest_chunkeval.engine.retrieve import RetrievalInputs
 from pytest_chunkeval.engine.token_cache import decode_bounds, encode_bounds
 from pytest_chunkeval.stores.exact import ExactIndex
 from pytest_chunkeval.tokenizers.base import (
@@ -66,6 +67,13 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     wrap(SentenceChunker, "chunk_spans", "chunk")
     wrap(SentenceChunker, "spans_from_tokens", "chunk")
     wrap(ExactIndex, "search", "search")
+    loaded = RetrievalInputs.vectors_of_chunks
+
+    def vectors(self: RetrievalInputs) -> Any:
+        CALLS["chunk vectors"] += 1
+        return loaded(self)
+
+    monkeypatch.setattr(RetrievalInputs, "vectors_of_chunks", vectors)
     return CALLS
 
 
@@ -104,11 +112,14 @@ def test_a_warm_run_tokenizes_chunks_and_searches_nothing(
     # windows from the same bounds
     assert counted["tokenize"] == counted["encode"] == len(DOCS)
     assert counted["chunk"] == len(DOCS)
-    assert counted["search"] >= 1
+    # one search, past k for the margins (the scored ranks are its prefix)
+    assert counted["search"] == 1
+    assert counted["chunk vectors"] == 1
     counted.clear()
     warm = run(copy(tmp_path / "cache", tmp_path, "warm"), chunker)
-    assert warm == cold
-    assert counted == Counter(), counted  # no tokenizing, chunking or search
+    assert warm == cold  # the margins too: read with the cached rows
+    # no tokenizing, chunking, search, nor chunk vectors loaded
+    assert counted == Counter(), counted
 
 
 def test_a_warm_run_never_loads_the_tokenizer(tmp_path: Path) -> None:

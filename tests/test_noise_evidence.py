@@ -93,3 +93,15 @@ def test_a_baseline_question_record_with_a_non_finite_number_is_refused() -> Non
         valid_questions({"q1": {"hash": "ab", "margin": math.inf}})
     with pytest.raises(ValueError, match="malformed"):
         valid_questions({"q1": {"hash": 3}})
+
+
+def test_a_vector_searchs_scores_round_trip_to_the_last_bit(tmp_path: Path) -> None:
+    # the margins of a warm run are read from here: they must equal the cold
+    # run's, computed in float64
+    cache = SearchCache(tmp_path)
+    scores = np.array([[0.1, 1 / 3, 0.7000000000000001]])
+    cache.put("d" * 64, np.array([[0, 1, 2]], np.int64), scores)
+    found = cache.get_scored("d" * 64, 1, 3)
+    assert found is not None
+    assert found[1] is not None
+    assert found[1].tobytes() == scores.tobytes()

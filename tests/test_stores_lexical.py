@@ -176,7 +176,9 @@ def test_a_bm25_run_is_cached_and_keyed_on_texts_and_tokenization(
 
 
 def test_hybrid_embeds_once_and_reuses_the_dense_legs_search(tmp_path, monkeypatch):
-    run("exact", tmp_path, k=50)
+    # exact search at k=42 searches 8 ranks deeper (the margins'): 50 rows, the
+    # hybrid store's candidates
+    run("exact", tmp_path, k=42)
     from pytest_chunkeval.stores.exact import ExactStore
 
     def no_index(*args: object) -> object:

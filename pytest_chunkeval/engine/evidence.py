@@ -21,12 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pytest_chunkeval.engine.margins import (
-    EXTRA_RANKS,
-    decisive_margins,
-    row_scores,
-    text_ids,
-)
+from pytest_chunkeval.engine.margins import EXTRA_RANKS, decisive_margins, text_ids
 from pytest_chunkeval.engine.retrieve import RetrievalInputs, retrieve
 from pytest_chunkeval.engine.search_cache import SearchCache
 from pytest_chunkeval.stores._base import FusionStore, Retrieval, Store, TextStore
@@ -63,11 +58,16 @@ def search(
     None without a vector store of its own, or with a reranker)."""
     if reranker is not None or not isinstance(store, Store):
         return retrieve(store, inputs, k_max, cache, timings, reranker=reranker), None  # type: ignore[arg-type]
-    found = retrieve(store, inputs, k_max, cache, timings)
-    # searched apart from the scored one, whose k_max entry other stages (a
-    # hybrid store's dense leg) share in the search cache
-    exact = ExactStore() if approximate(store) else store
-    return found, retrieve(exact, inputs, reference_depth(k_max), cache, timings)
+    if approximate(store):
+        found = retrieve(store, inputs, k_max, cache, timings)
+        return found, retrieve(
+            ExactStore(), inputs, reference_depth(k_max), cache, timings
+        )
+    # exact search: searched once, past the scored depth; its first ``k_max``
+    # ranks are what a search at that depth returns (ties go to the lower row)
+    deeper = retrieve(store, inputs, reference_depth(k_max), cache, timings)
+    scores = None if deeper.scores is None else deeper.scores[:, :k_max]
+    return Retrieval(deeper.ids[:, :k_max], scores=scores), deeper
 
 
 def noise_evidence(
@@ -124,19 +124,17 @@ def _ranked(
     """The scores and rows whose gaps decide the questions' rankings, and
     whether every one of those rows counts (a fused leg's candidates)."""
     if found.ranked is not None:  # a reranker: its own scores
-        rows, scores = found.ranked
-        return scores, rows, False
+        return found.ranked[1], found.ranked[0], False
+    scores: npt.NDArray[np.float64] | None
     if isinstance(store, FusionStore) and "dense" in found.stages:
-        rows, whole = found.stages["dense"], True
+        rows, scores = found.stages["dense"], found.stage_scores.get("dense")
+        whole = True
     elif isinstance(store, Store) and reference is not None:
-        rows, whole = reference.ids, False
+        rows, scores, whole = reference.ids, reference.scores, False
     else:
         return None
-    # the same margins on a warm run, whose searches came from the cache
-    chunks = inputs.vectors_of_chunks()
-    if inputs.query_vectors is None or chunks is None:
-        return None
-    return row_scores(inputs.query_vectors, chunks, rows), rows, whole
+    # the scores were cached with the rows: a warm run reads no chunk vector
+    return None if scores is None else (scores, rows, whole)
 
 
 def _rounded(value: float) -> float | None:

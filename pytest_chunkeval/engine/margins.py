@@ -90,16 +90,21 @@ def row_scores(
     query_vectors: npt.NDArray[np.float32],
     chunk_vectors: npt.NDArray[np.float32],
     rows: IntArray,
+    *,
+    block: int = 4096,
 ) -> FloatArray:
     """Cosine of each query with each of its ``rows`` (normalized vectors), NaN
-    where the row is -1."""
+    where the row is -1; in float64, a block of queries at a time (only the
+    rows asked are widened)."""
     valid = rows >= 0
     safe = np.where(valid, rows, 0)
-    q = np.asarray(query_vectors, dtype=np.float64)
-    c = np.asarray(chunk_vectors, dtype=np.float64)[safe]  # (q, m, d)
-    out = np.einsum("qd,qmd->qm", q, c)
+    out = np.empty(rows.shape, dtype=np.float64)
+    for lo in range(0, rows.shape[0], block):
+        q = np.asarray(query_vectors[lo : lo + block], dtype=np.float64)
+        c = np.asarray(chunk_vectors[safe[lo : lo + block]], dtype=np.float64)
+        out[lo : lo + block] = np.einsum("qd,qmd->qm", q, c)
     out[~valid] = np.nan
-    return np.asarray(out, dtype=np.float64)
+    return out
 
 
 def text_ids(texts: list[str], rows: IntArray) -> IntArray:

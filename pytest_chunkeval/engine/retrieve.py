@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from pytest_chunkeval.engine.margins import row_scores
 from pytest_chunkeval.engine.search_cache import SearchCache
 from pytest_chunkeval.stores._base import (
     AnyStore,
@@ -100,7 +101,9 @@ def _vector_search(
     k: int,
     cache: SearchCache,
     timings: dict[str, float],
-) -> IdArray:
+) -> Retrieval:
+    """The top ``k`` rows and their cosines, cached together (a warm run reads
+    both and loads no chunk vector)."""
     if inputs.query_vectors is None or (
         inputs.chunk_vectors is None and inputs.chunk_vector_loader is None
     ):
@@ -114,17 +117,20 @@ def _vector_search(
         else None
     )
     n = len(inputs.query_texts)
-    if key is not None and (cached := cache.get(key, n, k)) is not None:
-        return cached
+    if key is not None:
+        cached = cache.get_scored(key, n, k)
+        if cached is not None and cached[1] is not None:
+            return Retrieval(cached[0], scores=cached[1])
     vectors = inputs.vectors_of_chunks()
     assert vectors is not None  # checked above
     with timed(timings, "index"):
         index = store.index(inputs.collection_key, vectors)
     with timed(timings, "search"):
         hits = np.asarray(index.search(inputs.query_vectors, k), dtype=np.int64)
+        scores = row_scores(inputs.query_vectors, vectors, hits)
     if key is not None:
-        cache.put(key, hits)
-    return hits
+        cache.put(key, hits, scores)
+    return Retrieval(hits, scores=scores)
 
 
 def _text_search(
@@ -154,16 +160,18 @@ def _store_search(
     timings: dict[str, float],
 ) -> Retrieval:
     if isinstance(store, FusionStore):
-        lists = {
-            leg: _store_search(s, inputs, store.candidates, cache, timings).ids
+        legs = {
+            leg: _store_search(s, inputs, store.candidates, cache, timings)
             for leg, s in store.legs.items()
         }
+        lists = {leg: found.ids for leg, found in legs.items()}
         with timed(timings, "search"):
             fused = store.fuse(lists, k)
-        return Retrieval(np.asarray(fused, dtype=np.int64), lists)
+        scored = {leg: f.scores for leg, f in legs.items() if f.scores is not None}
+        return Retrieval(np.asarray(fused, dtype=np.int64), lists, stage_scores=scored)
     if isinstance(store, TextStore):
         return Retrieval(_text_search(store, inputs, k, cache, timings))
-    return Retrieval(_vector_search(store, inputs, k, cache, timings))
+    return _vector_search(store, inputs, k, cache, timings)
 
 
 def _rerank(
@@ -232,7 +240,10 @@ def retrieve(
     rows, scores = _rerank(reranker, first.ids, inputs, cache, timings)
     final = _pad(rows[:, :k], k)
     return Retrieval(
-        final, {**first.stages, "candidates": first.ids}, ranked=(rows, scores)
+        final,
+        {**first.stages, "candidates": first.ids},
+        ranked=(rows, scores),
+        stage_scores=first.stage_scores,
     )
 
 

@@ -6,8 +6,9 @@ are hashed here. A text search (BM25) is keyed on the store's identity and the c
 and query texts (``text_key``); see ``retrieve.py`` for fusion and reranking.
 Results live beside the embedding cache as small ``.ids`` files written atomically:
 a header (magic, shape, SHA-256 of the key and the body) and the int64 ids, then,
-when the stage has them, each row's float32 score (a reranker's: what its
-decisive margins are measured on, see ``engine/margins.py``). An entry
+when the stage has them, each row's float64 score (a vector search's cosines, a
+reranker's scores: what the decisive margins are measured on, see
+``engine/margins.py``, so a warm run needs no chunk vector). An entry
 that is unreadable, truncated, of another shape or whose checksum fails (a same-size
 bit flip, a file copied under another key) is reported with ``CacheWarning``, set
 aside as ``*.corrupt`` and searched again.
@@ -35,7 +36,9 @@ ScoreArray = npt.NDArray[np.float64]
 SUFFIX = ".ids"
 _CORRUPT_SUFFIX = ".corrupt"
 _MAGIC = b"CEVSRCH1"
-_MAGIC_SCORED = b"CEVSRCH2"  # ids, then a float32 score per id
+_MAGIC_SCORED32 = b"CEVSRCH2"  # ids, then a float32 score per id (read only)
+_MAGIC_SCORED = b"CEVSRCH3"  # ids, then a float64 score per id
+_SCORE_TYPES = {_MAGIC_SCORED32: "<f4", _MAGIC_SCORED: "<f8"}
 _HEADER = struct.Struct("<8sII32s")  # magic, queries, k, SHA-256 of key + ids
 
 
@@ -97,9 +100,10 @@ class SearchCache:
         size = n_queries * k
         ids = np.frombuffer(data, dtype="<i8", count=size, offset=_HEADER.size)
         scores = None
-        if data.startswith(_MAGIC_SCORED):
+        score_type = _SCORE_TYPES.get(data[: len(_MAGIC)])
+        if score_type is not None:
             offset = _HEADER.size + 8 * size
-            raw = np.frombuffer(data, dtype="<f4", count=size, offset=offset)
+            raw = np.frombuffer(data, dtype=score_type, count=size, offset=offset)
             scores = raw.reshape(n_queries, k).astype(np.float64)
         return ids.reshape(n_queries, k).astype(np.int64), scores
 
@@ -123,7 +127,7 @@ class SearchCache:
         body = payload.tobytes()
         magic = _MAGIC
         if scores is not None:
-            body += np.ascontiguousarray(scores, dtype="<f4").tobytes()
+            body += np.ascontiguousarray(scores, dtype="<f8").tobytes()
             magic = _MAGIC_SCORED
         head = _HEADER.pack(magic, n_queries, k, _digest(key, n_queries, k, body))
         try:
@@ -147,12 +151,12 @@ def _digest(key: str, n_queries: int, k: int, body: bytes) -> bytes:
 def _verify(data: bytes, key: str, n_queries: int, k: int) -> str | None:
     """Why ``data`` is not the entry of ``key`` with ``(n_queries, k)`` ids."""
     magic = data[: len(_MAGIC)]
-    if len(data) < _HEADER.size or magic not in (_MAGIC, _MAGIC_SCORED):
+    if len(data) < _HEADER.size or magic not in (_MAGIC, *_SCORE_TYPES):
         return "not a chunkeval search result (bad or missing header)"
     _, rows, cols, digest = _HEADER.unpack_from(data)
     if (rows, cols) != (n_queries, k):
         return f"shape ({rows}, {cols}), expected ({n_queries}, {k})"
-    per_row = 12 if magic == _MAGIC_SCORED else 8
+    per_row = {_MAGIC_SCORED32: 12, _MAGIC_SCORED: 16}.get(magic, 8)
     if len(data) != _HEADER.size + per_row * rows * cols:
         return f"truncated or padded: {len(data)} bytes"
     if _digest(key, rows, cols, data[_HEADER.size :]) != digest:

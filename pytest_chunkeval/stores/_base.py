@@ -130,6 +130,13 @@ class Retrieval:
     """A reranker's whole ordering of its candidates, ``(q, n)`` rows best first
     and their scores (NaN past the end): past ``ids``, what its decisive margins
     are measured on. None for other pipelines."""
+    scores: npt.NDArray[np.float64] | None = None
+    """A vector search's cosine of each of ``ids`` (NaN past the end), kept with
+    the rows in the search cache: the decisive margins read them. None for
+    other pipelines."""
+    stage_scores: dict[str, npt.NDArray[np.float64]] = field(default_factory=dict)
+    """Stage name -> the cosines of its rows, for the stages that searched
+    vectors (a hybrid store's ``"dense"`` leg)."""
 
 
 def as_vectors(vectors: object, *, what: str) -> FloatArray:
