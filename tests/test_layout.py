@@ -27,14 +27,11 @@ MAX_FUNCTION_LINES = 80
 # entry is no longer needed.
 
 OVERSIZE: dict[str, int] = {
-    "pytest_chunkeval.gate.store": 517,  # issue 21
     "pytest_chunkeval.run.evaluator": 503,  # issue 21
 }
 """Modules allowed past the limit for now (module -> its own limit)."""
 
 LONG_FUNCTIONS: dict[str, int] = {
-    "pytest_chunkeval.gate.compare.compare": 101,  # issue 21
-    "pytest_chunkeval.gate.store.BaselineStore._check": 103,  # issue 21
     # cli/ and reporting/html.py are being changed by issue 25
     "pytest_chunkeval.cli.generate.run_generate": 95,
     "pytest_chunkeval.cli.generate.register": 153,

@@ -120,13 +120,8 @@ def compare(
     ids = [q.id for q in records]
     before, after = _values(baseline, records, [m for m, _ in gated])
     deltas = after - before
-    moved = np.nan_to_num(deltas) != 0
     flip = _flip_metric(baseline, current)
-    changed_ids = [
-        i
-        for row, i in enumerate(ids)
-        if moved[row].any() or _flipped(baseline, records[row], flip)
-    ]
+    changed_ids = _changed(baseline, records, deltas, flip)
     rank = any(m in RANK_METRICS for m, _ in gated)
     noise = explain_noise(baseline, current, changes, changed_ids, order=rank)
     explained = np.array([i in noise for i in ids], dtype=bool)
@@ -154,21 +149,7 @@ def compare(
         )
         for j, (metric, tol) in enumerate(gated)
     ]
-    checks += [
-        MetricCheck(
-            metric=metric,
-            tolerance=tol,
-            before=_mean_of(baseline, metric),
-            after=_mean_of(current, metric),
-            delta=math.nan,
-            allowed=0.0,
-            status=NOT_COMPARED,
-            n=0,
-            reason=found.reason,
-            fails_check=found.fails,
-        )
-        for metric, tol, found in absent
-    ]
+    checks += _not_compared(baseline, current, absent)
     lost = tuple(
         r.id
         for r in records
@@ -183,6 +164,46 @@ def compare(
         lost,
         mde,
     )
+
+
+def _changed(
+    baseline: Baseline,
+    records: Sequence[QueryRecord],
+    deltas: FloatArray,
+    flip: str | None,
+) -> list[str]:
+    """The ids of the questions whose gated values moved or that flipped."""
+    import numpy as np
+
+    moved = np.nan_to_num(deltas) != 0
+    return [
+        r.id
+        for row, r in enumerate(records)
+        if moved[row].any() or _flipped(baseline, r, flip)
+    ]
+
+
+def _not_compared(
+    baseline: Baseline,
+    current: EvalResult,
+    absent: Sequence[tuple[str, Tolerance, Standing]],
+) -> list[MetricCheck]:
+    """The checks of the gated metrics that are not compared, with why."""
+    return [
+        MetricCheck(
+            metric=metric,
+            tolerance=tol,
+            before=_mean_of(baseline, metric),
+            after=_mean_of(current, metric),
+            delta=math.nan,
+            allowed=0.0,
+            status=NOT_COMPARED,
+            n=0,
+            reason=found.reason,
+            fails_check=found.fails,
+        )
+        for metric, tol, found in absent
+    ]
 
 
 def _standings(

@@ -10,23 +10,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_chunkeval.gate.baseline import (
-    Baseline,
-    BaselineCorrupt,
-    BaselineMismatch,
-    BaselineMissing,
-    BaselineUnwritable,
-)
+from pytest_chunkeval.gate.baseline import BaselineUnwritable
 from pytest_chunkeval.gate.checking import BaselineRegression, judged
 from pytest_chunkeval.gate.legacy import SpecAliases
 from pytest_chunkeval.gate.lookup import BaselineLookup
-from pytest_chunkeval.gate.messages import what_changed
 from pytest_chunkeval.gate.names import BaselineNames
-from pytest_chunkeval.gate.outcomes import FAILED, OUTCOMES, CheckOutcome
+from pytest_chunkeval.gate.outcomes import FAILED, CheckOutcome
 from pytest_chunkeval.gate.owners import unused_files
 from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef, absolute
+from pytest_chunkeval.gate.reading import Refused, read_for_check
+from pytest_chunkeval.gate.session_summary import summary_lines
 from pytest_chunkeval.gate.tolerances import GateSettings
-from pytest_chunkeval.util.files import atomic_write_text
+from pytest_chunkeval.gate.writing import (
+    plan_update,
+    remove_empty,
+    unwritable_message,
+)
 
 __all__ = ["UPDATE_COMMAND", "BaselineRegression", "BaselineStore"]
 
@@ -169,82 +168,40 @@ class BaselineStore:
     ) -> CheckOutcome:
         suffix = self._suffix(test, name)
         path = self.layout.path(test.path, test.name, suffix)
-        key = absolute(path)
-        self.touched.add(key)
-        shown = self._shown(path)
+        self.touched.add(absolute(path))
         former, found = (None, "") if path.is_file() else self._elsewhere(test, suffix)
         if former is not None:
             self.touched.add(absolute(former))
         if self.update:
-            try:
-                outcome, write = self._plan(
-                    result, test, path, shown, (former, found), settings
-                )
-                if self.staged:
-                    outcome = replace(outcome, row=self._row)
-                    self._pending.setdefault(test.nodeid, []).append(
-                        (outcome, write, path)
-                    )
-                    return outcome
-                write()
-            except OSError as exc:
-                message = self._unwritable(path, exc)
-                self._record(CheckOutcome(test.nodeid, shown, "unwritable", message))
-                raise BaselineUnwritable(message, path) from None
-            return self._record(outcome)
-        note = ""
+            return self._write(result, test, path, (former, found), settings)
+        shown, note = self._shown(path), ""
+        accepted = self._names(test.name)
         if former is not None:
+            taken = self.replacing.get(test.nodeid)
             whose = (
                 found
-                if test.nodeid in self.replacing
-                else f"the baseline of {test.nodeid} under a former name"
+                if taken
+                else (f"the baseline of {test.nodeid} under a former name")
             )
             note = (
                 f"{self._shown(former)}: {whose}; `{self.update_command}` moves it "
                 f"to {shown}"
             )
             path, shown = former, self._shown(former)
-        if not path.is_file():
-            why = f"\n{found}\n" if found else " "  # unused ones not taken
-            outcome = CheckOutcome(
-                test.nodeid,
-                shown,
-                "missing",
-                f"no baseline for {test.nodeid}: {shown} does not exist.{why}Create "
-                f"it with:\n  {self.command(test.nodeid)}",
-            )
-            self._record(outcome)
-            raise BaselineMissing(outcome.message, path)
-        try:
-            baseline = Baseline.load(path)
-        except BaselineCorrupt as exc:
-            message = (
-                f"{exc}\nIt is left untouched; regenerate it with:\n"
-                f"  {self.command(test.nodeid)}"
-            )
-            self._record(CheckOutcome(test.nodeid, shown, "corrupt", message))
-            raise BaselineCorrupt(message, path) from None
-        if baseline.test not in self._names(test.name) and (
-            former is None or baseline.test != self.replacing.get(test.nodeid)
-        ):
-            message = (
-                f"baseline {shown} belongs to test {baseline.test!r}, not "
-                f"{test.name!r}, so it is not compared. Re-record it:\n  "
-                f"{self.command(test.nodeid)}"
-            )
-            why = "another test's baseline"
-            self._record(
-                CheckOutcome(test.nodeid, shown, "mismatch", message, "", reason=why)
-            )
-            raise BaselineMismatch(message, path)
+            accepted += [taken] if taken else []
+        read = read_for_check(
+            path,
+            nodeid=test.nodeid,
+            shown=shown,
+            command=self.command(test.nodeid),
+            accepted=accepted,
+            found=found,
+        )
+        if isinstance(read, Refused):
+            self._record(read.outcome)
+            raise read.error
         outcome, failure = judged(
-            baseline,
-            result,
-            test.nodeid,
-            shown,
-            settings,
-            self.command(test.nodeid),
-            note,
+            read, result, test.nodeid, shown, settings, self.command(test.nodeid), note
         )
         outcome = self._record(outcome)
         if failure is not None:
@@ -252,51 +209,37 @@ class BaselineStore:
             raise failure
         return outcome
 
-    def _plan(
+    def _write(
         self,
         result: EvalResult,
         test: NodeRef,
         path: Path,
-        shown: str,
         found: tuple[Path | None, str],
         settings: GateSettings,
-    ) -> tuple[CheckOutcome, Callable[[], None]]:
-        """Update mode: the outcome of writing ``result`` as the test's baseline
-        (moved from the ``found`` file, under its former name or the replaced
-        parameter's, if it has one), and the write itself."""
-        former, what = found
-        text = Baseline.from_result(result, test.name).to_text()
-        source = former if former is not None else path
-
-        def write() -> None:
-            if former is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(former, path)
-                for parent in self.layout.empty_candidates(former):
-                    if parent.is_dir() and not any(parent.iterdir()):
-                        parent.rmdir()
-            if old_text != text:
-                atomic_write_text(path, text)
-
-        if not source.is_file():
-            old_text: str | None = None
-            return CheckOutcome(
-                test.nodeid, shown, "created", f"created {shown}"
-            ), write
+    ) -> CheckOutcome:
+        """Update mode: write (or stage) ``result`` as the test's baseline."""
         try:
-            old_text = source.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            old_text = None
-        detail = (
-            "" if old_text == text else what_changed(source, old_text, result, settings)
-        )
-        if former is not None:
-            message = f"moved {self._shown(former)} to {shown} ({what})"
-            return CheckOutcome(test.nodeid, shown, "updated", message + detail), write
-        if old_text == text:
-            return CheckOutcome(test.nodeid, shown, "unchanged"), write
-        message = f"updated {shown}{detail}"
-        return CheckOutcome(test.nodeid, shown, "updated", message), write
+            outcome, write = plan_update(
+                result,
+                test,
+                path,
+                found,
+                settings,
+                layout=self.layout,
+                shown_of=self._shown,
+            )
+            if self.staged:
+                outcome = replace(outcome, row=self._row)
+                self._pending.setdefault(test.nodeid, []).append((outcome, write, path))
+                return outcome
+            write()
+        except OSError as exc:
+            message = unwritable_message(path, exc, self._shown)
+            self._record(
+                CheckOutcome(test.nodeid, self._shown(path), "unwritable", message)
+            )
+            raise BaselineUnwritable(message, path) from None
+        return self._record(outcome)
 
     def commit(self, nodeid: str) -> str | None:
         """Write the test's staged baselines (it passed otherwise); the failure
@@ -306,7 +249,7 @@ class BaselineStore:
             try:
                 write()
             except OSError as exc:
-                message = self._unwritable(path, exc)
+                message = unwritable_message(path, exc, self._shown)
                 self._record(
                     CheckOutcome(
                         nodeid, outcome.path, "unwritable", message, outcome.row
@@ -347,20 +290,6 @@ class BaselineStore:
                 f"comparison ({reason}); {shown} was not read"
             )
         return self._record(CheckOutcome(test.nodeid, shown, status, message, row))
-
-    def _unwritable(self, path: Path, exc: OSError) -> str:
-        folder = path.parent
-        while not folder.exists() and folder != folder.parent:
-            folder = folder.parent  # the folder that refused to hold ours
-        # the system's reason, not our wrapper's sentence around it
-        cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
-        reason = cause.strerror or str(cause)
-        return (
-            f"cannot write baseline {self._shown(path)}: {reason} (in "
-            f"{self._shown(folder)}). --chunkeval-update writes baselines there: make "
-            "that folder writable, or set chunkeval_baseline_dir / "
-            "--chunkeval-baseline-dir to a writable folder"
-        )
 
     def regressed(
         self, outcome: CheckOutcome, message: str, status: str = "regressed"
@@ -455,9 +384,7 @@ class BaselineStore:
             except FileNotFoundError:
                 continue
             removed.append(path)
-            for parent in self.layout.empty_candidates(path):
-                if parent.is_dir() and not any(parent.iterdir()):
-                    parent.rmdir()
+            remove_empty(self.layout, path)
         self.removed += removed
         return removed
 
@@ -489,29 +416,10 @@ class BaselineStore:
 
     def summary_lines(self, unused: Sequence[Path] = ()) -> list[str]:
         """Lines for the terminal summary: counts, improvements, unused files."""
-        if not self.outcomes and not unused and not self.removed:
-            return []
-        counts: dict[str, int] = {}
-        for o in self.outcomes:
-            counts[o.status] = counts.get(o.status, 0) + 1
-        parts = [f"{counts[s]} {s}" for s in OUTCOMES if counts.get(s)]
-        lines = [f"baselines: {', '.join(parts) or 'none checked'}"]
-        for o in self.outcomes:
-            if o.status in _LISTED and o.message:
-                lines.append(f"  {o.message}")
-        if self.removed:
-            lines.append(f"removed {len(self.removed)} unused baseline(s):")
-            lines += [f"  {self._shown(p)}" for p in self.removed]
-        elif unused:
-            lines.append(
-                f"{len(unused)} unused baseline(s) (no test used them; "
-                f"`{self.update_command}` removes them):"
-            )
-            lines += [f"  {self._shown(p)}" for p in unused]
-        return lines
-
-
-_LISTED = frozenset(
-    {"ok", "noisy", "improved", "predates", "updated", "created", "not recorded"}
-    | {"not compared"}
-)
+        return summary_lines(
+            self.outcomes,
+            removed=self.removed,
+            unused=unused,
+            shown_of=self._shown,
+            update_command=self.update_command,
+        )
