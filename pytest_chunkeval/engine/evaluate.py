@@ -96,18 +96,9 @@ def evaluate(
     k = check_k(k)
     budget = check_budget(budget)
     check_ground_truth(queries, judge, k)
-    if setup is None:
-        setup = EvaluationSetup.resolve(
-            corpus,
-            queries,
-            embedder=embedder,
-            store=store,
-            unit=unit,
-            tokenizer=tokenizer,
-            cache=cache,
-            copies=copies,
-        )
-    setup = setup.with_chunker(chunker)
+    setup = EvaluationSetup.given_or_resolved(
+        setup, chunker, corpus, queries, embedder, store, unit, tokenizer, cache, copies
+    )
     reranker = get_reranker(rerank) if rerank is not None else None
     timings = dict.fromkeys(("chunk", "embed", "index", "search", "score"), 0.0)
     with _timed(timings, "chunk"):

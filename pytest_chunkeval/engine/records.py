@@ -1,6 +1,8 @@
 """From per-query scores to an :class:`EvalResult`: each query's record (its
 stored and chosen excerpt spans, retrieved spans, metrics, losses, judged
-values) and the summaries, shared by ``evaluate`` and ``score``."""
+values) and the summaries, shared by ``evaluate`` and ``score``; and the one
+builder of an :class:`EvalResult` (:func:`result_of`), which the relationship
+evaluation uses too."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pytest_chunkeval.core.metrics import (
     METRICS,
     PRESENCE_METRICS,
     RANK_METRICS,
+    MetricStats,
     QueryScores,
     QuerySpans,
     describe,
@@ -47,6 +50,12 @@ def losses_of(
         out["exact_recall"] = exact.recall
         out["store_recall"] = scores.recall
     return out
+
+
+Scored = tuple[
+    list[QueryRecord], dict[str, MetricStats], dict[str, dict[str, MetricStats]]
+]
+"""Each query's record, the summaries over all queries and per document group."""
 
 
 def judging_for(judge: Any, cache_dir: Path, read_only: bool = False) -> Any:
@@ -103,6 +112,35 @@ def build_result(
         scores, [q.doc_id for q in queries], judged_values, metrics=METRICS
     )
     loss = {part: describe(v) for part, v in losses.items()}
+    return result_of(
+        label,
+        config,
+        corpus,
+        queries,
+        (records, overall, groups),
+        (chunk_stats, chunk_spans),
+        timings,
+        stages=stages or {},
+        loss={part: s for part, s in loss.items() if s.n > 0},
+    )
+
+
+def result_of(
+    label: str,
+    config: dict[str, Any],
+    corpus: Corpus,
+    queries: QuerySet,
+    scored: Scored,
+    chunks: tuple[dict[str, float], list[SpanTuple]],
+    timings: dict[str, float],
+    **parts: Any,
+) -> EvalResult:
+    """The result of an evaluation of ``corpus`` and ``queries``: its label and
+    configuration, its records and summaries (``scored``), its chunks' stats and
+    spans, its timings, and what the kind of evaluation adds (``stages``,
+    ``loss``, ``graph``...)."""
+    records, overall, groups = scored
+    chunk_stats, chunk_spans = chunks
     return EvalResult(
         label=label,
         config=config,
@@ -115,8 +153,7 @@ def build_result(
         timings=timings,
         chunk_spans=chunk_spans,
         corpus=corpus,
-        stages=stages or {},
-        loss={part: s for part, s in loss.items() if s.n > 0},
+        **parts,
     )
 
 

@@ -158,6 +158,38 @@ class EvaluationSetup:
                 setup.embedder_label = embedder_label(embedder, setup.embedder.identity)
         return setup
 
+    @classmethod
+    def given_or_resolved(
+        cls,
+        setup: EvaluationSetup | None,
+        chunker: str | Chunker | Callable[[str], Any],
+        corpus: Corpus,
+        queries: QuerySet,
+        embedder: str | Embedder | Callable[[list[str]], Any],
+        store: str | AnyStore,
+        unit: str,
+        tokenizer: str | Tokenizer | None,
+        cache: EmbeddingCache | str | Path | None,
+        copies: str,
+    ) -> EvaluationSetup:
+        """The setup of a chunker's evaluation (``evaluate``,
+        ``evaluate_relationships``): ``setup`` when given (its settings then
+        stand), else the settings resolved on ``corpus`` and ``queries``; with
+        ``chunker``. The settings come in the order of those functions' keyword
+        arguments, so that they are listed in one place."""
+        if setup is None:
+            setup = cls.resolve(
+                corpus,
+                queries,
+                embedder=embedder,
+                store=store,
+                unit=unit,
+                tokenizer=tokenizer,
+                cache=cache,
+                copies=copies,
+            )
+        return setup.with_chunker(chunker)
+
     def with_chunker(
         self, chunker: str | Chunker | Callable[[str], Any]
     ) -> EvaluationSetup:

@@ -50,6 +50,7 @@ from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.engine.chunking import Chunking
+from pytest_chunkeval.engine.records import Scored, result_of
 from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
 from pytest_chunkeval.engine.retrieve import (
     RetrievalInputs,
@@ -130,18 +131,9 @@ def evaluate_relationships(
     ``copies`` and ``setup``: as for :func:`~pytest_chunkeval.engine.evaluate.evaluate`.
     """
     k = _check_k(k)
-    if setup is None:
-        setup = EvaluationSetup.resolve(
-            corpus,
-            queries,
-            embedder=embedder,
-            store=store,
-            unit=unit,
-            tokenizer=tokenizer,
-            cache=cache,
-            copies=copies,
-        )
-    setup = setup.with_chunker(chunker)
+    setup = EvaluationSetup.given_or_resolved(
+        setup, chunker, corpus, queries, embedder, store, unit, tokenizer, cache, copies
+    )
     chunker_obj = setup.chunker
     assert chunker_obj is not None
     extractor_obj = get_extractor(extractor)
@@ -154,9 +146,7 @@ def evaluate_relationships(
     hits = _search(setup, relationships, k, timings, progress)
     with timed(timings, "score"):
         retrieved = [[relationships[i] for i in row] for row in hits]
-        records, overall, groups = _score(
-            setup, retrieved, extracted.gold, relationships
-        )
+        scored = _score(setup, retrieved, extracted.gold, relationships)
         chunk_stats = setup.chunk_stats(chunking)
     config = setup.config(
         chunker_obj.name,
@@ -165,18 +155,14 @@ def evaluate_relationships(
         k=k,
         retrieves="relationships",
     )
-    return EvalResult(
-        label=label or chunker_obj.name,
-        config=config,
-        corpus_hash=corpus.content_hash,
-        queries_hash=queries.content_hash,
-        metrics=overall,
-        groups=groups,
-        queries=records,
-        chunks=chunk_stats,
-        timings=timings,
-        chunk_spans=chunking.spans(),
-        corpus=corpus,
+    return result_of(
+        label or chunker_obj.name,
+        config,
+        corpus,
+        queries,
+        scored,
+        (chunk_stats, chunking.spans()),
+        timings,
         graph=extracted.stats(),
     )
 
@@ -289,9 +275,7 @@ def _score(
     retrieved: list[list[Relationship]],
     gold: list[list[Relationship]],
     relationships: list[Relationship],
-) -> tuple[
-    list[QueryRecord], dict[str, MetricStats], dict[str, dict[str, MetricStats]]
-]:
+) -> Scored:
     units, queries, copies = setup.units, setup.queries, setup.excerpt_copies
     n = len(queries)
     excerpts = setup.excerpts
