@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -110,6 +109,7 @@ def run_eval(args: argparse.Namespace) -> int:
     from pytest_chunkeval.engine.cache_dir import open_cache
     from pytest_chunkeval.reporting.table import loss_lines, results_table
     from pytest_chunkeval.util.files import atomic_write_text
+    from pytest_chunkeval.util.json_text import outline_json
 
     unit = config.unit or DEFAULT_UNIT
     # a sweep's flags replace the project's value (settings() resolved the ini's)
@@ -154,7 +154,7 @@ def run_eval(args: argparse.Namespace) -> int:
             print(f"wrote {line}")
     if args.json:
         payload = [r.to_json() for r in results]
-        atomic_write_text(args.json, json.dumps(payload, indent=1) + "\n")
+        atomic_write_text(args.json, outline_json(payload) + "\n")
         print(f"wrote {args.json}")
     return 0
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -103,6 +102,7 @@ def run_relationships(args: argparse.Namespace) -> int:
     from pytest_chunkeval.relationships.specs import get_extractor
     from pytest_chunkeval.reporting.table import results_table
     from pytest_chunkeval.util.files import atomic_write_text
+    from pytest_chunkeval.util.json_text import outline_json
 
     config = settings(args)
     corpus, queries = load_data(args, config)
@@ -149,6 +149,6 @@ def run_relationships(args: argparse.Namespace) -> int:
     print(f"{len(results)} evaluation(s) in {time.perf_counter() - started:.1f} s")
     if args.json:
         payload = [r.to_json() for r in results]
-        atomic_write_text(args.json, json.dumps(payload, indent=1) + "\n")
+        atomic_write_text(args.json, outline_json(payload) + "\n")
         print(f"wrote {args.json}")
     return 0
