@@ -334,7 +334,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     except BaseException as exc:
         evaluator = item.stash.get(EVALUATOR_KEY, None)
         if evaluator is not None:
-            evaluator.settle(exc)
+            evaluator.comparisons.settle(exc)
         _record_properties(item, evaluator)
         raise
     evaluator = item.stash.get(EVALUATOR_KEY, None)
@@ -348,7 +348,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
 
             message = after_test(item.nodeid, marker, evaluator)
         if evaluator is not None:
-            message = evaluator.settle(message)
+            message = evaluator.comparisons.settle(message)
     finally:  # with the verdicts of the checks (JUnit XML)
         _record_properties(item, evaluator)
     if message is not None:

@@ -32,7 +32,7 @@ def after_test(
                 "or chunkeval.score(...)"
             )
         else:
-            failures.append(evaluator.check_marker_baselines())
+            failures.append(evaluator.comparisons.check_marker_baselines())
     return "\n\n".join(f for f in failures if f) or None
 
 
@@ -43,7 +43,7 @@ def _threshold_failure(
         return None
     if evaluator is not None:
         # A threshold on questions left out would judge another question set.
-        message = evaluator.unplaced_outside_baseline(every=True)
+        message = evaluator.comparisons.unplaced_outside_baseline(every=True)
         if message is not None:
             return message
     results = evaluator.results if evaluator is not None else []
@@ -96,7 +96,7 @@ def recorded_properties(
         from pytest_chunkeval.run.per_question import question_report
 
         properties, text = question_report(evaluator)
-        return [*properties, *evaluator.verdict_properties()], text
+        return [*properties, *evaluator.comparisons.verdict_properties()], text
     out: list[tuple[str, object]] = []
     for result in evaluator.results:
         out.append(("chunkeval.config", result.describe()))
@@ -104,4 +104,4 @@ def recorded_properties(
         for metric, stats in result.metrics.items():
             if stats.mean == stats.mean:  # NaN: undefined (precision_omega of score)
                 out.append((f"chunkeval.{metric}", f"{stats.mean:.4f}"))
-    return [*out, *evaluator.verdict_properties()], None
+    return [*out, *evaluator.comparisons.verdict_properties()], None

@@ -1,7 +1,7 @@
 """The ``chunkeval`` fixture's object (:class:`Evaluator`): what a test
-evaluated, the baseline comparisons it made, and how they end (written in
-update mode, not compared when the test failed first). The checks its marker
-asks for once its body passed are run/checks.py's."""
+evaluated, under its configuration. Its baseline comparisons and how they end
+are run/comparisons.py's; the checks its marker asks for once its body passed
+are run/checks.py's."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pytest_chunkeval.config.values import parse_budget, parse_k
 from pytest_chunkeval.engine.reask import reasker
 from pytest_chunkeval.errors import ChunkevalError, ConfigError
 from pytest_chunkeval.run import evaluations
+from pytest_chunkeval.run.comparisons import BaselineComparisons
 from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.marker import MarkerOptions
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from pytest_chunkeval.data.queries import QuerySet
     from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.gate.outcomes import CheckOutcome
-    from pytest_chunkeval.gate.paths import NodeRef
     from pytest_chunkeval.run.session import ChunkevalSession
 
 
@@ -65,9 +65,16 @@ class Evaluator:
         """The test's file (baselines live next to it)."""
         self.default_chunker = default_chunker
         self.results: list[EvalResult] = []
+        self.comparisons = BaselineComparisons(
+            session,
+            nodeid,
+            self.results,
+            path=path,
+            rootdir=config.rootdir,
+            marker_baseline=marker.baseline,
+        )
+        """The test's baseline comparisons (run/comparisons.py)."""
         self._fail = fail
-        self._checked: list[EvalResult] = []
-        self._begun = False
         self.question = question
         """``per_question``: this item's query id (run/per_question.py)."""
         self.left_out: str | None = None
@@ -172,7 +179,7 @@ class Evaluator:
         if budget is not None:
             budget = parse_budget(budget)
         chosen = chunker
-        lenient = self._has_baseline()
+        lenient = self.comparisons.has_baseline()
         result = self._shared(
             ("evaluate", chosen, k, budget, label, lenient),
             functools.partial(  # no frame of its own, unlike a lambda
@@ -225,7 +232,7 @@ class Evaluator:
             run = dataclasses.replace(
                 run, copies=self._or_fail(lambda: check_copies(copies))
             )
-        lenient = self._has_baseline()
+        lenient = self.comparisons.has_baseline()
         result = self._shared(
             ("score", retriever, label, run.locate, run.copies, run.score_k, lenient),
             functools.partial(  # no frame of its own, unlike a lambda
@@ -306,198 +313,12 @@ class Evaluator:
         check. Raises an ``AssertionError`` (a ``BaselineError``) whose text says
         what changed and the command that records the new numbers."""
         __tracebackhide__ = True
-        from pytest_chunkeval.gate.baseline import BaselineError
-
-        try:  # a bad tolerance=, mode= or confidence= names this call
-            self.session.baselines.gate.override(
-                tolerance=tolerance, mode=mode, confidence=confidence
-            )
-        except ConfigError as exc:
-            raise ConfigError(f"check_baseline: {exc}") from None
-        failure: BaselineError | ConfigError | None = None
-        try:
-            outcome = self._check(result, name, tolerance, mode, confidence)
-        except (BaselineError, ConfigError) as exc:  # ConfigError: a bad name=
-            failure = exc
-        if failure is not None:
-            # Raised here, without the store's frames: the report shows the test's
-            # line and the explanation.
-            raise failure.with_traceback(None) from None
-        return outcome
-
-    def _test(self) -> NodeRef:
-        from pytest_chunkeval.gate.paths import NodeRef
-
-        if self.path is not None:
-            return NodeRef(self.nodeid, self.path)
-        return NodeRef.from_nodeid(self.nodeid, self.config.rootdir)
-
-    def _has_baseline(self) -> bool:
-        """Whether this test has a baseline to compare against (and is not
-        recording one): only then may an evaluation leave out queries whose
-        excerpts an edited corpus no longer holds."""
-        if self.session.settings.update:
-            return False
-        return self.session.baselines.has_baseline(self._test())
-
-    def check_part(
-        self, part: EvalResult, whole: EvalResult, *, tolerance: Mapping[str, Any]
-    ) -> CheckOutcome:
-        """Compare ``part``, a per-question item's share of ``whole``
-        (:meth:`EvalResult.only`), with the item's baseline: recorded under
-        ``whole``'s summary row, and ``whole`` counts as compared (its left-out
-        questions are then the baseline comparison's, not an error)."""
-        return self._check(part, tolerance=tolerance, whole=whole)
-
-    def _check(
-        self,
-        result: EvalResult,
-        name: str | None = None,
-        tolerance: str | Mapping[str, Any] | None = None,
-        mode: str | None = None,
-        confidence: str | float | None = None,
-        whole: EvalResult | None = None,
-    ) -> CheckOutcome:
-        from pytest_chunkeval.engine.results import EvalResult
-
-        if not isinstance(result, EvalResult):
-            raise TypeError(
-                f"check_baseline takes the EvalResult of chunkeval.evaluate() or "
-                f"chunkeval.score(), got {type(result).__name__}"
-            )
-        store = self.session.baselines
-        if not self._begun:
-            store.begin(self.nodeid)  # numbering of unnamed baselines restarts
-            self._begun = True
-        test = self._test()
-        produced = result if whole is None else whole
-        self._checked.append(produced)
-        return store.check(
-            result,
-            test,
-            name=name,
-            tolerance=tolerance,
-            mode=mode,
-            confidence=confidence,
-            row=self.session.row_of(produced),
+        return self.comparisons.check_baseline(
+            result, name=name, tolerance=tolerance, mode=mode, confidence=confidence
         )
-
-    def settle(self, failure: str | BaseException | None) -> str | None:
-        """After the call phase and the marker's checks: under
-        ``--chunkeval-update``, write the test's baselines if it passed
-        (``failure`` None), else keep the old files and note why. The failure text
-        (``failure`` itself, or a baseline that cannot be written), or None.
-
-        A test body that raised (``failure`` an exception) before the
-        comparisons ``baseline=True`` asks for: its results are recorded as not
-        compared, so that no report reads them as compared."""
-        text = failure if isinstance(failure, str) else None
-        if failure is None:
-            text = failure = self.unplaced_outside_baseline()
-        if isinstance(failure, BaseException) and self.marker.baseline:
-            self._not_compared(_short_reason(self.nodeid, failure))
-        if not self._begun:
-            return text
-        store = self.session.baselines
-        if failure is None:
-            return store.commit(self.nodeid)
-        store.discard(self.nodeid, _short_reason(self.nodeid, failure))
-        return text
-
-    def _not_compared(self, reason: str) -> None:
-        """Each result ``baseline=True`` would have compared, as not compared."""
-        results: list[EvalResult] = []
-        for result in self.results:
-            if not any(result is r for r in [*self._checked, *results]):
-                results.append(result)
-        if not results:
-            return
-        store = self.session.baselines
-        if not self._begun:
-            store.begin(self.nodeid)
-            self._begun = True
-        for result in results:
-            store.not_compared(self._test(), reason, self.session.row_of(result))
-
-    def verdict_properties(self) -> list[tuple[str, str]]:
-        """The test's baseline checks as JUnit properties: one
-        ``chunkeval.baseline`` per check, as the reports' Baseline cell shows
-        it (``regressed``, ``not compared (test failed first)``)."""
-        if not self._begun:
-            return []
-        from pytest_chunkeval.gate.rows import check_text
-
-        return [
-            ("chunkeval.baseline", f"{check_text(o.status, o.reason)}: {o.path}")
-            for o in self.session.baselines.outcomes
-            if o.nodeid == self.nodeid
-        ]
 
     def leave_out(self, reason: str) -> None:
         """A per-question item's question is left out of its baseline
         comparison (run/per_question.py): its results were used as one."""
         self.left_out = reason
-        self._checked += self.results
-
-    def unplaced_outside_baseline(self, *, every: bool = False) -> str | None:
-        """A result that left out queries no longer placeable is only fit for
-        its baseline comparison: used otherwise (a marker threshold, nothing),
-        the test fails with the placement error, as without a baseline
-        (docs/formats.md#loading-and-re-location). ``every``: whether or not the result
-        was compared with its baseline."""
-        unchecked = [
-            r
-            for r in self.results
-            if r.unplaced and (every or not any(r is c for c in self._checked))
-        ]
-        if not unchecked:
-            return None
-        from pytest_chunkeval.gate.changes import format_unplaced
-
-        return (
-            f"{self.nodeid}: {format_unplaced(unchecked[0].unplaced)}\nOnly a "
-            "baseline comparison (chunkeval.check_baseline, or "
-            "@pytest.mark.chunkeval(baseline=True)) leaves them out; fix or remove "
-            "them in the query set."
-        )
-
-    def check_marker_baselines(self) -> str | None:
-        """``@pytest.mark.chunkeval(baseline=True)``: every result the test
-        produced and did not check itself, compared after the test; the failures
-        as one text (None: all passed)."""
-        from pytest_chunkeval.gate.baseline import BaselineError
-
-        if not self.results:
-            return (
-                f"{self.nodeid}: @pytest.mark.chunkeval(baseline=True) compares the "
-                "test's results with their baselines, but the test produced no "
-                "chunkeval result: request the chunkeval fixture and call "
-                "chunkeval.evaluate(...) or chunkeval.score(...)"
-            )
-        failures = []
-        pending: list[EvalResult] = []
-        for result in self.results:  # each result once, in the order produced
-            if not any(result is r for r in [*self._checked, *pending]):
-                pending.append(result)
-        for result in pending:
-            try:
-                self._check(result)
-            except (BaselineError, ConfigError) as exc:
-                failures.append(str(exc))
-        return "\n\n".join(failures) or None
-
-
-def _short_reason(nodeid: str, failure: str | BaseException) -> str:
-    """The first line of a failure, without the node id: ``min_recall=0.8 not
-    met``, ``AssertionError: assert 0.5 > 0.9``."""
-    if isinstance(failure, BaseException):
-        text = str(failure).strip()
-        name = type(failure).__name__
-        first = text.splitlines()[0] if text else ""
-        line = f"{name}: {first}" if first else name
-    else:
-        line = failure.strip().splitlines()[0] if failure.strip() else "failed"
-    line = line.removeprefix(f"{nodeid}: ").removeprefix("@pytest.mark.chunkeval")
-    if line.startswith("(") and line.endswith(") not met"):
-        line = line[1 : -len(") not met")] + " not met"
-    return line if len(line) <= 100 else line[:99] + "…"
+        self.comparisons.compared += self.results

@@ -112,7 +112,7 @@ def check_question(evaluator: Evaluator) -> str | None:
     left = [u for r in evaluator.results if (u := _left_out(r, question))]
     if left:
         if not marker.baseline:  # only a baseline comparison leaves it out
-            return evaluator.unplaced_outside_baseline(every=True)
+            return evaluator.comparisons.unplaced_outside_baseline(every=True)
         evaluator.leave_out(
             f"{nodeid}: question {question} {preview(left[0].question, 70)} can no "
             f"longer be placed in the corpus ({left[0].doc_id}: "
@@ -193,7 +193,7 @@ def _check_baselines(evaluator: Evaluator, question: str) -> str | None:
     failures = []
     for result in evaluator.results:
         try:
-            outcome = evaluator.check_part(
+            outcome = evaluator.comparisons.check_part(
                 result.only(question), result, tolerance={"*": None}
             )
         except BaselineError as exc:

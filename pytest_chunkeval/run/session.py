@@ -291,7 +291,7 @@ class ChunkevalSession:
                 aliases=aliases,
                 chunkers=chunkers,
                 update=s.update,
-                staged=True,  # written once the test passed: Evaluator.settle
+                staged=True,  # written once the test passed: BaselineComparisons.settle
                 layout=BaselineLayout(
                     Path(s.baseline_dir) if s.baseline_dir else None, Path(s.rootdir)
                 ),
