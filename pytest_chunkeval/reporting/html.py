@@ -269,82 +269,12 @@ def html_report(
     labels += [ResultRow.from_record(r).label for r in history]
     colors = series_colors(labels)
     when = (generated or datetime.now(timezone.utc)).isoformat(timespec="seconds")
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{esc(title)}</title>",
-        f"<style>{_CSS}{GATE_CSS}{explorer_css()}</style></head><body>",
-        f"<h1>{esc(title)}</h1>",
-        *([f'<p class="verdict" id="verdict">{esc(verdict)}</p>'] if verdict else []),
-        f'<p class="meta">Generated {esc(when)} by pytest-chunkeval: '
-        f"{len(rows)} configuration(s) from {esc(source)}"
-        + (
-            f"; history of {len(history)} records from {len(runs(history))} run(s) "
-            f"of {len(commits(history))} commit(s)"
-            if history
-            else ""
-        )
-        + ". Metrics in percent (mean ± std over queries).</p>",
-    ]
+    shown = f"{len(rows)} configuration(s) from {esc(source)}"
+    parts = _head(title, verdict, when, shown, history)
     if rows:
-        row_colors = {r.label: colors[r.label] for r in rows}
-        legend = legend_html(row_colors)
-        parts += [
-            '<section id="results"><h2>Results</h2>',
-            '<p class="note">Click a column header to sort.</p>',
-            _html_table(rows, entries),
-            "</section>",
-            baseline_html(entries),
-            changes_html(entries),
-            '<section id="corpora"><h2>Per corpus</h2><div class="plots">',
-            *(
-                _figure(bars_svg(rows, m, colors), legend, wide=True)
-                for m in BAR_METRICS
-                if any(g.get(m) is not None for r in rows for g in r.groups.values())
-            ),
-            "</div></section>",
-            '<section id="tradeoffs"><h2>Recall against IoU and precision</h2>',
-            '<div class="plots">',
-            _figure(scatter_svg(rows, "iou", colors), legend),
-            _figure(scatter_svg(rows, "precision", colors), legend),
-            "</div></section>",
-        ]
-        if sum(r.sent is not None for r in rows) > 1:
-            parts += [
-                '<section id="budget"><h2>Recall against context sent</h2>',
-                '<p class="note">Each configuration at the units it sends the LLM '
-                "per query. Points on the dashed front are the ones no other "
-                "configuration beats with less context and more recall; compare "
-                "chunk sizes at an equal budget, not at an equal k.</p>",
-                '<div class="plots">',
-                _figure(pareto_svg(rows, colors), legend, wide=True),
-                "</div></section>",
-            ]
-        if any(r.loss for r in rows):
-            parts.append(_loss_section(rows))
-        if entries:  # rows from the history have no questions to explore
-            parts.append(_explorer(entries, rows, colors))
+        parts += _result_sections(rows, entries, colors)
     if history:
-        history_colors = {
-            label: colors[label]
-            for label in dict.fromkeys(ResultRow.from_record(r).label for r in history)
-        }
-        parts += [
-            '<section id="history"><h2>Over commits</h2>',
-            '<p class="note">Commits in the order the history file recorded them; '
-            "<code>+</code> marks a dirty work tree.</p>",
-            legend_html(history_colors),
-            '<div class="plots">',
-            *(
-                _figure(history_svg(history, m, colors))
-                for m in METRICS
-                if any(
-                    ResultRow.from_record(r).means.get(m) is not None for r in history
-                )
-            ),
-            "</div></section>",
-        ]
+        parts += _history_section(history, colors)
     if inspections:
         from pytest_chunkeval.reporting.inspection import inspection_html
 
@@ -353,3 +283,97 @@ def html_report(
         parts.append("<p>No results and no history to show.</p>")
     parts += [f"<script>{_JS}</script>", "</body></html>"]
     return "\n".join(parts) + "\n"
+
+
+def _head(
+    title: str, verdict: str, when: str, shown: str, history: Sequence[Any]
+) -> list[str]:
+    """The page's head, its title and verdict, and the line that says what it
+    shows (``shown``, HTML) and from how much history."""
+    return [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{esc(title)}</title>",
+        f"<style>{_CSS}{GATE_CSS}{explorer_css()}</style></head><body>",
+        f"<h1>{esc(title)}</h1>",
+        *([f'<p class="verdict" id="verdict">{esc(verdict)}</p>'] if verdict else []),
+        f'<p class="meta">Generated {esc(when)} by pytest-chunkeval: {shown}'
+        + (
+            f"; history of {len(history)} records from {len(runs(history))} run(s) "
+            f"of {len(commits(history))} commit(s)"
+            if history
+            else ""
+        )
+        + ". Metrics in percent (mean ± std over queries).</p>",
+    ]
+
+
+def _result_sections(
+    rows: Sequence[ResultRow],
+    entries: Sequence[ReportEntry],
+    colors: Mapping[str, str],
+) -> list[str]:
+    """The results table, the baseline's verdicts and flips, the plots of the
+    configurations and (from a session) the explorer of their questions."""
+    row_colors = {r.label: colors[r.label] for r in rows}
+    legend = legend_html(row_colors)
+    parts = [
+        '<section id="results"><h2>Results</h2>',
+        '<p class="note">Click a column header to sort.</p>',
+        _html_table(rows, entries),
+        "</section>",
+        baseline_html(entries),
+        changes_html(entries),
+        '<section id="corpora"><h2>Per corpus</h2><div class="plots">',
+        *(
+            _figure(bars_svg(rows, m, colors), legend, wide=True)
+            for m in BAR_METRICS
+            if any(g.get(m) is not None for r in rows for g in r.groups.values())
+        ),
+        "</div></section>",
+        '<section id="tradeoffs"><h2>Recall against IoU and precision</h2>',
+        '<div class="plots">',
+        _figure(scatter_svg(rows, "iou", colors), legend),
+        _figure(scatter_svg(rows, "precision", colors), legend),
+        "</div></section>",
+    ]
+    if sum(r.sent is not None for r in rows) > 1:
+        parts += [
+            '<section id="budget"><h2>Recall against context sent</h2>',
+            '<p class="note">Each configuration at the units it sends the LLM '
+            "per query. Points on the dashed front are the ones no other "
+            "configuration beats with less context and more recall; compare "
+            "chunk sizes at an equal budget, not at an equal k.</p>",
+            '<div class="plots">',
+            _figure(pareto_svg(rows, colors), legend, wide=True),
+            "</div></section>",
+        ]
+    if any(r.loss for r in rows):
+        parts.append(_loss_section(rows))
+    if entries:  # rows from the history have no questions to explore
+        parts.append(_explorer(entries, rows, colors))
+    return parts
+
+
+def _history_section(
+    history: Sequence[Mapping[str, Any]], colors: Mapping[str, str]
+) -> list[str]:
+    """Each metric over the commits the history recorded."""
+    history_colors = {
+        label: colors[label]
+        for label in dict.fromkeys(ResultRow.from_record(r).label for r in history)
+    }
+    return [
+        '<section id="history"><h2>Over commits</h2>',
+        '<p class="note">Commits in the order the history file recorded them; '
+        "<code>+</code> marks a dirty work tree.</p>",
+        legend_html(history_colors),
+        '<div class="plots">',
+        *(
+            _figure(history_svg(history, m, colors))
+            for m in METRICS
+            if any(ResultRow.from_record(r).means.get(m) is not None for r in history)
+        ),
+        "</div></section>",
+    ]
