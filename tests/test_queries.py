@@ -575,6 +575,45 @@ def test_reference_csv_bad_references(tmp_path: Path, corpus: Corpus) -> None:
         QuerySet.load(path, corpus)
 
 
+def test_reference_csv_reads_rows_as_a_dict_reader_does(
+    tmp_path: Path, corpus: Corpus
+) -> None:
+    # columns in another order, an extra one, a blank line, whitespace around
+    # the references: read; the last line, short of its references, is named
+    refs = json.dumps([ref(CAT)]).replace('"', '""')
+    path = tmp_path / "q.csv"
+    path.write_text(
+        f'corpus_id,note,question,references\npets,x,Why?," {refs}\n"\n\npets,y,Who?\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(QuerySetError, match=r"q\.csv:5: question 'Who\?'.*not JSON"):
+        QuerySet.load(path, corpus)
+    path.write_text(path.read_text(encoding="utf-8").rsplit("pets,y", 1)[0])
+    (query,) = QuerySet.load(path, corpus)
+    assert query.excerpts == (ex(CAT),)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("[] []", "not JSON"),
+        ("[1", "not JSON"),
+        ("{}", "non-empty JSON list"),
+        ("[]", "non-empty JSON list"),
+        ("[3]", "reference 1 is not an object"),
+        ('[{"content": "a", "start_index": true, "end_index": 1}]', "integer"),
+    ],
+)
+def test_reference_csv_bad_references_are_named(
+    tmp_path: Path, corpus: Corpus, raw: str, message: str
+) -> None:
+    path = tmp_path / "q.csv"
+    quoted = raw.replace('"', '""')
+    path.write_text(f'question,references,corpus_id\nWhy?,"{quoted}",pets\n')
+    with pytest.raises(QuerySetError, match=rf"q\.csv:2: question 'Why\?'.*{message}"):
+        QuerySet.load(path, corpus)
+
+
 def test_reference_csv_stale_offsets_are_relocated(tmp_path: Path) -> None:
     path = tmp_path / "q.csv"
     write_reference_csv(path, [("Why?", [ref(DOG)], "pets")])

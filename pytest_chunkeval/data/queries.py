@@ -127,9 +127,10 @@ class QuerySet:
         Metadata is excluded."""
         if self._hash is None:
             h = hashlib.sha256()
+            encode = json.JSONEncoder(ensure_ascii=False).encode  # one encoder
             for q in self._queries:
-                record = query_to_json(replace(q, metadata={}))
-                h.update(json.dumps(record, ensure_ascii=False).encode("utf-8"))
+                record = query_to_json(replace(q, metadata={}) if q.metadata else q)
+                h.update(encode(record).encode("utf-8"))
                 h.update(b"\n")
             self._hash = h.hexdigest()
         return self._hash
@@ -292,6 +293,11 @@ class QuerySet:
                     excerpts.append(checked)
             if not placed:
                 continue
+            if doc_id == q.doc_id and all(
+                a is b for a, b in zip(excerpts, q.excerpts, strict=True)
+            ):
+                out.append(q)  # placed where it said: the same query
+                continue
             new = replace(q, excerpts=tuple(excerpts), doc_id=doc_id)
             changed = changed or new != q
             out.append(new)
@@ -381,29 +387,39 @@ def read_reference_csv(
     does not know is an error naming the row, unless not ``strict``: the query
     then keeps the name, and placing it reports it as any format's query
     naming a document the corpus lacks."""
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    missing = [c for c in REFERENCE_COLUMNS if c not in (reader.fieldnames or ())]
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, [])
+    missing = [c for c in REFERENCE_COLUMNS if c not in header]
     if missing:
         raise QuerySetError(
             f"{source}: missing column(s) {', '.join(missing)} (a reference "
             f"questions CSV has columns {', '.join(REFERENCE_COLUMNS)})"
         )
+    # as csv.DictReader reads them: the last column of a name, "" when a row is
+    # short, blank lines skipped
+    column = {name: i for i, name in enumerate(header)}
+    at_q, at_doc, at_refs = (column[c] for c in ("question", "corpus_id", "references"))
+    width = max(at_q, at_doc, at_refs) + 1
     queries: list[Query] = []
     seen: dict[str, int] = {}
     for row in reader:
-        where = f"{source}:{reader.line_num}"
-        question, corpus_id = row["question"] or "", row["corpus_id"] or ""
+        if not row:
+            continue
+        if len(row) < width:
+            row = row + [""] * (width - len(row))
+        question, corpus_id = row[at_q], row[at_doc]
         if not question.strip():
-            raise QuerySetError(f"{where}: empty question")
+            raise QuerySetError(f"{source}:{reader.line_num}: empty question")
         try:
             doc_id = corpus.resolve_id(corpus_id)
         except CorpusError as exc:
             if strict:
                 raise QuerySetError(
-                    f"{where}: question {preview(question)}: {exc}"
+                    f"{source}:{reader.line_num}: question {preview(question)}: {exc}"
                 ) from None
             doc_id = corpus_id
-        excerpts = reference_excerpts(row["references"] or "", doc_id, where, question)
+        where = f"{source}:{reader.line_num}"
+        excerpts = reference_excerpts(row[at_refs], doc_id, where, question)
         base = stable_query_id(corpus_id, question)
         seen[base] = seen.get(base, 0) + 1
         qid = base if seen[base] == 1 else f"{base}-{seen[base]}"

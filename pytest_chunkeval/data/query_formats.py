@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -286,31 +286,52 @@ def parse_json(text: str, source: str) -> tuple[dict[str, Any], list[Query]]:
     return metadata, queries
 
 
+# The decoder's C scanner: one call per value, no Python frames (json.loads
+# wraps it in three).
+_SCAN: Callable[[str, int], tuple[Any, int]]
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
 def reference_excerpts(
     raw: str, doc_id: str, where: str, question: str
 ) -> tuple[Excerpt, ...]:
     def at() -> str:  # built for an error only: a row read costs less without it
         return f"{where}: question {preview(question)}"
 
+    refs: Any = None
+    body = raw.strip(" \t\n\r")
     try:
-        refs = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise QuerySetError(f"{at()}: 'references' is not JSON ({exc.msg})") from None
+        refs, end = _SCAN(body, 0)
+    except (StopIteration, json.JSONDecodeError):
+        end = -1
+    if end != len(body):  # not one JSON value: json.loads says why
+        try:
+            refs = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise QuerySetError(
+                f"{at()}: 'references' is not JSON ({exc.msg})"
+            ) from None
     if not isinstance(refs, list) or not refs:
         raise QuerySetError(f"{at()}: 'references' must be a non-empty JSON list")
     excerpts: list[Excerpt] = []
     for i, ref in enumerate(refs, 1):
+        if type(ref) is dict:  # the common case, checked without a frame
+            content = ref.get("content")
+            start, stop = ref.get("start_index"), ref.get("end_index")
+            if type(content) is str and type(start) is int and type(stop) is int:
+                excerpts.append(Excerpt(content, doc_id, start, stop))
+                continue
         if not isinstance(ref, dict):
             raise QuerySetError(f"{at()}: reference {i} is not an object")
-        content, start, end = (
+        content, start, stop = (
             ref.get(k) for k in ("content", "start_index", "end_index")
         )
-        if not isinstance(content, str) or not (_is_int(start) and _is_int(end)):
+        if not isinstance(content, str) or not (_is_int(start) and _is_int(stop)):
             raise QuerySetError(
                 f"{at()}: reference {i} needs a string 'content' and integer "
                 "'start_index' and 'end_index'"
             )
-        excerpts.append(Excerpt(content, doc_id, start, end))
+        excerpts.append(Excerpt(content, doc_id, start, stop))
     return tuple(excerpts)
 
 
