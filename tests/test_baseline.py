@@ -183,8 +183,8 @@ def _write(tmp_path: Path, text: str) -> Path:
     [
         ('{"chunkeval_baseline": 1,\n "test": ', "invalid JSON at line 2"),
         (
-            '{"chunkeval_baseline": 4}',
-            "schema version 4, this pytest-chunkeval reads versions 1, 2, 3",
+            '{"chunkeval_baseline": 5}',
+            "schema version 5, this pytest-chunkeval reads versions 1, 2, 3, 4",
         ),
         ('{"recall": 0.5}', "no 'chunkeval_baseline' version key"),
         ("[1, 2]", "expected a JSON object"),

@@ -284,7 +284,7 @@ def test_a_configuration_change_is_compared_and_named(
         (
             '{"chunkeval_baseline": 99}',
             "not a baseline this version can read: it is schema version 99, "
-            "this pytest-chunkeval reads versions 1, 2, 3",
+            "this pytest-chunkeval reads versions 1, 2, 3, 4",
         ),
     ],
 )

@@ -153,7 +153,10 @@ def test_question(chunkeval):
     result = run(pytester, "--chunkeval-update")
     result.assert_outcomes(passed=6)
     files = sorted(p.name for p in (project / "__chunkeval__" / "test_flip").iterdir())
-    assert files == sorted(f"test_question[{qid}].json" for qid in IDS)
+    # One file per question, and the corpus table they share.
+    assert files == sorted(
+        ["test_question.corpus.json", *(f"test_question[{q}].json" for q in IDS)]
+    )
     result = run(pytester)
     result.assert_outcomes(passed=6)
     monkeypatch.setenv("MISSED", "q-mars")

@@ -78,7 +78,10 @@ if TYPE_CHECKING:
 
 
 BASELINE_SCHEMA = 3
-READABLE_SCHEMAS = (1, 2, 3)  # 1: no per-document records, 1-2: no per-question
+SHARED_CORPUS_SCHEMA = 4
+"""A per-question item's file: schema 3 whose corpus table (``corpus_hash``,
+``documents``) is in the file its function's items share (gate/corpus_table.py)."""
+READABLE_SCHEMAS = (1, 2, 3, 4)  # 1: no per-document records, 1-2: no per-question
 # hashes (migrated on update)
 VERSION_KEY = "chunkeval_baseline"
 # Names and paths of the data, not its content (the hashes identify that); a
@@ -292,23 +295,29 @@ class Baseline:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Baseline:
-        """Read a baseline file; anything wrong is :class:`BaselineCorrupt`."""
-        path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise _corrupt(str(path), f"not UTF-8 text ({exc.reason})") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise _corrupt(
-                str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}"
-            ) from None
-        return cls.from_json(data, str(path))
+        """Read a baseline file holding its corpus table (not a per-question
+        item's, which gate/corpus_table.py reads); anything wrong is
+        :class:`BaselineCorrupt`."""
+        return cls.from_json(read_json(Path(path)), str(path))
 
 
-def _corrupt(where: str, what: str) -> BaselineCorrupt:
-    return BaselineCorrupt(f"baseline {where} is unreadable: {what}", Path(where))
+def read_json(path: Path, what: str = "baseline") -> Any:
+    """The JSON value of a baseline file (``what`` names the kind of file in
+    the error); unreadable text is :class:`BaselineCorrupt`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise _corrupt(str(path), f"not UTF-8 text ({exc.reason})", what) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _corrupt(
+            str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}", what
+        ) from None
+
+
+def _corrupt(where: str, what: str, kind: str = "baseline") -> BaselineCorrupt:
+    return BaselineCorrupt(f"{kind} {where} is unreadable: {what}", Path(where))
 
 
 def _f(value: Any) -> float:

@@ -3,9 +3,7 @@ failure / improvement messages a test shows."""
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chunkeval.core.absent import present
@@ -15,6 +13,7 @@ from pytest_chunkeval.core.metric_names import format_points as _pts
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult
+    from pytest_chunkeval.gate.baseline import Baseline
     from pytest_chunkeval.gate.compare import GateReport, MetricCheck
     from pytest_chunkeval.gate.tolerances import GateSettings
 
@@ -317,31 +316,26 @@ def format_pass(report: GateReport, *, test: str, command: str, note: str = "") 
 
 
 def what_changed(
-    path: Path, old_text: str | None, result: EvalResult, settings: GateSettings
+    old: Baseline | None, result: EvalResult, settings: GateSettings, table: str = ""
 ) -> str:
-    """``: recall 31.38 -> 33.10, iou …`` for an updated file, when comparable."""
-    if old_text is None:
-        return ""
+    """``: recall 31.38 -> 33.10, iou …`` for an updated file, when comparable;
+    ``old`` None: it was unreadable. ``table``: the shared corpus table the new
+    file names (a per-question item's, gate/corpus_table.py)."""
+    if old is None:
+        return " (the old file was unreadable)"
     from pytest_chunkeval.gate.baseline import (
         BASELINE_SCHEMA,
         MEAN_DECIMALS,
-        Baseline,
-        BaselineCorrupt,
+        SHARED_CORPUS_SCHEMA,
     )
-    from pytest_chunkeval.gate.changes import baseline_changes
-
-    try:
-        old = Baseline.from_json(json.loads(old_text), str(path))
-    except (BaselineCorrupt, json.JSONDecodeError):
-        return " (the old file was unreadable)"
-    from pytest_chunkeval.gate.changes import HASHES_ABSENT
+    from pytest_chunkeval.gate.changes import HASHES_ABSENT, baseline_changes
 
     notes = [
         line.splitlines()[0].rstrip(":")
         for line in baseline_changes(old, result).lines()
         if line != HASHES_ABSENT  # said by the migration note below
     ]
-    if old.schema != BASELINE_SCHEMA:
+    if old.schema < BASELINE_SCHEMA:
         what = ["per-question hashes"]
         if old.schema < 2:
             what.insert(0, "per-document hashes and lengths")
@@ -349,6 +343,8 @@ def what_changed(
             f"migrated from schema {old.schema} to {BASELINE_SCHEMA}: "
             f"{' and '.join(what)} recorded"
         )
+    if table and old.schema != SHARED_CORPUS_SCHEMA:
+        notes.append(f"its corpus table moved to the shared {table}")
     if notes:
         return f" ({'; '.join(notes)})"
     moved = []

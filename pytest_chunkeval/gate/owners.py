@@ -6,7 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
-from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef, absolute, owns, real
+from pytest_chunkeval.gate.corpus_table import table_function
+from pytest_chunkeval.gate.lookup import function_of
+from pytest_chunkeval.gate.paths import (
+    BaselineLayout,
+    NodeRef,
+    absolute,
+    legacy_sanitize_name,
+    owns,
+    real,
+    sanitize_name,
+)
 
 
 def unused_files(
@@ -28,7 +38,8 @@ def unused_files(
     collected (``pytest tests/test_a.py``) are left alone, and so are the
     ``partial`` test files, selected by node id: their other tests' files have
     no owner in this session but are not unused. ``names(test)``: the test's
-    id and the ids it had before (legacy.py).
+    id and the ids it had before (legacy.py). A per-question function's shared
+    corpus table is its items' (all of them).
     """
     # Real paths: the command line's paths (relative to the invocation
     # directory) and node ids (relative to rootdir) may differ by a symlink.
@@ -50,9 +61,21 @@ def unused_files(
                 if not test_file.exists():
                     unused.append(file)  # its test module was deleted or renamed
                 continue
-            owners = [
-                t for t in tests if any(owns(n, file.stem) for n in names(t.name))
-            ]
+            owners = [t for t in tests if _owns(t, file.stem, names)]
             if all(t.nodeid in passed for t in owners):
                 unused.append(file)
     return unused
+
+
+def _owns(test: NodeRef, stem: str, names: Callable[[str], list[str]]) -> bool:
+    """Whether ``test`` owns the file ``stem``: one of its baselines, or the
+    corpus table its function's per-question items share (corpus_table.py)."""
+    if any(owns(n, stem) for n in names(test.name)):
+        return True
+    shared = table_function(stem)
+    function = function_of(test.name)
+    return (
+        shared is not None
+        and function is not None
+        and (shared in (sanitize_name(function), legacy_sanitize_name(function)))
+    )

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_chunkeval.gate.baseline import (
-    Baseline,
     BaselineCorrupt,
     BaselineError,
     BaselineMismatch,
     BaselineMissing,
 )
+from pytest_chunkeval.gate.corpus_table import Loaded, load_baseline
 from pytest_chunkeval.gate.outcomes import CheckOutcome
 
 
@@ -35,8 +35,10 @@ def read_for_check(
     command: str,
     accepted: Collection[str],
     found: str = "",
-) -> Baseline | Refused:
-    """The baseline at ``path`` if it exists, reads, and records one of the
+) -> Loaded | Refused:
+    """The baseline at ``path`` (with the corpus table it shares, a
+    per-question item's: gate/corpus_table.py) if it exists, reads, and
+    records one of the
     ``accepted`` test names (the test's, a former one, or the replaced
     parameter's); else what refuses it. ``command`` re-records the test's
     baselines; ``found`` says why no unused baseline was taken over (a missing
@@ -52,13 +54,14 @@ def read_for_check(
             BaselineMissing(message, path),
         )
     try:
-        baseline = Baseline.load(path)
+        loaded = load_baseline(path)
     except BaselineCorrupt as exc:
         message = f"{exc}\nIt is left untouched; regenerate it with:\n  {command}"
         return Refused(
             CheckOutcome(nodeid, shown, "corrupt", message),
             BaselineCorrupt(message, path),
         )
+    baseline = loaded.baseline
     if baseline.test not in accepted:
         test = next(iter(accepted), "")
         message = (
@@ -70,4 +73,4 @@ def read_for_check(
             CheckOutcome(nodeid, shown, "mismatch", message, "", reason=why),
             BaselineMismatch(message, path),
         )
-    return baseline
+    return loaded

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.gate.baseline import BaselineUnwritable
 from pytest_chunkeval.gate.checking import BaselineRegression, judged
+from pytest_chunkeval.gate.corpus_table import table_path
 from pytest_chunkeval.gate.legacy import SpecAliases
 from pytest_chunkeval.gate.lookup import BaselineLookup
 from pytest_chunkeval.gate.names import BaselineNames
@@ -22,6 +23,7 @@ from pytest_chunkeval.gate.reading import Refused, read_for_check
 from pytest_chunkeval.gate.session_summary import summary_lines
 from pytest_chunkeval.gate.tolerances import GateSettings
 from pytest_chunkeval.gate.writing import (
+    TablePlan,
     plan_update,
     remove_empty,
     unwritable_message,
@@ -69,6 +71,9 @@ class BaselineStore:
         self.touched: set[Path] = set()
         self.outcomes: list[CheckOutcome] = []
         self.removed: list[Path] = []
+        self.notes: list[str] = []
+        """Summary lines of shared corpus tables written (gate/corpus_table.py)."""
+        self._tables: dict[Path, str] = {}
         self.collected: dict[str, None] = {}
         """Collected node ids in collection order (deselected ones included)."""
         self.passed: set[str] = set()
@@ -142,20 +147,25 @@ class BaselineStore:
         mode: str | None = None,
         confidence: str | float | None = None,
         row: str = "",
+        per_question: bool = False,
     ) -> CheckOutcome:
         """Compare ``result`` with the test's baseline (or write it in update mode).
 
         Raises a :class:`BaselineError` subclass when the test should fail; returns
         the outcome otherwise (``improved`` outcomes carry the update hint). The
         call's ``tolerance``/``mode``/``confidence`` override the session's;
-        ``row`` names the result's summary row (kept in the outcome).
+        ``row`` names the result's summary row (kept in the outcome);
+        ``per_question``: a per-question item's share of a result, whose file
+        shares its corpus table with the function's other items
+        (gate/corpus_table.py).
         """
         settings = self.gate.override(
             tolerance=tolerance, mode=mode, confidence=confidence
         )
         self._row = row
         try:
-            return self._check(result, test, name, settings)
+            table = table_path(self.layout, test) if per_question else None
+            return self._check(result, test, name, settings, table)
         finally:
             self._row = ""
 
@@ -165,6 +175,7 @@ class BaselineStore:
         test: NodeRef,
         name: str | None,
         settings: GateSettings,
+        table: Path | None = None,
     ) -> CheckOutcome:
         suffix = self._suffix(test, name)
         path = self.layout.path(test.path, test.name, suffix)
@@ -173,7 +184,7 @@ class BaselineStore:
         if former is not None:
             self.touched.add(absolute(former))
         if self.update:
-            return self._write(result, test, path, (former, found), settings)
+            return self._write(result, test, path, (former, found), settings, table)
         shown, note = self._shown(path), ""
         accepted = self._names(test.name)
         if former is not None:
@@ -200,8 +211,16 @@ class BaselineStore:
         if isinstance(read, Refused):
             self._record(read.outcome)
             raise read.error
+        if read.table is not None:
+            self.touched.add(absolute(read.table))
         outcome, failure = judged(
-            read, result, test.nodeid, shown, settings, self.command(test.nodeid), note
+            read.baseline,
+            result,
+            test.nodeid,
+            shown,
+            settings,
+            self.command(test.nodeid),
+            note,
         )
         outcome = self._record(outcome)
         if failure is not None:
@@ -216,8 +235,13 @@ class BaselineStore:
         path: Path,
         found: tuple[Path | None, str],
         settings: GateSettings,
+        table: Path | None,
     ) -> CheckOutcome:
         """Update mode: write (or stage) ``result`` as the test's baseline."""
+        shared = None
+        if table is not None:
+            self.touched.add(absolute(table))
+            shared = TablePlan(table, self._tables, self.notes.append)
         try:
             outcome, write = plan_update(
                 result,
@@ -227,6 +251,7 @@ class BaselineStore:
                 settings,
                 layout=self.layout,
                 shown_of=self._shown,
+                table=shared,
             )
             if self.staged:
                 outcome = replace(outcome, row=self._row)
@@ -350,19 +375,12 @@ class BaselineStore:
         passed: Iterable[str] | None = None,
         partial: Iterable[str | os.PathLike[str]] | None = None,
     ) -> list[Path]:
-        """Baseline files no test used, among the modules this session collected.
-
-        ``collected``: every collected test, deselected ones included; ``passed``:
-        node ids of the tests that passed (default: what :meth:`note_collected` and
-        :meth:`note_passed` recorded, merged from workers; node ids resolve against
-        the layout's rootdir). Files of a test that did not pass (failed, skipped,
-        deselected, not reached) are never reported: the test may still use them.
-        Files of a test module that no longer exists are reported; modules not
-        collected in this session (``pytest tests/test_a.py``) are left alone, and
-        so are those collected in part: ``partial`` (default: what
-        :meth:`note_partial` recorded) lists test files selected by node id, whose
-        other tests' files have no owner in this session but are not unused.
-        """
+        """Baseline files no test used, among the modules this session
+        collected (gate/owners.py says which). ``collected`` (deselected tests
+        included), ``passed`` and ``partial`` (test files selected by node id)
+        default to what :meth:`note_collected`, :meth:`note_passed` and
+        :meth:`note_partial` recorded, merged from workers; node ids resolve
+        against the layout's rootdir."""
         if collected is None:
             root = self.layout.rootdir or Path.cwd()
             collected = [NodeRef.from_nodeid(n, root) for n in sorted(self.collected)]
@@ -397,6 +415,7 @@ class BaselineStore:
             "passed": sorted(self.passed),
             "skipped": sorted(self.skipped),
             "partial": sorted(self.partial),
+            "notes": self.notes,
         }
 
     def merge_payload(self, payload: Mapping[str, Any]) -> None:
@@ -406,6 +425,7 @@ class BaselineStore:
         self.passed.update(payload.get("passed", []))
         self.skipped.update(payload.get("skipped", []))
         self.partial.update(payload.get("partial", []))
+        self.notes += payload.get("notes", [])
         self.outcomes += [
             CheckOutcome.from_json(o) for o in payload.get("outcomes", [])
         ]
@@ -420,6 +440,7 @@ class BaselineStore:
             self.outcomes,
             removed=self.removed,
             unused=unused,
+            notes=self.notes,
             shown_of=self._shown,
             update_command=self.update_command,
         )

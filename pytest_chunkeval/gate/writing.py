@@ -5,12 +5,20 @@ folder refuses it."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_chunkeval.gate.baseline import Baseline
+from pytest_chunkeval.gate.baseline import Baseline, BaselineCorrupt
+from pytest_chunkeval.gate.corpus_table import (
+    item_text,
+    load_baseline,
+    table_change,
+    table_text,
+)
 from pytest_chunkeval.gate.messages import what_changed
 from pytest_chunkeval.gate.outcomes import CheckOutcome
 from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef
@@ -23,6 +31,19 @@ if TYPE_CHECKING:
 Write = Callable[[], None]
 
 
+@dataclass
+class TablePlan:
+    """A per-question item's shared corpus table (gate/corpus_table.py):
+    where it is, and the text this session writes there (the first item's;
+    an item measured on another corpus keeps its own table inline)."""
+
+    path: Path
+    planned: dict[Path, str]
+    """Table -> the text this session's items write (the store's)."""
+    written: Callable[[str], None]
+    """Told the summary line of a table a write changed."""
+
+
 def plan_update(
     result: EvalResult,
     test: NodeRef,
@@ -32,17 +53,27 @@ def plan_update(
     *,
     layout: BaselineLayout,
     shown_of: Callable[[Path], str],
+    table: TablePlan | None = None,
 ) -> tuple[CheckOutcome, Write]:
     """The outcome of writing ``result`` as the test's baseline at ``path``
     (moved from the ``found`` file, under its former name or the replaced
-    parameter's, if it has one), and the write itself."""
+    parameter's, if it has one), and the write itself; with ``table``, a
+    per-question item's file naming its shared corpus table (written first)."""
     former, what = found
     shown = shown_of(path)
-    text = Baseline.from_result(result, test.name).to_text()
+    baseline = Baseline.from_result(result, test.name)
+    text, write_table, shared = baseline.to_text(), _no_table, ""
+    if table is not None:
+        corpus = table_text(baseline)
+        if table.planned.setdefault(table.path, corpus) == corpus:
+            text = item_text(baseline, table.path)
+            write_table = functools.partial(_write_table, table, corpus, shown_of)
+            shared = shown_of(table.path)
     source = former if former is not None else path
     old_text: str | None = None
 
     def write() -> None:
+        write_table()
         if former is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             os.replace(former, path)
@@ -56,9 +87,9 @@ def plan_update(
         old_text = source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         old_text = None
-    detail = (
-        "" if old_text == text else what_changed(source, old_text, result, settings)
-    )
+    detail = ""
+    if old_text is not None and old_text != text:
+        detail = what_changed(_old(source), result, settings, shared)
     if former is not None:
         message = f"moved {shown_of(former)} to {shown} ({what})"
         return CheckOutcome(test.nodeid, shown, "updated", message + detail), write
@@ -66,6 +97,38 @@ def plan_update(
         return CheckOutcome(test.nodeid, shown, "unchanged"), write
     message = f"updated {shown}{detail}"
     return CheckOutcome(test.nodeid, shown, "updated", message), write
+
+
+def _no_table() -> None:
+    return None
+
+
+def _old(path: Path) -> Baseline | None:
+    try:
+        return load_baseline(path).baseline
+    except BaselineCorrupt:
+        return None
+
+
+def _write_table(table: TablePlan, text: str, shown_of: Callable[[Path], str]) -> None:
+    """Write a shared corpus table unless it holds ``text`` already; tell
+    ``table.written`` what changed."""
+    try:
+        old: str | None = table.path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        old = None
+    except (OSError, UnicodeDecodeError):
+        old = ""
+    if old == text:
+        return
+    atomic_write_text(table.path, text)
+    shown = shown_of(table.path)
+    if old is None:
+        table.written(
+            f"created {shown} (the corpus table its per-question items share)"
+        )
+    else:
+        table.written(f"updated {shown}{table_change(old, text)}")
 
 
 def remove_empty(layout: BaselineLayout, file: Path) -> None:

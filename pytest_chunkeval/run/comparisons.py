@@ -130,6 +130,7 @@ class BaselineComparisons:
             mode=mode,
             confidence=confidence,
             row=self.session.row_of(produced),
+            per_question=whole is not None,
         )
 
     def _begin(self) -> None:
