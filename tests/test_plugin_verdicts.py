@@ -23,6 +23,8 @@ import pytest
 from support.plugin_project import run, write_project
 from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, DIST, KEEP, _section
 
+from pytest_chunkeval.gate.verdicts import VERDICTS, verdict_text
+
 VERDICT_TESTS = """
 def test_steady(chunkeval):
     chunkeval.check_baseline(chunkeval.evaluate("recursive:60:0"))
@@ -92,7 +94,17 @@ def test_every_report_shows_the_regression_first(
     steady = next(i for i, line in enumerate(block) if "::test_steady" in line)
     assert steady > 2  # regressions first
     assert "changed since the baseline" not in summary  # only the metrics moved
-    assert re.match(r"test_rag\.py::test_steady\s+recall\s+unchanged$", block[steady])
+    # Nothing moved: one line, its verdict in the gate's words, its change 0.
+    assert re.match(
+        r"test_rag\.py::test_steady\s+recall\s+ok\s+\+0\.00$", block[steady]
+    )
+    verdict_column = block[1].index("verdict")
+    said = {
+        line[verdict_column:].split()[0]
+        for line in block[2:]
+        if line.startswith("test_rag.py::")
+    }
+    assert said <= {verdict_text(v) for v in VERDICTS}, said
 
     # JSON: outcome, verdict, gated metrics with their interval, flips.
     items = {

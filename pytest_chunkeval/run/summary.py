@@ -22,7 +22,7 @@ from pytest_chunkeval.core.metric_names import (
 from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.engine.labels import chunker_text, k_text
 from pytest_chunkeval.gate.rows import RowVerdict, label_tests
-from pytest_chunkeval.gate.verdicts import severity, verdict_text
+from pytest_chunkeval.gate.verdicts import severity, verdict_text, worst
 from pytest_chunkeval.run.grouped_lines import group_passed_items
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
 from pytest_chunkeval.util.text import format_rows
@@ -192,7 +192,8 @@ def against_baseline(
             continue
         if all(g.unchanged for g in v.gated):  # one line: nothing moved
             names = ", ".join(g.metric for g in v.gated)
-            body.append([_test_cell(row, v), names, "unchanged", "", "", "", ""])
+            said = verdict_text(worst(g.status for g in v.gated))
+            body.append([_test_cell(row, v), names, said, "", "", _pts(0.0, True), ""])
             continue
         body += [
             [
