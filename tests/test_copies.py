@@ -16,6 +16,7 @@ from pytest_chunkeval.data.corpus import Corpus, Document
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
 from pytest_chunkeval.engine.copies import excerpt_copies, find_occurrences
+from pytest_chunkeval.tokenizers.base import get_tokenizer
 from tests.test_metrics import Chars, Span, char_set, shared_units, unit_set
 from tests.test_ranking import brute_force as rank_brute_force
 
@@ -114,7 +115,7 @@ def run(texts, unit, excerpts, retrieved, chunks, k, budget):
             for i, exs in enumerate(excerpts)
         ]
     )
-    units = UnitMap(list(texts), list(texts.values()), unit)
+    units = UnitMap(list(texts), list(texts.values()), unit, get_tokenizer())
     index = ChunkIndex(
         units,
         units.doc_indices([c[0] for c in chunks]),

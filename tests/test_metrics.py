@@ -103,7 +103,7 @@ def brute_force(
 
 
 def run_core(texts, unit, excerpts, retrieved, chunks):
-    units = UnitMap(list(texts), list(texts.values()), unit)
+    units = UnitMap(list(texts), list(texts.values()), unit, get_tokenizer())
     ex = QuerySpans.from_lists(excerpts, units)
     ret = QuerySpans.from_lists(retrieved, units)
     index = ChunkIndex(
@@ -260,3 +260,13 @@ def test_unknown_document_is_named():
     units = UnitMap(["a"], ["text"], "char")
     with pytest.raises(KeyError, match="'zzz' is not in the corpus"):
         QuerySpans.from_lists([[("zzz", 0, 1)]], units)
+
+
+def test_the_token_axis_needs_a_tokenizer_or_its_bounds():
+    """core/ resolves no tokenizer spec (it imports no stage above it): the
+    caller gives the tokenizer, or each document's token bounds."""
+    with pytest.raises(TypeError, match="needs a tokenizer or token_bounds"):
+        UnitMap(["a"], ["some text"], "token")
+    bounds = [np.array([[0, 4], [5, 9]], dtype=np.int64)]
+    units = UnitMap(["a"], ["some text"], "token", token_bounds=bounds)
+    assert units.total_units == 2

@@ -14,6 +14,7 @@ from pytest_chunkeval.core.intervals import IntervalUnion
 from pytest_chunkeval.core.metrics import ChunkIndex, QuerySpans, score_queries
 from pytest_chunkeval.core.ranking import budget_prefix, max_coverage
 from pytest_chunkeval.core.units import UnitMap
+from pytest_chunkeval.tokenizers.base import get_tokenizer
 from tests.test_metrics import (
     ALPHABET,
     Chars,
@@ -125,7 +126,7 @@ def scenarios(draw):
 
 
 def run_core(texts, unit, excerpts, retrieved, chunks, k, budget):
-    units = UnitMap(list(texts), list(texts.values()), unit)
+    units = UnitMap(list(texts), list(texts.values()), unit, get_tokenizer())
     index = ChunkIndex(
         units,
         units.doc_indices([c[0] for c in chunks]),

@@ -17,7 +17,7 @@ ANSWER = ("doc", 0, 19)  # "The answer is here " ends inside the token " ."
 
 
 def _score(excerpts, retrieved, chunks, k=None):
-    units = UnitMap(["doc"], [TEXT], "token")
+    units = UnitMap(["doc"], [TEXT], "token", get_tokenizer())
     index = ChunkIndex(
         units,
         np.zeros(len(chunks), dtype=np.int64),
@@ -76,7 +76,7 @@ def test_adjacent_chunks_split_inside_an_excerpt_token_give_ceiling_at_most_one(
 
 
 def test_judged_token_relevance_counts_shared_characters():
-    units = UnitMap(["doc"], [TEXT], "token")
+    units = UnitMap(["doc"], [TEXT], "token", get_tokenizer())
     judged = [("doc", 0, 19)]
     after = ("doc", 19, len(TEXT))
     got = context_relevance([after], judged, {"doc": TEXT}, units)

@@ -100,14 +100,14 @@ def parse_bool(value: str | bool) -> bool:
     raise ConfigError(f"expected true or false, got {value!r}")
 
 
-# The gate's parsers live in gate.py (stdlib only); imported when a value is given,
-# so that importing the plugin does not import the gate.
+# The gate's parsers live in config/tolerances.py (stdlib only); imported when a
+# value is given, so that importing the plugin does not import them.
 
 
 def parse_tolerance(value: str) -> str:
     """Per-metric tolerances such as ``recall:-1%, iou:-0.002`` (checked, kept as
     text: the gate parses it again where it is used)."""
-    from pytest_chunkeval.gate.tolerances import parse_tolerances
+    from pytest_chunkeval.config.tolerances import parse_tolerances
 
     parse_tolerances(value)
     return value.strip()
@@ -115,21 +115,21 @@ def parse_tolerance(value: str) -> str:
 
 def parse_gate_mode(value: str) -> str:
     """``paired`` or ``mean``."""
-    from pytest_chunkeval.gate.tolerances import parse_gate_mode as parse
+    from pytest_chunkeval.config.tolerances import parse_gate_mode as parse
 
     return parse(value)
 
 
 def parse_max_left_out(value: str) -> float:
-    """``10%`` or ``0.1``: see :func:`pytest_chunkeval.gate.tolerances.parse_share`."""
-    from pytest_chunkeval.gate.tolerances import parse_share
+    """``10%`` or ``0.1``: see :func:`.config.tolerances.parse_share`."""
+    from pytest_chunkeval.config.tolerances import parse_share
 
     return parse_share(value)
 
 
 def parse_confidence(value: str) -> float:
     """``95%``, ``95`` or ``0.95`` -> 0.95."""
-    from pytest_chunkeval.gate.tolerances import parse_confidence as parse
+    from pytest_chunkeval.config.tolerances import parse_confidence as parse
 
     return parse(value)
 

@@ -1,10 +1,10 @@
 """Core arithmetic: spans, the unit axis, the metric formulas (numpy only).
 
-Stage: below data, chunkers and the engine; pure functions of spans. Central types:
-:class:`UnitMap` (``units.py``), :func:`score_queries` / :class:`QueryScores`
-(``metrics.py``), :class:`ChunkIndex` (``chunk_index.py``), ``METRIC_TABLE``
-(``metric_names.py``).
+Stage: the bottom of the pipeline, below the configuration, the tokenizers, data,
+chunkers and the engine; pure functions of spans. Central types:
+:class:`UnitMap` (``units.py``, given its tokenizer resolved), :func:`score_queries` /
+:class:`QueryScores` (``metrics.py``), :class:`ChunkIndex` (``chunk_index.py``),
+``METRIC_TABLE`` (``metric_names.py``), the unit vocabulary (``unit_names.py``).
 
-May import: ``tokenizers/``, ``util/`` and ``errors`` (see
-docs/architecture.md#layering).
+May import: ``util/`` and ``errors`` (see docs/architecture.md#layering).
 """

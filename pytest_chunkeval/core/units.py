@@ -10,13 +10,21 @@ token offsets serve every conversion.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.core.unit_names import Unit, check_unit
-from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
+
+
+class Tokenizes(Protocol):
+    """What the token axis needs of a tokenizer (``tokenizers/``, resolved by the
+    caller: ``core/`` imports no stage above it)."""
+
+    def token_bounds(self, text: str) -> IntArray:
+        """Each token's ``(start, end)`` character offsets in ``text``."""
+        ...
 
 
 def _search(
@@ -44,25 +52,29 @@ class UnitMap:
         doc_ids: Sequence[str],
         texts: Sequence[str],
         unit: str = "token",
-        tokenizer: Tokenizer | str | None = None,
+        tokenizer: Tokenizes | None = None,
         token_bounds: Iterable[IntArray] | None = None,
     ) -> None:
         """``token_bounds``: each document's ``(n, 2)`` token bounds, in order,
-        when the caller has them (cached); else ``tokenizer`` tokenizes."""
+        when the caller has them (cached); else ``tokenizer`` (a tokenizer
+        object: ``tokenizers.get_tokenizer()`` resolves a spec) tokenizes. The
+        token unit needs one of the two."""
         self.unit: Unit = check_unit(unit)
         self.doc_ids = tuple(doc_ids)
         self.doc_index = {d: i for i, d in enumerate(self.doc_ids)}
         char_lengths = np.array([len(t) for t in texts], dtype=np.int64)
         self.char_offsets = np.concatenate([[0], np.cumsum(char_lengths)])
         if self.unit == "char":
-            self.tokenizer: Tokenizer | None = None
+            self.tokenizer: Tokenizes | None = None
             self.unit_offsets = self.char_offsets
             self._token_starts = self._token_ends = np.zeros(0, dtype=np.int64)
             return
-        self.tokenizer = get_tokenizer(tokenizer)
+        self.tokenizer = tokenizer
         starts, ends, counts = [], [], []
         if token_bounds is None:
-            token_bounds = (self.tokenizer.token_bounds(t) for t in texts)
+            if tokenizer is None:
+                raise TypeError("the token unit needs a tokenizer or token_bounds")
+            token_bounds = (tokenizer.token_bounds(t) for t in texts)
         for offset, bounds in zip(self.char_offsets[:-1], token_bounds, strict=True):
             starts.append(bounds[:, 0] + offset)
             ends.append(bounds[:, 1] + offset)
