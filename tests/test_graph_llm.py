@@ -243,3 +243,61 @@ def test_parse_answer_forms() -> None:
     ]:
         with pytest.raises(ValueError, match=why):
             parse_answer(bad)
+
+
+def test_cli_relationships_estimates_its_cost_at_the_given_price(
+    server: OpenAIServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    chunkeval_cli: Any,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    server.chat_handler = lambda request: answer_for(text_of(request))
+    (tmp_path / DOC).write_text(TEXT, encoding="utf-8")
+    lines = [{"chunkeval_queries": 1, "metadata": {}}] + [
+        {
+            "id": f"q{i}",
+            "question": f"Who {s}?",
+            "doc_id": DOC,
+            "excerpts": [{"text": s}],
+        }
+        for i, s in enumerate(SENTENCES)
+    ]
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    argv = ["relationships", "--corpus", DOC, "--queries", "q.jsonl"]
+    argv += ["--chunker", "recursive:30:0", "--extractor", "llm:house-model"]
+    argv += ["--embedder", "hashing", "--store", "exact"]
+    estimate = re.compile(
+        r"~(?P<prompt>[\d,]+) prompt \+ ~(?P<completion>[\d,]+) completion tokens, "
+        r"estimated cost (?P<cost>.*)$",
+        re.MULTILINE,
+    )
+
+    def estimated(*price: str) -> tuple[int, int, str]:
+        """The run's estimate (each run in a fresh cache: it pays again)."""
+        cache = ["--cache-dir", f"cache-{len(list(tmp_path.glob('cache-*')))}"]
+        assert chunkeval_cli([*argv, *cache, *price]) == 0
+        found = estimate.search(capsys.readouterr().err)
+        assert found is not None
+        tokens = (
+            int(found["prompt"].replace(",", "")),
+            int(found["completion"].replace(",", "")),
+        )
+        return (*tokens, found["cost"])
+
+    prompt, completion, cost = estimated()  # a model without a built-in price
+    assert cost == "unknown (no price for 'house-model'; pass --price-per-1k)"
+    assert prompt > 0
+    assert completion > 0
+    assert estimated("--price-per-1k", "1,2") == (
+        prompt,
+        completion,
+        f"~${(prompt * 1 + completion * 2) / 1000:.4f}",
+    )
+    # One price for both sides: input and output tokens at the same rate.
+    assert (
+        estimated("--price-per-1k", "3")[2]
+        == f"~${3 * (prompt + completion) / 1000:.4f}"
+    )
+    assert len(server.requests_to("chat")) > 0
