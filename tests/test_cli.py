@@ -5,57 +5,20 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.cli_project import DOCS, eval_args, write_project
 
 from pytest_chunkeval.cli.main import main
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
-from pytest_chunkeval.data.query_types import Excerpt, Query
-
-DOCS = {
-    "a.md": "Cats sleep all day. Dogs bark at night.\n\nFish swim in schools.",
-    "b.md": "Mars is red. The Moon has craters.\n\nJupiter is huge.",
-}
 
 
 @pytest.fixture
 def project(tmp_path):
-    for name, text in DOCS.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    corpus = Corpus.from_mapping(DOCS)
-
-    def query(qid, question, doc, sentence):
-        start = DOCS[doc].index(sentence)
-        return Query(
-            qid, question, (Excerpt(sentence, doc, start, start + len(sentence)),), doc
-        )
-
-    QuerySet(
-        [
-            query("q1", "Do dogs bark?", "a.md", "Dogs bark at night."),
-            query("q2", "What does the Moon have?", "b.md", "The Moon has craters."),
-        ]
-    ).validated(corpus).save(tmp_path / "queries.jsonl")
-    return tmp_path
+    return write_project(tmp_path)
 
 
 def run(project, *extra):
-    return main(
-        [
-            "eval",
-            "--corpus",
-            str(project / "a.md"),
-            str(project / "b.md"),
-            "--queries",
-            str(project / "queries.jsonl"),
-            "--embedder",
-            "hashing",
-            "--store",
-            "exact",
-            "--cache-dir",
-            str(project / "cache"),
-            *extra,
-        ]
-    )
+    return main(eval_args(project, *extra))
 
 
 def test_eval_prints_one_row_per_chunker_and_k(project, capsys):

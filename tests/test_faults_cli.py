@@ -18,12 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import DOCS, run
+from support.cli_project import eval_args, write_project
 
 from pytest_chunkeval.cli.main import main
-from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.data.queries import QuerySet
-from pytest_chunkeval.data.query_types import Excerpt, Query
 
 # The chunkings are the first entries a run stores (then the token bounds, the
 # vectors...): the first to find the disk full names it, once for the directory.
@@ -35,23 +32,8 @@ FULL_WARNING = (
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """``test_cli``'s two documents and two questions."""
-    for name, text in DOCS.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    corpus = Corpus.from_mapping(DOCS)
-
-    def query(qid: str, question: str, doc: str, sentence: str) -> Query:
-        start = DOCS[doc].index(sentence)
-        excerpt = Excerpt(sentence, doc, start, start + len(sentence))
-        return Query(qid, question, (excerpt,), doc)
-
-    QuerySet(
-        [
-            query("q1", "Do dogs bark?", "a.md", "Dogs bark at night."),
-            query("q2", "What does the Moon have?", "b.md", "The Moon has craters."),
-        ]
-    ).validated(corpus).save(tmp_path / "queries.jsonl")
-    return tmp_path
+    """Two documents and two questions (tests/support/cli_project.py)."""
+    return write_project(tmp_path)
 
 
 def _can_unshare() -> bool:
@@ -69,22 +51,7 @@ UNSHARE = _can_unshare()
 
 
 def _eval_args(project: Path, cache: Path) -> list[str]:
-    return [
-        "eval",
-        "--corpus",
-        str(project / "a.md"),
-        str(project / "b.md"),
-        "--queries",
-        str(project / "queries.jsonl"),
-        "--embedder",
-        "hashing",
-        "--store",
-        "exact",
-        "--cache-dir",
-        str(cache),
-        "--chunker",
-        "recursive:20:0",
-    ]
+    return eval_args(project, "--chunker", "recursive:20:0", cache=cache)
 
 
 def _full_disk(
@@ -202,7 +169,7 @@ def test_cache_clear_on_a_read_only_cache_is_one_line(
 def test_json_into_a_directory_is_refused_before_evaluating(
     project: Path, capsys: Any
 ) -> None:
-    assert run(project, "--json", str(project)) == 2
+    assert main(eval_args(project, "--json", str(project))) == 2
     captured = capsys.readouterr()
     assert captured.err == (
         f"chunkeval eval: error: --json {project} is a directory: give a file to "
@@ -218,7 +185,7 @@ def test_rerank_on_a_folder_that_is_not_a_model_is_one_line(
     folder = project / "not-a-model"
     folder.mkdir()
     (folder / "config.json").write_text("{}")
-    assert run(project, "--rerank", f"cross-encoder:{folder}") == 2
+    assert main(eval_args(project, "--rerank", f"cross-encoder:{folder}")) == 2
     err = capsys.readouterr().err
     assert err.startswith(
         f"chunkeval eval: error: cannot load cross-encoder '{folder}' "
