@@ -481,7 +481,14 @@ def test_a_read_only_cache_is_used_and_a_cold_one_runs_uncached(
     cache.mkdir(parents=True)
     cold = run(pytester, "-W", "default::UserWarning")
     cold.assert_outcomes(passed=1)
-    cold.stdout.fnmatch_lines(["*is read-only: cached entries are used, new ones*"])
+    cold.stdout.fnmatch_lines(
+        [
+            "*is read-only: cached entries are used, new ones are not stored (set "
+            "chunkeval_cache_dir / --chunkeval-cache-dir (or CHUNKEVAL_CACHE_DIR) to "
+            "a writable directory to keep them)*"
+        ]
+    )
+    assert "--cache-dir (or" not in cold.stdout.str()  # the CLI's flag
     assert cold.stdout.str().count("is read-only") == 1
     assert list(cache.iterdir()) == []
 

@@ -111,6 +111,9 @@ def test_a_full_disk_under_the_cache_warns_once_and_runs_uncached(
     assert "Traceback" not in err
     assert err.count("warning:") == 1, err
     assert err.startswith(FULL_WARNING.format(cache=project / "cache")), err
+    # The CLI's flag, not the plugin's settings.
+    assert "or set --cache-dir (or CHUNKEVAL_CACHE_DIR) to a writable" in err, err
+    assert "chunkeval_cache_dir" not in err
     assert "recursive" in out
     assert "1 evaluation(s)" in out
 
@@ -141,9 +144,8 @@ def test_a_read_only_cache_warns_and_runs_uncached(
     err = capsys.readouterr().err
     assert err == (
         f"chunkeval eval: warning: chunkeval cache: {cache} is read-only: cached "
-        "entries are used, new ones are not stored (set chunkeval_cache_dir / "
-        "--chunkeval-cache-dir or CHUNKEVAL_CACHE_DIR to a writable directory to "
-        "keep them)\n"
+        "entries are used, new ones are not stored (set --cache-dir (or "
+        "CHUNKEVAL_CACHE_DIR) to a writable directory to keep them)\n"
     )
     assert list(cache.iterdir()) == []
 

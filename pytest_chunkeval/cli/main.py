@@ -20,12 +20,14 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from pytest_chunkeval.cli.common import (
+    CACHE_SETTING,
     EXIT_FAILED,
     EXIT_USAGE,
     HelpFormatter,
     epilog,
 )
 from pytest_chunkeval.errors import CheckFailed, ChunkevalError, ChunkevalWarning
+from pytest_chunkeval.util.unwritable import setting_named
 
 __all__ = ["COMMANDS", "EXIT_FAILED", "EXIT_USAGE", "build_parser", "main"]
 
@@ -109,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # (once per place) as one line, whatever the caller's filters say
             warnings.simplefilter("default", ChunkevalWarning)
             warnings.showwarning = _warning_printer(args.command)
-            with _project_names(args):
+            with _project_names(args), setting_named(CACHE_SETTING):
                 code: int = args.func(args)
         return code
     except KeyboardInterrupt:

@@ -50,7 +50,7 @@ from pytest_chunkeval.embedders.base import (
 )
 from pytest_chunkeval.util.files import atomic_write_text
 from pytest_chunkeval.util.progress import progress_bar
-from pytest_chunkeval.util.unwritable import refused_write
+from pytest_chunkeval.util.unwritable import cache_setting, refused_write
 from pytest_chunkeval.util.verified import stop_storing
 
 DEFAULT_BATCH_SIZE = 1024
@@ -340,9 +340,8 @@ class EmbeddingCache:
             warnings.warn(
                 CacheWarning(
                     f"chunkeval cache: {self.directory} is read-only: cached entries "
-                    "are used, new ones are not stored (set chunkeval_cache_dir / "
-                    "--chunkeval-cache-dir or CHUNKEVAL_CACHE_DIR to a writable "
-                    "directory to keep them)"
+                    f"are used, new ones are not stored (set {cache_setting()} to a "
+                    "writable directory to keep them)"
                 ),
                 stacklevel=4,
             )

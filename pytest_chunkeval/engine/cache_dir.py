@@ -8,10 +8,11 @@ from __future__ import annotations
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.errors import FileAccessError
 from pytest_chunkeval.util.files import cache_dir_access
+from pytest_chunkeval.util.unwritable import PLUGIN_CACHE_SETTING
 
 __all__ = ["PLUGIN_SETTING", "open_cache"]
 
-PLUGIN_SETTING = "chunkeval_cache_dir / --chunkeval-cache-dir (or CHUNKEVAL_CACHE_DIR)"
+PLUGIN_SETTING = PLUGIN_CACHE_SETTING
 """How the pytest plugin's users set the cache directory."""
 
 

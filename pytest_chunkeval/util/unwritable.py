@@ -9,8 +9,42 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-__all__ = ["refused_write", "uncached_message"]
+__all__ = [
+    "PLUGIN_CACHE_SETTING",
+    "cache_setting",
+    "refused_write",
+    "setting_named",
+    "uncached_message",
+]
+
+PLUGIN_CACHE_SETTING = (
+    "chunkeval_cache_dir / --chunkeval-cache-dir (or CHUNKEVAL_CACHE_DIR)"
+)
+"""How the pytest plugin's users set the cache directory."""
+
+_setting = [PLUGIN_CACHE_SETTING]
+
+
+def cache_setting() -> str:
+    """How the user of the running command sets the cache directory: the
+    plugin's ini key and flag, or the CLI's flag while it runs
+    (:func:`setting_named`). The cache warnings name it."""
+    return _setting[-1]
+
+
+@contextmanager
+def setting_named(text: str) -> Iterator[None]:
+    """Within: the cache directory is set by ``text`` (the CLI's
+    ``--cache-dir``); the plugin's again after."""
+    _setting.append(text)
+    try:
+        yield
+    finally:
+        _setting.pop()
+
 
 _REFUSED = frozenset(
     code
@@ -39,6 +73,5 @@ def uncached_message(what: str, directory: object, exc: OSError) -> str:
     return (
         f"chunkeval cache: cannot store {what} in {directory} ({reason}): cached "
         "entries are used, new ones are not stored for the rest of this run (free "
-        "space, or set chunkeval_cache_dir / --chunkeval-cache-dir or "
-        "CHUNKEVAL_CACHE_DIR to a writable directory)"
+        f"space, or set {cache_setting()} to a writable directory)"
     )
