@@ -18,6 +18,7 @@ from test_engine import DOCS, make_queries
 from pytest_chunkeval.chunkers import FunctionChunker, RecursiveTokenChunker, as_chunker
 from pytest_chunkeval.chunkers.fixed import FixedTokenChunker
 from pytest_chunkeval.chunkers.sentence import SentenceChunker
+from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.embedders._packs import forget_loaded
 from pytest_chunkeval.embedders.cache import EmbeddingCache
@@ -25,7 +26,12 @@ from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.engine.chunking import Chunking
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.retrieve import RetrievalInputs
-from pytest_chunkeval.engine.token_cache import decode_bounds, encode_bounds
+from pytest_chunkeval.engine.token_cache import (
+    decode_bounds,
+    encode_bounds,
+    token_columns,
+    token_store,
+)
 from pytest_chunkeval.stores.exact import ExactIndex
 from pytest_chunkeval.tokenizers.base import (
     OffsetsTokenizer,
@@ -253,6 +259,58 @@ def test_token_bounds_of_any_shape_round_trip() -> None:
     odd = np.array([[0, 300], [2, 400], [400, 401]], dtype=np.int64)  # wide, back
     payload = encode_bounds(odd)
     assert np.array_equal(decode_bounds(memoryview(payload), 401), odd)
+
+
+class _Mixed(OffsetsTokenizer):
+    """Characters as tokens, but bounds the compact format cannot hold (a wide
+    token, a gap) in a document holding "odd": both entry formats in one corpus."""
+
+    identity = "mixed@1"
+
+    def __init__(self) -> None:
+        super().__init__(self)
+
+    def encode_with_offsets(self, text: str) -> list[tuple[int, int]]:
+        if "odd" in text:
+            return [(0, 3), (1, 2), (5, len(text))]
+        return [(i, i + 1) for i in range(len(text))]
+
+
+@pytest.mark.parametrize("tokenizer", ["cl100k_base", "mixed"])
+def test_the_unit_axis_from_cached_bounds_is_the_tokenizers(
+    tmp_path: Path, tokenizer: str
+) -> None:
+    docs = {
+        "a.md": "héllo wörld ✓ 😀😀 日本語",
+        "empty.md": "",
+        "odd.md": "an odd one, wider",
+        "b.md": "plain text " * 40,
+    }
+    corpus = Corpus.from_mapping(docs, name="mixed")
+    tok = _Mixed() if tokenizer == "mixed" else TiktokenTokenizer(tokenizer)
+    expected = UnitMap(corpus.ids, [d.text for d in corpus], "token", tok)
+    cold = token_columns(corpus, tok, tmp_path)  # tokenized and stored
+    warm = token_columns(corpus, tok, tmp_path)  # laid out from the entries
+    for got in (cold, warm):
+        assert [a.tolist() for a in got] == [
+            *(a.tolist() for a in expected.token_char_bounds()),
+            np.diff(expected.unit_offsets).tolist(),
+        ]
+    assert warm[0].dtype == np.int32
+
+
+def test_a_cached_token_starting_before_its_text_is_refused(tmp_path: Path) -> None:
+    corpus = Corpus.from_mapping({"a.md": "abc"}, name="one")
+    tok = TiktokenTokenizer()
+    token_columns(corpus, tok, tmp_path)
+    (path,) = (tmp_path / "tokens").glob("*/*.tok")
+    key = path.name.removesuffix(".tok")
+    store = token_store(tmp_path)
+    # one token of 0 characters that overlaps the one before the text
+    store.put(key, encode_bounds(np.array([[0, 0], [-1, 3]])))
+    with pytest.warns(CacheWarning, match="before the text"):
+        starts, _, _ = token_columns(corpus, tok, tmp_path)
+    assert starts.min() >= 0
 
 
 def test_the_verified_store(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ token offsets serve every conversion.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -31,13 +31,44 @@ def _search(
     haystack: IntArray, needles: IntArray, side: Literal["left", "right"]
 ) -> IntArray:
     """``searchsorted`` with the needles sorted first: random probes of a long axis
-    miss the cache; sorted ones walk it (several times faster on 100k spans)."""
+    miss the cache; sorted ones walk it (several times faster on 100k spans). The
+    needles take the haystack's type (an int32 axis is never widened: numpy would
+    copy it on every call), clipped to one past its ends so that none overflows."""
+    if needles.dtype != haystack.dtype:
+        limit = int(haystack[-1]) + 1 if haystack.size else 0
+        needles = np.clip(needles, -1, limit).astype(haystack.dtype)
     if needles.size < 1024:
         return np.searchsorted(haystack, needles, side=side).astype(np.int64)
     order = np.argsort(needles, kind="stable")
     out = np.empty(needles.size, dtype=np.int64)
     out[order] = np.searchsorted(haystack, needles[order], side=side)
     return out
+
+
+def axis_type(total_chars: int) -> type[np.signedinteger[Any]]:
+    """The integer type of a corpus' global character positions: int32 when they
+    fit (half the memory of the token bounds at 33M tokens), else int64."""
+    return np.int32 if total_chars < 2**31 - 2 else np.int64
+
+
+def token_columns(
+    char_offsets: IntArray, token_bounds: Iterable[IntArray]
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Global token starts and ends (of :func:`axis_type`) and each document's
+    token count, from each document's ``(n, 2)`` bounds."""
+    dtype = axis_type(int(char_offsets[-1]))
+    starts, ends, counts = [], [], []
+    for offset, bounds in zip(char_offsets[:-1].tolist(), token_bounds, strict=True):
+        starts.append((bounds[:, 0] + offset).astype(dtype, copy=False))
+        ends.append((bounds[:, 1] + offset).astype(dtype, copy=False))
+        counts.append(bounds.shape[0])
+    if not starts:
+        return np.zeros(0, dtype), np.zeros(0, dtype), np.zeros(0, np.int64)
+    return (
+        np.concatenate(starts),
+        np.concatenate(ends),
+        np.asarray(counts, dtype=np.int64),
+    )
 
 
 class UnitMap:
@@ -54,11 +85,14 @@ class UnitMap:
         unit: str = "token",
         tokenizer: Tokenizes | None = None,
         token_bounds: Iterable[IntArray] | None = None,
+        *,
+        columns: tuple[IntArray, IntArray, IntArray] | None = None,
     ) -> None:
         """``token_bounds``: each document's ``(n, 2)`` token bounds, in order,
-        when the caller has them (cached); else ``tokenizer`` (a tokenizer
-        object: ``tokenizers.get_tokenizer()`` resolves a spec) tokenizes. The
-        token unit needs one of the two."""
+        when the caller has them (cached); ``columns``: the global starts, ends
+        and per-document counts already laid out (:func:`token_columns`); else
+        ``tokenizer`` (a tokenizer object: ``tokenizers.get_tokenizer()``
+        resolves a spec) tokenizes. The token unit needs one of the three."""
         self.unit: Unit = check_unit(unit)
         self.doc_ids = tuple(doc_ids)
         self.doc_index = {d: i for i, d in enumerate(self.doc_ids)}
@@ -70,17 +104,13 @@ class UnitMap:
             self._token_starts = self._token_ends = np.zeros(0, dtype=np.int64)
             return
         self.tokenizer = tokenizer
-        starts, ends, counts = [], [], []
-        if token_bounds is None:
-            if tokenizer is None:
-                raise TypeError("the token unit needs a tokenizer or token_bounds")
-            token_bounds = (tokenizer.token_bounds(t) for t in texts)
-        for offset, bounds in zip(self.char_offsets[:-1], token_bounds, strict=True):
-            starts.append(bounds[:, 0] + offset)
-            ends.append(bounds[:, 1] + offset)
-            counts.append(bounds.shape[0])
-        self._token_starts = np.concatenate(starts) if starts else np.zeros(0, np.int64)
-        self._token_ends = np.concatenate(ends) if ends else np.zeros(0, np.int64)
+        if columns is None:
+            if token_bounds is None:
+                if tokenizer is None:
+                    raise TypeError("the token unit needs a tokenizer or token_bounds")
+                token_bounds = (tokenizer.token_bounds(t) for t in texts)
+            columns = token_columns(self.char_offsets, token_bounds)
+        self._token_starts, self._token_ends, counts = columns
         self.unit_offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
 
     @property

@@ -26,7 +26,7 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.engine.chunking_cache import chunk_documents
 from pytest_chunkeval.engine.results import SpanTuple, StageResult
-from pytest_chunkeval.engine.token_cache import token_bounds
+from pytest_chunkeval.engine.token_cache import token_columns
 from pytest_chunkeval.tokenizers.base import (
     Tokenizer,
     get_tokenizer,
@@ -75,10 +75,10 @@ def unit_map(
         found = _UNIT_MAPS.pop(other) if other is not None else None
     if found is None:
         texts = [d.text for d in corpus]
-        bounds = None
-        if tok is not None:
-            bounds = token_bounds(corpus, tok, cache_dir, read_only=read_only)
-        found = UnitMap(corpus.ids, texts, unit, tok, token_bounds=bounds)
+        columns = None
+        if tok is not None and cache_dir is not None:
+            columns = token_columns(corpus, tok, cache_dir, read_only=read_only)
+        found = UnitMap(corpus.ids, texts, unit, tok, columns=columns)
     _UNIT_MAPS[key] = found  # most recent last
     while len(_UNIT_MAPS) > _UNIT_MAPS_KEPT:
         del _UNIT_MAPS[next(iter(_UNIT_MAPS))]

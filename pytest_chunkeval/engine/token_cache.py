@@ -21,10 +21,14 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from pytest_chunkeval.core.spans import IntArray
+from pytest_chunkeval.core.units import axis_type
+from pytest_chunkeval.core.units import token_columns as units_token_columns
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.tokenizers.base import Tokenizer, tokenizer_identity
 from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore, entry_key
@@ -104,6 +108,113 @@ def decode_bounds(payload: memoryview, length: int) -> IntArray:
     if n and (bounds.min() < 0 or int(bounds[:, 1].max()) > length):
         raise EntryRefused(f"token bounds outside a text of {length} characters")
     return bounds
+
+
+class _Compact(NamedTuple):
+    """A format-1 payload not yet expanded: each token's end step and overlap."""
+
+    steps: npt.NDArray[np.uint8]
+    back: npt.NDArray[np.uint8]
+    end: int
+    """The last token's end (the sum of the steps)."""
+
+
+def _read_compact(payload: memoryview, length: int) -> _Compact | IntArray:
+    """A format-1 payload as its steps and overlaps, checked as
+    :func:`decode_bounds` checks the bounds (without expanding them): the last
+    end within ``length``, no start before 0. Another format decoded."""
+    if len(payload) < 16:
+        raise EntryRefused("no header")
+    form, n = (int(v) for v in np.frombuffer(payload[:16], dtype="<i8"))
+    body = payload[16:]
+    if form != _COMPACT or n < 0 or len(body) != n + (n + 7) // 8:
+        return decode_bounds(payload, length)
+    steps = np.frombuffer(body[:n], dtype=np.uint8)
+    back = np.unpackbits(np.frombuffer(body[n:], dtype=np.uint8), count=n)
+    end = int(steps.sum(dtype=np.int64))
+    if end > length:
+        raise EntryRefused(f"token bounds outside a text of {length} characters")
+    # a start before 0: an overlap while every end so far is 0 (ends only grow,
+    # so the first overlap decides)
+    j = int(np.argmax(back)) if n else 0
+    if n and back[j] and not steps[:j].any():
+        raise EntryRefused("a token bound before the text")
+    return _Compact(steps, back, end)
+
+
+def token_columns(
+    corpus: Corpus,
+    tokenizer: Tokenizer,
+    cache_dir: str | Path,
+    *,
+    read_only: bool = False,
+) -> tuple[IntArray, IntArray, IntArray]:
+    """The corpus' global token starts and ends (``core/units.py``
+    :func:`~pytest_chunkeval.core.units.token_columns`, the same values) and
+    each document's token count, laid out from the cached entries in a few
+    passes over the whole axis (a document not cached is tokenized and stored);
+    a tokenizer without an identity tokenizes every document."""
+    lengths = np.array([len(d.text) for d in corpus], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    identity = tokenizer_identity(tokenizer)
+    if identity is None:
+        return units_token_columns(offsets, token_bounds(corpus, tokenizer))
+    store = token_store(cache_dir, read_only)
+    parts: list[_Compact | IntArray] = []
+    hashes = document_hashes(corpus)
+    for i, (doc, digest) in enumerate(zip(corpus, hashes, strict=True)):
+        key = entry_key(_FORMAT, str(identity), digest)
+        got = store.get(key, partial(_read_compact, length=int(lengths[i])))
+        if got is None:
+            got = np.asarray(tokenizer.token_bounds(doc.text), dtype=np.int64)
+            store.put(key, encode_bounds(got))
+        parts.append(got)
+    return _lay_out(parts, offsets)
+
+
+def _lay_out(
+    parts: list[_Compact | IntArray], offsets: IntArray
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Global starts, ends and counts: every document's end steps written in
+    one array, each first step carrying the jump to its document's offset, and
+    summed in place; starts are the previous ends less the overlaps."""
+    counts = np.array(
+        [p.steps.size if isinstance(p, _Compact) else p.shape[0] for p in parts],
+        dtype=np.int64,
+    )
+    dtype = axis_type(int(offsets[-1]))
+    first = np.concatenate([[0], np.cumsum(counts)])
+    ends = np.empty(int(first[-1]), dtype=dtype)
+    back = np.zeros(ends.size, dtype=np.uint8)
+    running = 0  # the global end of the last token laid out
+    places = list(zip(parts, first[:-1].tolist(), offsets[:-1].tolist(), strict=True))
+    for p, lo, offset in places:
+        if isinstance(p, _Compact):
+            n, last = p.steps.size, offset + p.end
+            ends[lo : lo + n] = p.steps
+            back[lo : lo + n] = p.back
+        else:  # bounds of another shape: their ends as steps, starts below
+            n = p.shape[0]
+            last = int(p[-1, 1]) + offset if n else running
+            ends[lo + 1 : lo + n] = np.diff(p[:, 1])
+            if n:
+                ends[lo] = p[0, 1]
+        if n:
+            ends[lo] += offset - running
+            running = last
+    np.cumsum(ends, out=ends)
+    starts = np.empty(ends.size, dtype=dtype)
+    starts[1:] = ends[:-1]
+    nonempty = counts > 0
+    starts[first[:-1][nonempty]] = offsets[:-1][nonempty]
+    starts -= back
+    del back
+    for p, lo, offset in zip(
+        parts, first[:-1].tolist(), offsets[:-1].tolist(), strict=True
+    ):
+        if not isinstance(p, _Compact):
+            starts[lo : lo + p.shape[0]] = p[:, 0] + offset
+    return starts, ends, counts
 
 
 def token_bounds(
