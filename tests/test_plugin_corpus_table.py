@@ -75,9 +75,11 @@ def test_a_doc_edit_changes_the_shared_table_only(
     result = run(pytester)
     result.assert_outcomes(passed=6)
     result.stdout.fnmatch_lines(["*documents edited: finance.md (+1 sentence*"])
-    result = run(pytester, "--chunkeval-update")
+    # Under xdist too: the workers' items share the table, written once.
+    result = run(pytester, "--chunkeval-update", "-n", "2")
     result.assert_outcomes(passed=6)
     assert _changed(before, _files(project)) == [TABLE]
+    assert result.stdout.str().count("documents edited") == 1
     result.stdout.fnmatch_lines(
         [
             "baselines: 6 unchanged",
@@ -181,3 +183,14 @@ def test_the_table_is_its_items_and_goes_with_them(
     result.assert_outcomes(passed=1)
     assert "removed 7 unused baseline(s):" in result.stdout.str()
     assert not (project / "__chunkeval__").exists()
+
+
+def test_an_item_file_read_without_its_table_says_so(tmp_path: Path) -> None:
+    from pytest_chunkeval.gate.baseline import Baseline, BaselineCorrupt
+
+    path = tmp_path / "test_q[q-bark].json"
+    path.write_text(
+        json.dumps({"chunkeval_baseline": 4, "corpus_table": "test_q.corpus.json"})
+    )
+    with pytest.raises(BaselineCorrupt, match="its corpus is in the table it shares"):
+        Baseline.load(path)

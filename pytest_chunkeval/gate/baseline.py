@@ -255,6 +255,12 @@ class Baseline:
                     f"versions {', '.join(map(str, READABLE_SCHEMAS))}"
                 )
             raise _corrupt(where, f"not a baseline this version can read: {what}")
+        if version == SHARED_CORPUS_SCHEMA and "corpus_hash" not in data:
+            raise _corrupt(
+                where,
+                "a per-question item's file: its corpus is in the table it shares "
+                "(gate/corpus_table.load_baseline reads both)",
+            )
         for key, kind in _REQUIRED.items():
             if not isinstance(data.get(key), kind):
                 raise _corrupt(

@@ -334,6 +334,8 @@ def what_changed(
         line.splitlines()[0].rstrip(":")
         for line in baseline_changes(old, result).lines()
         if line != HASHES_ABSENT  # said by the migration note below
+        # a shared table's documents: said once, by the table's own line
+        and not (table and line.startswith(("documents ", "corpus: ")))
     ]
     if old.schema < BASELINE_SCHEMA:
         what = ["per-question hashes"]
