@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from support.plugin_project import run, write_project
+from support.plugin_project import PER_QUESTION_RETRIEVER, run, write_project
 from test_faults_cli import _eval_args, project  # noqa: F401  (fixture)
 
 from pytest_chunkeval.cli.main import main
@@ -160,26 +160,10 @@ def test_markdown_keeps_link_and_image_syntax_inert(untrusted: str, live: str) -
     assert row.count("|") - row.count("\\|") == 3  # still one row of two cells
 
 
-PER_QUESTION = """
-import pytest
-
-
-def everything(question):
-    return ["Dogs bark at the mailman every morning.",
-            "Mars has two small moons, Phobos and Deimos.",
-            "The auditor is Example LLP."]
-
-
-@pytest.mark.chunkeval(per_question=True, baseline=True)
-def test_question(chunkeval):
-    chunkeval.score(everything, label="rag")
-"""
-
-
 def test_per_question_items_that_passed_across_a_doc_edit_share_one_block(
     pytester: pytest.Pytester, plugin_project: Path
 ) -> None:
-    pytester.makepyfile(test_items=PER_QUESTION)
+    pytester.makepyfile(test_items=PER_QUESTION_RETRIEVER)
     run(pytester, "--chunkeval-update").assert_outcomes(passed=6)
     finance = plugin_project / "docs" / "finance.md"
     finance.write_text(finance.read_text() + "\nThe board meets every quarter.\n")

@@ -9,26 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from support.plugin_project import QUERIES, run, write_project
+from support.plugin_project import PER_QUESTION_RETRIEVER, QUERIES, run, write_project
 
 IDS = [q[0] for q in QUERIES]
-
-# A retriever whose answers do not depend on the corpus's other sentences: an
-# unrelated sentence appended to a document changes no item's numbers.
-PER_QUESTION = """
-import pytest
-
-
-def everything(question):
-    return ["Dogs bark at the mailman every morning.",
-            "Mars has two small moons, Phobos and Deimos.",
-            "The auditor is Example LLP."]
-
-
-@pytest.mark.chunkeval(per_question=True, baseline=True)
-def test_question(chunkeval):
-    chunkeval.score(everything, label="rag")
-"""
 
 TABLE = "__chunkeval__/test_items/test_question.corpus.json"
 
@@ -37,7 +20,7 @@ TABLE = "__chunkeval__/test_items/test_question.corpus.json"
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
     write_project(pytester.path)
-    pytester.makepyfile(test_items=PER_QUESTION)
+    pytester.makepyfile(test_items=PER_QUESTION_RETRIEVER)
     return pytester.path
 
 

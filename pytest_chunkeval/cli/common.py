@@ -75,6 +75,17 @@ class HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
+def non_negative_int(text: str) -> int:
+    """An argument type: a whole number >= 0 (a count, a seed, retries)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 0")
+    return value
+
+
 def _price(text: str) -> tuple[float, float]:
     from pytest_chunkeval.llm.pricing import parse_price
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pytest_chunkeval.cli.common import add_price_option
+from pytest_chunkeval.cli.common import add_price_option, non_negative_int
 from pytest_chunkeval.cli.filter import add_filter_options
 
 
@@ -41,16 +41,6 @@ def _positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 1")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 0")
     return value
 
 
@@ -90,7 +80,7 @@ def _add_sampling(gen: Any) -> None:
     """How windows are drawn and answers accepted."""
     gen.add_argument(
         "--seed",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=None,
         help="seed of the window sequence (default: random, recorded in the file)",
     )
@@ -169,7 +159,7 @@ def _add_requests(gen: Any) -> None:
     )
     gen.add_argument(
         "--max-retries",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=5,
         help="client retries with backoff on 429/5xx/timeouts",
     )

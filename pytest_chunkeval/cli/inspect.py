@@ -12,6 +12,7 @@ from pytest_chunkeval.cli.common import (
     add_command,
     add_data_options,
     load_data,
+    non_negative_int,
     settings,
 )
 from pytest_chunkeval.config.options import add_options
@@ -22,16 +23,6 @@ chunkeval inspect --corpus docs/ --queries queries.jsonl --json inspection.json
 chunkeval inspect --benchmark general --chunker recursive:200:0 \\
     --chunker recursive:400:0 --embedder hashing --store exact
 """
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 0")
-    return value
 
 
 def register(subparsers: Any) -> None:
@@ -60,7 +51,7 @@ def register(subparsers: Any) -> None:
     out = p.add_argument_group("output")
     out.add_argument(
         "--show",
-        type=_count,
+        type=non_negative_int,
         default=10,
         metavar="N",
         help="examples kept per list (leakiest questions, duplicates...)",

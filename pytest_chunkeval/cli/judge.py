@@ -26,6 +26,7 @@ from pytest_chunkeval.cli.common import (
     add_data_options,
     add_price_option,
     load_data,
+    non_negative_int,
     settings,
 )
 from pytest_chunkeval.cli.eval import DEFAULT_CHUNKER
@@ -40,16 +41,6 @@ chunkeval judge --corpus docs/ --queries questions.jsonl --judge llm:gpt-4o-mini
 chunkeval judge --benchmark general --judge llm:gpt-4o-mini --calibrate \\
     --json calibration.json
 """
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 0")
-    return value
 
 
 def register(subparsers: Any) -> None:
@@ -101,7 +92,7 @@ def register(subparsers: Any) -> None:
     )
     cal.add_argument(
         "--show",
-        type=_count,
+        type=non_negative_int,
         default=10,
         metavar="N",
         help="with --calibrate: disagreements printed",

@@ -159,16 +159,20 @@ def parse_tolerances(text: str) -> Tolerances:
     return out
 
 
+def _fraction(raw: str | float, *, bare_percent: bool) -> float:
+    """``N%`` as N / 100, else the number (``bare_percent``: a number above 1 is
+    a percentage too). Raises ValueError."""
+    if isinstance(raw, str) and raw.endswith("%"):
+        return float(raw[:-1]) / 100
+    value = float(raw)
+    return value / 100 if bare_percent and value > 1 else value
+
+
 def parse_confidence(text: str | float) -> float:
     """``95%``, ``95`` or ``0.95`` -> 0.95; between 50% and 100% exclusive."""
     raw = text.strip() if isinstance(text, str) else text
     try:
-        if isinstance(raw, str) and raw.endswith("%"):
-            value = float(raw[:-1]) / 100
-        else:
-            value = float(raw)
-            if value > 1:
-                value /= 100
+        value = _fraction(raw, bare_percent=True)
     except ValueError:
         raise ConfigError(
             f"bad confidence {text!r}; expected a level such as 95% or 0.95"
@@ -184,10 +188,7 @@ def parse_share(text: str | float) -> float:
     """A share of questions: ``10%``, ``0.1`` or ``0`` -> a fraction in [0, 1]."""
     raw = text.strip() if isinstance(text, str) else text
     try:
-        if isinstance(raw, str) and raw.endswith("%"):
-            value = float(raw[:-1]) / 100
-        else:
-            value = float(raw)
+        value = _fraction(raw, bare_percent=False)
     except ValueError:
         raise ConfigError(
             f"bad share {text!r}; expected a percentage such as 10% or a fraction "

@@ -61,36 +61,6 @@ class BaselineComparisons:
             return False
         return self.session.baselines.has_baseline(self.test())
 
-    def check_baseline(
-        self,
-        result: EvalResult,
-        *,
-        name: str | None = None,
-        tolerance: str | Mapping[str, Any] | None = None,
-        mode: str | None = None,
-        confidence: str | float | None = None,
-    ) -> CheckOutcome:
-        """``chunkeval.check_baseline`` (:meth:`.Evaluator.check_baseline`)."""
-        __tracebackhide__ = True
-        from pytest_chunkeval.gate.baseline import BaselineError
-
-        try:  # a bad tolerance=, mode= or confidence= names this call
-            self.session.baselines.gate.override(
-                tolerance=tolerance, mode=mode, confidence=confidence
-            )
-        except ConfigError as exc:
-            raise ConfigError(f"check_baseline: {exc}") from None
-        failure: BaselineError | ConfigError | None = None
-        try:
-            outcome = self.check(result, name, tolerance, mode, confidence)
-        except (BaselineError, ConfigError) as exc:  # ConfigError: a bad name=
-            failure = exc
-        if failure is not None:
-            # Raised here, without the store's frames: the report shows the test's
-            # line and the explanation.
-            raise failure.with_traceback(None) from None
-        return outcome
-
     def check_part(
         self, part: EvalResult, whole: EvalResult, *, tolerance: Mapping[str, Any]
     ) -> CheckOutcome:
@@ -98,18 +68,21 @@ class BaselineComparisons:
         (:meth:`EvalResult.only`), with the item's baseline: recorded under
         ``whole``'s summary row, and ``whole`` counts as compared (its left-out
         questions are then the baseline comparison's, not an error)."""
-        return self.check(part, tolerance=tolerance, whole=whole)
+        return self.check(part, whole=whole, tolerance=tolerance)
 
     def check(
         self,
         result: EvalResult,
+        *,
+        whole: EvalResult | None = None,
         name: str | None = None,
         tolerance: str | Mapping[str, Any] | None = None,
         mode: str | None = None,
         confidence: str | float | None = None,
-        whole: EvalResult | None = None,
     ) -> CheckOutcome:
-        """Compare ``result`` with its baseline through the session's store."""
+        """Compare ``result`` (``whole``'s share, if given) with its baseline
+        through the session's store (``name``, ``tolerance``, ``mode`` and
+        ``confidence``: as for ``chunkeval.check_baseline``)."""
         from pytest_chunkeval.engine.results import EvalResult
 
         if not isinstance(result, EvalResult):

@@ -313,9 +313,26 @@ class Evaluator:
         check. Raises an ``AssertionError`` (a ``BaselineError``) whose text says
         what changed and the command that records the new numbers."""
         __tracebackhide__ = True
-        return self.comparisons.check_baseline(
-            result, name=name, tolerance=tolerance, mode=mode, confidence=confidence
-        )
+        from pytest_chunkeval.gate.baseline import BaselineError
+
+        try:  # a bad tolerance=, mode= or confidence= names this call
+            self.session.baselines.gate.override(
+                tolerance=tolerance, mode=mode, confidence=confidence
+            )
+        except ConfigError as exc:
+            raise ConfigError(f"check_baseline: {exc}") from None
+        failure: BaselineError | ConfigError | None = None
+        try:
+            outcome = self.comparisons.check(
+                result, name=name, tolerance=tolerance, mode=mode, confidence=confidence
+            )
+        except (BaselineError, ConfigError) as exc:  # ConfigError: a bad name=
+            failure = exc
+        if failure is not None:
+            # Raised here, without the store's frames: the report shows the test's
+            # line and the explanation.
+            raise failure.with_traceback(None) from None
+        return outcome
 
     def leave_out(self, reason: str) -> None:
         """A per-question item's question is left out of its baseline

@@ -60,6 +60,24 @@ QUERIES = [
     ("q-audit", "Who audits the accounts?", "finance.md", "The auditor is Example"),
 ]
 
+PER_QUESTION_RETRIEVER = """
+import pytest
+
+
+def everything(question):
+    return ["Dogs bark at the mailman every morning.",
+            "Mars has two small moons, Phobos and Deimos.",
+            "The auditor is Example LLP."]
+
+
+@pytest.mark.chunkeval(per_question=True, baseline=True)
+def test_question(chunkeval):
+    chunkeval.score(everything, label="rag")
+"""
+"""A per-question test module (``test_question``, one item per question) of a
+retriever whose answers do not depend on the corpus's other sentences: an
+unrelated sentence appended to a document changes no item's numbers."""
+
 # Inner runs skip hypothesis' plugin: re-importing hypothesis in every in-process run
 # costs seconds (pytester drops modules an inner run imported).
 FAST = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
