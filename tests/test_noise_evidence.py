@@ -105,3 +105,50 @@ def test_a_vector_searchs_scores_round_trip_to_the_last_bit(tmp_path: Path) -> N
     assert found is not None
     assert found[1] is not None
     assert found[1].tobytes() == scores.tobytes()
+
+
+def _margins_rank_by_rank(
+    scores: np.ndarray, texts: np.ndarray, depth: np.ndarray
+) -> tuple[list[float], list[float]]:
+    """docs/baselines.md's definition, one question and one rank at a time."""
+    boundary, order = [], []
+    for s, t, d in zip(scores.tolist(), texts.tolist(), depth.tolist(), strict=True):
+        d = min(int(d), len(s))
+        b = o = math.inf
+        if d > 0 and not math.isnan(s[d - 1]):
+            lower = [
+                j
+                for j in range(d, len(s))
+                if t[j] >= 0 and t[j] not in t[:d] and not math.isnan(s[j])
+            ]
+            if lower:
+                b = relative_gap(s[d - 1], s[lower[0]])
+            inside = [
+                relative_gap(s[i], s[i + 1])
+                for i in range(d - 1)
+                if t[i] != t[i + 1]
+                and not math.isnan(s[i])
+                and not math.isnan(s[i + 1])
+            ]
+            o = min([b, *inside])
+        boundary.append(b)
+        order.append(o)
+    return boundary, order
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_margins_of_many_questions_at_once_are_the_rank_by_rank_ones(
+    seed: int,
+) -> None:
+    rng = np.random.default_rng(seed)
+    n, m = 200, 9
+    levels = np.array([-2.0, 0.1, 0.2, 0.5, 0.5000001, 3.0, 20.0])
+    scores = np.sort(rng.choice(levels, size=(n, m)), axis=1)[:, ::-1].copy()
+    texts = rng.integers(-1, 4, size=(n, m))  # few texts: many copies
+    scores[texts < 0] = math.nan
+    depth = rng.integers(-1, m + 2, size=n)
+    got = decisive_margins(scores, texts, depth)
+    expected = _margins_rank_by_rank(scores, texts, depth)
+    assert got[0].tolist() == expected[0]
+    assert got[1].tolist() == expected[1]
+    assert 0 < np.isinf(got[0]).sum() < n  # both cases occur

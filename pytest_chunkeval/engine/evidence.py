@@ -16,6 +16,7 @@ real change (docs/baselines.md, "Noise is measured, not assumed"):
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any
 
 import numpy as np
@@ -102,17 +103,21 @@ def noise_evidence(
                 # decide which chunks fit
                 margin = decisive_margins(scores, texts, taken + 1)[1]
                 order = np.minimum(order, margin)
-        for q in range(n):
-            out[q]["margin"] = _rounded(margin[q])
-            out[q]["order"] = _rounded(order[q])
-    for q in range(n):
-        rows_q = found.ids[q, : int(fetch[q])]
-        out[q]["found"] = _texts_hash(inputs.chunk_texts, rows_q)
+        for q, (m, o) in enumerate(zip(margin.tolist(), order.tolist(), strict=True)):
+            out[q]["margin"] = _rounded(m)
+            out[q]["order"] = _rounded(o)
+    hashed = _TextsHash(inputs.chunk_texts)
+    for q, rows_q in enumerate(_prefixes(found.ids, fetch)):
+        out[q]["found"] = hashed(rows_q)
     if approximate(store) and reference is not None:
-        for q in range(n):
-            rows_q = reference.ids[q, : int(fetch[q])]
-            out[q]["exact"] = _texts_hash(inputs.chunk_texts, rows_q)
+        for q, rows_q in enumerate(_prefixes(reference.ids, fetch)):
+            out[q]["exact"] = hashed(rows_q)
     return out
+
+
+def _prefixes(ids: IntArray, fetch: IntArray) -> list[list[int]]:
+    """Each question's first ``fetch`` rows, as lists."""
+    return [row[:f] for row, f in zip(ids.tolist(), fetch.tolist(), strict=True)]
 
 
 def _ranked(
@@ -139,14 +144,27 @@ def _ranked(
 
 def _rounded(value: float) -> float | None:
     """A margin as a baseline keeps it: 3 significant digits; None for none."""
-    if not np.isfinite(value):
+    if not math.isfinite(value):
         return None
     return float(f"{max(value, 0.0):.3g}")
 
 
-def _texts_hash(texts: list[str], rows: IntArray) -> str:
-    h = hashlib.sha256()
-    for row in rows.tolist():
-        text = texts[row] if row >= 0 else ""
-        h.update(len(text).to_bytes(8, "little") + text.encode("utf-8", "replace"))
-    return h.hexdigest()[:12]
+class _TextsHash:
+    """The hash of the texts of some rows, in order (length-prefixed, the first
+    12 hex digits of SHA-256); each row's bytes made once per evaluation."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self.blobs: dict[int, bytes] = {}
+
+    def _blob(self, row: int) -> bytes:
+        blob = self.blobs.get(row)
+        if blob is None:
+            text = self.texts[row] if row >= 0 else ""
+            prefix = len(text).to_bytes(8, "little")
+            blob = self.blobs[row] = prefix + text.encode("utf-8", "replace")
+        return blob
+
+    def __call__(self, rows: list[int]) -> str:
+        data = b"".join([self._blob(r) for r in rows])
+        return hashlib.sha256(data).hexdigest()[:12]

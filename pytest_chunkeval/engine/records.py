@@ -187,9 +187,23 @@ def query_records(
     and what tells noise from a change (``evidence``)."""
     coverage = scores.excerpt_coverage.tolist()
     chosen = _spans_by_row(scores.chosen, doc_ids)
-    ranked = {m: scores.metric(m) for m in RANK_METRICS}
+    # every column as a list first: indexing numpy arrays per query costs more
+    # than the records (47,200 of them at 100x)
+    metric = {m: _present(scores.metric(m)) for m in PRESENCE_METRICS + RANK_METRICS}
+    counts = zip(
+        *(
+            np.asarray(a).astype(np.int64).tolist()
+            for a in (
+                scores.excerpt_units,
+                scores.retrieved_units,
+                scores.first_relevant_rank,
+            )
+        ),
+        strict=True,
+    )
+    lost = {p: _present(v) for p, v in losses.items()}
     records, row = [], 0
-    for i, q in enumerate(queries):
+    for i, (q, (units, taken, first)) in enumerate(zip(queries, counts, strict=True)):
         n_ex = len(q.excerpts)
         j = judged[i]
         records.append(
@@ -199,23 +213,30 @@ def query_records(
                 doc_id=q.doc_id,
                 excerpts=tuple((e.doc_id, e.start, e.end) for e in q.excerpts),
                 retrieved=tuple(retrieved[i]),
-                **{m: present(scores.metric(m)[i]) for m in PRESENCE_METRICS},
-                excerpt_units=int(scores.excerpt_units[i]),
-                retrieved_units=int(scores.retrieved_units[i]),
-                first_relevant_rank=int(scores.first_relevant_rank[i]),
+                **{m: values[i] for m, values in metric.items()},
+                excerpt_units=units,
+                retrieved_units=taken,
+                first_relevant_rank=first,
                 excerpt_coverage=tuple(coverage[row : row + n_ex]),
                 scores={}
                 if j is None
                 else {m: present(j.metric(m)) for m in JUDGED_METRICS},
                 details={} if j is None else {"judged": [list(s) for s in j.judged]},
-                **{m: present(v[i]) for m, v in ranked.items()},
-                loss={p: float(v[i]) for p, v in losses.items() if not np.isnan(v[i])},
+                loss={p: x for p, v in lost.items() if (x := v[i]) is not None},
                 evidence=evidence[i] if evidence is not None else {},
                 chosen=_differing(chosen[row : row + n_ex], q.excerpts),
             )
         )
         row += n_ex
     return records
+
+
+def _present(values: npt.NDArray[Any]) -> list[float | None]:
+    """``present()`` of each value: a float, None where NaN."""
+    return [
+        None if v != v else v  # NaN is the one value unequal to itself
+        for v in np.asarray(values, dtype=np.float64).tolist()
+    ]
 
 
 def _spans_by_row(spans: QuerySpans, ids: tuple[str, ...]) -> list[SpanTuple]:
