@@ -9,10 +9,11 @@ tree unpacked, e.g. ``git archive 0e82593 | tar -x -C /tmp/chunkeval-before``)::
 
 Every run is ``chunkeval eval ... --chunker recursive:200:0 --store exact --k 5``
 (the bundled benchmark with its default embedder, all-MiniLM-L6-v2; the copies
-with ``--embedder hashing``) in a fresh process. Per set, one cache directory
-(``--cache-root``, kept between invocations: a set's first, cold run can take
-minutes) is filled by a run of each tree first; then the trees alternate for
-``--rounds`` rounds. Reported per tree: the best and the median wall time, the
+with ``--embedder hashing``) in a fresh process. Per set and tree, one cache
+directory (``--cache-root``/SET/cache-TREE, kept between invocations: a set's
+first, cold run can take minutes; one per tree, as the search-cache entries of
+one version are not another's) is filled by a run of each tree first; then the
+trees alternate for ``--rounds`` rounds. Reported per tree: the best and the median wall time, the
 CPU time (user + system) of the best run, and the largest peak RSS (``wait4``),
 with the load average before and after. Bytecode is cached (in a directory of
 its own per tree, ``PYTHONPYCACHEPREFIX``), as in an installed package: a checkout
@@ -78,17 +79,18 @@ def run(cmd: list[str], tree: Path, cache: Path, out: Path) -> dict[str, Any]:
 
 def bench(name: str, args: argparse.Namespace, trees: list[Path]) -> None:
     cmd = command(name, args.data)
-    cache = args.cache_root / name / "cache"
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    out = cache.parent / "result.json"
+    root = args.cache_root / name
+    root.mkdir(parents=True, exist_ok=True)
+    out = root / "result.json"
+    caches = {tree.name: root / f"cache-{tree.name}" for tree in trees}
     for tree in trees:  # fill the cache with what each tree stores
-        first = run(cmd, tree, cache, out)
+        first = run(cmd, tree, caches[tree.name], out)
         print(f"{name}: first run, {tree.name}: {first['wall']:.1f} s", flush=True)
     load = os.getloadavg()
     runs: dict[str, list[dict[str, Any]]] = {t.name: [] for t in trees}
     for _ in range(args.rounds):
         for tree in trees:
-            runs[tree.name].append(run(cmd, tree, cache, out))
+            runs[tree.name].append(run(cmd, tree, caches[tree.name], out))
     after = os.getloadavg()
     print(
         f"{name}: warm, {args.rounds} rounds alternating, load average "

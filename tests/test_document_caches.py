@@ -5,6 +5,7 @@ its output is never cached. And the verify-on-read helper they are built on."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import warnings
 from collections import Counter
@@ -311,6 +312,18 @@ def test_a_cached_token_starting_before_its_text_is_refused(tmp_path: Path) -> N
     with pytest.warns(CacheWarning, match="before the text"):
         starts, _, _ = token_columns(corpus, tok, tmp_path)
     assert starts.min() >= 0
+
+
+def test_one_pass_gives_the_document_and_the_corpus_hashes() -> None:
+    docs = {"a.md": "héllo", "b.md": "", "c.md": "x" * 1000}
+    first = Corpus.from_mapping(docs, name="one")
+    by_text = tuple(hashlib.sha256(t.encode()).hexdigest() for t in docs.values())
+    assert first.document_hashes == by_text  # asked first
+    second = Corpus.from_mapping(docs, name="two")
+    corpus_hash = second.content_hash  # asked first
+    assert second.document_hashes == by_text
+    assert first.content_hash == corpus_hash
+    assert Corpus.from_mapping({**docs, "b.md": " "}).content_hash != corpus_hash
 
 
 def test_the_verified_store(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ class Document:
 class Corpus:
     """An ordered, immutable collection of documents with unique ids."""
 
-    __slots__ = ("_by_id", "_documents", "_hash", "_keys", "_name")
+    __slots__ = ("_by_id", "_doc_hashes", "_documents", "_hash", "_keys", "_name")
 
     def __init__(self, documents: Iterable[Document], *, name: str = "corpus") -> None:
         docs = tuple(documents)
@@ -85,6 +85,7 @@ class Corpus:
         self._documents = docs
         self._by_id = by_id
         self._hash: str | None = None
+        self._doc_hashes: tuple[str, ...] | None = None
         self._keys: dict[str, list[str]] | None = None
 
     @property
@@ -137,14 +138,32 @@ class Corpus:
         shifting characters between fields.
         """
         if self._hash is None:
-            h = hashlib.sha256()
-            for doc in self._documents:
-                for part in (doc.id, doc.text):
-                    data = part.encode("utf-8", "surrogatepass")
-                    h.update(f"{len(data)}:".encode("ascii"))
-                    h.update(data)
-            self._hash = h.hexdigest()
+            self._hash_texts()
+        assert self._hash is not None
         return self._hash
+
+    @property
+    def document_hashes(self) -> tuple[str, ...]:
+        """SHA-256 hex of each document's text, in order (what the token and
+        chunking caches key a document on)."""
+        if self._doc_hashes is None:
+            self._hash_texts()
+        assert self._doc_hashes is not None
+        return self._doc_hashes
+
+    def _hash_texts(self) -> None:
+        """:attr:`content_hash` and :attr:`document_hashes` in one pass: each
+        text encoded once (at 100x the benchmark, 139 MB)."""
+        h = hashlib.sha256()
+        docs: list[str] = []
+        for doc in self._documents:
+            ident = doc.id.encode("utf-8", "surrogatepass")
+            data = doc.text.encode("utf-8", "surrogatepass")
+            for part in (ident, data):
+                h.update(f"{len(part)}:".encode("ascii"))
+                h.update(part)
+            docs.append(hashlib.sha256(data).hexdigest())
+        self._hash, self._doc_hashes = h.hexdigest(), tuple(docs)
 
     def resolve_id(self, name: str) -> str:
         """The id of the document ``name`` designates.

@@ -17,7 +17,6 @@ in the document.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
@@ -38,22 +37,12 @@ SUFFIX = ".tok"
 _MAGIC = b"CEVTOKN1"
 _FORMAT = "chunkeval-tokens-1"
 _COMPACT, _PAIRS = 1, 2
-_HASHES: dict[str, tuple[str, ...]] = {}
-_HASHES_KEPT = 8
 
 
 def document_hashes(corpus: Corpus) -> tuple[str, ...]:
-    """SHA-256 of each document's text, in corpus order (memoized per corpus)."""
-    found = _HASHES.pop(corpus.content_hash, None)
-    if found is None:
-        found = tuple(
-            hashlib.sha256(d.text.encode("utf-8", "surrogatepass")).hexdigest()
-            for d in corpus
-        )
-    _HASHES[corpus.content_hash] = found  # most recent last
-    while len(_HASHES) > _HASHES_KEPT:
-        del _HASHES[next(iter(_HASHES))]
-    return found
+    """SHA-256 of each document's text, in corpus order (``Corpus.document_hashes``,
+    computed with the corpus hash in one pass)."""
+    return corpus.document_hashes
 
 
 def token_store(cache_dir: str | Path, read_only: bool = False) -> VerifiedStore:
