@@ -108,6 +108,7 @@ class Chunking:
         self.corpus = corpus
         self.fallback_share: float | None = share
         """Share of a model-driven chunker's windows split by its fallback."""
+        self._index: tuple[UnitMap, ChunkIndex] | None = None
 
     def __len__(self) -> int:
         return int(self.doc.size)
@@ -133,7 +134,14 @@ class Chunking:
         return h.hexdigest()
 
     def index(self, units: UnitMap) -> ChunkIndex:
-        return ChunkIndex(units, self.doc, self.bounds[:, 0], self.bounds[:, 1])
+        """The chunks on ``units``' axis (kept for the last map asked: an
+        evaluation asks three times)."""
+        kept = self._index
+        if kept is not None and kept[0] is units:
+            return kept[1]
+        index = ChunkIndex(units, self.doc, self.bounds[:, 0], self.bounds[:, 1])
+        self._index = (units, index)
+        return index
 
 
 def _kept(hits: npt.NDArray[np.int64], per_query_k: npt.NDArray[np.int64]) -> Any:

@@ -135,23 +135,27 @@ class QueryRecord:
         return math.nan if value is None else float(value)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        # built key by key (47,200 records at 100x)
+        out: dict[str, Any] = {
             "id": self.id,
             "question": self.question,
             "doc_id": self.doc_id,
             "excerpts": [list(s) for s in self.excerpts],
             "retrieved": [list(s) for s in self.retrieved],
-            **{m: getattr(self, m) for m in METRICS},
-            "excerpt_units": self.excerpt_units,
-            "retrieved_units": self.retrieved_units,
-            "first_relevant_rank": self.first_relevant_rank,
-            "excerpt_coverage": list(self.excerpt_coverage),
-            **({"chosen": [list(s) for s in self.chosen]} if self.chosen else {}),
-            **({"loss": dict(self.loss)} if self.loss else {}),
-            **({"evidence": dict(self.evidence)} if self.evidence else {}),
-            **({"scores": dict(self.scores)} if self.scores else {}),
-            **({"details": dict(self.details)} if self.details else {}),
         }
+        values = self.__dict__
+        for m in METRICS:
+            out[m] = values[m]
+        out["excerpt_units"] = self.excerpt_units
+        out["retrieved_units"] = self.retrieved_units
+        out["first_relevant_rank"] = self.first_relevant_rank
+        out["excerpt_coverage"] = list(self.excerpt_coverage)
+        if self.chosen:
+            out["chosen"] = [list(s) for s in self.chosen]
+        for name in ("loss", "evidence", "scores", "details"):
+            if values[name]:
+                out[name] = dict(values[name])
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> QueryRecord:
