@@ -150,3 +150,40 @@ def test_an_unknown_query_id_is_a_key_error_and_a_chunkeval_error(project):
         queries["q9"]
     assert isinstance(info.value, DataError)
     assert str(info.value).endswith("no query with id 'q9'")
+
+
+GENERATE = ["generate", "--corpus", "a", "--out", "b", "--model", "m"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # one positive-integer check for every count (there were two, worded apart)
+        (
+            ["relationships", "--benchmark", "general", "--extractor", "x", "--k", "0"],
+            "argument --k: '0': expected an integer >= 1",
+        ),
+        ([*GENERATE, "--n", "0"], "argument --n: '0': expected an integer >= 1"),
+        (
+            [*GENERATE, "--n", "2", "--approximate", "1.5"],
+            "argument --approximate: '1.5': expected a similarity in (0, 1]",
+        ),
+        (
+            ["filter", "--queries", "q.jsonl", "--duplicate-threshold", "2"],
+            "argument --duplicate-threshold: '2': expected a cosine similarity in "
+            "[-1, 1], 'off' or 'default'",
+        ),
+        (
+            [*GENERATE, "--n", "2", "--price-per-1k", "1,x"],
+            "argument --price-per-1k: price '1,x': expected USD per 1000 tokens",
+        ),
+    ],
+)
+def test_a_validators_config_error_is_a_one_line_usage_error(args, message, capsys):
+    # the validators raise ConfigError; config/option.argparse_type adapts them
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"chunkeval {args[0]}: error: ")
+    assert message in err[-1]

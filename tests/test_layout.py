@@ -354,6 +354,23 @@ def test_the_code_cites_the_docs_not_the_spec() -> None:
     )
 
 
+def test_validators_raise_config_error_and_one_place_adapts_them() -> None:
+    # docs/architecture.md: an option's validator raises ConfigError; argparse's
+    # usage error is raised by config/option.argparse_type alone.
+    raising = sorted(
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in _modules().values()
+        for node in ast.walk(_tree(path))
+        if isinstance(node, ast.Raise)
+        and node.exc is not None
+        and "ArgumentTypeError" in ast.unparse(node.exc)
+    )
+    assert len(raising) == 1, raising
+    assert raising[0].startswith("pytest_chunkeval/config/option.py:"), (
+        f"{raising}: raise ConfigError and give argparse_type(validator) as the type"
+    )
+
+
 def _public_api() -> tuple[set[str], set[str], set[str]]:
     """The names in ``__all__``, ``_LAZY`` and the ``TYPE_CHECKING`` imports of
     the package's ``__init__.py``."""

@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Iterable
 from typing import Any
 
+from pytest_chunkeval.config.option import argparse_type
 from pytest_chunkeval.config.options import (
     OPTIONS,
     Settings,
@@ -18,7 +19,11 @@ from pytest_chunkeval.config.options import (
     resolve_settings,
 )
 from pytest_chunkeval.config.project import Project, find_project
-from pytest_chunkeval.config.values import parse_path
+from pytest_chunkeval.config.values import (
+    parse_non_negative_int,
+    parse_path,
+    parse_positive_int,
+)
 from pytest_chunkeval.errors import ConfigError
 
 EXIT_OK = 0
@@ -75,24 +80,17 @@ class HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
-def non_negative_int(text: str) -> int:
-    """An argument type: a whole number >= 0 (a count, a seed, retries)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 0")
-    return value
+non_negative_int = argparse_type(parse_non_negative_int)
+"""An argument type: a whole number >= 0 (a count, a seed, retries)."""
+positive_int = argparse_type(parse_positive_int)
+"""An argument type: a whole number >= 1 (a count of queries, attempts, results)."""
 
 
 def _price(text: str) -> tuple[float, float]:
+    """``--price-per-1k`` (its parser imported only when the flag is given)."""
     from pytest_chunkeval.llm.pricing import parse_price
 
-    try:
-        return parse_price(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return parse_price(text)
 
 
 def add_price_option(parser: Any) -> None:
@@ -100,7 +98,7 @@ def add_price_option(parser: Any) -> None:
     estimate (``generate``, ``judge``, ``relationships``)."""
     parser.add_argument(
         "--price-per-1k",
-        type=_price,
+        type=argparse_type(_price),
         default=None,
         metavar="USD[,USD]",
         help="price per 1000 tokens (input[,output]) for the cost estimate "

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_chunkeval.cli.common import CACHE_SETTING, add_command, settings
+from pytest_chunkeval.config.option import argparse_type
 from pytest_chunkeval.config.options import add_options
 from pytest_chunkeval.errors import ConfigError
 
@@ -24,7 +25,7 @@ def _threshold(text: str) -> float | str | None:
     except ValueError:
         value = float("nan")
     if not -1 <= value <= 1:
-        raise argparse.ArgumentTypeError(
+        raise ConfigError(
             f"{text!r}: expected a cosine similarity in [-1, 1], 'off' or 'default'"
         )
     return value
@@ -40,7 +41,7 @@ def add_filter_options(p: argparse.ArgumentParser, *, title: str) -> None:
     add_options(g.add_argument, ["embedder", "cache_dir"], where="cli")
     g.add_argument(
         "--duplicate-threshold",
-        type=_threshold,
+        type=argparse_type(_threshold),
         default="default",
         metavar="COS|off|default",
         help="drop a question whose cosine with an earlier kept one is above this "
@@ -48,7 +49,7 @@ def add_filter_options(p: argparse.ArgumentParser, *, title: str) -> None:
     )
     g.add_argument(
         "--excerpt-threshold",
-        type=_threshold,
+        type=argparse_type(_threshold),
         default="default",
         metavar="COS|off|default",
         help="drop a question whose cosine with any of its excerpts is below this "

@@ -3,11 +3,16 @@ sets, and their argument types."""
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
-from pytest_chunkeval.cli.common import add_price_option, non_negative_int
+from pytest_chunkeval.cli.common import (
+    add_price_option,
+    non_negative_int,
+    positive_int,
+)
 from pytest_chunkeval.cli.filter import add_filter_options
+from pytest_chunkeval.config.option import argparse_type
+from pytest_chunkeval.errors import ConfigError
 
 
 def _similarity(text: str) -> float:
@@ -16,9 +21,7 @@ def _similarity(text: str) -> float:
     except ValueError:
         value = float("nan")
     if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: expected a similarity in (0, 1], e.g. 0.9"
-        )
+        raise ConfigError(f"{text!r}: expected a similarity in (0, 1], e.g. 0.9")
     return value
 
 
@@ -28,19 +31,7 @@ def _share(text: str) -> float:
     except ValueError:
         value = float("nan")
     if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: expected a share in [0, 1], e.g. 0.5"
-        )
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 1")
+        raise ConfigError(f"{text!r}: expected a share in [0, 1], e.g. 0.5")
     return value
 
 
@@ -66,7 +57,7 @@ def _add_inputs(gen: Any) -> None:
     gen.add_argument(
         "--out", required=True, metavar="FILE", help="JSONL log of accepted queries"
     )
-    gen.add_argument("--n", type=_positive_int, required=True, help="queries wanted")
+    gen.add_argument("--n", type=positive_int, required=True, help="queries wanted")
     gen.add_argument("--model", required=True, help="chat model name")
     gen.add_argument(
         "--base-url",
@@ -86,21 +77,21 @@ def _add_sampling(gen: Any) -> None:
     )
     gen.add_argument(
         "--max-attempts",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="stop after N requests in this run (default: 5 per missing query)",
     )
     gen.add_argument(
         "--window-chars",
-        type=_positive_int,
+        type=positive_int,
         default=4000,
         metavar="N",
         help="characters of the corpus window each question is asked about",
     )
     gen.add_argument(
         "--max-unusable",
-        type=_positive_int,
+        type=positive_int,
         default=5,
         metavar="N",
         help="stop after N answers in a row that cannot be read: a wrong model or "
@@ -108,7 +99,7 @@ def _add_sampling(gen: Any) -> None:
     )
     gen.add_argument(
         "--approximate",
-        type=_similarity,
+        type=argparse_type(_similarity),
         default=None,
         metavar="SIMILARITY",
         help="accept a non-verbatim reference whose fuzzy match in the window "
@@ -123,7 +114,7 @@ def _add_harder(gen: Any) -> None:
     )
     harder.add_argument(
         "--max-leakage",
-        type=_share,
+        type=argparse_type(_share),
         default=None,
         metavar="X",
         help="reject a question when more than this share of its content words "

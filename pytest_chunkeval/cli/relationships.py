@@ -15,17 +15,11 @@ from pytest_chunkeval.cli.common import (
     add_data_options,
     add_price_option,
     load_data,
+    positive_int,
     settings,
 )
 from pytest_chunkeval.cli.eval import DEFAULT_CHUNKER
 from pytest_chunkeval.config.options import add_options
-
-
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return int(text)
-
 
 EXAMPLES = """
 chunkeval relationships --benchmark general --extractor llm:gpt-4o-mini \\
@@ -62,7 +56,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--k",
-        type=_positive_int,
+        type=positive_int,
         default=5,
         metavar="N",
         help="relationships retrieved per question",

@@ -27,6 +27,26 @@ def parse_k(value: str | int) -> K:
     return check_k(value)
 
 
+def parse_positive_int(value: str) -> int:
+    """``3`` -> 3: a whole number >= 1 (a count of queries, attempts, results)."""
+    return _whole_number(value, 1)
+
+
+def parse_non_negative_int(value: str) -> int:
+    """``0`` -> 0: a whole number >= 0 (a count, a seed, retries)."""
+    return _whole_number(value, 0)
+
+
+def _whole_number(text: str, minimum: int) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = minimum - 1
+    if number < minimum:
+        raise ConfigError(f"{text!r}: expected an integer >= {minimum}")
+    return number
+
+
 def parse_budget(value: str | int) -> int:
     """``1000`` -> 1000: a positive whole number of units per query."""
     budget = check_budget(value)

@@ -6,6 +6,8 @@ not in the table has no price unless the user gives one (``--price-per-1k``).
 
 from __future__ import annotations
 
+from pytest_chunkeval.errors import ConfigError
+
 # USD per 1M tokens (input, output), OpenAI list prices for standard requests
 # (checked 2025-08). Models are matched by the longest prefix, so dated snapshots
 # ("gpt-4o-2024-08-06") get their family's price. An estimate, not an invoice.
@@ -40,14 +42,14 @@ def price_for(model: str) -> tuple[float, float] | None:
 
 def parse_price(text: str) -> tuple[float, float]:
     """``--price-per-1k``: ``P`` (input and output) or ``IN,OUT``, USD per 1k tokens,
-    returned per 1M tokens."""
+    returned per 1M tokens; anything else is a :class:`ConfigError`."""
     parts = [p.strip() for p in text.split(",")]
     try:
         values = [float(p) for p in parts]
     except ValueError:
         values = []
     if len(values) not in (1, 2) or any(not v >= 0 for v in values):
-        raise ValueError(
+        raise ConfigError(
             f"price {text!r}: expected USD per 1000 tokens as P or IN,OUT "
             "(e.g. 0.00015,0.0006), each >= 0"
         )
