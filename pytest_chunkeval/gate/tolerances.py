@@ -5,7 +5,8 @@ of questions a comparison may leave out, parsed from options and markers
 ``config/tolerances.py``; their names are the gate's too.
 
 Only the standard library at import time: the plugin parses tolerances at
-start-up and must not pay for numpy there.
+start-up and must not pay for numpy there (numpy is imported where the gate
+computes).
 """
 
 from __future__ import annotations
@@ -27,9 +28,6 @@ from pytest_chunkeval.config.tolerances import (
 )
 from pytest_chunkeval.config.tolerances import parse_tolerances as parse_tolerances
 from pytest_chunkeval.errors import ConfigError
-
-# Only the standard library at import time: the plugin parses tolerances at start-up
-# and must not pay for numpy there. numpy is imported where the gate computes.
 
 # F1 is a monotone function of IoU query by query, and precision_omega measures the
 # chunking alone: gating them by default would add metrics (and so widen the
