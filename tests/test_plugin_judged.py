@@ -8,9 +8,12 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from support.openai_server import OpenAIServer
 from support.plugin_project import CONFTEST, DOCS, FAST, write_project
+from test_cli_judge import judge_by_keyword, server  # noqa: F401  (a fixture)
 
 CALLS = "judge-calls.txt"
 
@@ -95,6 +98,11 @@ def metrics_of(path: Path) -> dict[str, object]:
     assert out
     assert all("context_relevance" in metrics for metrics, _ in out.values())
     return out
+
+
+def baselines(root: Path) -> dict[str, Any]:
+    folder = root / "__chunkeval__" / "test_rag"
+    return {p.name: json.loads(p.read_text()) for p in folder.glob("*.json")}
 
 
 def section(result: pytest.RunResult) -> str:
@@ -224,3 +232,45 @@ def test_unknown(chunkeval):
     assert "questions.jsonl has excerpts: give a judge" in out
     assert "chunkeval_judge setting" in out
     assert "unknown judge 'nobody'" in out
+
+
+def test_a_judge_answering_garbage_is_not_compared_and_fails(
+    pytester: pytest.Pytester,
+    server: OpenAIServer,  # noqa: F811
+) -> None:
+    # gate/integrity.py end to end (issue 21): baselines recorded with usable
+    # answers, then every answer of the judge unusable and nothing judged earlier
+    # to fall back on. (A plain Python judge cannot answer "unusable": a wrong
+    # return is a JudgeError; so the judge is llm: against the local server.)
+    root = pytester.path
+    make_project(root, pytester, "recursive:60:0")
+    (root / "pytest.ini").write_text(
+        JUDGED_INI.replace("judge = keywords", "judge = llm:judge-model")
+    )
+    server.chat_handler = judge_by_keyword
+    pytester.runpytest(*FAST, "--chunkeval-update").assert_outcomes(passed=2)
+    recorded = baselines(root)
+    assert len(recorded) == 2
+    assert all(b["metrics"]["context_relevance"]["n"] == 4 for b in recorded.values())
+
+    shutil.rmtree(root / ".chunkeval")
+    (root / "__chunkeval__" / "judgments.json").unlink()
+    server.chat_handler = lambda request: "I would rather not say."
+    result = pytester.runpytest(*FAST)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "E * chunkeval baseline comparison incomplete in "
+            "test_rag.py::test_rag[[]recursive:30:0]: context_relevance: 4 unusable",
+            "test_rag.py::test_rag[[]recursive:30:0]  recursive:30:0  failed   "
+            "not compared (context_relevance: 4 unusable) *",
+            "test_rag.py::test_rag[[]recursive:30:0]  context_relevance  "
+            "not compared  * -       -       -",
+            "verdict: 0 regressions, 0 improvements, 0 ok, 2 not compared",
+            "baselines: 2 incomplete",
+            "judge llm:judge-model: 8 contexts: 0 committed, 0 cached, 0 new; "
+            "8 unusable answers (8 malformed), not scored",
+        ]
+    )
+    # the failing check leaves the recorded baselines as they were
+    assert baselines(root) == recorded
