@@ -33,6 +33,13 @@ EXIT_USAGE = 2
 """A usage or data error (argparse uses 2 too)."""
 CACHE_SETTING = "--cache-dir (or CHUNKEVAL_CACHE_DIR)"
 """How a command's user chooses the cache directory (named in its errors)."""
+JUDGE_ADVICE = (
+    "the command line scores against excerpts: write judged ones with chunkeval "
+    "judge --queries {queries} --judge llm:MODEL --out FILE (the same --corpus; "
+    "docs/judged.md), then evaluate FILE"
+)
+"""What a command's user does with a query set without excerpts (``{queries}``):
+only ``chunkeval judge`` takes a judge."""
 
 
 class HelpFormatter(argparse.HelpFormatter):

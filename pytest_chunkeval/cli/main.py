@@ -23,10 +23,12 @@ from pytest_chunkeval.cli.common import (
     CACHE_SETTING,
     EXIT_FAILED,
     EXIT_USAGE,
+    JUDGE_ADVICE,
     HelpFormatter,
     epilog,
 )
 from pytest_chunkeval.errors import CheckFailed, ChunkevalError, ChunkevalWarning
+from pytest_chunkeval.util.judge_advice import advice_named
 from pytest_chunkeval.util.unwritable import setting_named
 
 __all__ = ["COMMANDS", "EXIT_FAILED", "EXIT_USAGE", "build_parser", "main"]
@@ -111,7 +113,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             # (once per place) as one line, whatever the caller's filters say
             warnings.simplefilter("default", ChunkevalWarning)
             warnings.showwarning = _warning_printer(args.command)
-            with _project_names(args), setting_named(CACHE_SETTING):
+            with (
+                _project_names(args),
+                setting_named(CACHE_SETTING),
+                advice_named(JUDGE_ADVICE),
+            ):
                 code: int = args.func(args)
         return code
     except KeyboardInterrupt:

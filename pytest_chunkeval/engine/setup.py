@@ -40,6 +40,7 @@ from pytest_chunkeval.engine.records import judging_for
 from pytest_chunkeval.errors import DataError
 from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
 from pytest_chunkeval.tokenizers.base import Tokenizer, get_tokenizer
+from pytest_chunkeval.util.judge_advice import judge_advice
 
 
 class EvaluationError(DataError):
@@ -76,9 +77,7 @@ def check_ground_truth(queries: QuerySet, judge: Any, k: Any) -> None:
         )
     if judge is None and len(bare) == len(queries):
         raise EvaluationError(
-            f"no question of {where} has excerpts: give a judge to measure context "
-            "relevance (docs/judged.md): 'llm:MODEL' or a registered name, as judge= "
-            "(evaluate(), the chunkeval marker) or the chunkeval_judge setting"
+            f"no question of {where} has excerpts: {judge_advice(where)}"
         )
 
 

@@ -1,0 +1,59 @@
+"""A first-hour user's and a hostile tester's cases (issue 25, second pass): each
+command says what is true, in one line, and the advice it gives can be followed
+where it runs (the command line's way in the CLI, the plugin's in pytest)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.cli_project import eval_args, write_project
+
+from pytest_chunkeval.cli.main import main
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """Two documents and two questions (tests/support/cli_project.py)."""
+    return write_project(tmp_path)
+
+
+def _without_excerpts(project: Path) -> Path:
+    """The project's questions with their excerpts removed."""
+    lines = (project / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    bare = [lines[0]]
+    for line in lines[1:]:
+        record = json.loads(line)
+        record.pop("excerpts", None)
+        bare.append(json.dumps(record))
+    path = project / "bare.jsonl"
+    path.write_text("\n".join(bare) + "\n", encoding="utf-8")
+    return path
+
+
+def test_eval_without_excerpts_names_the_cli_judge_command(
+    project: Path, capsys: Any
+) -> None:
+    bare = _without_excerpts(project)
+    args = eval_args(project, "--chunker", "recursive:20:0")
+    args[args.index("--queries") + 1] = str(bare)
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "chunkeval_judge setting" not in err  # the plugin's way, not the CLI's
+    assert "judge=" not in err
+    assert "has excerpts: the command line scores against excerpts" in err
+    assert f"chunkeval judge --queries {bare} --judge llm:MODEL --out FILE" in err
+
+
+def test_the_plugin_advice_is_back_after_a_command(project: Path) -> None:
+    from pytest_chunkeval.util.judge_advice import PLUGIN_JUDGE_ADVICE, judge_advice
+
+    bare = _without_excerpts(project)
+    args = eval_args(project, "--chunker", "recursive:20:0")
+    args[args.index("--queries") + 1] = str(bare)
+    assert main(args) == 2
+    assert judge_advice("q.jsonl") == PLUGIN_JUDGE_ADVICE
+    assert "chunkeval_judge setting" in judge_advice("q.jsonl")
