@@ -1,18 +1,30 @@
-"""The docs' screenshot of the HTML report's question explorer (docs/img/explorer.png).
+"""The docs' screenshots of the HTML report: its question explorer
+(docs/img/explorer.png) and a regression (docs/img/html-regression.png, with
+``--regression``).
 
     .venv/bin/python benchmarks/explorer_screenshot.py [--out docs/img/explorer.png]
+    .venv/bin/python benchmarks/explorer_screenshot.py --regression \
+        [--out docs/img/html-regression.png]
 
 Builds the report of the bundled benchmark (472 questions) under three chunkers with
 the hashing embedder (seconds; the picture is about the explorer, not the numbers),
 opens in headless Chromium one question that the first chunker partly retrieves and
 the second retrieves whole, side by side, and crops the page to the explorer. Prints
 the file size of the report and the time the explorer took to be ready.
+
+``--regression`` runs the example project's ``tests/test_baseline.py`` for real
+(MiniLM, Chroma), on a copy whose app packs 120-character passages instead of 600:
+the regression docs/ci.md shows. Its ``--chunkeval-html`` report is shot at
+1400x900, the window the report's layout is made for.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -31,15 +43,27 @@ from pytest_chunkeval.reporting.rows import ReportEntry  # noqa: E402
 
 CHUNKERS = ("recursive:200:0", "fixed:400:0", "sentence:300")
 WIDTH, HEIGHT, SHOWN = 1280, 7000, 980
+EXAMPLE = ROOT / "example_project"
+PASSAGES = ("DEFAULT_MAX_CHARS = 600", "DEFAULT_MAX_CHARS = 120")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs/img/explorer.png")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--regression", action="store_true", help="the regression of docs/ci.md"
+    )
     args = parser.parse_args()
     if BROWSER is None:
         print("no chromium on PATH (apt-get install chromium)", file=sys.stderr)
         return 1
+    if args.regression:
+        return regression(args.out or ROOT / "docs/img/html-regression.png")
+    return explorer(args.out or ROOT / "docs/img/explorer.png")
+
+
+def explorer(out: Path) -> int:
+    """The explorer of the bundled benchmark's report, cropped to its section."""
     corpus, queries = load_benchmark("general")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -84,11 +108,55 @@ def main() -> int:
         )
         image = read_png(shot)
         top = max(0, int(found.group(2)) - 100)  # with the section's heading
-        write_png(args.out, image[top : top + SHOWN])
+        write_png(out, image[top : top + SHOWN])
         print(
             f"report {page.stat().st_size / 1e6:.2f} MB, explorer ready in "
-            f"{found.group(1)} ms; question {query.id}; wrote {args.out}"
+            f"{found.group(1)} ms; question {query.id}; wrote {out}"
         )
+    return 0
+
+
+def regression(out: Path) -> int:
+    """The HTML report of the example project's regression, at 1400x900."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        project = folder / "example"
+        shutil.copytree(
+            EXAMPLE, project, ignore=shutil.ignore_patterns(".chunkeval", "__pycache__")
+        )
+        ingest = project / "handbook_rag" / "ingest.py"
+        text = ingest.read_text(encoding="utf-8")
+        assert PASSAGES[0] in text, f"{ingest}: {PASSAGES[0]!r} not found"
+        ingest.write_text(text.replace(*PASSAGES), encoding="utf-8")
+        page = folder / "report.html"
+        env = {**os.environ, "CHUNKEVAL_CACHE_DIR": str(folder / "cache")}
+        env.pop("GITHUB_STEP_SUMMARY", None)
+        run = subprocess.run(
+            [
+                *(sys.executable, "-m", "pytest", "-p", "no:cacheprovider"),
+                *("tests/test_baseline.py", f"--chunkeval-html={page}"),
+            ],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        verdict = re.search(r"^verdict: .*$", run.stdout, re.MULTILINE)
+        if run.returncode != 1 or verdict is None or not page.exists():
+            print(run.stdout[-3000:] + run.stderr[-2000:], file=sys.stderr)
+            print("expected one failing test (the regression)", file=sys.stderr)
+            return 1
+        shot = folder / "shot.png"
+        chromium(
+            folder,
+            "--window-size=1400,900",
+            "--virtual-time-budget=2000",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        )
+        write_png(out, read_png(shot))
+        print(f"{verdict.group(0)}; wrote {out}")
     return 0
 
 
