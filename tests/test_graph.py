@@ -12,6 +12,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.relationships_project import (
+    DOC,
+    FACTS,
+    SENTENCES,
+    TEXT,
+    write_cli_project,
+)
 
 from pytest_chunkeval.chunkers import as_chunker
 from pytest_chunkeval.core.metrics import REL_METRICS
@@ -34,17 +41,6 @@ from pytest_chunkeval.relationships.normalize import normalize_name
 from pytest_chunkeval.relationships.scoring import matches, relationship_scores
 from pytest_chunkeval.relationships.specs import get_extractor
 
-FACTS = [
-    ("Alice", "founded", "Acme"),
-    ("Bob", "acquired", "Zeta"),
-    ("Carol", "joined", "Acme"),
-    ("Dave", "founded", "Orbit"),
-    ("Erin", "acquired", "Orbit"),
-    ("Frank", "joined", "Zeta"),
-]
-SENTENCES = [f"{s} {p} {o}." for s, p, o in FACTS]
-TEXT = " ".join(SENTENCES)
-DOC = "people.md"
 _FACT = re.compile(r"([A-Z]\w+) (founded|acquired|joined) ([A-Z]\w+)\.")
 
 
@@ -594,19 +590,7 @@ def test_cli_relationships_compares_chunkers(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "facts_cli.py").write_text(FACTS_MODULE, encoding="utf-8")
-    (tmp_path / DOC).write_text(TEXT, encoding="utf-8")
-    lines = [{"chunkeval_queries": 1, "metadata": {}}] + [
-        {
-            "id": f"q{i}",
-            "question": f"Who {p} {o}?",
-            "doc_id": DOC,
-            "excerpts": [{"text": f"{s} {p} {o}."}],
-        }
-        for i, (s, p, o) in enumerate(FACTS)
-    ]
-    (tmp_path / "q.jsonl").write_text(
-        "".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8"
-    )
+    write_cli_project(tmp_path)
     argv = [
         "relationships",
         "--corpus",

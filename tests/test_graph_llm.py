@@ -12,7 +12,14 @@ from typing import Any
 
 import pytest
 from support.openai_server import OpenAIServer, ScriptedResponse
-from test_graph import DOC, FACTS, SENTENCES, TEXT, by_sentence, excerpt
+from support.relationships_project import (
+    DOC,
+    FACTS,
+    SENTENCES,
+    TEXT,
+    write_cli_project,
+)
+from test_graph import by_sentence, excerpt
 
 from pytest_chunkeval.chunkers import as_chunker
 from pytest_chunkeval.data.corpus import Corpus
@@ -254,17 +261,7 @@ def test_cli_relationships_estimates_its_cost_at_the_given_price(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     server.chat_handler = lambda request: answer_for(text_of(request))
-    (tmp_path / DOC).write_text(TEXT, encoding="utf-8")
-    lines = [{"chunkeval_queries": 1, "metadata": {}}] + [
-        {
-            "id": f"q{i}",
-            "question": f"Who {s}?",
-            "doc_id": DOC,
-            "excerpts": [{"text": s}],
-        }
-        for i, s in enumerate(SENTENCES)
-    ]
-    (tmp_path / "q.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    write_cli_project(tmp_path)
     argv = ["relationships", "--corpus", DOC, "--queries", "q.jsonl"]
     argv += ["--chunker", "recursive:30:0", "--extractor", "llm:house-model"]
     argv += ["--embedder", "hashing", "--store", "exact"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from support.plugin_project import FAST
-from test_graph import DOC, FACTS, SENTENCES, TEXT
+from support.relationships_project import DOC, FACTS, SENTENCES, TEXT
 
 INI = """\
 [pytest]
