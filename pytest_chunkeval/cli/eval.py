@@ -16,6 +16,7 @@ from pytest_chunkeval.cli.common import (
 )
 from pytest_chunkeval.config.options import add_options
 from pytest_chunkeval.errors import ConfigError
+from pytest_chunkeval.util.collector import collector_paused
 
 DEFAULT_CHUNKER = "recursive:200:0"
 
@@ -93,6 +94,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run_eval)
 
 
+@collector_paused  # the data read and the results written too
 def run_eval(args: argparse.Namespace) -> int:
     """Run ``chunkeval eval``."""
     from pytest_chunkeval.config.defaults import (
