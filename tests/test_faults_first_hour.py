@@ -57,3 +57,33 @@ def test_the_plugin_advice_is_back_after_a_command(project: Path) -> None:
     assert main(args) == 2
     assert judge_advice("q.jsonl") == PLUGIN_JUDGE_ADVICE
     assert "chunkeval_judge setting" in judge_advice("q.jsonl")
+
+
+def test_comparison_block_says_the_rows_verdict_when_nothing_moved() -> None:
+    """3 of 25 questions left out (more than 10%): the check fails "not compared",
+    while the 22 compared questions did not move. The one line of the "against the
+    baseline" block said ``ok`` beside the row's ``not compared (...)``."""
+    from pytest_chunkeval.gate.rows import RowVerdict
+    from pytest_chunkeval.gate.verdicts import GatedMetric
+    from pytest_chunkeval.run.outputs import SummaryRow
+    from pytest_chunkeval.run.summary import against_baseline
+
+    reason = "3 of 25 questions left out, more than 10%"
+    gated = tuple(
+        GatedMetric(m, 0.76, 0.76, 0.0, 0.0, 0.0, "ok", 0.95)
+        for m in ("recall", "precision", "iou")
+    )
+    rows = [
+        SummaryRow("a", {"label": "rag"}, ["t.py::test_left_out"]),
+        SummaryRow("b", {"label": "rag"}, ["t.py::test_fine"]),
+    ]
+    verdicts = {
+        "a": RowVerdict("failed", "not compared", gated, reason=reason),
+        "b": RowVerdict("passed", "ok", gated),
+    }
+    lines = against_baseline(rows, verdicts)
+    left_out = next(line for line in lines if "test_left_out" in line)
+    fine = next(line for line in lines if "test_fine" in line)
+    assert f"not compared ({reason})" in left_out
+    assert " ok " not in left_out
+    assert "recall, precision, iou  ok" in fine

@@ -192,7 +192,11 @@ def against_baseline(
             continue
         if all(g.unchanged for g in v.gated):  # one line: nothing moved
             names = ", ".join(g.metric for g in v.gated)
-            said = verdict_text(worst(g.status for g in v.gated))
+            # the row's verdict: a check can fail unmoved (too many questions
+            # left out), and the line stands for the row, not its metrics
+            said = (
+                v.cell if v.verdict else verdict_text(worst(g.status for g in v.gated))
+            )
             body.append([_test_cell(row, v), names, said, "", "", _pts(0.0, True), ""])
             continue
         body += [
