@@ -87,3 +87,45 @@ def test_comparison_block_says_the_rows_verdict_when_nothing_moved() -> None:
     assert f"not compared ({reason})" in left_out
     assert " ok " not in left_out
     assert "recall, precision, iou  ok" in fine
+
+
+def _inspect_args(project: Path, queries: Path, *extra: str) -> list[str]:
+    args = eval_args(project, *extra)
+    args[0] = "inspect"
+    args[args.index("--queries") + 1] = str(queries)
+    return args
+
+
+def test_inspect_of_questions_without_excerpts_says_so(
+    project: Path, capsys: Any
+) -> None:
+    """It said "holds no query ... (a query file with only its header line loads
+    none)" of a set of two questions, and ``None of 0 questions must move``."""
+    bare = _without_excerpts(project)
+    html = project / "inspect.html"
+    args = _inspect_args(
+        project, bare, "--chunker", "recursive:20:0", "--chunker", "fixed:8:0"
+    )
+    assert main([*args, "--html", str(html)]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert "2 questions (0 with excerpts, 0 excerpts)" in out
+    assert "holds no query" not in out
+    assert "None of" not in out
+    assert "minimum detectable effect: none (0 questions with excerpts" in out
+    assert "configurations: not compared (no question has excerpts)" in out
+    assert "questions with leakage \n" not in out + "\n"
+    assert "2 question(s) without excerpts or content words" in out
+    assert "Not compared: no question has excerpts" in html.read_text()
+
+
+def test_inspect_checks_a_single_chunker(project: Path, capsys: Any) -> None:
+    """One ``--chunker`` was dropped unread: a typo passed with exit 0."""
+    queries = project / "queries.jsonl"
+    assert main(_inspect_args(project, queries, "--chunker", "nosuch:1")) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("chunkeval inspect: error: unknown chunker 'nosuch:1'")
+    assert len(err.strip().splitlines()) == 1
+    assert main(_inspect_args(project, queries, "--chunker", "recursive:20:0")) == 0
+    out = capsys.readouterr().out
+    assert "configurations: not compared (one configuration given" in out

@@ -72,6 +72,39 @@ class Inspection:
         )
 
 
+def _one_configuration(chunker: Any) -> str:
+    """Why one configuration is not compared; an unknown or malformed chunker
+    spec raises the registry's one-line error instead."""
+    from pytest_chunkeval.chunkers.specs import CHUNKERS
+
+    if isinstance(chunker, str):
+        CHUNKERS.bind(chunker)
+    label = chunker if isinstance(chunker, str) else type(chunker).__name__
+    return f"one configuration given ({label}); two or more are compared"
+
+
+def _configurations(
+    corpus: Corpus,
+    queries: QuerySet,
+    chunkers: Sequence[Any],
+    *,
+    confidence: float,
+    **options: Any,
+) -> tuple[Mapping[str, Any] | None, Any]:
+    """The separability part (None without chunkers) and the first
+    configuration's means (None unless two or more were compared)."""
+    from pytest_chunkeval.quality.separability import separability
+
+    if not chunkers:
+        return None, None
+    if len(chunkers) == 1:  # checked all the same: a typo is not "nothing to do"
+        return {"unavailable": _one_configuration(chunkers[0])}, None
+    if not any(q.excerpts for q in queries):  # compared on those with excerpts
+        return {"unavailable": "no question has excerpts"}, None
+    compared = separability(corpus, queries, chunkers, confidence=confidence, **options)
+    return compared, compared["means"]
+
+
 def inspect_queries(
     corpus: Corpus,
     queries: QuerySet,
@@ -102,7 +135,7 @@ def inspect_queries(
     from pytest_chunkeval.quality.excerpts import excerpt_report
     from pytest_chunkeval.quality.floor import bm25_floor
     from pytest_chunkeval.quality.leakage import leakage_report
-    from pytest_chunkeval.quality.separability import detectable, separability
+    from pytest_chunkeval.quality.separability import detectable
     from pytest_chunkeval.tokenizers.base import get_tokenizer
 
     started = time.perf_counter()
@@ -122,23 +155,19 @@ def inspect_queries(
         "duplicates": duplicates_report(queries, show=show),
         "bm25": bm25_floor(corpus, queries, cache=cache) if bm25 else None,
     }
-    means = None
-    if len(chunkers) >= 2:
-        compared = separability(
-            corpus,
-            queries,
-            chunkers,
-            confidence=confidence,
-            embedder=embedder,
-            store=store,
-            k=k,
-            unit=unit,
-            tokenizer=tokenizer,
-            cache=cache,
-            progress=progress,
-        )
-        parts["separability"] = compared
-        means = compared["means"]
+    parts["separability"], means = _configurations(
+        corpus,
+        queries,
+        chunkers,
+        confidence=confidence,
+        embedder=embedder,
+        store=store,
+        k=k,
+        unit=unit,
+        tokenizer=tokenizer,
+        cache=cache,
+        progress=progress,
+    )
     parts["detectable"] = detectable(
         size["with_excerpts"], confidence=confidence, means=means
     )

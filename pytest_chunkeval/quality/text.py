@@ -48,6 +48,11 @@ def format_inspection(inspection: Inspection) -> str:
 
 
 def _detectable(d: Mapping[str, Any]) -> list[str]:
+    if d["questions"] is None:  # no question with excerpts: nothing to move
+        return [
+            f"minimum detectable effect: none ({d['n']} questions with excerpts: "
+            "no drop can be told from sampling noise)"
+        ]
     lines = [
         "minimum detectable effect: "
         f"{d['questions']} of {d['n']} questions must move in one direction "
@@ -71,6 +76,8 @@ def _leakage(d: Mapping[str, Any]) -> list[str]:
         "lexical leakage (share of a question's content words found in its excerpts):",
         f"  {quantiles(dist, percent=True)}",
     ]
+    if not dist.get("n"):  # nothing measured: no histogram, no shares
+        return [*lines, *_not_measured(d)]
     edges, counts = d["histogram"]["edges"], d["histogram"]["counts"]
     top = max(counts, default=0) or 1
     for i, count in enumerate(counts):
@@ -78,10 +85,7 @@ def _leakage(d: Mapping[str, Any]) -> list[str]:
         lines.append(f"  {edges[i]:.1f}-{edges[i + 1]:.1f} {count:6d} {bar}")
     shares = ", ".join(f">= {t}: {pct(v)}" for t, v in d["at_least"].items())
     lines.append(f"  questions with leakage {shares}")
-    if d["not_measured"]:
-        lines.append(
-            f"  {d['not_measured']} question(s) without excerpts or content words"
-        )
+    lines += _not_measured(d)
     if d["leakiest"]:
         lines.append("  most leaky:")
         for q in d["leakiest"]:
@@ -89,6 +93,11 @@ def _leakage(d: Mapping[str, Any]) -> list[str]:
                 f"    {pct(q['leakage']):>6} {q['id']}: {preview(q['question'], 70)}"
             )
     return lines
+
+
+def _not_measured(d: Mapping[str, Any]) -> list[str]:
+    n = d["not_measured"]
+    return [f"  {n} question(s) without excerpts or content words"] if n else []
 
 
 def _bm25(d: Mapping[str, Any]) -> list[str]:
@@ -162,6 +171,8 @@ def _duplicates(d: Mapping[str, Any]) -> list[str]:
 
 
 def _separability(d: Mapping[str, Any]) -> list[str]:
+    if "unavailable" in d:
+        return [f"configurations: not compared ({d['unavailable']})"]
     pairs = d["pairs"]
     apart = [p for p in pairs if p["indistinguishable"]]
     lines = [

@@ -140,6 +140,8 @@ def _detectable(d: Mapping[str, Any]) -> str:
 
 
 def _separability(d: Mapping[str, Any]) -> str:
+    if "unavailable" in d:
+        return "<h3>Configurations</h3>" + _p(f"Not compared: {d['unavailable']}")
     rows = []
     for p in d["pairs"]:
         for m, v in p["metrics"].items():
