@@ -129,3 +129,31 @@ def test_inspect_checks_a_single_chunker(project: Path, capsys: Any) -> None:
     assert main(_inspect_args(project, queries, "--chunker", "recursive:20:0")) == 0
     out = capsys.readouterr().out
     assert "configurations: not compared (one configuration given" in out
+
+
+def test_output_piped_to_a_reader_that_went_away(tmp_path: Path) -> None:
+    """``chunkeval cache info | head -3`` printed a BrokenPipeError traceback."""
+    import os
+    import subprocess
+    import sys
+
+    code = "import sys; from pytest_chunkeval.cli import main; sys.exit(main())"
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, "cache", "info", "--cache-dir", str(tmp_path)],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            check=False,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    assert "Traceback" not in done.stderr
+    assert "BrokenPipeError" not in done.stderr
+    assert done.stderr == ""
+    assert done.returncode == 141

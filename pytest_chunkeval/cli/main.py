@@ -5,14 +5,17 @@ with a ``register(subparsers)`` function; heavy modules load only inside the
 subcommand that runs, so ``chunkeval --help`` imports no numpy.
 
 Exit codes: 0 success; 1 a failed check (regression, threshold) or unfinished work;
-2 a usage or data error, printed as one line. Any other exception is a bug in
-chunkeval and keeps its traceback.
+2 a usage or data error, printed as one line; 130 interrupted; 141 the reader of
+the output went away (``chunkeval cache info | head -3``), as a shell shows a
+command that SIGPIPE ended. Any other exception is a bug in chunkeval and keeps
+its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -103,6 +106,22 @@ def _warning_printer(command: str) -> Any:
     return show
 
 
+EXIT_PIPE = 141
+"""The output's reader went away (128 + SIGPIPE, what a shell shows)."""
+
+
+def _drop_stdout() -> None:
+    """Point stdout at the null device: what is left to print, and the flush
+    at exit, go nowhere instead of raising BrokenPipeError again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor
+        pass
+    finally:
+        os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``chunkeval`` with ``argv`` (default ``sys.argv[1:]``); the exit code."""
     parser = build_parser()
@@ -119,7 +138,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 advice_named(JUDGE_ADVICE),
             ):
                 code: int = args.func(args)
+            sys.stdout.flush()  # a closed pipe fails here, not in Python's exit
         return code
+    except BrokenPipeError:
+        _drop_stdout()
+        return EXIT_PIPE
     except KeyboardInterrupt:
         print("chunkeval: interrupted", file=sys.stderr)
         return 130
