@@ -1,4 +1,4 @@
-"""util/collector.py: the cycle collector paused while an evaluation runs, and
+"""util/collector.py: the cycle collector paused while chunkeval eval runs, and
 resumed as it was, also after an error."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from pytest_chunkeval.engine.evaluate import evaluate
+from pytest_chunkeval.cli.eval import run_eval
 from pytest_chunkeval.util.collector import collector_paused
 
 
@@ -36,6 +36,5 @@ def test_a_caller_that_paused_it_keeps_it_paused() -> None:
         gc.enable()
 
 
-def test_evaluate_runs_paused_with_its_signature() -> None:
-    assert evaluate.__wrapped__ is not None  # type: ignore[attr-defined]
-    assert "chunker" in evaluate.__annotations__
+def test_chunkeval_eval_runs_paused() -> None:
+    assert run_eval.__wrapped__ is not None  # type: ignore[attr-defined]

@@ -53,10 +53,8 @@ from pytest_chunkeval.engine.setup import (
 from pytest_chunkeval.stores import AnyStore
 from pytest_chunkeval.stores.rerank import Reranker, get_reranker
 from pytest_chunkeval.tokenizers.base import Tokenizer
-from pytest_chunkeval.util.collector import collector_paused
 
 
-@collector_paused
 def evaluate(
     chunker: str | Chunker | Callable[[str], Any],
     corpus: Corpus,
