@@ -157,3 +157,30 @@ def test_output_piped_to_a_reader_that_went_away(tmp_path: Path) -> None:
     assert "BrokenPipeError" not in done.stderr
     assert done.stderr == ""
     assert done.returncode == 141
+
+
+def test_judge_whose_function_raises(
+    project: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--judge python:MODULE:ATTR`` whose function raises: a raw traceback, exit
+    1; now one line naming the judge, the error and the question, exit 2."""
+    (project / "raising_judge.py").write_text(
+        "def judge(question, context):\n"
+        "    raise RuntimeError('boom')\n"
+        "judge.version = '1'\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(project))
+    bare = _without_excerpts(project)
+    args = eval_args(project, "--chunker", "recursive:20:0")
+    args[0] = "judge"
+    args[args.index("--queries") + 1] = str(bare)
+    out = project / "judged.jsonl"
+    argv = [*args, "--judge", "python:raising_judge:judge", "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith("chunkeval judge: error: judge raising_judge.judge@1 raised")
+    questions = ("'Do dogs bark?'", "'What does the Moon have?'")  # either first
+    assert any(f"RuntimeError: boom (on the question {q})" in err for q in questions)
+    assert not out.exists()

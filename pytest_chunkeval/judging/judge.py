@@ -224,7 +224,13 @@ class CallableJudge(NamedVersion):
         self.version = str(version)
 
     def compute(self, question: str, context: str) -> Outcome:
-        answer = self.fn(question, context)
+        try:
+            answer = self.fn(question, context)
+        except Exception as exc:  # the user's code: one line naming it, chained
+            raise JudgeError(
+                f"judge {self.identity} raised {type(exc).__name__}: {exc} (on the "
+                f"question {question[:60]!r})"
+            ) from exc
         if isinstance(answer, str) or not isinstance(answer, list | tuple):
             raise JudgeError(
                 f"judge {self.identity} returned {type(answer).__name__}; expected a "
