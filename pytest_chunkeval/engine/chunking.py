@@ -113,19 +113,21 @@ class Chunking:
     def __len__(self) -> int:
         return int(self.doc.size)
 
+    def _columns(self) -> zip[tuple[int, int, int]]:
+        return zip(
+            self.doc.tolist(),
+            self.bounds[:, 0].tolist(),
+            self.bounds[:, 1].tolist(),
+            strict=True,
+        )
+
     def texts(self) -> list[str]:
         texts = [d.text for d in self.corpus]
-        return [
-            texts[d][s:e]
-            for d, (s, e) in zip(self.doc.tolist(), self.bounds.tolist(), strict=True)
-        ]
+        return [texts[d][s:e] for d, s, e in self._columns()]
 
     def spans(self) -> list[SpanTuple]:
         ids = self.corpus.ids
-        return [
-            (ids[d], s, e)
-            for d, (s, e) in zip(self.doc.tolist(), self.bounds.tolist(), strict=True)
-        ]
+        return [(ids[d], s, e) for d, s, e in self._columns()]
 
     def digest(self) -> str:
         h = hashlib.sha256(self.corpus.content_hash.encode())
@@ -235,4 +237,6 @@ def budget_ranks(chunk_units: npt.NDArray[np.int64], budget: int) -> int:
 
 
 def excerpt_spans(queries: QuerySet, units: UnitMap) -> QuerySpans:
-    return QuerySpans.from_lists([[e.span for e in q.excerpts] for q in queries], units)
+    return QuerySpans.from_lists(
+        [[(e.doc_id, e.start, e.end) for e in q.excerpts] for q in queries], units
+    )
