@@ -184,3 +184,16 @@ def test_judge_whose_function_raises(
     questions = ("'Do dogs bark?'", "'What does the Moon have?'")  # either first
     assert any(f"RuntimeError: boom (on the question {q})" in err for q in questions)
     assert not out.exists()
+
+
+def test_report_on_a_history_never_written_says_how_to_write_one(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """The README's ``chunkeval report .chunkeval/history.jsonl --html ...`` on a
+    fresh project: the history is written only when asked for."""
+    missing = tmp_path / ".chunkeval" / "history.jsonl"
+    assert main(["report", str(missing), "--md", str(tmp_path / "r.md")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"history file {missing} does not exist" in err
+    assert "--chunkeval-history FILE (or the chunkeval_history setting)" in err

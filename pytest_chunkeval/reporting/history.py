@@ -262,7 +262,10 @@ def read_history(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     try:
         text = decode_jsonl(path.read_bytes())
     except FileNotFoundError:
-        raise HistoryError(f"history file {path} does not exist") from None
+        raise HistoryError(
+            f"history file {path} does not exist: pytest appends to one with "
+            "--chunkeval-history FILE (or the chunkeval_history setting)"
+        ) from None
     except OSError as exc:
         raise HistoryError(f"cannot read history file {path}: {exc}") from None
     except UnicodeDecodeError as exc:
