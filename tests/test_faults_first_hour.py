@@ -197,3 +197,22 @@ def test_report_on_a_history_never_written_says_how_to_write_one(
     assert len(err.splitlines()) == 1
     assert f"history file {missing} does not exist" in err
     assert "--chunkeval-history FILE (or the chunkeval_history setting)" in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--dry-run"], "drop --dry-run"),
+        (["--out", "x.jsonl"], "drop --out"),
+        (["--out", "x.jsonl", "--dry-run"], "drop --out and --dry-run"),
+    ],
+)
+def test_judge_calibrate_names_only_the_flags_given(
+    project: Path, capsys: Any, flags: list[str], named: str
+) -> None:
+    args = eval_args(project, "--chunker", "recursive:20:0")
+    args[0] = "judge"
+    argv = [*args, "--judge", "llm:gpt-4o-mini", "--calibrate", *flags]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"--calibrate writes no query set: {named}")

@@ -203,8 +203,13 @@ def run_calibration(args: argparse.Namespace) -> int:
     )
     from pytest_chunkeval.util.files import atomic_write_text
 
-    if args.dry_run or args.out:
-        raise ConfigError("--calibrate writes no query set: drop --out and --dry-run")
+    given = " and ".join(
+        flag
+        for flag, value in (("--out", args.out), ("--dry-run", args.dry_run))
+        if value
+    )
+    if given:  # name only the flags the user gave
+        raise ConfigError(f"--calibrate writes no query set: drop {given}")
     config = settings(args)
     corpus, queries = load_data(args, config)
     cache = open_cache(config.cache_dir, CACHE_SETTING)
