@@ -46,8 +46,9 @@ margin:24px auto;max-width:1368px;padding:0 16px;background:#fff}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;
 border-bottom:1px solid #d8dee4;padding-bottom:4px}
 .meta,.note{color:#57606a}
-table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
-th,td{padding:4px 8px;border-bottom:1px solid #eaeef2;text-align:right;
+table{border-collapse:collapse;width:100%;font-size:13px;
+font-variant-numeric:tabular-nums}
+th,td{padding:4px 6px;border-bottom:1px solid #eaeef2;text-align:right;
 white-space:nowrap}.table-wrap{overflow-x:auto}
 td:nth-child(-n+2){white-space:normal;overflow-wrap:break-word}
 th:nth-child(-n+2),td:nth-child(-n+2){text-align:left}

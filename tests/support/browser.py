@@ -12,7 +12,12 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome")
 BROWSER = next((b for b in map(shutil.which, BROWSERS) if b), None)
 
 
-def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def chromium(
+    tmp_path: Path, *args: str, scrollbars: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """Run the browser on ``args``. Scrollbars are hidden (for screenshots)
+    unless ``scrollbars``: a layout check wants the width a desktop browser's
+    vertical scrollbar leaves to the page."""
     assert BROWSER is not None
     profile = tmp_path / "profile"
     command = [
@@ -25,7 +30,7 @@ def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         "--disable-component-update",
         "--disable-sync",
         "--no-first-run",
-        "--hide-scrollbars",
+        *(() if scrollbars else ("--hide-scrollbars",)),
         f"--user-data-dir={profile}",
         *args,
     ]
