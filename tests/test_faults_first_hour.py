@@ -216,3 +216,24 @@ def test_judge_calibrate_names_only_the_flags_given(
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith(f"--calibrate writes no query set: {named}")
+
+
+def test_docs_comparison_blocks_use_the_verdict_vocabulary() -> None:
+    """docs/ci.md showed ``recall, precision, iou  unchanged`` where the summary
+    prints the verdict (``ok``) and the change (``+0.00``) of a row where no
+    question moved."""
+    from pytest_chunkeval.gate.verdicts import STATUS_VERDICTS
+
+    shown = {str(v).partition(" (")[0] for v in STATUS_VERDICTS.values()}
+    shown |= {"REGRESSED"}
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    one_liners = [
+        line
+        for page in sorted(docs.glob("*.md"))
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if "recall, precision, iou  " in line
+    ]
+    assert one_liners  # the samples exist
+    for line in one_liners:
+        verdict = line.split("recall, precision, iou", 1)[1].split()[0]
+        assert verdict in shown, line
