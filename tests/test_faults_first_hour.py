@@ -237,3 +237,27 @@ def test_docs_comparison_blocks_use_the_verdict_vocabulary() -> None:
     for line in one_liners:
         verdict = line.split("recall, precision, iou", 1)[1].split()[0]
         assert verdict in shown, line
+
+
+def test_judge_quoting_nothing_of_the_context_says_so(
+    project: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judge whose every sentence is not in the context: "2 with nothing
+    relevant retrieved" blamed retrieval; now the dropped sentences are named."""
+    (project / "elsewhere_judge.py").write_text(
+        "def judge(question, context):\n"
+        "    return ['A sentence that is in no context at all.']\n"
+        "judge.version = '1'\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(project))
+    args = eval_args(project, "--chunker", "recursive:20:0")
+    args[0] = "judge"
+    args[args.index("--queries") + 1] = str(_without_excerpts(project))
+    out = project / "judged.jsonl"
+    argv = [*args, "--judge", "python:elsewhere_judge:judge", "--out", str(out)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "no question has judged excerpts: 2 with nothing relevant retrieved" in err
+    assert "(2 sentence(s) the judge returned are not in their context" in err
+    assert not out.exists()

@@ -48,9 +48,17 @@ class Promoted:
                 f"gave no usable answer for any of the {len(self.unjudged)} "
                 f"question(s)" + (f" ({reasons})" if reasons else "")
             )
+        dropped = self.judging.stats.dropped_sentences
+        quoted = (
+            f" ({dropped} sentence(s) the judge returned are not in their context "
+            "and were dropped: a judge quotes the context verbatim)"
+            if dropped
+            else ""
+        )
         return (
             f"no question has judged excerpts: {len(self.nothing_relevant)} with "
-            f"nothing relevant retrieved, {len(self.unjudged)} with unusable answers"
+            f"nothing relevant retrieved{quoted}, {len(self.unjudged)} with unusable "
+            "answers"
         )
 
 
