@@ -134,7 +134,8 @@ def parse_tolerance(value: str) -> str:
 
 
 def parse_gate_mode(value: str) -> str:
-    """``changes``, ``paired`` or ``mean``: see :func:`.config.tolerances.parse_gate_mode`."""
+    """``changes``, ``paired`` or ``mean``: see
+    :func:`.config.tolerances.parse_gate_mode`."""
     from pytest_chunkeval.config.tolerances import parse_gate_mode as parse
 
     return parse(value)
