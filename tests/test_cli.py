@@ -91,6 +91,22 @@ def test_cache_info_and_clear(project, capsys):
     assert "(empty)" in capsys.readouterr().out
 
 
+def test_cache_clear_of_an_identity_that_is_not_cached_says_so(project, capsys):
+    run(project, "--chunker", "recursive:10:0")
+    capsys.readouterr()
+    cache = project / "cache"
+    args = ["cache", "clear", "--cache-dir", str(cache), "--identity", "nosuch"]
+    assert main(args) == 2
+    assert capsys.readouterr().err == (
+        "chunkeval cache: error: --identity 'nosuch' matches no cached embedder "
+        f"in {cache}; `chunkeval cache info` lists: hashing:256@1\n"
+    )
+    assert main([*args[:-1], "hashing:256@1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("removed ")
+    assert not out.startswith("removed 0 ")
+
+
 def test_eval_budget_sweep_shows_budget_and_asked_columns_only(project, capsys):
     out_json = project / "sweep.json"
     code = run(

@@ -175,6 +175,42 @@ def test_cli_cache_info_lists_answers_per_role(
     assert AnswerCache(tmp_path).info() == {}
 
 
+def test_cli_cache_clear_refuses_an_unknown_role_and_an_unmatched_identity(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = AnswerCache(tmp_path)
+    cache.put(key("j", identity="llm:gpt-4o-mini"), [1])
+    cache.put(key("c", role="custom", identity="fn@1"), [1])
+    base = ["cache", "clear", "--cache-dir", str(tmp_path)]
+    assert cli_main([*base, "--role", "nosuch"]) == 2
+    assert capsys.readouterr().err == (
+        "chunkeval cache: error: unknown --role 'nosuch'; valid roles: chunker, "
+        "custom, generate, judge, relations\n"
+    )
+    assert cli_main([*base, "--role", "judge", "--identity", "nosuch"]) == 2
+    assert capsys.readouterr().err == (
+        "chunkeval cache: error: --identity 'nosuch' matches no cached judge "
+        f"answers in {cache.root}; `chunkeval cache info` lists: llm:gpt-4o-mini\n"
+    )
+    assert cli_main([*base, "--role", "generate", "--identity", "x"]) == 2
+    assert "nothing of that kind is cached" in capsys.readouterr().err
+    assert AnswerCache(tmp_path).info()["judge"]["entries"] == 1
+    # a known role with nothing cached is not an error: it clears nothing
+    assert cli_main([*base, "--role", "generate"]) == 0
+    assert "removed 0 cached generate answers" in capsys.readouterr().out
+    assert cli_main([*base, "--role", "custom", "--identity", "fn@1"]) == 0
+    assert "removed 1 cached custom answers" in capsys.readouterr().out
+
+
+def test_every_llm_role_is_one_cache_clear_takes() -> None:
+    from pytest_chunkeval.generation import asking
+    from pytest_chunkeval.judging import run
+    from pytest_chunkeval.llm.answers import LLM_ROLES
+    from pytest_chunkeval.relationships import extraction
+
+    assert {asking.ROLE, run.ROLE, extraction.ROLE, "chunker"} == set(LLM_ROLES)
+
+
 # ----------------------------------------------------------------------- batches
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from pytest_chunkeval.cli.common import add_command, settings
 from pytest_chunkeval.config.options import add_options
-from pytest_chunkeval.errors import FileAccessError, file_error
+from pytest_chunkeval.errors import ConfigError, FileAccessError, file_error
 
 
 def register(subparsers: Any) -> None:
@@ -75,8 +75,9 @@ def register(subparsers: Any) -> None:
         "--role",
         default=None,
         metavar="ROLE",
-        help="clear the cached LLM answers of one role (judge, generate...) "
-        "instead of vectors (default: vectors)",
+        help="clear the cached LLM answers of one role (chunker, generate, judge, "
+        "relations, or another role `chunkeval cache info` lists) instead of "
+        "vectors (default: vectors)",
     )
     clear.set_defaults(func=run_clear)
 
@@ -94,9 +95,15 @@ def run_clear(args: argparse.Namespace) -> int:
     try:
         if args.role is not None:
             answers = AnswerCache(cache.directory)
+            check_answers_filter(answers, args.role, args.identity)
             removed = answers.clear(args.role, args.identity)
             print(f"removed {removed} cached {args.role} answers from {answers.root}")
             return 0
+        if args.identity is not None and args.identity not in cache.info():
+            raise ConfigError(
+                f"--identity {args.identity!r} matches no cached embedder in "
+                f"{cache.directory}; {_listed(cache.info())}"
+            )
         removed = cache.clear(args.identity)
         # retrieval results depend on the vectors: they go with them
         dropped = SearchCache(cache.directory).clear()
@@ -111,6 +118,33 @@ def run_clear(args: argparse.Namespace) -> int:
         f"{documents} from {cache.directory}"
     )
     return 0
+
+
+def check_answers_filter(answers: Any, role: str, identity: str | None) -> None:
+    """Refuse a ``--role`` that is no role (neither one of the package's LLM
+    roles nor one cached) and an ``--identity`` the role has no answers of: a
+    typo would otherwise clear nothing and say "removed 0"."""
+    from pytest_chunkeval.llm.answers import LLM_ROLES
+
+    info = answers.info()
+    roles = sorted(set(LLM_ROLES) | set(info))
+    if role not in roles:
+        raise ConfigError(f"unknown --role {role!r}; valid roles: {', '.join(roles)}")
+    if identity is None:
+        return
+    identities = info[role]["identities"] if role in info else {}
+    if identity not in identities:
+        raise ConfigError(
+            f"--identity {identity!r} matches no cached {role} answers in "
+            f"{answers.root}; {_listed(identities)}"
+        )
+
+
+def _listed(identities: Any) -> str:
+    """What ``cache info`` lists, for a message about an unmatched identity."""
+    if not identities:
+        return "nothing of that kind is cached"
+    return "`chunkeval cache info` lists: " + ", ".join(sorted(identities))
 
 
 def run_info(args: argparse.Namespace) -> int:

@@ -66,6 +66,10 @@ ANSWERS_DIR = "answers"
 _IDENTITY_FILE = "identity.txt"
 _SUFFIX = ".json"
 _CORRUPT_SUFFIX = ".corrupt"
+LLM_ROLES = ("chunker", "generate", "judge", "relations")
+"""The roles the package's LLM features ask under (``chunkeval cache clear
+--role`` takes these and any other role found in the cache)."""
+
 _ROLE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 
 
