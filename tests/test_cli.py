@@ -151,11 +151,12 @@ def test_an_unwritable_output_is_one_line_and_exit_2(project, capsys):
     # --json "inside" a regular file: the OS refuses a path the user named
     out = project / "a.md" / "out.json"
     assert run(project, "--chunker", "recursive:10:0", "--json", str(out)) == 2
-    err = capsys.readouterr().err
-    assert err == (
-        f"chunkeval eval: error: cannot write {out}: "
-        f"{project / 'a.md'} is a file, not a directory\n"
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"chunkeval eval: error: --json {out} cannot be written "
+        f"({project / 'a.md'} is a file, not a directory): give a file to write\n"
     )
+    assert captured.out == ""  # refused before evaluating (cli/common.py)
 
 
 def test_an_unknown_query_id_is_a_key_error_and_a_chunkeval_error(project):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 import os
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from pytest_chunkeval.config.option import argparse_type
@@ -185,6 +186,39 @@ def load_data(args: argparse.Namespace, config: Settings) -> tuple[Any, Any]:
         )
     corpus = Corpus.from_paths(list(config.corpus))
     return corpus, QuerySet.load(config.queries, corpus)
+
+
+def check_outputs(outputs: Mapping[str, object]) -> None:
+    """Refuse, before any work, an output file a command could not write:
+    ``outputs`` maps each output flag to its path (None or "" when not given).
+    Every command checks its outputs here, first, so a run never computes for
+    minutes to fail at its last line; one message for all of them."""
+    for flag, value in outputs.items():
+        if value is None or value == "":
+            continue
+        path = Path(os.path.expanduser(str(value)))
+        problem = output_problem(path)
+        if problem is not None:
+            raise ConfigError(f"{flag} {path} {problem}: give a file to write")
+
+
+def output_problem(path: Path) -> str | None:
+    """Why the file ``path`` cannot be written (None when it can): it is a
+    directory, a file stands where a parent directory should, or the nearest
+    existing parent takes no new file (read-only, no permission). Missing
+    parents are fine: the atomic writer creates them."""
+    from pytest_chunkeval.util.files import directory_writable
+
+    if path.is_dir():
+        return "is a directory"
+    parent = path.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"cannot be written ({parent} is a file, not a directory)"
+    if not directory_writable(parent):
+        return f"cannot be written (no file can be created in {parent})"
+    return None
 
 
 def project(args: argparse.Namespace) -> Project:

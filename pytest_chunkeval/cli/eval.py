@@ -11,11 +11,11 @@ from pytest_chunkeval.cli.common import (
     CACHE_SETTING,
     add_command,
     add_data_options,
+    check_outputs,
     load_data,
     settings,
 )
 from pytest_chunkeval.config.options import add_options
-from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.util.collector import collector_paused
 
 DEFAULT_CHUNKER = "recursive:200:0"
@@ -104,8 +104,13 @@ def run_eval(args: argparse.Namespace) -> int:
     )
 
     config = settings(args, ["k", "budget", "store"])
-    if args.json is not None and args.json.is_dir():
-        raise ConfigError(f"--json {args.json} is a directory: give a file to write")
+    check_outputs(
+        {
+            "--json": args.json,
+            "--trec-run": args.chunkeval_trec_run,
+            "--qrels": args.chunkeval_qrels,
+        }
+    )
     corpus, queries = load_data(args, config)
 
     from pytest_chunkeval.engine.cache_dir import open_cache

@@ -7,7 +7,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pytest_chunkeval.cli.common import CACHE_SETTING, add_command, settings
+from pytest_chunkeval.cli.common import (
+    CACHE_SETTING,
+    add_command,
+    check_outputs,
+    settings,
+)
 from pytest_chunkeval.config.option import argparse_type
 from pytest_chunkeval.config.options import add_options
 from pytest_chunkeval.errors import ConfigError
@@ -101,6 +106,8 @@ def run_filter(args: argparse.Namespace) -> int:
         out = source.with_name(f"{source.stem}.filtered{suffix}")
     if out.suffix.lower() not in (".jsonl", ".json"):
         raise ConfigError(f"--out {out}: use a .jsonl or .json file name")
+    if not args.dry_run:
+        check_outputs({"--out": out})
     if args.corpus:
         queries = QuerySet.load(source, Corpus.from_paths(args.corpus))
     elif source.suffix.lower() == ".csv":

@@ -8,7 +8,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pytest_chunkeval.cli.common import CACHE_SETTING, EXIT_FAILED, add_command
+from pytest_chunkeval.cli.common import (
+    CACHE_SETTING,
+    EXIT_FAILED,
+    add_command,
+    check_outputs,
+)
 from pytest_chunkeval.cli.filter import run_filters
 from pytest_chunkeval.cli.generate_options import add_generate_options
 from pytest_chunkeval.errors import ConfigError, UnavailableError
@@ -52,6 +57,9 @@ def run_generate(args: argparse.Namespace) -> int:
     )
     if not args.no_filter and filtered_out.resolve() == out.resolve():
         raise ConfigError("--filtered-out must differ from --out (the raw log)")
+    if not args.dry_run:
+        filtering = {} if args.no_filter else {"--filtered-out": filtered_out}
+        check_outputs({"--out": out, **filtering})
     corpus = Corpus.from_paths(args.corpus)
     if args.dry_run:
         _say(dry_run_plan(corpus, settings, price=args.price_per_1k))

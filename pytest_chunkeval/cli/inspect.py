@@ -11,6 +11,7 @@ from pytest_chunkeval.cli.common import (
     CACHE_SETTING,
     add_command,
     add_data_options,
+    check_outputs,
     load_data,
     non_negative_int,
     settings,
@@ -86,6 +87,7 @@ def run_inspect(args: argparse.Namespace) -> int:
     from pytest_chunkeval.util.files import atomic_write_text
 
     config = settings(args, ["k"])
+    check_outputs({"--json": args.json, "--html": args.html})
     corpus, queries = load_data(args, config)
     ks = args.chunkeval_k or []
     inspection = inspect_queries(

@@ -25,6 +25,7 @@ from pytest_chunkeval.cli.common import (
     add_command,
     add_data_options,
     add_price_option,
+    check_outputs,
     load_data,
     non_negative_int,
     settings,
@@ -144,6 +145,7 @@ def run_judge(args: argparse.Namespace) -> int:
     if out.exists() and not args.overwrite and not args.dry_run:
         raise ConfigError(f"{out} exists; pass --overwrite to replace it")
     config = settings(args)
+    check_outputs({} if args.dry_run else {"--out": out})
     corpus, queries = load_data(args, config)
     cache = open_cache(config.cache_dir, CACHE_SETTING)
     judging = Judging(
@@ -211,6 +213,7 @@ def run_calibration(args: argparse.Namespace) -> int:
     if given:  # name only the flags the user gave
         raise ConfigError(f"--calibrate writes no query set: drop {given}")
     config = settings(args)
+    check_outputs({"--json": args.json})
     corpus, queries = load_data(args, config)
     cache = open_cache(config.cache_dir, CACHE_SETTING)
     judging = Judging(

@@ -14,6 +14,7 @@ from pytest_chunkeval.cli.common import (
     add_command,
     add_data_options,
     add_price_option,
+    check_outputs,
     load_data,
     positive_int,
     settings,
@@ -99,6 +100,7 @@ def run_relationships(args: argparse.Namespace) -> int:
     from pytest_chunkeval.util.json_text import outline_json
 
     config = settings(args)
+    check_outputs({"--json": args.json})
     corpus, queries = load_data(args, config)
     embedder = config.embedder or DEFAULT_EMBEDDER
     store = config.store or DEFAULT_STORE

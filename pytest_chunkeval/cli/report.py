@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_chunkeval.cli.common import add_command
+from pytest_chunkeval.cli.common import add_command, check_outputs
 from pytest_chunkeval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
@@ -86,6 +86,7 @@ def run_report(args: argparse.Namespace) -> int:
 
     if args.html is None and args.md is None:
         raise ConfigError("nothing to write: give --html OUT and/or --md OUT")
+    check_outputs({"--html": args.html, "--md": args.md})
     records = read_history(args.history)
     entries = read_json_report(args.results) if args.results else []
     if not records and not entries:
