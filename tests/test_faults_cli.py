@@ -239,3 +239,20 @@ def test_cache_info_on_a_file_is_one_line(project: Path, capsys: Any) -> None:
     assert capsys.readouterr().err == (
         f"chunkeval cache: error: the cache directory {project / 'a.md'} is a file\n"
     )
+
+
+def test_a_query_whose_document_is_not_in_the_file_given_names_that_file(
+    project: Path, capsys: Any
+) -> None:
+    # one file as the corpus: its name is its folder's, the message the file's
+    args = eval_args(project)
+    args[args.index("--corpus") + 2 : args.index("--queries")] = []
+    assert main(args) == 2
+    given = project / "a.md"
+    err = capsys.readouterr().err
+    assert f"cannot be placed in corpus {given}:" in err
+    assert (
+        f"query 'q2' ('What does the Moon have?'): document 'b.md' is not in the "
+        f"corpus {given} (by id, file name or stem); documents: 'a.md'" in err
+    )
+    assert f"corpus {project.name!r}" not in err

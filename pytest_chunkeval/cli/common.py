@@ -184,7 +184,9 @@ def load_data(args: argparse.Namespace, config: Settings) -> tuple[Any, Any]:
         raise ConfigError(
             "give --benchmark NAME, --corpus PATH... --queries FILE, or --beir DIR"
         )
-    corpus = Corpus.from_paths(list(config.corpus))
+    given = getattr(args, "chunkeval_corpus", None)  # as typed, for messages
+    source = " ".join(str(p) for p in given) if given else None
+    corpus = Corpus.from_paths(list(config.corpus), source=source)
     return corpus, QuerySet.load(config.queries, corpus)
 
 

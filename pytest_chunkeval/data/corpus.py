@@ -65,9 +65,26 @@ class Document:
 class Corpus:
     """An ordered, immutable collection of documents with unique ids."""
 
-    __slots__ = ("_by_id", "_doc_hashes", "_documents", "_hash", "_keys", "_name")
+    __slots__ = (
+        "_by_id",
+        "_doc_hashes",
+        "_documents",
+        "_hash",
+        "_keys",
+        "_name",
+        "_source",
+    )
 
-    def __init__(self, documents: Iterable[Document], *, name: str = "corpus") -> None:
+    def __init__(
+        self,
+        documents: Iterable[Document],
+        *,
+        name: str = "corpus",
+        source: str | None = None,
+    ) -> None:
+        """``source``: the paths as the user gave them (``docs/rentals.md``), which
+        errors name instead of ``name`` (``docs``, the directory the ids hang
+        from); not part of the corpus's identity."""
         docs = tuple(documents)
         by_id: dict[str, Document] = {}
         for doc in docs:
@@ -82,6 +99,7 @@ class Corpus:
                 raise CorpusError(f"corpus {name!r}: duplicate document id {doc.id!r}")
             by_id[doc.id] = doc
         self._name = name
+        self._source = source
         self._documents = docs
         self._by_id = by_id
         self._hash: str | None = None
@@ -91,6 +109,12 @@ class Corpus:
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def label(self) -> str:
+        """How messages name the corpus: the paths the user gave when known
+        (``corpus docs/rentals.md``), else its name (``corpus 'docs'``)."""
+        return f"corpus {self._source}" if self._source else f"corpus {self._name!r}"
 
     @property
     def documents(self) -> tuple[Document, ...]:
@@ -114,7 +138,10 @@ class Corpus:
             return self._by_id[doc_id]
         except KeyError:
             raise UnknownDocument(
-                f"corpus {self._name!r} has no document {doc_id!r}; "
+                f"document {doc_id!r} is not in the {self.label}; "
+                f"documents: {_listing(self.ids)}"
+                if self._source
+                else f"corpus {self._name!r} has no document {doc_id!r}; "
                 f"documents: {_listing(self.ids)}"
             ) from None
 
@@ -180,12 +207,16 @@ class Corpus:
             return matches[0]
         if matches:
             raise CorpusError(
-                f"corpus {self._name!r}: {name!r} is ambiguous, it may name any of "
+                f"{self.label}: {name!r} is ambiguous, it may name any of "
                 f"{_listing(matches)}; use the full document id"
             )
+        missing = (
+            f"document {name!r} is not in the {self.label}"
+            if self._source
+            else f"corpus {self._name!r} has no document {name!r}"
+        )
         raise UnknownDocument(
-            f"corpus {self._name!r} has no document {name!r} (by id, file name or "
-            f"stem); documents: {_listing(self.ids)}"
+            f"{missing} (by id, file name or stem); documents: {_listing(self.ids)}"
         )
 
     def _name_keys(self) -> dict[str, list[str]]:
@@ -214,6 +245,7 @@ class Corpus:
         root: str | os.PathLike[str] | None = None,
         name: str | None = None,
         suffixes: Collection[str] | None = None,
+        source: str | None = None,
     ) -> Corpus:
         """Read files, directories and glob patterns into a corpus sorted by id.
 
@@ -231,7 +263,8 @@ class Corpus:
         do not depend on where the corpus lives on a machine. A file is listed once
         however many arguments or symlinks reach it (under its shortest id). An
         argument that yields no file, a file that is not UTF-8 text, or a file
-        outside ``root`` is a :class:`CorpusError`.
+        outside ``root`` is a :class:`CorpusError`. ``source``: the paths as the
+        user wrote them, which errors name (the corpus's ``name`` is the root's).
         """
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
@@ -272,7 +305,7 @@ class Corpus:
             for _, doc_id, absolute in chosen.values()
         ]
         docs.sort(key=lambda d: d.id)
-        return cls(docs, name=name or os.path.basename(base) or "corpus")
+        return cls(docs, name=name or os.path.basename(base) or "corpus", source=source)
 
 
 def read_text(path: str | os.PathLike[str]) -> str:

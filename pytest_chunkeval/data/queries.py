@@ -308,7 +308,7 @@ class QuerySet:
         more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
         return QuerySetError(
             f"{self._where()}: {len(problems)} excerpt(s) cannot be placed in "
-            f"corpus {corpus.name!r}:\n  {shown}{more}"
+            f"{corpus.label}:\n  {shown}{more}"
         )
 
 
