@@ -16,6 +16,7 @@ from test_faults_cli import _eval_args, project  # noqa: F401  (fixture)
 from pytest_chunkeval.cli.main import main
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.reporting.md_table import md_table
+from pytest_chunkeval.reporting.rows import ResultRow
 from pytest_chunkeval.util import progress
 from pytest_chunkeval.util.progress import progress_phase
 
@@ -141,6 +142,34 @@ def test_a_retrievers_baseline_records_results_per_question(
     assert chunks["results_per_question"] == 3.0
     assert "count" not in chunks  # 6 questions x 3 results is no chunk count
     run(pytester).assert_outcomes(passed=1)
+
+
+def test_a_retrievers_history_records_results_per_question_and_old_lines_read(
+    pytester: pytest.Pytester, plugin_project: Path
+) -> None:
+    pytester.makepyfile(test_retriever_rows=RETRIEVER_TEST)
+    history = plugin_project / "history.jsonl"
+    args = ("--chunkeval-update", f"--chunkeval-history={history}")
+    run(pytester, *args).assert_outcomes(passed=1)
+    (line,) = history.read_text(encoding="utf-8").splitlines()
+    record = json.loads(line)
+    assert record["chunks"]["results_per_question"] == 3.0
+    assert "count" not in record["chunks"]  # 6 questions x 3 results
+    assert "results_per_query" not in record["chunks"]
+    # a line written before: the count and the in-memory name
+    old = {**record, "run": "old", "timestamp": "2025-01-01T00:00:00+00:00"}
+    old["chunks"] = {
+        "count": 18.0,
+        "mean_units": record["chunks"]["mean_units"],
+        "results_per_query": 3.0,
+    }
+    history.write_text(json.dumps(old) + "\n" + line + "\n", encoding="utf-8")
+    html, md = plugin_project / "report.html", plugin_project / "report.md"
+    assert main(["report", str(history), "--html", str(html), "--md", str(md)]) == 0
+    assert "2 records from 2 run(s)" in md.read_text(encoding="utf-8")
+    for kept in map(json.loads, history.read_text(encoding="utf-8").splitlines()):
+        row = ResultRow.from_record(kept)
+        assert (row.k, row.note) == ("all (3.0)", "3.0 results/query")
 
 
 @pytest.mark.parametrize(

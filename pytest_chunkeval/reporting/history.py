@@ -12,6 +12,11 @@ Each record (``chunkeval_history`` schema 1)::
      "groups": {"chatlogs.md": {"recall": 0.79, …}, …},
      "chunks": {"count": 2386, "mean_units": 137.35}}
 
+A whole retriever's record (``score()``) holds ``"results_per_question"`` (its mean
+results per question) instead of ``"count"``, which would be results x questions,
+as its baseline does (docs/baselines.md); lines written before hold both
+``"count"`` and ``"results_per_query"``, and still read (:func:`record_chunks`).
+
 Appending is safe when several processes (xdist workers, parallel CI jobs) append
 at once: the file is opened with ``O_APPEND`` and each call writes its whole block
 of lines with one ``os.write`` under an exclusive ``flock`` where available, so lines
@@ -209,10 +214,27 @@ def history_record(
             g: {m: _round(s.mean) for m, s in stats.items()}
             for g, stats in result.groups.items()
         },
-        "chunks": {
-            k: _round(float(v)) for k, v in result.chunks.items() if k != "mean_chars"
-        },
+        "chunks": _chunk_record(result.chunks),
     }
+
+
+def _chunk_record(chunks: Mapping[str, float]) -> dict[str, float | None]:
+    """A result's chunk stats as a record keeps them (module docstring)."""
+    out = {k: _round(float(v)) for k, v in chunks.items() if k != "mean_chars"}
+    per_question = out.pop("results_per_query", None)
+    if per_question is not None:  # a whole retriever: no chunk count
+        out.pop("count", None)
+        out["results_per_question"] = per_question
+    return out
+
+
+def record_chunks(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's chunk stats under the names results use (``results_per_query``
+    for a retriever's ``results_per_question``), old lines and new alike."""
+    chunks = dict(record.get("chunks") or {})
+    if "results_per_question" in chunks:
+        chunks["results_per_query"] = chunks.pop("results_per_question")
+    return chunks
 
 
 def append_lines(path: str | os.PathLike[str], text: str) -> None:

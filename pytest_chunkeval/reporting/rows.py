@@ -20,7 +20,7 @@ from pytest_chunkeval.engine.labels import chunker_text, k_text, measured_text
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.gate.verdicts import severity
 from pytest_chunkeval.reporting.explorer import explorer_piece
-from pytest_chunkeval.reporting.history import commit_key
+from pytest_chunkeval.reporting.history import commit_key, record_chunks
 
 if TYPE_CHECKING:
     from pytest_chunkeval.gate.changes import BaselineChanges
@@ -222,24 +222,24 @@ class ResultRow:
     def from_record(cls, record: Mapping[str, Any]) -> ResultRow:
         config = record.get("config") or {}
         metrics = record.get("metrics") or {}
+        chunks = record_chunks(record)
         return cls(
             label=series_label(
                 str(record.get("configuration") or record.get("label", "?")), config
             ),
             chunker=chunker_text(
-                str(config.get("chunker", record.get("label", "?"))),
-                record.get("chunks") or {},
+                str(config.get("chunker", record.get("label", "?"))), chunks
             ),
-            k=k_text(config, record.get("chunks") or {}),
+            k=k_text(config, chunks),
             unit=str(config.get("unit", "")),
             tests=(str(record["test"]),) if record.get("test") else (),
             means={m: present(v.get("mean")) for m, v in metrics.items()},
             stds={m: present(v.get("std")) for m, v in metrics.items()},
             groups=record.get("groups") or {},
-            chunk_size=present((record.get("chunks") or {}).get("mean_units")),
+            chunk_size=present(chunks.get("mean_units")),
             n=int(record.get("n") or 0),
             extra={"commit": commit_key(record)},
-            note=measured_text(record.get("chunks") or {}),
+            note=measured_text(chunks),
         )
 
 
