@@ -40,8 +40,10 @@ def test_the_label_names_the_failed_tests_first() -> None:
     assert label_tests(tests[:1], []) == "t::whole"
     assert label_tests([], []) == "-"
     assert label_tests(tests, ["t::whole", "t::q[1]"], listed=1) == (
-        "t::whole (+3: 1 failed)"
+        "t::whole (+3 more, 1 of them failed)"
     )
+    # the count is of the others: every one of them failed too
+    assert label_tests(tests, tests, listed=1) == "t::whole (+3 more, all failed)"
     assert label_tests(tests, ["t::whole", "t::q[1]"]) == "t::whole, t::q[1] (+2)"
 
 

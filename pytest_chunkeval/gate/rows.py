@@ -233,15 +233,21 @@ def label_tests(
     nodeids: Sequence[str], failed: Collection[str] = (), *, listed: int = 3
 ) -> str:
     """A row's tests in one cell: the failed ones named first (up to
-    ``listed``), ``(+N)`` for the others, and how many of those failed too:
-    ``t.py::test_whole (+7: 4 failed)``; ``-`` for none. ``nodeids`` as
-    :func:`ordered_tests` gives them."""
+    ``listed``), ``(+N)`` for the others, and how many of those others failed
+    too: ``t.py::test_whole (+7 more, 4 of them failed)``, ``(+24 more, all
+    failed)``; ``-`` for none. ``nodeids`` as :func:`ordered_tests` gives them."""
     if not nodeids:
         return "-"
     named = [n for n in nodeids if n in failed][:listed] or [nodeids[0]]
     rest = len(nodeids) - len(named)
     more = sum(1 for n in nodeids if n in failed and n not in named)
-    suffix = f" (+{rest}: {more} failed)" if more else f" (+{rest})" if rest else ""
+    if not rest:
+        suffix = ""
+    elif not more:
+        suffix = f" (+{rest})"
+    else:  # "of them": the count is of the others, not of all the row's tests
+        failed_too = "all failed" if more == rest else f"{more} of them failed"
+        suffix = f" (+{rest} more, {failed_too})"
     return ", ".join(named) + suffix
 
 

@@ -46,7 +46,7 @@ def _mean(result: Mapping[str, Any], metric: str) -> Any:
 
 def _test_cell(row: SummaryRow, verdict: RowVerdict | None = None) -> str:
     """The row's first failed test (else its first), shortened, and how many
-    others: ``t.py::test_whole (+7: 4 failed)`` (gate/rows.py)."""
+    others: ``t.py::test_whole (+7 more, 4 of them failed)`` (gate/rows.py)."""
     if not row.nodeids:
         return "?"
     failed = verdict.failed if verdict is not None else ()
