@@ -116,6 +116,14 @@ SHADOWS = {"answers": "chunkings"}
 """A kind read only when another is missing: the LLM chunker's answers are asked
 for only when its chunking is not cached."""
 
+
+def shadows(kind: str) -> list[str]:
+    """The kinds removed so that ``kind`` is read at all: every kind but the
+    evaluation results is read only when the result is not cached."""
+    found = [SHADOWS[kind]] if kind in SHADOWS else []
+    return found if kind == "results" else [*found, "results"]
+
+
 FAULTS: dict[str, Callable[[bytes, bytes], bytes]] = {
     "truncated": truncated,
     "bits flipped": bits_flipped,
@@ -159,8 +167,9 @@ def test_a_corrupt_cache_file_changes_no_result(
     shutil.copytree(cache_dir, damaged_dir)
     found = files_of(damaged_dir)
     donor = next(f for k, files in found.items() if k != kind for f in files)
-    for path in found.get(SHADOWS.get(kind, ""), []):
-        path.unlink()  # so that the damaged kind is read at all
+    for shadow in shadows(kind):
+        for path in found[shadow]:
+            path.unlink()  # so that the damaged kind is read at all
     for path in found[kind]:
         path.write_bytes(FAULTS[fault](path.read_bytes(), donor.read_bytes()))
     with warnings.catch_warnings(record=True) as caught:
@@ -186,7 +195,10 @@ def test_a_same_size_edit_of_search_results_is_caught(
     cache_dir, expected = clean
     damaged_dir = tmp_path / "cache"
     shutil.copytree(cache_dir, damaged_dir)
-    for path in files_of(damaged_dir)["search"]:
+    found = files_of(damaged_dir)
+    for path in found["results"]:
+        path.unlink()  # so that the searches are read at all
+    for path in found["search"]:
         data = bytearray(path.read_bytes())
         ids = np.frombuffer(bytes(data[48:]), dtype="<i8")[::-1].copy()
         data[48:] = ids.tobytes()  # other valid row ids, same size

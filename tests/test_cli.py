@@ -52,9 +52,13 @@ def test_eval_prints_one_row_per_chunker_and_k(project, capsys):
 
 def test_second_run_hits_the_cache(project, capsys):
     run(project, "--chunker", "recursive:10:0")
-    capsys.readouterr()
+    assert "0 hits" in capsys.readouterr().out
+    run(project, "--chunker", "recursive:10:0", "--k", "3")
+    assert "0 misses" in capsys.readouterr().out  # another k: vectors reused
     run(project, "--chunker", "recursive:10:0")
-    assert "0 misses" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    # the result itself read back: nothing embedded, nothing even looked up
+    assert "(1 read back from the result cache); embedding cache: no lookups" in out
 
 
 def test_bad_chunker_spec_is_a_usage_error(project, capsys):
@@ -85,8 +89,10 @@ def test_cache_info_and_clear(project, capsys):
     # one exact search, past k for the noise evidence (engine/evidence.py): the
     # scored ranks are its prefix
     assert "stored search results: 1" in out
+    assert "evaluation results: 1 evaluations" in out
     assert main(["cache", "clear", "--cache-dir", str(project / "cache")]) == 0
-    assert "and 1 stored search results" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "1 stored search results, 1 stored evaluation results" in out
     main(["cache", "info", "--cache-dir", str(project / "cache")])
     assert "(empty)" in capsys.readouterr().out
 

@@ -86,7 +86,10 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 
 def run(cache_dir: Path, chunker: Any = "recursive:20:0", docs: Any = None) -> Any:
     """A fresh process's evaluation (nothing remembered from earlier runs but the
-    cache directory), without its timings."""
+    cache directory), without its timings. The stored evaluation results are
+    removed first: they would spare the run every step these tests count
+    (engine/result_cache.py; tests/test_result_cache.py covers them)."""
+    shutil.rmtree(cache_dir / "results", ignore_errors=True)
     forget_loaded()
     corpus = Corpus.from_mapping(docs or DOCS, name="tiny")
     result = evaluate(

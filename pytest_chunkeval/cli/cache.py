@@ -1,5 +1,6 @@
 """``chunkeval cache info`` and ``chunkeval cache clear``: the evaluation cache
-(vectors, search results, token bounds, chunkings, LLM answers)."""
+(vectors, search results, token bounds, chunkings, evaluation results, LLM
+answers)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ def register(subparsers: Any) -> None:
     p = add_command(
         subparsers,
         "cache",
-        help="show or clear the caches (vectors, searches, tokens, chunkings, LLM "
-        "answers)",
+        help="show or clear the caches (vectors, searches, tokens, chunkings, "
+        "results, LLM answers)",
         description="The cache holds one vector per text and embedder, the stored "
         "search results that depend on them, each document's token bounds (per "
-        "tokenizer) and chunks (per chunker), and the answers of every LLM role; "
+        "tokenizer) and chunks (per chunker), whole evaluation results, and the "
+        "answers of every LLM role; "
         "by default under <rootdir>/.chunkeval/cache, shared with the project's "
         "pytest runs.",
         examples="""
@@ -35,12 +37,13 @@ def register(subparsers: Any) -> None:
     info = add_command(
         actions,
         "info",
-        help="list the cached embedders, search results, token bounds, chunkings "
-        "and LLM answers",
+        help="list the cached embedders, search results, token bounds, chunkings, "
+        "evaluation results and LLM answers",
         description="List each cached embedder identity with its number of "
         "vectors, dimension, size on disk and corrupt files set aside; the "
         "number of stored search results; the documents whose token bounds and "
-        "chunkings are stored; and the cached LLM answers per role and model.",
+        "chunkings are stored; the stored evaluation results; and the cached LLM "
+        "answers per role and model.",
         examples="""
         chunkeval cache info
         CHUNKEVAL_CACHE_DIR=/tmp/chunkeval-cache chunkeval cache info
@@ -53,9 +56,9 @@ def register(subparsers: Any) -> None:
         "clear",
         help="delete cached vectors (all, or one embedder's) or LLM answers",
         description="Delete the cached vectors of every embedder, or of one "
-        "(--identity), and every stored search result (they depend on the "
-        "vectors); without --identity, the stored token bounds and chunkings "
-        "too. With --role: delete the cached answers of one LLM role instead "
+        "(--identity), and every stored search and evaluation result (they "
+        "depend on the vectors); without --identity, the stored token bounds and "
+        "chunkings too. With --role: delete the cached answers of one LLM role instead "
         "(of one model or callable with --identity).",
         examples="""
         chunkeval cache clear
@@ -86,6 +89,7 @@ def run_clear(args: argparse.Namespace) -> int:
     """Run ``chunkeval cache clear``."""
     from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.engine.chunking_cache import chunking_store
+    from pytest_chunkeval.engine.result_cache import result_store
     from pytest_chunkeval.engine.search_cache import SearchCache
     from pytest_chunkeval.engine.token_cache import token_store
     from pytest_chunkeval.llm.answers import AnswerCache
@@ -107,6 +111,7 @@ def run_clear(args: argparse.Namespace) -> int:
         removed = cache.clear(args.identity)
         # retrieval results depend on the vectors: they go with them
         dropped = SearchCache(cache.directory).clear()
+        results = result_store(cache.directory).clear()
         if args.identity is None:  # everything: the documents' tokens and chunks
             tokens = token_store(cache.directory).clear()
             chunkings = chunking_store(cache.directory).clear()
@@ -114,8 +119,8 @@ def run_clear(args: argparse.Namespace) -> int:
     except OSError as exc:  # a read-only mount, a file in the way
         raise file_error(exc, "cannot clear the cache in", cache.directory) from None
     print(
-        f"removed {removed} cache entries and {dropped} stored search results"
-        f"{documents} from {cache.directory}"
+        f"removed {removed} cache entries, {dropped} stored search results, "
+        f"{results} stored evaluation results{documents} from {cache.directory}"
     )
     return 0
 
@@ -174,17 +179,20 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def _print_documents(directory: Path) -> None:
-    """The stored token bounds and chunkings: documents, size, set aside."""
+    """The stored token bounds, chunkings (documents) and evaluation results:
+    entries, size, set aside."""
     from pytest_chunkeval.engine.chunking_cache import chunking_store
+    from pytest_chunkeval.engine.result_cache import result_store
     from pytest_chunkeval.engine.token_cache import token_store
 
-    for label, kind in (
-        ("token bounds", token_store(directory)),
-        ("chunkings", chunking_store(directory)),
+    for label, kind, unit in (
+        ("token bounds", token_store(directory), "documents"),
+        ("chunkings", chunking_store(directory), "documents"),
+        ("evaluation results", result_store(directory), "evaluations"),
     ):
         count, size, aside = kind.size()
         note = f", {aside} corrupt set aside" if aside else ""
-        print(f"  {label}: {count} documents, {size / 1e6:.1f} MB{note}")
+        print(f"  {label}: {count} {unit}, {size / 1e6:.1f} MB{note}")
 
 
 def _print_answers(answers: Any) -> None:

@@ -149,9 +149,11 @@ def run_eval(args: argparse.Namespace) -> int:
     if len(stores) > 1 or config.rerank or any(r.stages for r in results):
         for line in _stage_lines(results):
             print(line)
+    reused = sum("cached" in r.timings for r in results)  # engine/result_cache.py
     print(
-        f"{len(results)} evaluation(s) in {time.perf_counter() - started:.1f} s; "
-        f"{cache.stats}"
+        f"{len(results)} evaluation(s) in {time.perf_counter() - started:.1f} s"
+        + (f" ({reused} read back from the result cache)" if reused else "")
+        + f"; {cache.stats}"
     )
     if args.chunkeval_trec_run or args.chunkeval_qrels:
         from pytest_chunkeval.reporting.trec import trec_piece, write_trec

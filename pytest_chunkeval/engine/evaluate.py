@@ -41,6 +41,12 @@ from pytest_chunkeval.engine.chunking import (
 )
 from pytest_chunkeval.engine.evidence import approximate, noise_evidence, search
 from pytest_chunkeval.engine.records import build_result
+from pytest_chunkeval.engine.result_cache import (
+    read_result,
+    result_key,
+    result_store,
+    store_result,
+)
 from pytest_chunkeval.engine.results import EvalResult, StageResult
 from pytest_chunkeval.engine.retrieve import RetrievalInputs
 from pytest_chunkeval.engine.retrieve import timed as _timed
@@ -100,13 +106,6 @@ def evaluate(
         setup, chunker, corpus, queries, embedder, store, unit, tokenizer, cache, copies
     )
     reranker = get_reranker(rerank) if rerank is not None else None
-    timings = dict.fromkeys(("chunk", "embed", "index", "search", "score"), 0.0)
-    with _timed(timings, "chunk"):
-        chunking = setup.chunking(chunking)
-    inputs = _inputs(setup, chunking, timings, progress)
-    with _timed(timings, "score"):
-        ranks = _depths(setup, chunking, k, budget)
-    scored = _retrieve(setup, chunking, inputs, ranks, budget, reranker, timings)
     config = setup.config(
         setup.chunker.name if setup.chunker is not None else "",
         k=k,
@@ -117,7 +116,27 @@ def evaluate(
             else {}
         ),
     )
-    return _assemble(setup, chunking, scored, config, timings, label, judge, budget)
+    # a judged evaluation is never cached (docs/performance.md, "The result cache")
+    key = None
+    if judge is None:
+        key = result_key(
+            setup, config, label=label, chunking=chunking, reranker=reranker
+        )
+    stored = result_store(setup.cache.directory, read_only=setup.cache.read_only)
+    found = read_result(stored, key, setup, config) if key is not None else None
+    if found is not None:
+        return found
+    timings = dict.fromkeys(("chunk", "embed", "index", "search", "score"), 0.0)
+    with _timed(timings, "chunk"):
+        chunking = setup.chunking(chunking)
+    inputs = _inputs(setup, chunking, timings, progress)
+    with _timed(timings, "score"):
+        ranks = _depths(setup, chunking, k, budget)
+    scored = _retrieve(setup, chunking, inputs, ranks, budget, reranker, timings)
+    result = _assemble(setup, chunking, scored, config, timings, label, judge, budget)
+    if key is not None and chunking.fallback_share is None:
+        store_result(stored, key, result)
+    return result
 
 
 def _assemble(

@@ -8,7 +8,8 @@ Schema (``to_json``; version ``RESULT_SCHEMA``)::
      "metrics": {metric: {"mean", "std", "n"}},          # over all queries
      "groups": {doc_id: {metric: {"mean", "std", "n"}}},  # per source doc
      "chunks": {"count", "mean_units", "mean_chars"},
-     "timings": {phase: seconds},       # chunk, embed, index, search, score
+     "timings": {phase: seconds},       # chunk, embed, index, search, score;
+                                        # {"cached": seconds}: read back whole
      "queries": [{"id", "question", "doc_id",
                   "excerpts": [[doc_id, start, end], ...],     # as stored
                   "chosen": [[doc_id, start, end], ...],  # scored, if it differs

@@ -68,7 +68,10 @@ def _chunk_cell(result: Mapping[str, Any]) -> str:
 
 
 def _time_cell(result: Mapping[str, Any]) -> str:
-    return f"{sum(float(t) for t in result.get('timings', {}).values()):.2f}s"
+    timings = result.get("timings", {})
+    if "cached" in timings:  # read back from the result cache (engine/result_cache.py)
+        return "cached"
+    return f"{sum(float(t) for t in timings.values()):.2f}s"
 
 
 def _table(

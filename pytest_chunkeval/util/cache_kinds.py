@@ -61,6 +61,13 @@ CACHE_KINDS: tuple[CacheKind, ...] = (
         "SHA-256 of the key (chunker, document) and the spans; spans in the text",
     ),
     CacheKind(
+        "results",
+        "results/*/*.res",
+        "pytest_chunkeval.engine.result_cache",
+        "SHA-256 of the key (code, configuration, data, components) and the "
+        "result; configuration and questions compared",
+    ),
+    CacheKind(
         "answers",
         "answers/*/*/*/*.json",
         "pytest_chunkeval.llm.answers",
