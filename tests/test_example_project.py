@@ -14,6 +14,13 @@ import pytest
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
 
+def _baselines() -> dict[str, bytes]:
+    return {
+        p.relative_to(EXAMPLE).as_posix(): p.read_bytes()
+        for p in sorted((EXAMPLE / "tests" / "__chunkeval__").rglob("*.json"))
+    }
+
+
 @pytest.mark.slow
 def test_example_project_suite_passes(tmp_path):
     pytest.importorskip("sentence_transformers")
@@ -21,26 +28,32 @@ def test_example_project_suite_passes(tmp_path):
     env = {**os.environ, "CHUNKEVAL_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("GITHUB_STEP_SUMMARY", None)
     report = tmp_path / "report.html"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "--chunkeval-html",
-            str(report),
-        ],
-        cwd=EXAMPLE,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "baselines:" in proc.stdout
-    assert " passed" in proc.stdout
-    assert report.stat().st_size > 10_000
+    committed = _baselines()
+    assert committed
+    for run in ("cold", "warm"):
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                f"--chunkeval-html={report}",
+            ],
+            cwd=EXAMPLE,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+        assert "baselines:" in proc.stdout
+        assert " passed" in proc.stdout
+        assert report.stat().st_size > 10_000
+        # warm: results read back from the result cache (engine/result_cache.py),
+        # compared with the same committed baselines
+        assert (" cached" in proc.stdout) == (run == "warm"), proc.stdout[-4000:]
+    assert _baselines() == committed
 
 
 PARAGRAPH = (

@@ -301,3 +301,25 @@ def test_the_summary_says_a_read_result_is_cached(tmp_path: Path) -> None:
     assert cold_line.rstrip().endswith("s")
     assert "cached" not in cold_line
     assert warm_line.rstrip().endswith("cached")
+
+
+def test_a_configuration_json_reads_back_otherwise_is_still_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a tuple in the configuration is a list in JSON: the entry is still this
+    # evaluation's (compared as JSON reads it back), never set aside for it
+    from pytest_chunkeval.engine.setup import EvaluationSetup
+
+    config = EvaluationSetup.config
+
+    def with_tuple(self: EvaluationSetup, name: str, **fields: Any) -> Any:
+        return {**config(self, name, **fields), "extra": (1, 2)}
+
+    monkeypatch.setattr(EvaluationSetup, "config", with_tuple)
+    cold = run(tmp_path / "cache")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warm = run(tmp_path / "cache")
+    assert set(warm.timings) == {CACHED}
+    assert warm.config["extra"] == [1, 2]
+    assert cold.config["extra"] == (1, 2)

@@ -157,7 +157,9 @@ def encode(result: EvalResult) -> bytes:
 def _decoder(
     setup: EvaluationSetup, config: dict[str, Any]
 ) -> functools.partial[EvalResult]:
-    return functools.partial(_decode, queries=setup.queries, config=config)
+    # the configuration as its JSON reads back (a tuple is a list there)
+    recorded = json.loads(json.dumps(config, default=repr))
+    return functools.partial(_decode, queries=setup.queries, config=recorded)
 
 
 def _decode(
@@ -214,4 +216,8 @@ def store_result(store: VerifiedStore, key: str, result: EvalResult) -> None:
     """Store a computed result under ``key`` (nothing in a read-only cache)."""
     if store.read_only:
         return
-    store.put(key, encode(result))
+    try:
+        payload = encode(result)
+    except (TypeError, ValueError):  # a value JSON cannot hold: not cached
+        return
+    store.put(key, payload)
