@@ -489,3 +489,24 @@ def test_minilm_cached_run_in_a_fresh_process_loads_nothing(
     import io
 
     np.testing.assert_array_equal(np.load(io.BytesIO(done.stdout)), expected)
+
+
+def test_a_registration_replaces_what_a_spec_built_before() -> None:
+    """get_embedder keeps one instance per spec (a model loads once); replacing
+    a factory, or putting the old registrations back, must not hand out what
+    the other factory built (a docs-block stand-in once leaked into later tests
+    this way)."""
+    from pytest_chunkeval.config.registry import UnknownSpec
+    from pytest_chunkeval.embedders.hashing import HashingEmbedder
+
+    first, second = HashingEmbedder(dim=8), HashingEmbedder(dim=16)
+    restore = EMBEDDERS.snapshot()
+    try:
+        EMBEDDERS.register("stand-in", lambda rest: first)
+        assert get_embedder("stand-in") is first
+        EMBEDDERS.register("stand-in", lambda rest: second)
+        assert get_embedder("stand-in") is second
+    finally:
+        restore()
+    with pytest.raises(UnknownSpec):
+        get_embedder("stand-in")

@@ -147,6 +147,17 @@ class Registry(Generic[T]):
         self._factories: dict[str, Factory[T]] = {}
         self._forms: dict[str, str] = {}
         self._signatures: dict[str, Signature] = {}
+        self._on_change: list[Callable[[], None]] = []
+
+    def on_change(self, forget: Callable[[], None]) -> None:
+        """Call ``forget`` whenever a registration changes what a spec builds: a
+        memo of built objects by spec (one model loaded once) must not hand out
+        what an earlier factory built."""
+        self._on_change.append(forget)
+
+    def _changed(self) -> None:
+        for forget in self._on_change:
+            forget()
 
     def register(
         self,
@@ -164,6 +175,7 @@ class Registry(Generic[T]):
         listed in error messages. A later registration of a name replaces it.
         """
         Spec(name)  # the name must fit the grammar
+        replaced = name in self._factories
         self._factories[name] = factory
         if signature is None:
             self._signatures.pop(name, None)
@@ -172,6 +184,8 @@ class Registry(Generic[T]):
         self._forms[name] = form or (
             signature.form(name) if signature is not None else name
         )
+        if replaced:  # a new name has built nothing yet
+            self._changed()
 
     def snapshot(self) -> Callable[[], None]:
         """A function that puts back what is registered now (a pytest session's
@@ -180,8 +194,11 @@ class Registry(Generic[T]):
         signatures = dict(self._signatures)
 
         def restore() -> None:
+            changed = self._factories != factories
             self._factories, self._forms = dict(factories), dict(forms)
             self._signatures = dict(signatures)
+            if changed:
+                self._changed()
 
         return restore
 

@@ -140,6 +140,9 @@ def _embedder_from_spec(spec: str) -> Embedder:
     return EMBEDDERS.create(spec)
 
 
+EMBEDDERS.on_change(_embedder_from_spec.cache_clear)
+
+
 def get_embedder(
     spec: str | Embedder | Callable[[list[str]], Any] | Any | None = None,
     *,

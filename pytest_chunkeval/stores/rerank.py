@@ -187,6 +187,9 @@ def _reranker_from_spec(spec: str) -> Reranker:
     return RERANKERS.create(spec)  # one instance per canonical spec: a model loads once
 
 
+RERANKERS.on_change(_reranker_from_spec.cache_clear)
+
+
 def get_reranker(spec: str | Reranker) -> Reranker:
     """The reranker a spec string names, or ``spec`` itself."""
     if isinstance(spec, str):

@@ -291,6 +291,9 @@ def _tokenizer_from_spec(label: str) -> Tokenizer:
     return TOKENIZERS.create(label)
 
 
+TOKENIZERS.on_change(_tokenizer_from_spec.cache_clear)
+
+
 def tokenizer_identity(tokenizer: Tokenizer) -> str | None:
     """What determines a tokenizer's tokens, as the caches key them: its
     ``identity`` (the built-in tokenizers have one: ``tiktoken:cl100k_base``,
