@@ -15,6 +15,19 @@ def chunkeval_cli() -> Callable[[list[str]], int]:
     return main
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _public_api_loaded() -> None:
+    """Every public name imported once, before any pytester in-process run
+    snapshots ``sys.modules``: a module first imported inside such a run is
+    dropped after it and imported again by the next, so one process would hold
+    two ``Statistic`` classes and ``isinstance`` fail (seen under ``-n 2`` in
+    test_docs_blocks, depending on the order of the tests)."""
+    import pytest_chunkeval
+
+    for name in pytest_chunkeval.__all__:
+        getattr(pytest_chunkeval, name)
+
+
 @pytest.fixture(autouse=True)
 def _output_as_outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     # pytest prints whole failure messages in its short summary when $CI or

@@ -368,18 +368,6 @@ def test_snippet_runs(
             raise
 
 
-@pytest.fixture(scope="module")
-def public_api_loaded() -> None:
-    """Every public name imported before pytester snapshots ``sys.modules``: a
-    module first imported inside an in-process run is dropped after it, and a
-    second run imports it again, so one process holds two ``Statistic``
-    classes and ``isinstance`` fails (seen under ``-n 2``, by test order)."""
-    import pytest_chunkeval
-
-    for name in pytest_chunkeval.__all__:
-        getattr(pytest_chunkeval, name)
-
-
 @pytest.mark.parametrize(
     "block", [_param(b) for b in BLOCKS if b.kind == "pytest"], ids=lambda b: b.id
 )
@@ -388,7 +376,6 @@ def test_test_file_runs(
     pytester: pytest.Pytester,
     monkeypatch: pytest.MonkeyPatch,
     light_components: None,
-    public_api_loaded: None,
 ) -> None:
     monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
     _project(pytester.path)
