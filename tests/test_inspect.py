@@ -23,6 +23,7 @@ from pytest_chunkeval.quality.floor import bm25_available, bm25_floor
 from pytest_chunkeval.quality.inspection import Inspection, inspect_queries
 from pytest_chunkeval.quality.leakage import leakage, leakage_report
 from pytest_chunkeval.quality.stopwords import STOP_WORDS
+from pytest_chunkeval.quality.text import format_inspection
 from pytest_chunkeval.reporting.html import html_report
 from pytest_chunkeval.reporting.json_report import json_report
 from pytest_chunkeval.tokenizers.base import get_tokenizer
@@ -182,6 +183,16 @@ def test_excerpt_report_counts() -> None:
     assert (rep["excerpts"], rep["texts"], rep["questions"]) == (2, 1, 2)
     assert rep["most"] == [{"text": row, "occurrences": 2}]
     assert report["shared_by_questions"] == {"texts": 1, "questions": 2}
+
+    # The repeated texts are listed under the line that counts them, not under
+    # the next one ("texts shared by several questions").
+    size = {"questions": 3, "with_excerpts": 3, "excerpts": 4, "documents": 2}
+    text = format_inspection(Inspection("c", "q", size, {"excerpts": report}))
+    lines = text.splitlines()
+    repeated = next(i for i, s in enumerate(lines) if "more than once" in s)
+    shared = next(i for i, s in enumerate(lines) if "shared by several" in s)
+    listed = next(i for i, s in enumerate(lines) if s.strip().startswith("x2 "))
+    assert repeated < listed < shared
 
 
 MARKDOWN = """Preface line.

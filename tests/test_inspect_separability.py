@@ -98,6 +98,6 @@ def test_inspect_with_two_chunkers(tmp_path: Path, capsys) -> None:
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "minimum detectable effect: 5 of 472 questions" in out
-    assert "recursive:200:0 vs recursive:201:0: " in out
+    assert "recursive:201:0 - recursive:200:0 (points): " in out
     assert "of 1 pair(s) this set cannot tell apart" in out
     assert "at the first configuration's mean" in out

@@ -122,11 +122,16 @@ def _excerpts(d: Mapping[str, Any]) -> list[str]:
         f"  texts occurring more than once in the corpus: {rep['texts']} "
         f"({rep['excerpts']} excerpts of {rep['questions']} questions; any copy "
         "counts as retrieved)",
-        f"  texts shared by several questions: {shared['texts']} "
-        f"({shared['questions']} questions)",
     ]
-    for item in rep["most"][:5]:
-        lines.append(f"    x{item['occurrences']} {preview(item['text'], 70)}")
+    # The most repeated texts belong under the line that counts them.
+    lines += [
+        f"    x{item['occurrences']} {preview(item['text'], 70)}"
+        for item in rep["most"][:5]
+    ]
+    lines.append(
+        f"  texts shared by several questions: {shared['texts']} "
+        f"({shared['questions']} questions)"
+    )
     return lines
 
 
@@ -187,7 +192,7 @@ def _separability(d: Mapping[str, Any]) -> list[str]:
             f"{100 * v['high']:+.1f}] (MDE {v['detectable_points']:.1f})"
             for m, v in p["metrics"].items()
         )
-        lines.append(f"  {p['a']} vs {p['b']}: {mark}: {deltas}")
+        lines.append(f"  {p['b']} - {p['a']} (points): {mark}: {deltas}")
     return lines
 
 
