@@ -182,7 +182,7 @@ def test_only_five_worst_queries_are_listed() -> None:
     assert len(worst_queries(result, "recall")) == 5
     message = check_metric(result, "recall", 0.9)
     assert message is not None
-    assert "5 worst queries by recall (below 0.9):" in message
+    assert "5 worst queries by recall (6 below 0.9):" in message
     assert "  6. " not in message
 
 
@@ -221,7 +221,7 @@ def test_percentile_and_share_statistics() -> None:
         assert_recall_at_least(result, 0.8, statistic=share_at_least(0.5))
     lines = str(info.value).splitlines()
     assert lines[0].startswith(
-        "recall share of queries with recall >= 0.5 0.750 is below the required 0.800"
+        "share of queries with recall >= 0.5 is 0.750, below the required 0.800"
     )
     assert lines[1] == "1 worst query by recall (below 0.5):"
 

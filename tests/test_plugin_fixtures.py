@@ -543,7 +543,7 @@ def test_assertion_helper_failure_text(
     result.stdout.fnmatch_lines(
         [
             ">       assert_iou_at_least(result, 0.9, statistic=share_at_least(0.5))",
-            "E       AssertionError: iou share of queries with iou >= 0.5 0.* is below "
+            "E       AssertionError: share of queries with iou >= 0.5 is 0.*, below "
             "the required 0.900 "
             "(recursive:60:0 k=1 token hashing:256 exact; 6 queries)",
             "E       * worst quer* by iou (below 0.5):",

@@ -29,6 +29,7 @@ import numpy.typing as npt
 from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS, REL_METRICS
 from pytest_chunkeval.errors import ConfigError
+from pytest_chunkeval.util.text import plural
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
@@ -207,17 +208,26 @@ def failure_text(
 ) -> str:
     """One summary line, then the worst queries with what was missed."""
     n = sum(1 for q in result.queries if group in (None, q.doc_id))
+    label = statistic.label(metric)
+    # A share names its metric already ("share of queries with recall >= 1").
+    measured = (
+        f"{label} is {observed:.3f}, below"
+        if metric in label
+        else f"{metric} {label} {observed:.3f} is below"
+    )
     head = (
-        f"{metric} {statistic.label(metric)} {observed:.3f} is below the required "
-        f"{minimum:.3f} ({result.describe()}{_group_text(group)}; {n} queries)"
+        f"{measured} the required {minimum:.3f} ({result.describe()}"
+        f"{_group_text(group)}; {plural(n, 'query', 'queries')})"
     )
     # Only queries below what is required are worth a reviewer's attention.
     cutoff = minimum if statistic.level is None else statistic.level
-    worst = worst_queries(result, metric, group, below=cutoff)
+    below = worst_queries(result, metric, group, n=len(result.queries), below=cutoff)
+    worst = below[:WORST_QUERIES]
     if not worst:
         return head
     queries = "query" if len(worst) == 1 else "queries"
-    lines = [head, f"{len(worst)} worst {queries} by {metric} (below {cutoff:g}):"]
+    of = f"{len(below)} " if len(below) > len(worst) else ""
+    lines = [head, f"{len(worst)} worst {queries} by {metric} ({of}below {cutoff:g}):"]
     for rank, record in enumerate(worst, 1):
         lines += _query_lines(result, record, metric, rank)
     return "\n".join(lines)

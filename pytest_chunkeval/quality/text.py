@@ -8,6 +8,7 @@ from typing import Any
 
 from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.quality.inspection import Inspection
+from pytest_chunkeval.util.text import plural
 
 
 def pct(value: Any) -> str:
@@ -120,8 +121,8 @@ def _excerpts(d: Mapping[str, Any]) -> list[str]:
         f"  in characters: {quantiles(d['length_chars'])}",
         f"  excerpts per question: {per} ({d['several']} questions with several)",
         f"  texts occurring more than once in the corpus: {rep['texts']} "
-        f"({rep['excerpts']} excerpts of {rep['questions']} questions; any copy "
-        "counts as retrieved)",
+        f"({plural(rep['excerpts'], 'excerpt')} of "
+        f"{plural(rep['questions'], 'question')}; any copy counts as retrieved)",
     ]
     # The most repeated texts belong under the line that counts them.
     lines += [
@@ -130,7 +131,7 @@ def _excerpts(d: Mapping[str, Any]) -> list[str]:
     ]
     lines.append(
         f"  texts shared by several questions: {shared['texts']} "
-        f"({shared['questions']} questions)"
+        f"({plural(shared['questions'], 'question')})"
     )
     return lines
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from pytest_chunkeval.quality.text import pct, quantiles
 from pytest_chunkeval.reporting.escape import esc
+from pytest_chunkeval.util.text import plural
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -66,10 +67,10 @@ def _excerpts(d: Mapping[str, Any]) -> str:
         + _p(f"{d['count']} excerpts; length in {d['tokenizer']} tokens: {lengths}")
         + _table(["Excerpts per question", "Questions"], per)
         + _p(
-            f"{rep['texts']} excerpt texts occur more than once in the corpus "
-            f"({rep['excerpts']} excerpts of {rep['questions']} questions); "
-            f"{d['shared_by_questions']['texts']} texts are excerpts of several "
-            "questions."
+            f"Excerpt texts occurring more than once in the corpus: {rep['texts']} "
+            f"({plural(rep['excerpts'], 'excerpt')} of "
+            f"{plural(rep['questions'], 'question')}); texts that are excerpts of "
+            f"several questions: {d['shared_by_questions']['texts']}."
         )
     )
 

@@ -34,3 +34,8 @@ def format_rows(
     if rule:
         lines.append("  ".join("-" * w for w in widths))
     return "\n".join([*lines, *(line(r) for r in rows)])
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """``1 query``, ``2 queries``, ``0 questions``: a count with its noun."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
