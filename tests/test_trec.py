@@ -81,7 +81,7 @@ def test_run_file_scores_decrease_strictly(tmp_path: Path) -> None:
     for line in lines:
         qid, q0, name, _rank, score, tag = line.split()
         assert q0 == "Q0"
-        assert tag == "recursive:200:0"
+        assert tag == "recursive:200:0_k=5_char_hashing:256_exact"
         assert ":" in name
         by_query.setdefault(qid, []).append(float(score))
     for scores in by_query.values():
@@ -127,6 +127,30 @@ def test_cli_eval_writes_run_and_qrels(tmp_path: Path, capsys) -> None:
     assert "run.recursive_100_0.trec" in out
     assert (tmp_path / "run.fixed_100_0.trec").exists()
     assert (tmp_path / "qrels.fixed_100_0.graded.txt").exists()
+
+
+def test_runs_of_two_stores_are_told_apart(tmp_path: Path, capsys) -> None:
+    """--store exact --store bm25: each run file's tag and name its store (both
+    carried the label 'recursive:200:0' and were told apart by '-2' only)."""
+    from pytest_chunkeval.cli.main import main
+
+    pytest.importorskip("bm25s")
+    run = tmp_path / "run.trec"
+    args = ["eval", "--benchmark", "general", "--embedder", "hashing"]
+    args += ["--store", "exact", "--store", "bm25", "--k", "2"]
+    args += ["--cache-dir", str(tmp_path / "c"), "--trec-run", str(run)]
+    assert main(args) == 0
+    capsys.readouterr()
+    files = sorted(p.name for p in tmp_path.glob("run.*.trec"))
+    assert len(files) == 2, files
+    assert any("exact" in f for f in files), files
+    assert any("bm25" in f for f in files), files
+    for f in files:
+        tags = {line.split()[-1] for line in (tmp_path / f).read_text().splitlines()}
+        assert len(tags) == 1
+        (tag,) = tags
+        assert ("exact" in tag) == ("exact" in f), (f, tag)
+        assert ("bm25" in tag) == ("bm25" in f), (f, tag)
 
 
 def test_cli_refuses_an_empty_path(capsys) -> None:

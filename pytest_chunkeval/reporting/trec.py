@@ -46,9 +46,14 @@ def docno(span: Sequence[Any], repeat: int = 1) -> str:
     return name if repeat == 1 else f"{name}#{repeat}"
 
 
-def run_tag(label: str) -> str:
-    """A run tag: the result's label without whitespace."""
-    return re.sub(r"\s+", "_", label.strip()) or "chunkeval"
+def run_tag(result: EvalResult) -> str:
+    """A run tag: the configuration in one line (chunker, ``k``, unit, embedder,
+    store) without whitespace, so that runs of one file differing only in their
+    store or embedder keep apart; a label that is not the chunker's leads."""
+    text = result.describe(measured=False)
+    if result.label != result.config.get("chunker", result.label):
+        text = f"{result.label} {text}"
+    return re.sub(r"\s+", "_", text.strip()) or "chunkeval"
 
 
 def _scored(record: QueryRecord) -> tuple[SpanTuple, ...]:
@@ -150,7 +155,12 @@ def trec_piece(result: EvalResult, units: UnitMap | None = None) -> dict[str, An
                 if name not in judged:
                     judged[name] = (1, _covered_units(units, chunk, scored))
         qrels += [[qid, name, b, g] for name, (b, g) in judged.items()]
-    return {"tag": run_tag(result.label), "run": run, "qrels": qrels}
+    return {
+        "tag": run_tag(result),
+        "name": result.label,
+        "run": run,
+        "qrels": qrels,
+    }
 
 
 def run_text(piece: Mapping[str, Any]) -> str:
@@ -185,8 +195,13 @@ def write_trec(
 
     written: list[str] = []
     seen: dict[str, int] = {}
-    for piece in pieces:
-        tag = re.sub(r"[^\w.=+-]+", "_", str(piece["tag"])).strip("_") or "run"
+    # A file is named after its run's label; runs sharing a label (another store
+    # or embedder) after their whole tag.
+    names = [str(p.get("name", p["tag"])) for p in pieces]
+    for piece, name in zip(pieces, names, strict=True):
+        if names.count(name) > 1:
+            name = str(piece["tag"])
+        tag = re.sub(r"[^\w.=+-]+", "_", name).strip("_") or "run"
         seen[tag] = seen.get(tag, 0) + 1
         tag = tag if seen[tag] == 1 else f"{tag}-{seen[tag]}"
         files: list[tuple[str, Path, str]] = []
