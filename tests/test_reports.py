@@ -242,3 +242,30 @@ def test_cli_report_errors(
     err = capsys.readouterr().err
     assert err.startswith("chunkeval report: error: ")
     assert message in err
+
+
+def test_bar_labels_of_ten_documents_do_not_overlap() -> None:
+    """Ten documents with long names: each tick label fits its band (they ran into
+    each other at 22 characters each), the whole name kept on hover."""
+    from pytest_chunkeval.reporting.svg import LABEL_CHAR_WIDTH
+
+    docs = [f"engineering-handbook-chapter-{i:02d}.md" for i in range(10)]
+    result = make_result([0.5] * 10, docs=docs)
+    page = html_report([ReportEntry.of(result, ["t.py::x"])], generated=T0)
+    svg = page[page.index('<svg class="plot plot-bars"') :]
+    svg = svg[: svg.index("</svg>")]
+    assert "per document (%)" in svg
+    ticks = re.findall(
+        r'<text class="tick" x="([\d.]+)"[^>]*text-anchor="middle">'
+        r"<title>([^<]*)</title>([^<]*)</text>",
+        svg,
+    )
+    assert [t[1] for t in ticks] == docs
+    boxes = sorted(
+        (
+            float(x) - LABEL_CHAR_WIDTH * len(t) / 2,
+            float(x) + LABEL_CHAR_WIDTH * len(t) / 2,
+        )
+        for x, _, t in ticks
+    )
+    assert all(a[1] < b[0] for a, b in zip(boxes, boxes[1:])), boxes

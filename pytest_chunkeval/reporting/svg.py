@@ -150,16 +150,17 @@ def _top(values: Iterable[float | None]) -> float:
 
 
 def bars_svg(rows: Sequence[ResultRow], metric: str, colors: Mapping[str, str]) -> str:
-    """Grouped bars: one group per corpus, one bar per configuration."""
+    """Grouped bars: one group per document, one bar per configuration."""
     groups = sorted({g for r in rows for g in r.groups})
     frame = _Frame(
         880,
         300,
         y_top=_top(r.groups.get(g, {}).get(metric) for r in rows for g in groups),
     )
-    title = f"{header(metric)} per corpus (%)"
+    title = f"{header(metric)} per document (%)"
     out = frame.open(title, "bars") + frame.y_axis(header(metric) + " %")
     band = frame.inner_width / max(len(groups), 1)
+    fit = max(3, min(22, int((band - 4) / LABEL_CHAR_WIDTH)))
     bar = band * 0.8 / max(len(rows), 1)
     base = frame.y(0)
     for gi, group in enumerate(groups):
@@ -175,10 +176,13 @@ def bars_svg(rows: Sequence[ResultRow], metric: str, colors: Mapping[str, str]) 
                 f'fill="{colors[row.label]}"><title>{esc(row.label)} — '
                 f"{esc(group)}: {pct(value)}%</title></rect>"
             )
+        # A name as wide as its band at most, so ten documents' names do not
+        # run into each other; the whole name shows on hover.
         out.append(
             f'<text class="tick" x="{frame.left + (gi + 0.5) * band:.1f}" '
             f'y="{frame.height - frame.bottom + 16}" text-anchor="middle">'
-            f"{esc(_short_label(group))}</text>"
+            f"<title>{esc(group)}</title>"
+            f"{esc(_short_label(group, fit))}</text>"
         )
     out += [frame.baseline(), "</svg>"]
     return "\n".join(out)
