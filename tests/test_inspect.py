@@ -281,6 +281,21 @@ def test_bm25_floor_is_the_share_with_recall_above_zero() -> None:
         )
 
 
+def test_docs_bm25_floor_is_the_commands(pytestconfig: pytest.Config) -> None:
+    """docs/query-quality.md's BM25 floor row is what `chunkeval inspect --benchmark
+    general` prints (it showed an older run's 62.5% / 88.8%)."""
+    if not bm25_available():
+        pytest.skip("the bm25 extra is not installed")
+    corpus, queries = chunkeval.load_benchmark("general")
+    found = bm25_floor(corpus, queries)["found"]
+    doc = (pytestconfig.rootpath / "docs" / "query-quality.md").read_text("utf-8")
+    row = next(s for s in doc.splitlines() if s.startswith("| BM25 floor (recall"))
+    assert row == (
+        f"| BM25 floor (recall > 0) | k = 1: {100 * found['1']:.1f}%, "
+        f"k = 5: {100 * found['5']:.1f}% |"
+    )
+
+
 def test_bm25_floor_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
     import pytest_chunkeval.quality.floor as floor
 
