@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from datetime import datetime, timedelta, timezone
@@ -268,4 +269,4 @@ def test_bar_labels_of_ten_documents_do_not_overlap() -> None:
         )
         for x, _, t in ticks
     )
-    assert all(a[1] < b[0] for a, b in zip(boxes, boxes[1:])), boxes
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(boxes)), boxes
