@@ -257,3 +257,25 @@ def test_find_rootdir_follows_pytest(tmp_path: Path) -> None:
     assert find_rootdir(inner) == tmp_path.resolve()
     (inner / "setup.cfg").write_text("[tool:pytest]\n")
     assert find_rootdir(inner) == inner.resolve()
+
+
+def test_eval_help_names_the_columns_its_table_shows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`chunkeval eval --help` promised an F1 column the default table lacks, and
+    did not say that the project's ini is read."""
+    parser = build_parser()
+    eval_parser = parser._subparsers._group_actions[0].choices["eval"]  # type: ignore[union-attr]
+    description = " ".join(eval_parser.description.split())
+    promised = description.split(" print ", 1)[1].split(" (--metric adds", 1)[0]
+    assert "ini" in description
+    args = ["eval", "--benchmark", "general", "--embedder", "hashing"]
+    args += ["--store", "exact", "--cache-dir", str(tmp_path)]
+    assert main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    header = next(s for s in out if "Recall" in s).lower().split()
+    shown = [
+        w for w in ("recall", "precision", "precisionω", "iou", "f1") if w in header
+    ]
+    named = [w.strip(" ,").lower() for w in promised.replace(" and ", ", ").split(",")]
+    assert named == shown, (promised, header)

@@ -39,8 +39,11 @@ def register(subparsers: Any) -> None:
         "eval",
         help="evaluate chunkers on a corpus and query set",
         description="Chunk the corpus with each --chunker, embed (cached), retrieve "
-        "--k chunks per question and print recall, precision, IoU, F1 and "
-        "PrecisionΩ, one row per chunker and k. The flags are the pytest plugin's "
+        "--k chunks per question and print recall, precision, PrecisionΩ and IoU "
+        "(--metric adds F1, MRR, nDCG...), one row per chunker and k. Settings "
+        "come from the project's pytest configuration (its chunkeval_* ini "
+        "values, found as pytest finds them from the current directory); a flag "
+        "overrides its ini value. The flags are the pytest plugin's "
         "(--chunkeval-NAME there), with the same defaults.",
         examples=EXAMPLES,
         grammar=True,
