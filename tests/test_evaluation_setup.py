@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_chunkeval.config.evaluation import EvaluationSpec
 from pytest_chunkeval.config.options import Settings
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
@@ -17,7 +18,6 @@ from pytest_chunkeval.engine.score import score
 from pytest_chunkeval.engine.setup import EvaluationSetup
 from pytest_chunkeval.relationships.evaluate import evaluate_relationships
 from pytest_chunkeval.run import evaluations
-from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.session import ChunkevalSession
 
 TEXT = "Alice founded Acme. Bob acquired Zeta. Carol joined Acme. Dave founded Orbit."
@@ -119,7 +119,7 @@ def test_score_in_the_session_caches_in_the_evaluation_cache(
     )
     assert settings.cache_dir == ""
     session = ChunkevalSession(settings)
-    run = RunConfig.from_settings(settings)
+    run = EvaluationSpec.from_settings(settings)
     result = evaluations.score(
         session, run, lambda q: [SENTENCES[0]], nodeid="t.py::test_a"
     )

@@ -9,6 +9,7 @@ from typing import NoReturn
 
 import pytest
 
+from pytest_chunkeval.config.evaluation import EvaluationSpec
 from pytest_chunkeval.config.options import (
     OPTIONS,
     Settings,
@@ -23,7 +24,7 @@ from pytest_chunkeval.config.values import (
 )
 from pytest_chunkeval.errors import ChunkevalError, ConfigError
 from pytest_chunkeval.run.checks import check_thresholds
-from pytest_chunkeval.run.config import RunConfig, generate_command
+from pytest_chunkeval.run.datasets import generate_command
 from pytest_chunkeval.run.marker import MarkerError, parse_marker
 from pytest_chunkeval.run.outputs import SummaryRow
 from pytest_chunkeval.run.session import ChunkevalSession
@@ -254,7 +255,7 @@ def test_marker_merges_closest_last() -> None:
             "unknown keyword 'min_recal' (did you mean 'min_recall'?)",
         ),
         ({"k": 0}, "k must be a positive integer"),
-        ({"k": True}, "must be a positive integer or 'min', got True"),
+        ({"k": True}, "must be a positive integer or 'min', got bool True"),
         ({"min_recall": 80}, "0.8 means 80%"),
         ({"min_iou": "high"}, "must be a number between 0 and 1, got str 'high'"),
         ({"embedder": 3}, "must be a spec string naming the embedder, got int 3"),
@@ -321,10 +322,10 @@ def test_run_config_applies_marker() -> None:
         {},
         environ={},
     )
-    base = RunConfig.from_settings(settings)
+    base = EvaluationSpec.from_settings(settings)
     assert (base.benchmark, base.k, base.unit) == ("general", 5, "token")
     marker = parse_marker([((), {"corpus": "docs", "queries": "q.jsonl", "k": 2})], "t")
-    run = RunConfig.from_settings(settings, marker)
+    run = EvaluationSpec.from_settings(settings, marker.overrides)
     assert (run.benchmark, run.corpus, run.queries, run.k) == (
         None,
         ("docs",),
@@ -332,9 +333,9 @@ def test_run_config_applies_marker() -> None:
         2,
     )
     assert run.embedder == "hashing"
-    assert run.key != base.key
+    assert run != base
     assert run.origins["corpus"] == "@pytest.mark.chunkeval(corpus=...)"
-    assert RunConfig.from_settings(settings).key == base.key
+    assert EvaluationSpec.from_settings(settings) == base
 
 
 def test_generate_command_quotes_paths() -> None:

@@ -8,6 +8,7 @@ import pytest
 from support.fake_results import make_result
 from support.plugin_project import run, write_project
 
+from pytest_chunkeval.config.evaluation import EvaluationSpec
 from pytest_chunkeval.config.options import OPTIONS_BY_NAME, resolve_settings
 from pytest_chunkeval.config.scoring import SCORING_RULES, check_copies, parse_copies
 from pytest_chunkeval.errors import ConfigError
@@ -15,7 +16,6 @@ from pytest_chunkeval.gate.baseline import Baseline
 from pytest_chunkeval.gate.changes import baseline_changes
 from pytest_chunkeval.gate.compare import compare
 from pytest_chunkeval.gate.tolerances import GateSettings
-from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.marker import MARKER_KEYWORDS
 
 NOW = {"scoring_rules": SCORING_RULES}
@@ -67,14 +67,14 @@ def test_copies_from_ini_and_flag_reach_the_run_config(tmp_path):
     )
     ini = {"chunkeval_copies": "strict"}
     settings = resolve_settings(tmp_path, ini, {}, environ={})
-    assert RunConfig.from_settings(settings).copies == "strict"
+    assert EvaluationSpec.from_settings(settings).copies == "strict"
     flagged = resolve_settings(tmp_path, ini, {"chunkeval_copies": "any"}, environ={})
-    run = RunConfig.from_settings(flagged)
+    run = EvaluationSpec.from_settings(flagged)
     assert run.copies == "any"
-    assert RunConfig.from_settings(resolve_settings(tmp_path, {}, {}, {})).copies == (
-        "any"
-    )
-    assert run.key != RunConfig.from_settings(settings).key
+    assert EvaluationSpec.from_settings(
+        resolve_settings(tmp_path, {}, {}, {})
+    ).copies == ("any")
+    assert run != EvaluationSpec.from_settings(settings)
 
 
 # ------------------------------------------------------------------- plugin

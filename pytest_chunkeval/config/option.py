@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -27,6 +28,41 @@ _RELATIVE = {
     "docs": "relative to rootdir (a `chunkeval` command flag: to the current "
     "directory)",
 }
+
+
+@dataclass(frozen=True)
+class MarkerValue:
+    """How ``@pytest.mark.chunkeval(NAME=value)`` takes an option: the Python
+    types it accepts (checked before the option's own parser reads the value as
+    its text) and what it expects, for the message that refuses another type."""
+
+    types: tuple[type, ...]
+    expects: str
+    """``must be {expects}, got {type} {value!r}``."""
+    many: bool = False
+    """A value or a list of values (a tuple comes out)."""
+
+    def read(self, parse: Callable[[str], Any], value: object) -> Any:
+        """``value`` checked and parsed; :class:`ConfigError` says what was
+        expected."""
+        items = value if self.many and isinstance(value, (list, tuple)) else [value]
+        if self.many and not items:
+            raise self._refuse(value)
+        parsed = []
+        for item in items:
+            if isinstance(item, bool) and bool not in self.types:
+                raise self._refuse(value)
+            if not isinstance(item, self.types):
+                raise self._refuse(value)
+            # a path as its text; a number as it is (its parser takes it too)
+            given: Any = os.fspath(item) if isinstance(item, os.PathLike) else item
+            parsed.append(parse(given))
+        return tuple(parsed) if self.many else parsed[0]
+
+    def _refuse(self, value: object) -> ConfigError:
+        return ConfigError(
+            f"must be {self.expects}, got {type(value).__name__} {value!r}"
+        )
 
 
 @dataclass(frozen=True)
@@ -57,6 +93,17 @@ class Option:
     """The default as shown in ``--help`` and the docs."""
     cli_name: str = ""
     """The CLI flag's name when it differs (``--chunker`` for ``chunkers``)."""
+    default: Any = None
+    """The value when nothing sets it (None: unset, the engine decides); the
+    evaluation spec (``config/evaluation.py``) takes its defaults from here."""
+    marker: MarkerValue | None = None
+    """How ``@pytest.mark.chunkeval`` takes it; None: the marker does not."""
+
+    def marker_value(self, value: object) -> Any:
+        """A marker keyword's value, checked by the table's own parser."""
+        if self.marker is None:
+            raise ConfigError(f"{self.name} is not a marker keyword")
+        return self.marker.read(self.parse, value)
 
     @property
     def ini(self) -> str | None:

@@ -32,6 +32,7 @@ from pytest_chunkeval.config.defaults import DEFAULT_UNIT as DEFAULT_UNIT
 from pytest_chunkeval.config.defaults import K as K
 from pytest_chunkeval.config.gate_options import GATE_OPTIONS
 from pytest_chunkeval.config.option import IniType as IniType
+from pytest_chunkeval.config.option import MarkerValue
 from pytest_chunkeval.config.option import Option as Option
 from pytest_chunkeval.config.option import Where as Where
 from pytest_chunkeval.config.quality_options import QUALITY_OPTIONS
@@ -83,18 +84,23 @@ OPTIONS: tuple[Option, ...] = (
         ini_type="args",
         metavar="PATH",
         multiple=True,
+        marker=MarkerValue(
+            (str, os.PathLike), "a path, a glob or a list of them", many=True
+        ),
     ),
     Option(
         "queries",
         "Query set file (.jsonl, .json or the reference questions_df.csv), {relative}.",
         parse_path,
         metavar="FILE",
+        marker=MarkerValue((str, os.PathLike), "a path"),
     ),
     Option(
         "benchmark",
         "Use a bundled benchmark (corpus and queries), e.g. 'general'.",
         parse_name,
         metavar="NAME",
+        marker=MarkerValue((str,), "a bundled benchmark name such as 'general'"),
     ),
     Option(
         "embedder",
@@ -103,6 +109,8 @@ OPTIONS: tuple[Option, ...] = (
         spec_parser("embedder"),
         metavar="SPEC",
         default_text=DEFAULT_EMBEDDER,
+        default=DEFAULT_EMBEDDER,
+        marker=MarkerValue((str,), "a spec string naming the embedder"),
     ),
     Option(
         "store",
@@ -111,6 +119,8 @@ OPTIONS: tuple[Option, ...] = (
         spec_parser("store"),
         metavar="SPEC",
         default_text=DEFAULT_STORE,
+        default=DEFAULT_STORE,
+        marker=MarkerValue((str,), "a spec string naming the store"),
     ),
     Option(
         "k",
@@ -118,6 +128,8 @@ OPTIONS: tuple[Option, ...] = (
         parse_k,
         metavar="K",
         default_text=str(DEFAULT_K),
+        default=DEFAULT_K,
+        marker=MarkerValue((int, str), "a positive integer or 'min'"),
     ),
     Option(
         "budget",
@@ -127,6 +139,7 @@ OPTIONS: tuple[Option, ...] = (
         parse_budget,
         metavar="B",
         default_text="none (k ranks are scored)",
+        marker=MarkerValue((int, str), "a positive whole number of tokens"),
     ),
     Option(
         "unit",
@@ -134,6 +147,8 @@ OPTIONS: tuple[Option, ...] = (
         parse_unit,
         metavar="UNIT",
         default_text=DEFAULT_UNIT,
+        default=DEFAULT_UNIT,
+        marker=MarkerValue((str,), "'token' or 'char'"),
     ),
     Option(
         "tokenizer",
@@ -141,6 +156,7 @@ OPTIONS: tuple[Option, ...] = (
         spec_parser("tokenizer"),
         metavar="SPEC",
         default_text="cl100k_base",
+        marker=MarkerValue((str,), "a spec string naming the tokenizer"),
     ),
     Option(
         "locate",
@@ -151,6 +167,8 @@ OPTIONS: tuple[Option, ...] = (
         parse_locate,
         metavar="MODE",
         default_text="exact",
+        default="exact",
+        marker=MarkerValue((str,), "'exact' or 'normalized'"),
     ),
     COPIES_OPTION,
     RERANK_OPTION,
@@ -182,6 +200,7 @@ OPTIONS: tuple[Option, ...] = (
         spec_parser("judge"),
         metavar="SPEC",
         default_text="none (judged metrics are not measured)",
+        marker=MarkerValue((str,), "a spec string naming the judge"),
     ),
     Option(
         "judgments",

@@ -40,6 +40,7 @@ QUALITY_OPTIONS: tuple[Option, ...] = (
         parse_split,
         metavar="SPLIT",
         default_text="test",
+        default="test",
     ),
     Option(
         "inspect",

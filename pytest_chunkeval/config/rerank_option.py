@@ -5,7 +5,7 @@ Standard library only."""
 
 from __future__ import annotations
 
-from pytest_chunkeval.config.option import Option
+from pytest_chunkeval.config.option import MarkerValue, Option
 from pytest_chunkeval.config.values import parse_spec
 
 
@@ -22,4 +22,5 @@ RERANK_OPTION = Option(
     parse_reranker,
     metavar="SPEC",
     default_text="no reranking",
+    marker=MarkerValue((str,), "a spec string naming the reranker"),
 )

@@ -12,7 +12,7 @@ This module imports neither pytest nor numpy.
 
 from __future__ import annotations
 
-from pytest_chunkeval.config.option import Option
+from pytest_chunkeval.config.option import MarkerValue, Option
 from pytest_chunkeval.errors import ConfigError
 
 SCORING_RULES = 2
@@ -50,4 +50,6 @@ COPIES_OPTION = Option(
     parse_copies,
     metavar="MODE",
     default_text=DEFAULT_COPIES,
+    default=DEFAULT_COPIES,
+    marker=MarkerValue((str,), "'any' or 'strict'"),
 )

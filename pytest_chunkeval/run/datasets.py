@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_chunkeval.config.evaluation import EvaluationSpec
 from pytest_chunkeval.errors import ConfigError, DataError, MissingFile
-from pytest_chunkeval.run.config import RunConfig, generate_command
 
 if TYPE_CHECKING:
     from pytest_chunkeval.data.corpus import Corpus
@@ -20,7 +23,7 @@ class Datasets:
     def __init__(self) -> None:
         self._loaded: dict[tuple[object, ...], Any] = {}
 
-    def corpus(self, run: RunConfig) -> Corpus:
+    def corpus(self, run: EvaluationSpec) -> Corpus:
         """The corpus of ``run`` (read once per session)."""
         key = ("corpus", run.dataset_key[0])
         if key not in self._loaded:
@@ -28,7 +31,7 @@ class Datasets:
         corpus: Corpus = self._loaded[key]
         return corpus
 
-    def _load_corpus(self, run: RunConfig) -> Corpus:
+    def _load_corpus(self, run: EvaluationSpec) -> Corpus:
         if run.benchmark:
             return self._benchmark(run)[0]
         if run.beir:
@@ -53,7 +56,7 @@ class Datasets:
                 f"to rootdir {run.rootdir}): {exc}"
             ) from None
 
-    def _benchmark(self, run: RunConfig) -> tuple[Corpus, QuerySet]:
+    def _benchmark(self, run: EvaluationSpec) -> tuple[Corpus, QuerySet]:
         from pytest_chunkeval.config.registry import UnknownSpec
         from pytest_chunkeval.data.benchmarks import load_benchmark
 
@@ -63,7 +66,7 @@ class Datasets:
         except UnknownSpec as exc:
             raise ConfigError(str(exc)) from None
 
-    def _beir(self, run: RunConfig) -> tuple[Corpus, QuerySet]:
+    def _beir(self, run: EvaluationSpec) -> tuple[Corpus, QuerySet]:
         from pytest_chunkeval.data.beir import load_beir
 
         assert run.beir is not None
@@ -79,7 +82,7 @@ class Datasets:
         loaded: tuple[Corpus, QuerySet] = self._loaded[key]
         return loaded
 
-    def queries(self, run: RunConfig) -> QuerySet:
+    def queries(self, run: EvaluationSpec) -> QuerySet:
         """The validated query set of ``run`` (read once per session)."""
         key = ("queries", run.dataset_key)
         if key not in self._loaded:
@@ -87,7 +90,9 @@ class Datasets:
         queries: QuerySet = self._loaded[key]
         return queries
 
-    def placeable(self, run: RunConfig) -> tuple[QuerySet, tuple[UnplacedQuery, ...]]:
+    def placeable(
+        self, run: EvaluationSpec
+    ) -> tuple[QuerySet, tuple[UnplacedQuery, ...]]:
         """The query set of ``run`` without the queries whose excerpts can no
         longer be placed in the corpus, and those (a baseline comparison on an
         edited corpus only; anywhere else they are :meth:`queries`' error)."""
@@ -97,7 +102,7 @@ class Datasets:
         placeable: tuple[QuerySet, tuple[UnplacedQuery, ...]] = self._loaded[key]
         return placeable
 
-    def _load_queries(self, run: RunConfig, lenient: bool = False) -> Any:
+    def _load_queries(self, run: EvaluationSpec, lenient: bool = False) -> Any:
         if run.benchmark and not run.queries:
             benchmark = self._benchmark(run)[1]
             return (benchmark, ()) if lenient else benchmark
@@ -136,3 +141,24 @@ class Datasets:
             raise DataError(
                 f"cannot load the query set (from {where}): {exc}"
             ) from None
+
+
+GENERATE_EXAMPLE = ("--n", "200", "--model", "gpt-4o-mini")
+"""Required ``chunkeval generate`` arguments, with example values."""
+
+
+def generate_command(corpus: Sequence[str], queries: str) -> str:
+    """The ``chunkeval generate`` command whose filtered output is ``queries``.
+
+    ``generate`` appends to a raw log (``--out``) and writes the filtered set, the
+    file tests read, to ``--filtered-out``; the raw log goes next to it.
+    """
+    path = Path(queries)
+    if path.name.endswith(".filtered.jsonl"):
+        raw = path.name[: -len(".filtered.jsonl")] + ".jsonl"
+    else:
+        raw = path.stem + ".raw.jsonl"
+    raw_path = str(path.with_name(raw))
+    args = ["chunkeval", "generate", "--corpus", *corpus]
+    args += ["--out", raw_path, "--filtered-out", queries, *GENERATE_EXAMPLE]
+    return shlex.join(args)

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pytest_chunkeval.errors import ChunkevalError
 
 if TYPE_CHECKING:
+    from pytest_chunkeval.config.evaluation import EvaluationSpec
     from pytest_chunkeval.config.options import K
     from pytest_chunkeval.data.queries import QuerySet
     from pytest_chunkeval.engine.chunking import Chunking
     from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.engine.setup import EvaluationSetup
     from pytest_chunkeval.run.components import Components
-    from pytest_chunkeval.run.config import RunConfig
     from pytest_chunkeval.run.datasets import Datasets
 
 
@@ -35,7 +35,7 @@ class MemoizingSession(Protocol):
     datasets: Datasets
     setups: dict[tuple[object, ...], EvaluationSetup]
 
-    def judging(self, run: RunConfig) -> Any: ...
+    def judging(self, run: EvaluationSpec) -> Any: ...
 
     def keep_alive(self, obj: object) -> None: ...
 
@@ -58,7 +58,7 @@ def _stderr(line: str) -> None:
 
 def setup_of(
     session: MemoizingSession,
-    run: RunConfig,
+    run: EvaluationSpec,
     queries: QuerySet | None = None,
     *,
     retrieval: bool = True,
@@ -122,7 +122,7 @@ def chunker_key(
 
 def evaluate(
     session: MemoizingSession,
-    run: RunConfig,
+    run: EvaluationSpec,
     chunker: object,
     *,
     nodeid: str,
@@ -180,7 +180,7 @@ def evaluate(
 
 def score(
     session: MemoizingSession,
-    run: RunConfig,
+    run: EvaluationSpec,
     retriever: object,
     *,
     nodeid: str,
@@ -243,7 +243,7 @@ def score(
 
 def relationships(
     session: MemoizingSession,
-    run: RunConfig,
+    run: EvaluationSpec,
     chunker: object,
     extractor: object,
     *,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from pytest_chunkeval.config.defaults import check_locate
+from pytest_chunkeval.config.evaluation import EvaluationSpec
 from pytest_chunkeval.config.options import K
 from pytest_chunkeval.config.scoring import check_copies
 from pytest_chunkeval.config.values import parse_budget, parse_k
@@ -20,7 +21,6 @@ from pytest_chunkeval.engine.reask import reasker
 from pytest_chunkeval.errors import ChunkevalError, ConfigError
 from pytest_chunkeval.run import evaluations
 from pytest_chunkeval.run.comparisons import BaselineComparisons
-from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.marker import MarkerOptions
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class Evaluator:
     def __init__(
         self,
         session: ChunkevalSession,
-        config: RunConfig,
+        config: EvaluationSpec,
         nodeid: str,
         *,
         marker: MarkerOptions,
@@ -99,7 +99,9 @@ class Evaluator:
         """The evaluator for one test (``chunker``: its ``chunkeval_chunker``;
         ``question``: a per-question item's query id, ``group``: what identifies
         its test and other parameters)."""
-        run = RunConfig.from_settings(session.settings, marker)
+        run = EvaluationSpec.from_settings(
+            session.settings, marker.overrides if marker else None
+        )
         return cls(
             session,
             run,
@@ -123,7 +125,7 @@ class Evaluator:
         self._calls += 1
         from pytest_chunkeval.run.shared import component_signature
 
-        key = (self.config.key, *(component_signature(v) for v in signature))
+        key = (self.config, *(component_signature(v) for v in signature))
         return self._or_fail(
             lambda: self.session.shared_call(
                 self._group, self._calls, key, self.nodeid, compute

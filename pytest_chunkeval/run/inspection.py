@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 from pytest_chunkeval.errors import ChunkevalError
 
 if TYPE_CHECKING:
+    from pytest_chunkeval.config.evaluation import EvaluationSpec
     from pytest_chunkeval.config.options import Settings
-    from pytest_chunkeval.run.config import RunConfig
     from pytest_chunkeval.run.datasets import Datasets
     from pytest_chunkeval.run.outputs import SessionEnd
 
 
 def session_inspections(
-    settings: Settings, datasets: Datasets, run: RunConfig, end: SessionEnd
+    settings: Settings, datasets: Datasets, run: EvaluationSpec, end: SessionEnd
 ) -> list[dict[str, Any]]:
     """``[inspection JSON]`` of the configured dataset when ``chunkeval_inspect``
     is set and a JSON or HTML report is written, else ``[]``; a dataset that

@@ -4,20 +4,11 @@ of a test's marker applications."""
 from __future__ import annotations
 
 import difflib
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_chunkeval.config.options import K
-from pytest_chunkeval.config.scoring import parse_copies
-from pytest_chunkeval.config.values import (
-    parse_budget,
-    parse_k,
-    parse_locate,
-    parse_spec,
-    parse_unit,
-)
+from pytest_chunkeval.config.options import OPTIONS
 from pytest_chunkeval.core.metric_names import thresholds
 from pytest_chunkeval.errors import ConfigError
 
@@ -32,56 +23,6 @@ with ``per_question=True``, each item's own question must reach it."""
 
 class MarkerError(ConfigError):
     """``@pytest.mark.chunkeval(...)`` has an unknown keyword or a bad value."""
-
-
-def _marker_paths(value: object) -> tuple[str, ...]:
-    items = [value] if isinstance(value, (str, os.PathLike)) else value
-    if not isinstance(items, (list, tuple)) or not items:
-        raise ConfigError(f"must be a path, a glob or a list of them, got {value!r}")
-    out = []
-    for item in items:
-        if not isinstance(item, (str, os.PathLike)) or not os.fspath(item).strip():
-            raise ConfigError(
-                f"must be a path, a glob or a list of them, got {value!r}"
-            )
-        out.append(os.fspath(item).strip())
-    return tuple(out)
-
-
-def _marker_path(value: object) -> str:
-    if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).strip():
-        raise ConfigError(f"must be a path, got {value!r}")
-    return os.fspath(value).strip()
-
-
-def _marker_str(kind: str) -> Callable[[object], str]:
-    def parse(value: object) -> str:
-        if not isinstance(value, str):
-            raise ConfigError(
-                f"must be a spec string naming the {kind}, got "
-                f"{type(value).__name__} {value!r}"
-            )
-        return parse_spec(value, kind)
-
-    return parse
-
-
-def _marker_k(value: object) -> K:
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ConfigError(f"must be a positive integer or 'min', got {value!r}")
-    return parse_k(value)
-
-
-def _marker_budget(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ConfigError(f"must be a positive whole number of tokens, got {value!r}")
-    return parse_budget(value)
-
-
-def _marker_unit(value: object) -> str:
-    if not isinstance(value, str):
-        raise ConfigError(f"must be 'token' or 'char', got {value!r}")
-    return parse_unit(value)
 
 
 def _marker_fraction(value: object) -> float:
@@ -102,40 +43,14 @@ def _marker_bool(value: object) -> bool:
     return value
 
 
-def _marker_locate(value: object) -> str:
-    if not isinstance(value, str):
-        raise ConfigError(f"must be 'exact' or 'normalized', got {value!r}")
-    return parse_locate(value)
-
-
-def _marker_copies(value: object) -> str:
-    if not isinstance(value, str):
-        raise ConfigError(f"must be 'any' or 'strict', got {value!r}")
-    return parse_copies(value)
-
-
-def _marker_benchmark(value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(
-            f"must be a bundled benchmark name such as 'general', got {value!r}"
-        )
-    return value.strip()
-
+SETTING_KEYWORDS: dict[str, Callable[[object], Any]] = {
+    option.name: option.marker_value for option in OPTIONS if option.marker
+}
+"""The settings the marker takes, each validated by the option table's own parser
+(``Option.marker``): a setting is declared, validated and defaulted once."""
 
 MARKER_KEYWORDS: dict[str, Callable[[object], Any]] = {
-    "corpus": _marker_paths,
-    "queries": _marker_path,
-    "benchmark": _marker_benchmark,
-    "k": _marker_k,
-    "budget": _marker_budget,
-    "unit": _marker_unit,
-    "embedder": _marker_str("embedder"),
-    "store": _marker_str("store"),
-    "rerank": _marker_str("reranker"),
-    "tokenizer": _marker_str("tokenizer"),
-    "judge": _marker_str("judge"),
-    "locate": _marker_locate,
-    "copies": _marker_copies,
+    **SETTING_KEYWORDS,
     **dict.fromkeys(THRESHOLDS, _marker_fraction),
     "baseline": _marker_bool,
     "per_question": _marker_bool,

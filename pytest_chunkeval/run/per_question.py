@@ -19,8 +19,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pytest_chunkeval.config.evaluation import EvaluationSpec
 from pytest_chunkeval.core.locate import preview
-from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.marker import MarkerOptions
 
 if TYPE_CHECKING:
@@ -35,7 +35,9 @@ def question_ids(session: ChunkevalSession, marker: MarkerOptions) -> list[str]:
     including the questions an edited corpus can no longer place (listed last):
     each of those items says so when it runs (:func:`check_question`), instead
     of a collection error that would stop the session."""
-    run = RunConfig.from_settings(session.settings, marker)
+    run = EvaluationSpec.from_settings(
+        session.settings, marker.overrides if marker else None
+    )
     queries, unplaced = session.datasets.placeable(run)
     return [q.id for q in queries] + [u.id for u in unplaced]
 

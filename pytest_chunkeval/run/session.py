@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_chunkeval.config.evaluation import EvaluationSpec
 from pytest_chunkeval.config.options import Settings
 from pytest_chunkeval.core.metric_names import RANK, names
 from pytest_chunkeval.errors import ChunkevalError
 from pytest_chunkeval.run.components import Components, Register, resolve_judge
-from pytest_chunkeval.run.config import RunConfig
 from pytest_chunkeval.run.datasets import Datasets
 from pytest_chunkeval.run.outputs import (
     SessionEnd,
@@ -96,7 +96,7 @@ class ChunkevalSession:
         self._keep_alive: list[object] = []
         self.setups: dict[tuple[object, ...], EvaluationSetup] = {}
         """Each configuration's evaluation setup (run/evaluations.py)."""
-        self._default_run: RunConfig | None = None
+        self._default_run: EvaluationSpec | None = None
         self._baselines: BaselineStore | None = None
         self._collected: list[str] = []
         self._partial: list[str] = []
@@ -105,10 +105,10 @@ class ChunkevalSession:
         """What :meth:`finish` did (controller or single process)."""
 
     @property
-    def default_run(self) -> RunConfig:
+    def default_run(self) -> EvaluationSpec:
         """The configuration of the settings alone (no marker)."""
         if self._default_run is None:
-            self._default_run = RunConfig.from_settings(self.settings)
+            self._default_run = EvaluationSpec.from_settings(self.settings)
         return self._default_run
 
     @property
@@ -124,7 +124,7 @@ class ChunkevalSession:
             )
         return self._judges
 
-    def judging(self, run: RunConfig) -> Any:
+    def judging(self, run: EvaluationSpec) -> Any:
         """The judging of ``run``'s judge (None: not judged)."""
         if not run.judge:
             return None
