@@ -34,8 +34,12 @@ class ChunkerError(DataError):
 class Chunker(Protocol):
     """Splits a document into chunks, given as character spans."""
 
-    name: str
-    """Stable identity: the spec string when there is one (``"recursive:200:0"``)."""
+    @property
+    def name(self) -> str:
+        """Stable identity: the spec string when there is one (``"recursive:200:0"``),
+        of the chunker as it is when read (a built-in chunker's parameters may be
+        set after construction: docs/chunkers.md)."""
+        ...
 
     def chunk_spans(self, text: str) -> IntArray:
         """``(n, 2)`` int64 ``[start, end)`` of each chunk, in document order,
@@ -121,9 +125,17 @@ def chunker_identity(
     version...). None, never cached, when the tokenizer has no identity.
 
     A chunker without a ``cache_identity`` attribute (or with None) is never
-    cached: its output may depend on more than its name says."""
+    cached: its output may depend on more than its name says. Nor is a class
+    defined outside this package (a user's subclass of a built-in chunker: its
+    code is not the package's) unless it declares a ``cache_version``, which then
+    is part of the identity."""
     kind = type(chunker)
     parts = [f"{kind.__module__}.{kind.__qualname__}", str(chunker.name)]
+    if not kind.__module__.startswith("pytest_chunkeval."):
+        version = getattr(chunker, "cache_version", None)
+        if not isinstance(version, str) or not version:
+            return None
+        parts.append(f"version={version}")
     if tokenizer is not None:
         tokens = tokenizer_identity(tokenizer)
         if tokens is None:
@@ -131,6 +143,22 @@ def chunker_identity(
         parts.append(f"tokens={tokens}")
     parts.extend(extra)
     return "|".join(parts)
+
+
+def cache_identity(chunker: Any) -> str | None:
+    """What the caches key a chunker's output on: its ``cache_identity``, else,
+    for an object that declares a ``cache_version``, its class, name and that
+    version; None (never cached) for anything else."""
+    identity = getattr(chunker, "cache_identity", None)
+    if isinstance(identity, str) and identity:
+        return identity
+    if identity is None and not hasattr(type(chunker), "cache_identity"):
+        version = getattr(chunker, "cache_version", None)
+        if isinstance(version, str) and version:
+            kind = type(chunker)
+            name = f"{kind.__module__}.{kind.__qualname__}"
+            return f"{name}|{chunker.name}|version={version}"
+    return None
 
 
 def chunk_texts(chunker: Chunker, text: str) -> list[str]:
@@ -266,20 +294,36 @@ def check_pieces(pieces: Any, chunker: str) -> Any:
 class FunctionChunker:
     """A :class:`Chunker` around a function returning texts or spans.
 
-    Its chunkings are cached only when it has a ``cache_version`` (taken by
-    :func:`as_chunker` from the function's or splitter's ``cache_version``
-    attribute): the promise that name and version determine the chunks. Without
-    one, every run chunks again."""
+    Its chunkings are cached only when it has a ``cache_version``: the one given,
+    else the ``cache_version`` attribute of ``source`` (the function, splitter or
+    object :func:`as_chunker` adapted) read when used, so that a version set or
+    changed later counts. It is the promise that name and version determine the
+    chunks. Without one, every run chunks again."""
 
     def __init__(
         self,
         fn: Callable[[str], Sequence[Any]],
         name: str,
         cache_version: str | None = None,
+        *,
+        source: Any = None,
     ) -> None:
         self._fn = fn
+        self._source = fn if source is None else source
         self.name = name
-        self.cache_version = cache_version
+        self._cache_version = cache_version
+
+    @property
+    def cache_version(self) -> str | None:
+        """The version given, else the source's ``cache_version`` as it is now."""
+        if self._cache_version is not None:
+            return self._cache_version
+        version = getattr(self._source, "cache_version", None)
+        return version if isinstance(version, str) and version else None
+
+    @cache_version.setter
+    def cache_version(self, version: str | None) -> None:
+        self._cache_version = version
 
     @property
     def cache_identity(self) -> str | None:
@@ -309,8 +353,7 @@ class _RenamedChunker:
     @property
     def cache_identity(self) -> str | None:
         """The inner chunker's: a name changes no chunk."""
-        identity = getattr(self._inner, "cache_identity", None)
-        return identity if isinstance(identity, str) else None
+        return cache_identity(self._inner)
 
     def chunk_spans(self, text: str) -> IntArray:
         return self._inner.chunk_spans(text)
@@ -335,19 +378,17 @@ def as_chunker(fn: Any, name: str | None = None) -> Chunker:
     """
     if isinstance(fn, Chunker):
         return fn if name is None or name == fn.name else _RenamedChunker(fn, name)
-    version = getattr(fn, "cache_version", None)
-    version = version if isinstance(version, str) else None
     if callable(getattr(fn, "chunk_spans", None)):
         own = getattr(fn, "name", None)
         label = name or (own if isinstance(own, str) else type(fn).__qualname__)
-        return FunctionChunker(fn.chunk_spans, label, version)
+        return FunctionChunker(fn.chunk_spans, label, source=fn)
     split_text = getattr(fn, "split_text", None)
     if callable(split_text):
-        return FunctionChunker(split_text, name or _splitter_name(fn), version)
+        return FunctionChunker(split_text, name or _splitter_name(fn), source=fn)
     if not callable(fn):
         raise TypeError(
             f"not a chunker: {fn!r}; give a spec string ('recursive:200:0'), an "
             "object with chunk_spans(text) or split_text(text), or a function "
             "str -> list[str] | list[(start, end)]"
         )
-    return FunctionChunker(fn, name or _default_name(fn), version)
+    return FunctionChunker(fn, name or _default_name(fn))

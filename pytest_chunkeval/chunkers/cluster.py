@@ -48,12 +48,12 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.chunkers.base import chunker_identity, spec_name
-from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
+from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker, piece_splitter
 from pytest_chunkeval.chunkers.semantic import EmbeddingChunker
 from pytest_chunkeval.core.spans import IntArray, as_bounds
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.errors import ConfigError
-from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer
+from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
 
 FloatArray64 = npt.NDArray[np.float64]
 
@@ -225,13 +225,26 @@ class ClusterSemanticChunker(EmbeddingChunker):
             )
         self.max_tokens = int(max_tokens)
         self.min_tokens = int(min_tokens)
-        self.max_group = self.max_tokens // self.min_tokens
-        self.splitter = RecursiveTokenChunker(self.min_tokens, 0, encoding=encoding)
-        at = self._set_embedding(embedder, cache)
+        self.tokenizer = get_tokenizer(encoding)
+        self._set_embedding(embedder, cache)
+
+    @property
+    def max_group(self) -> int:
+        """The most pieces a chunk holds: ``max_tokens // min_tokens``."""
+        return self.max_tokens // self.min_tokens
+
+    @property
+    def splitter(self) -> RecursiveTokenChunker:
+        """What cuts the pieces: ``RecursiveTokenChunker(min_tokens, 0)``."""
+        return piece_splitter(self.min_tokens, self.tokenizer)
+
+    @property
+    def name(self) -> str:
+        """The canonical spec of the parameters as they are now."""
         args = str(self.max_tokens)
         if self.min_tokens != DEFAULT_MIN_TOKENS:
             args += f":{self.min_tokens}"
-        self.name = spec_name("cluster", args, self.splitter.tokenizer, embedder=at)
+        return spec_name("cluster", args, self.tokenizer, embedder=self.embedder_suffix)
 
     def __repr__(self) -> str:
         return (
@@ -248,7 +261,7 @@ class ClusterSemanticChunker(EmbeddingChunker):
         """What determines the chunks (the chunking cache's key): the sizes, the
         tokenizer's and the embedder's identities."""
         return chunker_identity(
-            self, self.splitter.tokenizer, f"embedder={self.embedder.identity}"
+            self, self.tokenizer, f"embedder={self.embedder.identity}"
         )
 
     def chunk_spans(self, text: str) -> IntArray:

@@ -66,11 +66,20 @@ class FixedTokenChunker:
         chunk_overlap: int = 0,
         encoding: str | Tokenizer = DEFAULT_ENCODING,
     ) -> None:
-        check_size_overlap(chunk_size, chunk_overlap, overlap_may_equal=False)
         self.chunk_size = int(chunk_size)
         self.chunk_overlap = int(chunk_overlap)
         self.tokenizer = get_tokenizer(encoding)
-        self.name = spec_name(
+        self.check()
+
+    def check(self) -> None:
+        """``ConfigError`` unless the parameters, as they are now, are valid: they
+        may be set after construction, and are checked again when used."""
+        check_size_overlap(self.chunk_size, self.chunk_overlap, overlap_may_equal=False)
+
+    @property
+    def name(self) -> str:
+        """The canonical spec of the parameters as they are now."""
+        return spec_name(
             "fixed", f"{self.chunk_size}:{self.chunk_overlap}", self.tokenizer
         )
 
@@ -102,6 +111,7 @@ class FixedTokenChunker:
 
     def chunk_spans(self, text: str) -> IntArray:
         """Character ``[start, end)`` of each token window."""
+        self.check()
         if isinstance(self.tokenizer, TiktokenTokenizer):
             spans = self._tiktoken_spans(self.tokenizer, text)
             return spans[spans[:, 1] > spans[:, 0]]
@@ -111,6 +121,7 @@ class FixedTokenChunker:
         """The windows over ``tokens``, the ``(n, 2)`` token bounds of ``text``
         (the same spans as :meth:`chunk_spans`: an evaluation that has the
         bounds, cached, does not tokenize again)."""
+        self.check()
         starts, lasts = self._windows(tokens.shape[0])
         spans = np.stack([tokens[starts, 0], tokens[lasts, 1]], axis=1)
         # Tokenizers that skip characters may report empty tokens; a window of only

@@ -49,7 +49,7 @@ import numpy as np
 
 from pytest_chunkeval.chunkers._counting import piece_counter
 from pytest_chunkeval.chunkers.base import chunker_identity, spec_name
-from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
+from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker, piece_splitter
 from pytest_chunkeval.chunkers.semantic import join_units
 from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.core.spans import IntArray
@@ -176,9 +176,6 @@ class LLMSemanticChunker:
         self.temperature = temperature
         self.max_answer_tokens = max_answer_tokens
         self.tokenizer = get_tokenizer(encoding)
-        self.splitter = RecursiveTokenChunker(
-            self.piece_tokens, 0, encoding=self.tokenizer
-        )
         # Key and URL from the arguments or the environment, read at first request.
         self._connection = LazyClient(
             who=f"llm:{self.model}",
@@ -188,14 +185,6 @@ class LLMSemanticChunker:
             timeout=timeout,
             client=client,
         )
-        options: dict[str, int] = {}
-        if self.piece_tokens != DEFAULT_PIECE_TOKENS:
-            options["pieces"] = self.piece_tokens
-        if self.window_tokens != DEFAULT_WINDOW_TOKENS:
-            options["window"] = self.window_tokens
-        if self.max_attempts != DEFAULT_MAX_ATTEMPTS:
-            options["attempts"] = self.max_attempts
-        self.name = spec_name("llm", self.model, self.tokenizer, options=options)
         self.answers: AnswerCache | None = (
             answer_cache
             if isinstance(answer_cache, AnswerCache) or answer_cache is None
@@ -204,6 +193,23 @@ class LLMSemanticChunker:
         self._own_cache = answer_cache is not None
         self._windows = 0
         self._fallbacks = 0
+
+    @property
+    def splitter(self) -> RecursiveTokenChunker:
+        """What cuts the pieces: ``RecursiveTokenChunker(piece_tokens, 0)``."""
+        return piece_splitter(self.piece_tokens, self.tokenizer)
+
+    @property
+    def name(self) -> str:
+        """The canonical spec of the parameters as they are now."""
+        options: dict[str, int] = {}
+        if self.piece_tokens != DEFAULT_PIECE_TOKENS:
+            options["pieces"] = self.piece_tokens
+        if self.window_tokens != DEFAULT_WINDOW_TOKENS:
+            options["window"] = self.window_tokens
+        if self.max_attempts != DEFAULT_MAX_ATTEMPTS:
+            options["attempts"] = self.max_attempts
+        return spec_name("llm", self.model, self.tokenizer, options=options)
 
     def adopt_cache(self, cache: Any) -> None:
         """Keep answers beside the evaluation's cache (unless given one)."""

@@ -113,6 +113,23 @@ def _proven_too_long(text: str, start: int, end: int, size: int) -> bool:
     return piece_lower_bound(text[start : min(end, start + 8 * size)]) >= size
 
 
+_SPLITTERS: dict[tuple[int, int], tuple[Tokenizer, RecursiveTokenChunker]] = {}
+
+
+def piece_splitter(size: int, tokenizer: Tokenizer) -> RecursiveTokenChunker:
+    """``RecursiveTokenChunker(size, 0)`` in ``tokenizer``'s tokens: the pieces
+    the semantic, cluster and LLM chunkers are made of, built for their
+    parameters as they are when used (the last 32 kept)."""
+    key = (size, id(tokenizer))
+    found = _SPLITTERS.get(key)
+    if found is None or found[0] is not tokenizer:
+        found = (tokenizer, RecursiveTokenChunker(size, 0, encoding=tokenizer))
+        _SPLITTERS[key] = found
+        while len(_SPLITTERS) > 32:
+            del _SPLITTERS[next(iter(_SPLITTERS))]
+    return found[1]
+
+
 class RecursiveTokenChunker:
     """Recursive separator-based splitting with token-count sizes (LangChain parity).
 
@@ -127,20 +144,32 @@ class RecursiveTokenChunker:
         separators: Sequence[str] | None = None,
         encoding: str | Tokenizer = DEFAULT_ENCODING,
     ) -> None:
-        check_size_overlap(chunk_size, chunk_overlap, overlap_may_equal=True)
-        seps = tuple(DEFAULT_SEPARATORS if separators is None else separators)
-        if not seps:
-            raise ConfigError("separators must not be empty")
         self.chunk_size = int(chunk_size)
         self.chunk_overlap = int(chunk_overlap)
-        self.separators = seps
+        self.separators = tuple(
+            DEFAULT_SEPARATORS if separators is None else separators
+        )
         self.tokenizer = get_tokenizer(encoding)
-        self._lower_bound: bool | None = None  # known at the first chunking
-        self.name = spec_name(
+        # whether the piece bound holds, for the tokenizer it was found for
+        self._lower_bound: tuple[Tokenizer, bool] | None = None
+        self.check()
+
+    def check(self) -> None:
+        """``ConfigError`` unless the parameters, as they are now, are valid: they
+        may be set after construction, and are checked again when used."""
+        check_size_overlap(self.chunk_size, self.chunk_overlap, overlap_may_equal=True)
+        if not self.separators:
+            raise ConfigError("separators must not be empty")
+
+    @property
+    def name(self) -> str:
+        """The canonical spec of the parameters as they are now (a parameter set
+        after construction renames the chunker: docs/chunkers.md)."""
+        return spec_name(
             "recursive",
             f"{self.chunk_size}:{self.chunk_overlap}",
             self.tokenizer,
-            seps,
+            self.separators,
             DEFAULT_SEPARATORS,
         )
 
@@ -152,10 +181,12 @@ class RecursiveTokenChunker:
 
     def chunk_spans(self, text: str) -> IntArray:
         """Chunk ``[start, end)`` offsets, identical to LangChain's chunk texts."""
+        self.check()
         return as_bounds(self._spans(text))
 
     def chunk_texts(self, text: str) -> list[str]:
         """The chunk texts (what LangChain's ``split_text`` returns)."""
+        self.check()
         return [text[s:e] for s, e in self._spans(text)]
 
     # -- the algorithm ------------------------------------------------------------
@@ -179,17 +210,18 @@ class RecursiveTokenChunker:
         """What determines the chunks (the chunking cache's key): the class, size,
         overlap, separators and the tokenizer's identity; None (never cached) with
         a tokenizer that has no identity."""
-        return chunker_identity(self, self.tokenizer, repr(self.separators))
+        return chunker_identity(self, self.tokenizer, repr(tuple(self.separators)))
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
         size = self.chunk_size
-        if self._lower_bound is None:
-            self._lower_bound = _has_piece_bound(self.tokenizer)
+        if self._lower_bound is None or self._lower_bound[0] is not self.tokenizer:
+            self._lower_bound = (self.tokenizer, _has_piece_bound(self.tokenizer))
+        bounded = self._lower_bound[1]
         counter = JoinedCounter(self.tokenizer, text)
         delimiter = counter.delimiter
         # Text averages 4-5 characters a token: scanning a shorter piece for a proof
         # would rarely succeed and only cost time.
-        proof_length = 5 * size if self._lower_bound else len(text) + 1
+        proof_length = 5 * size if bounded else len(text) + 1
         # Breadth-first over the recursion so that each depth is one counting call.
         # A node is a range of the text still to split; its items are chunks
         # (start, end) or child node ids, in document order.

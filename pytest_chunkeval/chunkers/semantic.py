@@ -61,7 +61,7 @@ import numpy.typing as npt
 
 from pytest_chunkeval.chunkers._counting import piece_counter
 from pytest_chunkeval.chunkers.base import chunker_identity, spec_name
-from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker
+from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker, piece_splitter
 from pytest_chunkeval.chunkers.sentence import sentence_spans
 from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
 from pytest_chunkeval.core.spans import IntArray, as_bounds
@@ -146,11 +146,17 @@ class EmbeddingChunker:
 
     def _set_embedding(
         self, embedder: Any, cache: EmbeddingCache | str | Path | None
-    ) -> str:
-        """Resolve and keep the embedder and cache; return the name suffix."""
+    ) -> None:
+        """Resolve and keep the embedder and cache."""
         self.embedder, self.cache, suffix = resolve_embedding(embedder, cache)
         self._cache_given = cache is not None
-        return suffix.removeprefix("@")
+        self._default_embedder = self.embedder if not suffix else None
+
+    @property
+    def embedder_suffix(self) -> str:
+        """What a name says of the embedder: nothing for the default one, else
+        its identity (read now: an embedder set after construction is named)."""
+        return "" if self.embedder is self._default_embedder else self.embedder.identity
 
     def adopt_cache(self, cache: EmbeddingCache) -> None:
         """Embed through ``cache`` from now on, unless a cache was given explicitly."""
@@ -191,10 +197,16 @@ class KamradtSemanticChunker(_WindowEmbedding):
             raise ConfigError(f"percentile must be in [0, 100], got {percentile}")
         self.percentile = float(percentile)
         self.buffer = _check_buffer(buffer)
-        at = self._set_embedding(embedder, cache)
+        self._set_embedding(embedder, cache)
+
+    @property
+    def name(self) -> str:
+        """The canonical spec of the parameters as they are now."""
         args = "" if self.percentile == DEFAULT_PERCENTILE else f"{self.percentile:g}"
         options = {} if self.buffer == DEFAULT_BUFFER else {"buffer": self.buffer}
-        self.name = spec_name("kamradt", args, options=options, embedder=at)
+        return spec_name(
+            "kamradt", args, options=options, embedder=self.embedder_suffix
+        )
 
     def __repr__(self) -> str:
         return (
@@ -250,18 +262,32 @@ class KamradtModifiedChunker(_WindowEmbedding):
         self.buffer = _check_buffer(default_buffer if buffer is None else buffer)
         self.piece_tokens = int(piece_tokens)
         self.tokenizer = get_tokenizer(encoding)
+        self._set_embedding(embedder, cache)
+
+    @property
+    def _splitter(self) -> RecursiveTokenChunker:
         # "max": cuts sentences too long to fit; "mean": makes all the units.
-        split_size = self.max_tokens if target == "max" else self.piece_tokens
-        self._splitter = RecursiveTokenChunker(split_size, 0, encoding=self.tokenizer)
-        at = self._set_embedding(embedder, cache)
-        args = str(self.max_tokens) + (":mean" if target == "mean" else "")
+        mean = self.target == "mean"
+        return piece_splitter(
+            self.piece_tokens if mean else self.max_tokens, self.tokenizer
+        )
+
+    @property
+    def name(self) -> str:
+        """The canonical spec of the parameters as they are now."""
+        mean = self.target == "mean"
+        args = str(self.max_tokens) + (":mean" if mean else "")
         options: dict[str, int] = {}
-        if self.buffer != default_buffer:
+        if self.buffer != (MEAN_BUFFER if mean else DEFAULT_BUFFER):
             options["buffer"] = self.buffer
-        if target == "mean" and self.piece_tokens != DEFAULT_PIECE_TOKENS:
+        if mean and self.piece_tokens != DEFAULT_PIECE_TOKENS:
             options["pieces"] = self.piece_tokens
-        self.name = spec_name(
-            "kamradt-modified", args, self.tokenizer, options=options, embedder=at
+        return spec_name(
+            "kamradt-modified",
+            args,
+            self.tokenizer,
+            options=options,
+            embedder=self.embedder_suffix,
         )
 
     def __repr__(self) -> str:

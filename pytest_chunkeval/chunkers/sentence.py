@@ -51,11 +51,20 @@ class SentenceChunker:
     """
 
     def __init__(self, max_tokens: int, encoding: str | Tokenizer = DEFAULT_ENCODING):
-        if max_tokens <= 0:
-            raise ConfigError(f"max_tokens must be > 0, got {max_tokens}")
         self.max_tokens = int(max_tokens)
         self.tokenizer = get_tokenizer(encoding)
-        self.name = spec_name("sentence", str(self.max_tokens), self.tokenizer)
+        self.check()
+
+    def check(self) -> None:
+        """``ConfigError`` unless the parameters, as they are now, are valid: they
+        may be set after construction, and are checked again when used."""
+        if self.max_tokens <= 0:
+            raise ConfigError(f"max_tokens must be > 0, got {self.max_tokens}")
+
+    @property
+    def name(self) -> str:
+        """The canonical spec of the parameters as they are now."""
+        return spec_name("sentence", str(self.max_tokens), self.tokenizer)
 
     def __repr__(self) -> str:
         return f"SentenceChunker({self.max_tokens}, encoding={self.tokenizer.name!r})"
@@ -67,6 +76,7 @@ class SentenceChunker:
 
     def chunk_spans(self, text: str) -> IntArray:
         """Character ``[start, end)`` of each chunk of whole sentences."""
+        self.check()
         if not sentence_spans(text).shape[0]:
             return np.zeros((0, 2), dtype=np.int64)
         return self.spans_from_tokens(text, self.tokenizer.token_bounds(text))
@@ -74,6 +84,7 @@ class SentenceChunker:
     def spans_from_tokens(self, text: str, tokens: IntArray) -> IntArray:
         """The chunks given ``tokens``, the ``(n, 2)`` token bounds of ``text``
         (an evaluation that has them, cached, does not tokenize again)."""
+        self.check()
         sentences = sentence_spans(text)
         if sentences.shape[0] == 0:
             return np.zeros((0, 2), dtype=np.int64)

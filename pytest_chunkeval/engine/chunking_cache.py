@@ -30,6 +30,7 @@ from pytest_chunkeval.chunkers import (
     check_pieces,
     validate_chunks,
 )
+from pytest_chunkeval.chunkers.base import cache_identity as chunker_cache_identity
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.data.corpus import Corpus, Document
 from pytest_chunkeval.engine.token_cache import document_hashes, token_bounds
@@ -55,9 +56,9 @@ def chunking_store(cache_dir: str | Path, read_only: bool = False) -> VerifiedSt
 
 
 def cache_identity(chunker: Any) -> str | None:
-    """The chunker's ``cache_identity``, or None when it has none (never cached)."""
-    identity = getattr(chunker, "cache_identity", None)
-    return identity if isinstance(identity, str) and identity else None
+    """The chunker's cache identity, or None when it has none (never cached):
+    :func:`pytest_chunkeval.chunkers.base.cache_identity`."""
+    return chunker_cache_identity(chunker)
 
 
 def _decode(payload: memoryview, length: int) -> IntArray:

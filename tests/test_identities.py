@@ -1,0 +1,184 @@
+"""Component identities (docs/performance.md, "What each cache keys on"): what
+determines a component's output is read when it is used, so a warm run (every
+cache filled by an earlier run) gives what a cold run (an empty cache) gives
+after the component changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_engine import DOCS, make_queries
+
+from pytest_chunkeval.chunkers import (
+    FixedTokenChunker,
+    RecursiveTokenChunker,
+    SentenceChunker,
+    as_chunker,
+)
+from pytest_chunkeval.chunkers.base import cache_identity
+from pytest_chunkeval.chunkers.cluster import ClusterSemanticChunker
+from pytest_chunkeval.chunkers.semantic import (
+    KamradtModifiedChunker,
+    KamradtSemanticChunker,
+)
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.embedders._packs import forget_loaded
+from pytest_chunkeval.embedders.cache import EmbeddingCache
+from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.engine.evaluate import evaluate
+from pytest_chunkeval.engine.results import EvalResult
+from pytest_chunkeval.errors import ConfigError
+
+DOC = (
+    "The Moon orbits the Earth every 27 days, pulling the tides of its oceans. "
+    "Mars has two small moons, Phobos and Deimos, both captured asteroids. "
+    "Jupiter is the largest planet of the solar system and has a great red spot."
+)
+
+
+def run(cache_dir: Path, chunker: Any, **kw: Any) -> EvalResult:
+    """A fresh process's evaluation (nothing remembered but the cache directory)."""
+    forget_loaded()
+    corpus = Corpus.from_mapping(DOCS, name="tiny")
+    settings: dict[str, Any] = {"store": "exact", "k": 2, "embedder": HashingEmbedder()}
+    settings.update(kw)
+    return evaluate(
+        chunker,
+        corpus,
+        make_queries(corpus),
+        cache=EmbeddingCache(cache_dir),
+        **settings,
+    )
+
+
+def numbers(result: EvalResult) -> dict[str, Any]:
+    """Everything a result says but its timings."""
+    data = result.to_json()
+    data.pop("timings")
+    return data
+
+
+def warm_and_cold(
+    tmp_path: Path, before: Any, change: Any, **kw: Any
+) -> tuple[EvalResult, EvalResult]:
+    """Run ``before`` to fill a cache, apply ``change``, then run warm (that cache)
+    and cold (an empty one)."""
+    run(tmp_path / "warm", before, **kw)
+    after = change()
+    return run(tmp_path / "warm", after, **kw), run(tmp_path / "cold", after, **kw)
+
+
+# ---------------------------------------------------------------------------
+# Chunkers
+
+
+def test_a_chunker_changed_after_construction_is_evaluated_as_it_is_now(
+    tmp_path: Path,
+) -> None:
+    chunker = RecursiveTokenChunker(40, 0)
+
+    def smaller() -> RecursiveTokenChunker:
+        chunker.chunk_size = 8
+        return chunker
+
+    warm, cold = warm_and_cold(tmp_path, chunker, smaller)
+    assert numbers(warm) == numbers(cold)
+    assert warm.config["chunker"] == "recursive:8:0"
+    assert chunker.name == "recursive:8:0"
+    fresh = run(tmp_path / "fresh", RecursiveTokenChunker(8, 0))
+    assert numbers(fresh) == numbers(cold)
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value", "name"),
+    [
+        ("chunk_overlap", 4, "recursive:40:4"),
+        ("separators", (" ", ""), "recursive:40:0?separators="),
+    ],
+)
+def test_every_parameter_of_a_chunker_is_read_when_it_is_used(
+    attribute: str, value: Any, name: str
+) -> None:
+    chunker = RecursiveTokenChunker(40, 0)
+    before = chunker.cache_identity
+    setattr(chunker, attribute, value)
+    assert chunker.name.startswith(name)
+    assert chunker.cache_identity != before
+
+
+def test_every_built_in_chunker_is_named_as_it_is_when_used() -> None:
+    hashing = HashingEmbedder()
+    cases: list[tuple[Any, str, Any, str]] = [
+        (FixedTokenChunker(40, 0), "chunk_size", 8, "fixed:8:0"),
+        (SentenceChunker(40), "max_tokens", 8, "sentence:8"),
+        (KamradtSemanticChunker(embedder=hashing), "buffer", 2, "kamradt?buffer=2"),
+        (KamradtModifiedChunker(40, embedder=hashing), "max_tokens", 8, "kamradt-mod"),
+        (ClusterSemanticChunker(40, 10, embedder=hashing), "min_tokens", 20, "cl"),
+    ]
+    for chunker, attribute, value, name in cases:
+        before = (chunker.name, chunker.cache_identity, chunker.chunk_spans(DOC))
+        setattr(chunker, attribute, value)
+        assert chunker.name.startswith(name), chunker.name
+        assert chunker.name != before[0]
+        assert chunker.cache_identity != before[1]
+        rebuilt = type(chunker)(**constructor_arguments(chunker))
+        assert rebuilt.name == chunker.name
+        assert chunker.chunk_spans(DOC).tolist() == rebuilt.chunk_spans(DOC).tolist()
+
+
+def constructor_arguments(chunker: Any) -> dict[str, Any]:
+    import inspect
+
+    names = inspect.signature(type(chunker)).parameters
+    given = {n: getattr(chunker, n) for n in names if hasattr(chunker, n)}
+    if "encoding" in names:
+        given["encoding"] = chunker.tokenizer
+    return given
+
+
+def test_a_parameter_set_invalid_after_construction_fails_when_used() -> None:
+    chunker = RecursiveTokenChunker(40, 20)
+    chunker.chunk_size = 8
+    with pytest.raises(ConfigError, match=r"chunk_overlap \(20\) must not exceed"):
+        chunker.chunk_spans(DOC)
+
+
+def test_a_cache_version_set_after_adapting_counts(tmp_path: Path) -> None:
+    def halves(text: str) -> list[str]:
+        return [text[: len(text) // 2], text[len(text) // 2 :]]
+
+    chunker = as_chunker(halves)
+    assert cache_identity(chunker) is None
+    halves.cache_version = "1"  # type: ignore[attr-defined]
+    first = cache_identity(chunker)
+    assert "version=1" in str(first)
+    halves.cache_version = "2"  # type: ignore[attr-defined]
+    assert cache_identity(chunker) != first
+
+
+class MyChunks(RecursiveTokenChunker):
+    """A user's subclass: its code is not the package's."""
+
+    def chunk_spans(self, text: str) -> Any:
+        return super().chunk_spans(text)[:1]
+
+
+class MyObject:
+    name = "mine"
+
+    def chunk_spans(self, text: str) -> Any:
+        return [(0, len(text))]
+
+
+def test_a_users_chunker_is_cached_only_with_a_cache_version() -> None:
+    assert cache_identity(MyChunks(40, 0)) is None
+    versioned = MyChunks(40, 0)
+    versioned.cache_version = "1"  # type: ignore[attr-defined]
+    assert "version=1" in str(cache_identity(versioned))
+    assert cache_identity(MyObject()) is None
+    mine = MyObject()
+    mine.cache_version = "7"  # type: ignore[attr-defined]
+    assert "version=7" in str(cache_identity(mine))
+    assert cache_identity(as_chunker(mine, name="other")) == cache_identity(mine)
