@@ -44,12 +44,14 @@ from pytest_chunkeval.embedders._packs import (
 from pytest_chunkeval.embedders.base import (
     Embedder,
     FloatArray,
+    PartialEmbedder,
     embedding_parts,
     l2_normalize,
     unit_vectors,
 )
 from pytest_chunkeval.util.files import atomic_write_text
 from pytest_chunkeval.util.progress import progress_bar
+from pytest_chunkeval.util.terminate import keep_on_sigterm
 from pytest_chunkeval.util.unwritable import cache_setting, refused_write
 from pytest_chunkeval.util.verified import stop_storing
 
@@ -239,29 +241,30 @@ class EmbeddingCache:
             leave=False,
         )
         last_flush = time.monotonic()
-        # An embedder with requests in flight hands over each one's vectors as it
-        # arrives: all of them are kept below, also when a later one fails.
+        # A remote embedder's answers are stored as they arrive (docs/embedders.md)
+        received = isinstance(embedder, PartialEmbedder)
         parts = embedding_parts(embedder, [texts[i] for i in order], self.batch_size)
-        try:
-            for positions, part in parts:
-                batch = [order[p] for p in positions]
-                vectors = unit_vectors(part, len(batch), who=embedder.identity)
-                self._check_dim(store, vectors, embedder, computed)
-                computed.update(zip(batch, vectors, strict=True))
-                pending.extend(batch)
+        with keep_on_sigterm():
+            try:
+                for positions, part in parts:
+                    batch = [order[p] for p in positions]
+                    vectors = unit_vectors(part, len(batch), who=embedder.identity)
+                    self._check_dim(store, vectors, embedder, computed)
+                    computed.update(zip(batch, vectors, strict=True))
+                    pending.extend(batch)
+                    if bar is not None:
+                        bar.update(len(batch))
+                    if received or time.monotonic() - last_flush > FLUSH_SECONDS:
+                        self._flush(store, keys, computed, pending)
+                        pending = []
+                        last_flush = time.monotonic()
+            finally:
+                parts.close()  # no request left in flight when we return
                 if bar is not None:
-                    bar.update(len(batch))
-                if time.monotonic() - last_flush > FLUSH_SECONDS:
+                    bar.close()
+                # Also on Ctrl-C, SIGTERM or an API error: keep what was computed.
+                if pending:
                     self._flush(store, keys, computed, pending)
-                    pending = []
-                    last_flush = time.monotonic()
-        finally:
-            parts.close()  # no request left in flight when we return
-            if bar is not None:
-                bar.close()
-            # Also on KeyboardInterrupt or an API error: keep what was computed.
-            if pending:
-                self._flush(store, keys, computed, pending)
         return computed
 
     def _check_dim(

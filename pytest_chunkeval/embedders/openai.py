@@ -1,7 +1,8 @@
 """OpenAI (and OpenAI-compatible) embeddings through the shared client: batches
 under the API's limits, several requests in flight, retries by the client, and
-vectors handed over request by request (the embedding cache keeps what an
-interrupted run received)."""
+vectors handed over request by request (the embedding cache stores each as it
+arrives: an interrupted run keeps what it received, docs/embedders.md,
+"openai:MODEL")."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pytest_chunkeval.embedders.base import (
     l2_normalize,
 )
 from pytest_chunkeval.llm.client import LazyClient
+from pytest_chunkeval.util.terminate import GRACE_SECONDS, Terminated
 
 if TYPE_CHECKING:
     from pytest_chunkeval.embedders.base import Embedder, FloatArray
@@ -180,6 +182,7 @@ class OpenAIEmbedder:
         )
         flying: dict[cf.Future[FloatArray], list[int]] = {}
         failure: BaseException | None = None
+        abandoned = False
 
         def submit() -> None:
             batch = next(queue, None)
@@ -192,9 +195,14 @@ class OpenAIEmbedder:
             while flying:
                 try:
                     done, _ = cf.wait(flying, return_when=cf.FIRST_COMPLETED)
-                except BaseException as exc:  # Ctrl-C while waiting
+                except BaseException as exc:  # Ctrl-C or SIGTERM while waiting
                     failure = failure or exc
-                    done, _ = cf.wait(flying)
+                    # answers in flight are kept; after SIGTERM, for a moment only
+                    grace = GRACE_SECONDS if isinstance(exc, Terminated) else None
+                    done, late = cf.wait(flying, timeout=grace)
+                    for future in late:
+                        del flying[future]
+                        abandoned = True
                 for future in done:
                     batch = flying.pop(future)
                     try:
@@ -208,7 +216,7 @@ class OpenAIEmbedder:
             if failure is not None:
                 raise failure
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=not abandoned, cancel_futures=True)
 
     def _request(self, inputs: list[str]) -> FloatArray:
         client = self._connection.get()
