@@ -143,7 +143,7 @@ def test_specs() -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("faiss", "unknown store 'faiss'; valid forms: .*chroma\\+http://HOST:PORT"),
+        ("milvus", "unknown store 'milvus'; valid forms: .*chroma\\+http://HOST:PORT"),
         ("exact:fast", "takes no arguments"),
         ("chroma+http:localhost:8000", "expected http://HOST:PORT"),
         ("chroma+http://localhost:port", "bad port"),

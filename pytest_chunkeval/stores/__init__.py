@@ -9,7 +9,11 @@ Spec strings (``get_store``):
 - ``bm25[?lower=..&stopwords=..&stem=..&k1=..&b=..]``: lexical BM25 over the chunk
   texts (``bm25s``), no embedder;
 - ``hybrid[:DENSE][?n=50&rrf=60&weights=1,1&...]``: dense + BM25 fused by reciprocal
-  rank fusion.
+  rank fusion;
+- ``faiss[?index=flat|hnsw|ivf&...]``: FAISS in process (extra ``[faiss]``).
+
+Engine-backed stores re-rank their engine's candidates with the plugin's scorer
+and tie rule (``_candidates.py``, docs/stores.md).
 
 Stage: after the embedders, before the engine. Central types: :class:`Store` /
 :class:`TextStore` / :class:`FusionStore` (``_base.py``), ``STORES`` /
@@ -21,6 +25,7 @@ May import: ``config/``, ``util/`` and ``errors`` (see docs/architecture.md#laye
 from __future__ import annotations
 
 from pytest_chunkeval.config.registry import Param, Registry, Signature
+from pytest_chunkeval.config.values import parse_positive_int
 from pytest_chunkeval.stores._base import (
     AnyStore,
     FloatArray,
@@ -44,6 +49,8 @@ from pytest_chunkeval.stores.chroma import (
     collection_name,
 )
 from pytest_chunkeval.stores.exact import ExactIndex, ExactStore
+from pytest_chunkeval.stores.faiss import DEFAULTS as FAISS_DEFAULTS
+from pytest_chunkeval.stores.faiss import FaissStore, faiss_from_spec
 from pytest_chunkeval.stores.hybrid import HybridStore, hybrid_from_spec, rrf_fuse
 
 __all__ = [
@@ -55,6 +62,7 @@ __all__ = [
     "ChromaStore",
     "ExactIndex",
     "ExactStore",
+    "FaissStore",
     "FloatArray",
     "FusionStore",
     "HybridStore",
@@ -99,6 +107,29 @@ STORES.register(
     "hybrid",
     lambda rest: hybrid_from_spec(rest, get_store),
     "hybrid[:DENSE_STORE][?n=50&rrf=60&weights=1,1&...]",
+)
+
+
+def _counts(defaults: dict[str, dict[str, int]]) -> tuple[Param, ...]:
+    """Whole-number index settings (>= 1) at their defaults, so that a spec
+    spelling a default out has the canonical form of one leaving it out."""
+    return tuple(
+        Param(name, parse_positive_int, default=value)
+        for settings in defaults.values()
+        for name, value in settings.items()
+    )
+
+
+STORES.register(
+    "faiss",
+    faiss_from_spec,
+    "faiss[?index=flat|hnsw|ivf&M=32&efConstruction=40&efSearch=16&nlist=100&nprobe=1]",
+    signature=Signature(
+        options=(
+            Param("index", default="hnsw"),
+            *_counts(FAISS_DEFAULTS),
+        )
+    ),
 )
 
 

@@ -1,0 +1,175 @@
+"""What every engine-backed store shares (docs/stores.md): the engine returns
+candidates, the plugin re-ranks them with its own scorer and tie rule.
+
+An engine (pgvector, FAISS, LanceDB, Qdrant) is asked for :func:`fetch_depth`
+rows, a few more than ``k``; their cosines are computed again here in float64
+(as the margins and reports read them) and the rows ordered by score, equal
+scores by the lower row, as the exact store orders them. Where the ``k``-th
+score ties with the last candidate (a group of identical chunks longer than the
+fetch), the engine is asked again, twice as deep, until the tie group ends or
+every row came back. An exact configuration of any engine therefore returns the
+exact store's rows; an approximate one returns its own candidates in the
+plugin's order, so that its loss against exact search is the index's, never a
+difference of float rounding or tie order.
+
+Also here: the names of what a store creates in a server (per run and per
+pytest-xdist worker, so nothing the plugin did not create is ever touched), the
+message naming the extra to install, and the library versions in identities.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import secrets
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from types import ModuleType
+
+import numpy as np
+
+from pytest_chunkeval.stores._base import (
+    FloatArray,
+    IdArray,
+    StoreError,
+    as_vectors,
+    check_search,
+    empty_result,
+)
+
+EXTRA_ROWS = 8
+"""Rows fetched past ``k``: room for float noise and small tie groups at ``k``."""
+TIE_TOLERANCE = 1e-6
+"""A ``k``-th score this close to the last candidate's may continue past it."""
+_BLOCK = 256
+
+Engine = Callable[[FloatArray, int], IdArray]
+"""An engine's search: ``(queries, depth) -> (q, depth)`` rows, ``-1`` padded."""
+
+
+def fetch_depth(k: int, n: int) -> int:
+    """Rows asked of the engine for a top-``k`` search over ``n`` vectors."""
+    return min(n, k + EXTRA_ROWS)
+
+
+def rerank(queries: FloatArray, vectors: FloatArray, candidates: IdArray) -> IdArray:
+    """Each query's candidate rows (duplicates and ``-1`` dropped) ordered by
+    cosine in float64, best first, equal cosines by the lower row; ``-1``
+    padded to the candidates' width."""
+    cand = np.asarray(candidates, dtype=np.int64)
+    n_q, width = cand.shape
+    out = empty_result(n_q, width)
+    if width == 0 or n_q == 0:
+        return out
+    rows = np.sort(cand, axis=1)
+    dup = np.zeros_like(rows, dtype=bool)
+    dup[:, 1:] = rows[:, 1:] == rows[:, :-1]
+    rows[dup | (rows >= len(vectors))] = -1
+    valid = rows >= 0
+    safe = np.where(valid, rows, 0)
+    neg = np.empty(rows.shape, dtype=np.float64)
+    for lo in range(0, n_q, _BLOCK):
+        q = np.asarray(queries[lo : lo + _BLOCK], dtype=np.float64)
+        c = np.asarray(vectors[safe[lo : lo + _BLOCK]], dtype=np.float64)
+        neg[lo : lo + _BLOCK] = -np.einsum("qd,qmd->qm", q, c)
+    neg = neg.astype(np.float32)
+    neg[~valid] = np.inf
+    # The plugin's tie rule: equal scores by the lower row (as stores/exact.py).
+    order = np.lexsort((np.where(valid, rows, np.iinfo(np.int64).max), neg), axis=1)
+    ranked = np.take_along_axis(np.where(valid, rows, -1), order, axis=1)
+    out[:, :] = ranked
+    return out
+
+
+def _needs_more(
+    queries: FloatArray, vectors: FloatArray, ranked: IdArray, k: int, depth: int
+) -> np.ndarray:
+    """Queries whose engine returned a full ``depth`` of rows and whose ``k``-th
+    row scores within :data:`TIE_TOLERANCE` of the last one."""
+    full = (ranked >= 0).sum(axis=1) >= depth
+    if k == 0 or depth <= k or not full.any():
+        return np.zeros(len(ranked), dtype=bool)
+    kth, last = ranked[:, k - 1], ranked[:, depth - 1]
+    idx = np.flatnonzero(full & (kth >= 0) & (last >= 0))
+    need = np.zeros(len(ranked), dtype=bool)
+    if idx.size:
+        q = np.asarray(queries[idx], dtype=np.float64)
+        a = np.einsum("qd,qd->q", q, np.asarray(vectors[kth[idx]], dtype=np.float64))
+        b = np.einsum("qd,qd->q", q, np.asarray(vectors[last[idx]], dtype=np.float64))
+        need[idx] = a - b <= TIE_TOLERANCE
+    return need
+
+
+class RerankedIndex:
+    """An engine's index: searched for candidates, re-ranked by the plugin."""
+
+    def __init__(self, vectors: FloatArray, engine: Engine) -> None:
+        self.vectors = as_vectors(vectors, what="vectors")
+        self.engine = engine
+
+    def __len__(self) -> int:
+        return int(self.vectors.shape[0])
+
+    def search(self, queries: FloatArray, k: int) -> IdArray:
+        """Top-``k`` rows by cosine among the engine's candidates, best first,
+        ``-1`` padded (see the module docstring)."""
+        n = len(self)
+        q = check_search(queries, k, self.vectors.shape[1] if n else None)
+        out = empty_result(q.shape[0], k)
+        if n == 0 or k == 0 or q.shape[0] == 0:
+            return out
+        pending = np.arange(q.shape[0])
+        depth = fetch_depth(k, n)
+        while pending.size:
+            found = np.asarray(self.engine(q[pending], depth), dtype=np.int64)
+            if found.shape != (pending.size, depth):
+                raise StoreError(
+                    f"the engine returned rows of shape {found.shape}, expected "
+                    f"{(pending.size, depth)}"
+                )
+            ranked = rerank(q[pending], self.vectors, found)
+            take = min(k, depth)
+            out[pending, :take] = ranked[:, :take]
+            more = _needs_more(q[pending], self.vectors, ranked, k, depth)
+            if depth >= n:
+                break
+            pending = pending[more]
+            depth = min(n, depth * 2)
+        return out
+
+
+# -- names, extras, versions ----------------------------------------------------
+
+_RUN = secrets.token_hex(4)
+
+
+def run_tag() -> str:
+    """This process's tag in the names of what it creates: a random run id and
+    the pytest-xdist worker (``gw0``...), ``main`` outside xdist."""
+    worker = re.sub(r"[^a-z0-9]", "", os.environ.get("PYTEST_XDIST_WORKER", "main"))
+    return f"{_RUN}_{worker or 'main'}_{os.getpid()}"
+
+
+def need(module: str, *, extra: str, store: str) -> ModuleType:
+    """``module`` imported, or a StoreError naming the extra that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise StoreError(
+            f"the {store!r} store needs the Python package {module.split('.')[0]!r} "
+            f"({exc}): pip install 'pytest-chunkeval[{extra}]'"
+        ) from None
+
+
+def package_version(name: str) -> str:
+    """The installed version of distribution ``name`` (``"?"`` when unknown)."""
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "?"
+
+
+def settings_text(settings: dict[str, object]) -> str:
+    """Settings as ``key=value`` pairs in key order (an identity's body)."""
+    return "&".join(f"{key}={settings[key]}" for key in sorted(settings))

@@ -1,0 +1,88 @@
+"""Shared checks of the engine-backed stores (docs/stores.md): the bundled
+benchmark chunked and embedded once with the hashing embedder, and what an
+exact configuration of an engine must return."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pytest_chunkeval.chunkers import get_chunker
+from pytest_chunkeval.chunkers.base import chunk_texts
+from pytest_chunkeval.data.benchmarks import load_benchmark
+from pytest_chunkeval.data.corpus import Corpus, Document
+from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.engine.evaluate import evaluate
+from pytest_chunkeval.stores._candidates import fetch_depth, rerank
+from pytest_chunkeval.stores.exact import ExactIndex
+
+K = 5
+
+
+@functools.cache
+def benchmark_vectors() -> tuple[np.ndarray, np.ndarray]:
+    """Chunk vectors (``recursive:200:0``) and query vectors of the bundled
+    benchmark, with every chunk present twice (rows ``i`` and ``n + i``): every
+    chunk ties with its copy."""
+    corpus, queries = load_benchmark()
+    chunker = get_chunker("recursive:200:0")
+    texts = [t for d in corpus for t in chunk_texts(chunker, d.text)]
+    emb = HashingEmbedder()
+    chunks = emb.embed(texts)
+    return np.vstack([chunks, chunks]), emb.embed([q.text for q in queries])
+
+
+def plugin_order(vectors: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
+    """Exact search's rows re-ranked by the plugin's scorer and tie rule: what
+    any exact configuration of an engine must return."""
+    deep = ExactIndex(vectors).search(queries, fetch_depth(k, len(vectors)) + 8)
+    return rerank(queries, vectors, deep)[:, :k]
+
+
+def check_exact_configuration(index: Any) -> None:
+    """``index`` (built on :func:`benchmark_vectors`) returns the plugin's exact
+    order, and the exact store's rows except where the exact store orders two
+    equal cosines by float rounding."""
+    vectors, queries = benchmark_vectors()
+    got = index.search(queries, K)
+    np.testing.assert_array_equal(got, plugin_order(vectors, queries, K))
+    exact = ExactIndex(vectors).search(queries, K)
+    assert (got[:, 0] == exact[:, 0]).mean() > 0.95
+    differ = np.flatnonzero((got != exact).any(axis=1))
+    for q in differ:  # same cosines in the same order: equal scores swapped
+        mine = (vectors[got[q]] @ queries[q]).astype(np.float64)
+        theirs = (vectors[exact[q]] @ queries[q]).astype(np.float64)
+        np.testing.assert_allclose(mine, theirs, atol=1e-6)
+    # a chunk's copy (row + n) ranks after it: ties by the lower row
+    n = len(vectors) // 2
+    assert (got[:, 1] == got[:, 0] + n).mean() > 0.9
+    for row in got.tolist():
+        assert all(row.index(r) < row.index(r + n) for r in row if r + n in row)
+
+
+def copied_corpus() -> tuple[Corpus, Any]:
+    """The bundled benchmark with every document present twice (ties)."""
+    corpus, queries = load_benchmark()
+    docs = [Document(d.id, d.text) for d in corpus]
+    docs += [Document(f"copy-{d.id}", d.text) for d in corpus]
+    return Corpus(docs), queries
+
+
+def per_question(store: Any, cache: Path, *, copies: bool = False) -> list[Any]:
+    """Each question's retrieved spans and metrics, k=5, hashing embedder."""
+    corpus, queries = copied_corpus() if copies else load_benchmark()
+    result = evaluate(
+        "recursive:200:0",
+        corpus,
+        queries,
+        embedder="hashing",
+        store=store,
+        k=K,
+        cache=cache,
+    )
+    return [
+        (r.id, r.retrieved, r.recall, r.precision, r.iou, r.mrr) for r in result.queries
+    ]
