@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -183,9 +184,12 @@ def _write(tmp_path: Path, text: str) -> Path:
     [
         ('{"chunkeval_baseline": 1,\n "test": ', "invalid JSON at line 2"),
         (
-            '{"chunkeval_baseline": 5}',
-            "schema version 5, this pytest-chunkeval reads versions 1, 2, 3, 4",
+            '{"chunkeval_baseline": 7}',
+            "schema version 7, this pytest-chunkeval reads versions 1, 2, 3, 4, 5, 6",
         ),
+        ('{"chunkeval_baseline": "2.0"}', "schema version '2.0'"),
+        ('{"chunkeval_baseline": 2.0}', "schema version 2.0"),
+        ('{"chunkeval_baseline": 1, "test": "a", "test": "b"}', "'test' appears twice"),
         ('{"recall": 0.5}', "no 'chunkeval_baseline' version key"),
         ("[1, 2]", "expected a JSON object"),
     ],
@@ -207,6 +211,49 @@ def test_malformed_values_are_corrupt(tmp_path: Path) -> None:
     del data["queries"]
     with pytest.raises(BaselineCorrupt, match="'queries' is missing"):
         Baseline.load(_write(tmp_path, json.dumps(data)))
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "message"),
+    [
+        (("queries", "q000", "recall"), -5.0, "recall of question 'q000' is -5.0"),
+        (("queries", "q000", "recall"), 100, "recall of question 'q000' is 100"),
+        (("metrics", "recall", "mean"), 1.5, "the mean of recall is 1.5"),
+        (("groups", "doc.md", "iou"), -0.1, "iou of document 'doc.md' is -0.1"),
+        (("questions", "q000", "r"), 0, "'q000' records 0 repeats"),
+        (("questions", "q000", "var"), {"recall": -1.0}, "a variance"),
+        (("questions", "q000", "anchor"), {"recall": 2.0}, "anchored recall"),
+    ],
+)
+def test_impossible_values_are_damaged(
+    tmp_path: Path, where: tuple[str, str, str], value: object, message: str
+) -> None:
+    # Before, -5.0 read as a baseline and compared: "improved +600" points.
+    data = Baseline.from_result(make_result([1.0, 0.0]), NODE).to_json()
+    data["groups"].setdefault("doc.md", {"iou": 0.5})
+    data["questions"].setdefault("q000", {})
+    section, name, key = where
+    data[section][name][key] = value
+    with pytest.raises(BaselineCorrupt, match=re.escape(message)):
+        Baseline.load(_write(tmp_path, json.dumps(data)))
+
+
+def test_a_duplicate_key_deep_in_the_file_is_damaged(tmp_path: Path) -> None:
+    text = Baseline.from_result(make_result([1.0, 0.0]), NODE).to_text()
+    doubled = text.replace('"recall": 1.0', '"recall": 1.0, "recall": 0.0', 1)
+    assert doubled != text
+    with pytest.raises(BaselineCorrupt, match="'recall' appears twice"):
+        Baseline.load(_write(tmp_path, doubled))
+
+
+def test_fields_an_older_file_lacks_read_as_their_defaults(tmp_path: Path) -> None:
+    data = Baseline.from_result(make_result([1.0, 0.0]), NODE).to_json()
+    data["chunkeval_baseline"] = 3
+    for key in ("anchor", "noise"):
+        data.pop(key, None)
+    loaded = Baseline.load(_write(tmp_path, json.dumps(data)))
+    assert (loaded.anchor, loaded.noise, loaded.schema) == ({}, {}, 3)
+    assert loaded.anchor_values() == {q: dict(v) for q, v in loaded.queries.items()}
 
 
 def test_non_utf8_file_is_corrupt(tmp_path: Path) -> None:

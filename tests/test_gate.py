@@ -11,6 +11,12 @@ import numpy as np
 import pytest
 from support.fake_results import make_result, spread
 
+from pytest_chunkeval.config.tolerances import (
+    Tolerance,
+    parse_confidence,
+    parse_gate_mode,
+    parse_tolerances,
+)
 from pytest_chunkeval.core.metric_names import format_percent
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.gate import compare as gate
@@ -26,12 +32,8 @@ from pytest_chunkeval.gate.messages import format_failure, format_improvement
 from pytest_chunkeval.gate.tolerances import (
     DEFAULT_TOLERANCE,
     GateSettings,
-    Tolerance,
     coerce_tolerances,
     format_tolerances,
-    parse_confidence,
-    parse_gate_mode,
-    parse_tolerances,
 )
 
 # ------------------------------------------------------------------ parsing

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from pytest_chunkeval.config.tolerances import HIGHER_IS_BETTER
 from pytest_chunkeval.core import metric_names
 from pytest_chunkeval.core.metric_names import (
     METRIC_TABLE,
@@ -22,7 +23,6 @@ from pytest_chunkeval.core.metric_names import (
     unit_label,
 )
 from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS, RANK_METRICS
-from pytest_chunkeval.gate.tolerances import HIGHER_IS_BETTER
 from pytest_chunkeval.relationships.evaluate import REL_METRICS
 from pytest_chunkeval.reporting.rows import TABLE_METRICS
 from pytest_chunkeval.reporting.table import HEADERS
@@ -64,7 +64,7 @@ mn.METRIC_TABLE = tuple(
 )
 mn.METRIC_NAMES = {m.name: m for m in mn.METRIC_TABLE}
 
-from pytest_chunkeval.gate.tolerances import HIGHER_IS_BETTER
+from pytest_chunkeval.config.tolerances import HIGHER_IS_BETTER
 from pytest_chunkeval.reporting.table import HEADERS
 from pytest_chunkeval.run.marker import MARKER_KEYWORDS, THRESHOLDS
 from pytest_chunkeval.run.summary import METRIC_COLUMNS

@@ -108,7 +108,7 @@ def test_lifecycle(
     created.assert_outcomes(passed=1)
     assert f"created {BASELINE}" in _section(created)
     data = json.loads(baseline.read_text())
-    assert data["chunkeval_baseline"] == 3
+    assert data["chunkeval_baseline"] == 5
     assert data["test"] == "test_rag"
     assert data["config"]["chunker"] == "paragraphs"
     assert data["metrics"]["recall"]["mean"] == 1.0
@@ -284,7 +284,7 @@ def test_a_configuration_change_is_compared_and_named(
         (
             '{"chunkeval_baseline": 99}',
             "not a baseline this version can read: it is schema version 99, "
-            "this pytest-chunkeval reads versions 1, 2, 3, 4",
+            "this pytest-chunkeval reads versions 1, 2, 3, 4, 5, 6",
         ),
     ],
 )
@@ -308,7 +308,7 @@ def test_corrupt_file(
     assert "baselines: 1 corrupt" in _section(result)
 
     run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
-    assert json.loads(path.read_text())["chunkeval_baseline"] == 3
+    assert json.loads(path.read_text())["chunkeval_baseline"] == 5
     run(pytester).assert_outcomes(passed=1)
 
 

@@ -373,9 +373,9 @@ def test_a_schema_1_baseline_compares_and_is_migrated(
         in _section(result)
     )
     updated = run(pytester, "--chunkeval-update")
-    assert "migrated from schema 1 to 3" in _section(updated)
+    assert "migrated from schema 1 to 5" in _section(updated)
     migrated = json.loads(path.read_text())
-    assert migrated["chunkeval_baseline"] == 3
+    assert migrated["chunkeval_baseline"] == 5
     assert migrated["documents"]["pets.md"]["chars"] == len(
         (repo / "docs" / "pets.md").read_text()
     )

@@ -103,8 +103,9 @@ def test_old_files_holding_the_corpus_read_and_migrate(
     result.stdout.fnmatch_lines(
         [
             "baselines: 6 updated",
-            "  updated __chunkeval__/test_items/test_question[[]q-bark[]].json (its "
-            f"corpus table moved to the shared {TABLE})",
+            "  updated __chunkeval__/test_items/test_question[[]q-bark[]].json "
+            "(migrated from schema 3 to 6: its anchor recorded; its corpus table "
+            f"moved to the shared {TABLE})",
             f"  created {TABLE} (the corpus table its per-question items share)",
         ]
     )

@@ -186,7 +186,6 @@ def test_a_schema_2_baseline_is_compared_and_says_it_has_no_hashes(
     assert "baselines: 1 ok" in summary
     assert "the baseline predates per-question hashes" in summary
     updated = run(pytester, "--chunkeval-update")
-    assert "migrated from schema 2 to 3: per-question hashes recorded" in _section(
-        updated
-    )
-    assert json.loads(path.read_text())["chunkeval_baseline"] == 3
+    migrated = "from schema 2 to 5: per-question hashes and its anchor recorded"
+    assert migrated in _section(updated)
+    assert json.loads(path.read_text())["chunkeval_baseline"] == 5

@@ -234,9 +234,10 @@ def parse_jsonl(text: str, source: str) -> tuple[dict[str, Any], list[Query]]:
     """Header metadata and queries of JSONL ``text`` (``source`` names it in errors).
 
     Blank lines are skipped. A final line without a newline is kept when it is
-    valid JSON; when it is not, it is the trace of an interrupted append and is
-    dropped with a :class:`QuerySetWarning` (unless it is the header). Every
-    other malformed line is an error naming ``source:line``.
+    valid JSON. When it is not, it is the trace of an interrupted append, and
+    an error naming ``source:line`` (docs/formats.md, "JSONL"): a question the
+    file holds half of is never dropped, since a baseline would then lose it
+    silently. Every other malformed line is an error naming ``source:line``.
     """
     torn: list[TornLine] = []
     metadata: dict[str, Any] | None = None
@@ -254,11 +255,10 @@ def parse_jsonl(text: str, source: str) -> tuple[dict[str, Any], list[Query]]:
         where = f"{source}:{torn[0].lineno}"
         if metadata is None:  # the header itself is cut: nothing to build on
             raise QuerySetError(f"{where}: not valid JSON ({torn[0].reason})")
-        warnings.warn(
-            f"{where}: ignoring an incomplete last line (no final newline; "
-            f"an interrupted write?): {preview(torn[0].text)}",
-            QuerySetWarning,
-            stacklevel=4,  # parse_jsonl <- _parse_text <- read_queries <- caller
+        raise QuerySetError(
+            f"{where}: an incomplete last line (no final newline; an interrupted "
+            f"write?): {preview(torn[0].text)}. Complete the line or delete it "
+            "(append_query cuts it before its next append)"
         )
     if metadata is None:
         raise QuerySetError(f"{source}: empty query set (no header line)")

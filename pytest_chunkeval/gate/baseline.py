@@ -4,7 +4,8 @@ A baseline is ``<test dir>/__chunkeval__/<module>/<test>.json`` (or under a
 configured directory), written only in update mode (``--chunkeval-update``)::
 
     {
-     "chunkeval_baseline": 3,
+     "anchor": {"date": "2026-11-27"},
+     "chunkeval_baseline": 5,
      "chunks": {"count": 1700, "mean_units": 180.2},  # score(): results_per_question
      "config": {
       "chunker": "recursive:200:0",
@@ -48,7 +49,21 @@ question what the gate needs besides its values: its content hash
 (:mod:`~pytest_chunkeval.gate.questions`), so a question edited under the same id
 is left out rather than compared. Schema 1 and 2 files are still read and
 compared without that detail (the report says so); ``--chunkeval-update``
-rewrites them as 3. A file holding a non-finite number is damaged: refused.
+rewrites them as 5.
+
+Schema 5 adds what an update must not lose (docs/baselines.md, "An update never
+ratchets"): ``anchor`` (the date of the values last accepted explicitly) and, per
+question, ``"anchor": {metric: value}`` where the anchored value differs from
+the recorded one; per question ``"var"`` and ``"r"`` (its repeats' sample
+variance and count) and the top-level ``"noise"`` (the components found noisy).
+**A field an older file lacks reads as its documented default**, never as a
+change: no ``anchor`` = anchored at the recorded values (date unknown), no
+``var`` = 0, no ``r`` = 1, no ``noise`` = a deterministic run (:data:`DEFAULTS`).
+
+A file is damaged, and refused, when it holds a non-finite number, a value
+outside its metric's range (recall ``-5.0`` or ``100``: every metric is a
+fraction in [0, 1]), a schema it does not know (``"2.0"`` or ``2.0`` are not the
+integer 2), or a key twice in one object (JSON readers keep either copy).
 
 Where files live: :mod:`~pytest_chunkeval.gate.paths`; a session's store of them:
 :mod:`~pytest_chunkeval.gate.store`. Problems are :class:`BaselineError` (an
@@ -71,18 +86,29 @@ from pytest_chunkeval.gate.documents import document_records, valid_records
 from pytest_chunkeval.gate.paths import nodeid_name
 from pytest_chunkeval.gate.portable import portable_store
 from pytest_chunkeval.gate.questions import question_records, valid_questions
+from pytest_chunkeval.gate.validity import (
+    DuplicateKey,
+    number_or_nan,
+    number_or_none,
+    optional_object,
+    out_of_range,
+    unique_keys,
+)
 
 if TYPE_CHECKING:
     from pytest_chunkeval.core.metrics import MetricStats
     from pytest_chunkeval.engine.results import EvalResult
 
 
-BASELINE_SCHEMA = 3
-SHARED_CORPUS_SCHEMA = 4
-"""A per-question item's file: schema 3 whose corpus table (``corpus_hash``,
+BASELINE_SCHEMA = 5
+SHARED_CORPUS_SCHEMA = 6
+"""A per-question item's file: schema 5 whose corpus table (``corpus_hash``,
 ``documents``) is in the file its function's items share (gate/corpus_table.py)."""
-READABLE_SCHEMAS = (1, 2, 3, 4)  # 1: no per-document records, 1-2: no per-question
-# hashes (migrated on update)
+ITEM_SCHEMAS = (4, SHARED_CORPUS_SCHEMA)
+"""Item files naming their corpus table (4: before anchors and repeats)."""
+READABLE_SCHEMAS = (1, 2, 3, 4, 5, 6)  # 1: no per-document records, 1-2: no
+# per-question hashes, 1-4: no anchor nor repeats (all read as their defaults,
+# migrated on update)
 VERSION_KEY = "chunkeval_baseline"
 # Names and paths of the data, not its content (the hashes identify that); a
 # query file's path may differ between machines and must not look like drift.
@@ -154,6 +180,26 @@ class Baseline:
     run measured (empty before schema 3)."""
     schema: int = BASELINE_SCHEMA
     """The version the file was written in (what was read, for a loaded one)."""
+    anchor: Mapping[str, Any] = field(default_factory=dict)
+    """``{"date": "YYYY-MM-DD"}``: when the anchored values were accepted
+    (empty before schema 5: anchored at the recorded values, date unknown)."""
+    noise: Mapping[str, Any] = field(default_factory=dict)
+    """The components the recording run found noisy and its repeats (empty:
+    a deterministic run)."""
+
+    def anchor_values(self) -> dict[str, dict[str, float | None]]:
+        """Per question, the values at the anchor: its ``anchor`` record where
+        one is kept, else the recorded values (what the anchor is at creation)."""
+        out: dict[str, dict[str, float | None]] = {}
+        for qid, values in self.queries.items():
+            kept = self.questions.get(qid, {}).get("anchor")
+            out[qid] = {**values, **kept} if isinstance(kept, Mapping) else dict(values)
+        return out
+
+    @property
+    def anchored_elsewhere(self) -> bool:
+        """Whether some question's anchored value differs from its recorded one."""
+        return any("anchor" in q for q in self.questions.values())
 
     @classmethod
     def from_result(cls, result: EvalResult, test: str) -> Baseline:
@@ -187,7 +233,9 @@ class Baseline:
             ]
         metrics = {
             m: MetricStats(
-                _f(_r(s.mean, MEAN_DECIMALS)), _f(_r(s.std, MEAN_DECIMALS)), s.n
+                number_or_nan(_r(s.mean, MEAN_DECIMALS)),
+                number_or_nan(_r(s.std, MEAN_DECIMALS)),
+                s.n,
             )
             for m, s in result.metrics.items()
         }
@@ -230,6 +278,8 @@ class Baseline:
             "chunks": dict(self.chunks),
             "documents": {d: dict(v) for d, v in self.documents.items()},
             "questions": {i: dict(v) for i, v in self.questions.items()},
+            **({"anchor": dict(self.anchor)} if self.anchor else {}),
+            **({"noise": dict(self.noise)} if self.noise else {}),
         }
 
     def to_text(self) -> str:
@@ -246,7 +296,7 @@ class Baseline:
                 where, f"expected a JSON object, found {type(data).__name__}"
             )
         version = data.get(VERSION_KEY)
-        if isinstance(version, bool) or version not in READABLE_SCHEMAS:
+        if type(version) is not int or version not in READABLE_SCHEMAS:
             if version is None:
                 what = f"it has no {VERSION_KEY!r} version key"
             else:
@@ -255,7 +305,7 @@ class Baseline:
                     f"versions {', '.join(map(str, READABLE_SCHEMAS))}"
                 )
             raise _corrupt(where, f"not a baseline this version can read: {what}")
-        if version == SHARED_CORPUS_SCHEMA and "corpus_hash" not in data:
+        if version in ITEM_SCHEMAS and "corpus_hash" not in data:
             raise _corrupt(
                 where,
                 "a per-question item's file: its corpus is in the table it shares "
@@ -268,23 +318,30 @@ class Baseline:
                 )
         try:
             metrics = {
-                m: MetricStats(_f(s["mean"]), _f(s["std"]), int(s["n"]))
+                m: MetricStats(
+                    number_or_nan(s["mean"]), number_or_nan(s["std"]), int(s["n"])
+                )
                 for m, s in data["metrics"].items()
             }
             queries = {
-                str(i): {m: _opt(v) for m, v in values.items()}
+                str(i): {m: number_or_none(v) for m, v in values.items()}
                 for i, values in data["queries"].items()
             }
             groups = {
-                str(g): {m: _opt(v) for m, v in values.items()}
+                str(g): {m: number_or_none(v) for m, v in values.items()}
                 for g, values in data["groups"].items()
             }
             documents = valid_records(data.get("documents"))
             questions = valid_questions(data.get("questions"))
+            anchor = optional_object(data, "anchor")
+            noise = optional_object(data, "noise")
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise _corrupt(
                 where, f"malformed metrics or query values ({exc!r})"
             ) from None
+        outside = out_of_range(metrics, queries, groups, questions)
+        if outside:
+            raise _corrupt(where, outside)
         return cls(
             test=data["test"],
             config=data["config"],
@@ -297,6 +354,8 @@ class Baseline:
             documents=documents,
             questions=questions,
             schema=int(version),
+            anchor=anchor,
+            noise=noise,
         )
 
     @classmethod
@@ -315,33 +374,32 @@ def read_json(path: Path, what: str = "baseline") -> Any:
     except UnicodeDecodeError as exc:
         raise _corrupt(str(path), f"not UTF-8 text ({exc.reason})", what) from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise _corrupt(
             str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}", what
         ) from None
+    except DuplicateKey as exc:
+        raise _corrupt(str(path), f"the key {exc.key!r} appears twice", what) from None
 
 
 def _corrupt(where: str, what: str, kind: str = "baseline") -> BaselineCorrupt:
     return BaselineCorrupt(f"{kind} {where} is unreadable: {what}", Path(where))
 
 
-def _f(value: Any) -> float:
-    return math.nan if value is None else _finite(value)
-
-
-def _opt(value: Any) -> float | None:
-    return None if value is None else _finite(value)
-
-
-def _finite(value: Any) -> float:
-    """A number of the file; NaN and infinities are never written, so one read
-    means the file was damaged."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"expected a number or null, got {value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"non-finite value {value!r}")
-    return float(value)
+def migration_note(old_schema: int, item: bool = False) -> str:
+    """What rewriting a file of ``old_schema`` as the current one records
+    ("" when it is current): ``migrated from schema 3 to 5: its anchor
+    recorded``."""
+    new = SHARED_CORPUS_SCHEMA if item else BASELINE_SCHEMA
+    if old_schema >= BASELINE_SCHEMA:
+        return ""
+    what = ["its anchor"]
+    if old_schema < 3:
+        what.insert(0, "per-question hashes")
+    if old_schema < 2:
+        what.insert(0, "per-document hashes and lengths")
+    return f"migrated from schema {old_schema} to {new}: {' and '.join(what)} recorded"
 
 
 def render(data: Mapping[str, Any]) -> str:

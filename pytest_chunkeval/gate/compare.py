@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_chunkeval.config.tolerances import HIGHER_IS_BETTER, Tolerance
 from pytest_chunkeval.core.absent import nan_if_absent
 from pytest_chunkeval.core.metric_names import RANK, names
 from pytest_chunkeval.gate.baseline import MEAN_DECIMALS, QUERY_DECIMALS
@@ -53,7 +54,7 @@ from pytest_chunkeval.gate.sampling import (
     detectable_questions,
     per_metric_level,
 )
-from pytest_chunkeval.gate.tolerances import HIGHER_IS_BETTER, GateSettings, Tolerance
+from pytest_chunkeval.gate.tolerances import GateSettings
 from pytest_chunkeval.gate.verdicts import (
     IMPROVED,
     NOISY,

@@ -17,7 +17,8 @@ share one table beside their files, ``<function>.corpus.json``::
      "test": "test_q"
     }
 
-and each item's file (schema 4) keeps what is its own and names the table
+and each item's file (schema 6; 4 before anchors) keeps what is its own and names
+the table
 (``"corpus_table": "test_q.corpus.json"``) instead of ``corpus_hash`` and
 ``documents``. Reading an item reads its table and fails closed: a table that
 is missing, unreadable, another function's, or without the document of the
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_chunkeval.gate.baseline import (
+    ITEM_SCHEMAS,
     SHARED_CORPUS_SCHEMA,
     VERSION_KEY,
     Baseline,
@@ -106,10 +108,9 @@ def load_baseline(path: Path) -> Loaded:
     :class:`BaselineCorrupt` says what is wrong, naming the file at fault."""
     data = read_json(path)
     if not isinstance(data, dict) or REFERENCE_KEY not in data:
-        if isinstance(data, dict) and data.get(VERSION_KEY) == SHARED_CORPUS_SCHEMA:
-            raise _refused(
-                path, f"schema {SHARED_CORPUS_SCHEMA} without {REFERENCE_KEY!r}"
-            )
+        version = data.get(VERSION_KEY) if isinstance(data, dict) else None
+        if type(version) is int and version in ITEM_SCHEMAS:
+            raise _refused(path, f"schema {version} without {REFERENCE_KEY!r}")
         return Loaded(Baseline.from_json(data, str(path)))
     name, test = data[REFERENCE_KEY], data.get("test")
     if not isinstance(name, str) or Path(name).name != name or not name:

@@ -63,7 +63,7 @@ def legacy_baseline_paths(
     the id is now added whenever making it portable changed it): each former id
     is looked up under both.
 
-    Pure: says where to look, touches nothing (see :func:`first_existing`). A
+    Pure: says where to look, touches nothing (gate/lookup.py looks). A
     file under a former name may belong to another test (two ids shared one name
     before): the caller checks the test id the file records.
     """
@@ -76,11 +76,6 @@ def legacy_baseline_paths(
             if path != current and path not in paths:
                 paths.append(path)
     return paths
-
-
-def first_existing(paths: Iterable[Path]) -> Path | None:
-    """The first of ``paths`` that is a file."""
-    return next((p for p in paths if p.is_file()), None)
 
 
 def spec_aliases(

@@ -324,9 +324,9 @@ def what_changed(
     if old is None:
         return " (the old file was unreadable)"
     from pytest_chunkeval.gate.baseline import (
-        BASELINE_SCHEMA,
+        ITEM_SCHEMAS,
         MEAN_DECIMALS,
-        SHARED_CORPUS_SCHEMA,
+        migration_note,
     )
     from pytest_chunkeval.gate.changes import HASHES_ABSENT, baseline_changes
 
@@ -337,15 +337,10 @@ def what_changed(
         # a shared table's documents: said once, by the table's own line
         and not (table and line.startswith(("documents ", "corpus: ")))
     ]
-    if old.schema < BASELINE_SCHEMA:
-        what = ["per-question hashes"]
-        if old.schema < 2:
-            what.insert(0, "per-document hashes and lengths")
-        notes.append(
-            f"migrated from schema {old.schema} to {BASELINE_SCHEMA}: "
-            f"{' and '.join(what)} recorded"
-        )
-    if table and old.schema != SHARED_CORPUS_SCHEMA:
+    migrated = migration_note(old.schema, item=bool(table))
+    if migrated:
+        notes.append(migrated)
+    if table and old.schema not in ITEM_SCHEMAS:
         notes.append(f"its corpus table moved to the shared {table}")
     if notes:
         return f" ({'; '.join(notes)})"

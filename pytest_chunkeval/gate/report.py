@@ -26,7 +26,7 @@ from pytest_chunkeval.gate.verdicts import (
 )
 
 if TYPE_CHECKING:
-    from pytest_chunkeval.gate.tolerances import Tolerance
+    from pytest_chunkeval.config.tolerances import Tolerance
 
 
 class GateError(DataError):

@@ -1,8 +1,8 @@
 """What the gate allows: per-metric tolerances (absolute, ``pp`` or relative to
 the baseline mean), the mode, the confidence of the sampling view and the share
 of questions a comparison may leave out, parsed from options and markers
-(:class:`GateSettings`). The parsers are the option table's,
-``config/tolerances.py``; their names are the gate's too.
+(:class:`GateSettings`). The parsers and :class:`Tolerance` are the option
+table's: import them from ``config/tolerances.py``.
 
 Only the standard library at import time: the plugin parses tolerances at
 start-up and must not pay for numpy there (numpy is imported where the gate
@@ -15,18 +15,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pytest_chunkeval.config.tolerances import GATE_MODES as GATE_MODES
-from pytest_chunkeval.config.tolerances import HIGHER_IS_BETTER as HIGHER_IS_BETTER
-from pytest_chunkeval.config.tolerances import Tolerance as Tolerance
-from pytest_chunkeval.config.tolerances import Tolerances as Tolerances
-from pytest_chunkeval.config.tolerances import metric_name
-from pytest_chunkeval.config.tolerances import parse_confidence as parse_confidence
-from pytest_chunkeval.config.tolerances import parse_gate_mode as parse_gate_mode
-from pytest_chunkeval.config.tolerances import parse_share as parse_share
 from pytest_chunkeval.config.tolerances import (
-    parse_tolerance_value as parse_tolerance_value,
+    HIGHER_IS_BETTER,
+    Tolerance,
+    Tolerances,
+    metric_name,
+    parse_confidence,
+    parse_gate_mode,
+    parse_share,
+    parse_tolerance_value,
+    parse_tolerances,
 )
-from pytest_chunkeval.config.tolerances import parse_tolerances as parse_tolerances
 from pytest_chunkeval.errors import ConfigError
 
 # F1 is a monotone function of IoU query by query, and precision_omega measures the

@@ -260,7 +260,7 @@ class ChunkevalSession:
         return [m for m in names(RANK) if m in named]
 
     def settings_gate_metrics(self) -> list[str]:
-        from pytest_chunkeval.gate.tolerances import parse_tolerances
+        from pytest_chunkeval.config.tolerances import parse_tolerances
 
         text = self.settings.tolerance
         if not text:
