@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pytest_chunkeval.core.locate import locate
 from pytest_chunkeval.core.normalize import fold, fold_char
 from pytest_chunkeval.data.benchmarks import load_benchmark
-from pytest_chunkeval.engine.score import locate_results
+from pytest_chunkeval.engine.locating import locate_results
 
 REPEATS = 3
 

@@ -59,6 +59,7 @@ def test_option_table_is_complete_and_prefixed() -> None:
         "gate_confidence",
         "max_left_out",
         "fail_unused",
+        "repeats",
         "history",
         "json",
         "md",

@@ -44,6 +44,7 @@ RESULT_SETTINGS: tuple[str, ...] = (
     "locate",
     "copies",
     "judge",
+    "repeats",
 )
 """The settings that can change a result: each is a field of the spec (the data
 settings through the corpus' and the questions' texts, which the keys hold)."""
@@ -115,6 +116,9 @@ class EvaluationSpec:
     locate: str = _LOCATE
     copies: str = _COPIES
     judge: Any = None
+    repeats: int | None = None
+    """Times a noisy component is measured (``chunkeval_repeats``); None: the
+    defaults of engine/repeats.py."""
     k_set: bool = False
     """``k`` was configured (setting, flag, marker or argument), not the default:
     only then does it limit what a whole retriever (``score()``) is scored on."""

@@ -13,6 +13,7 @@ from pytest_chunkeval.config.values import (
     parse_gate_mode,
     parse_max_left_out,
     parse_path,
+    parse_repeats,
     parse_tolerance,
 )
 
@@ -72,5 +73,15 @@ GATE_OPTIONS: tuple[Option, ...] = (
         "listed either way).",
         ini_type="bool",
         switch=True,
+    ),
+    Option(
+        "repeats",
+        "Times a noisy component is measured (docs/baselines.md, 'Repeats'): a "
+        "score() retriever whose answers vary is asked until each question (a "
+        "fixed sample of 200 on larger sets) has this many answers, an "
+        "approximate store's index is built this many times.",
+        parse_repeats,
+        metavar="R",
+        default_text="retrievers 8 under 50 questions, else 4; stores 3",
     ),
 )

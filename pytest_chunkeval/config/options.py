@@ -281,6 +281,7 @@ class Settings:
     gate_confidence: float | None = None
     max_left_out: float | None = None
     fail_unused: bool = False
+    repeats: int | None = None
     # Output files, as absolute paths (resolved against rootdir).
     history: str | None = None
     json: str | None = None

@@ -47,6 +47,17 @@ def _whole_number(text: str, minimum: int) -> int:
     return number
 
 
+def parse_repeats(value: str) -> int:
+    """``4`` -> 4: how many times a noisy component is measured (at least 2)."""
+    try:
+        return _whole_number(value, 2)
+    except ConfigError:
+        raise ConfigError(
+            f"{value!r}: expected a whole number of repeats >= 2 (each question's "
+            "value is the mean of that many measurements)"
+        ) from None
+
+
 def parse_budget(value: str | int) -> int:
     """``1000`` -> 1000: a positive whole number of units per query."""
     budget = check_budget(value)

@@ -189,7 +189,9 @@ def query_records(
     chosen = _spans_by_row(scores.chosen, doc_ids)
     # every column as a list first: indexing numpy arrays per query costs more
     # than the records (47,200 of them at 100x)
-    metric = {m: _present(scores.metric(m)) for m in PRESENCE_METRICS + RANK_METRICS}
+    metric: dict[str, Any] = {
+        m: _present(scores.metric(m)) for m in PRESENCE_METRICS + RANK_METRICS
+    }
     counts = zip(
         *(
             np.asarray(a).astype(np.int64).tolist()

@@ -20,14 +20,19 @@ Schema (``to_json``; version ``RESULT_SCHEMA``)::
                   "excerpt_coverage": [float, ...],
                   "loss": {"chunking", "search", "approximation"},  # if measured
                   "scores": {metric: float | null},   # other metrics, if any
-                  "details": {...}}],                  # what produced them, if any
+                  "details": {...},                    # what produced them, if any
+                  "repeats": {metric: [mean, variance, r]}}],  # if repeated
      "chunk_spans": [[doc_id, start, end], ...],
      "stages": {name: {"depth",
                        "metrics": {"recall", "recall_at_k", "ceiling"}}},  # if any
      "loss": {part: {"mean", "std", "n"}},              # where recall is lost
      "budget": {"budget", "over_budget", "mean_units"},  # with a token budget
      "graph": {"relationships", "entities", "extraction", ...},          # if any
-     "unplaced": [{"id", "question", "doc_id", "reason"}, ...]}  # if any
+     "unplaced": [{"id", "question", "doc_id", "reason"}, ...],  # if any
+     "noise": {"noisy", "repeats", "sampled", "requests", ...}}   # if repeated
+
+A question repeated (docs/baselines.md, "Repeats") holds the mean of its repeats in
+its metric fields and ``repeats`` per metric; ``noise`` says what was repeated.
 
 ``stages`` holds the earlier retrieval stages (a hybrid store's legs ``dense`` and
 ``bm25``, a reranker's ``candidates``, the ``candidates`` of a two-stage retriever
@@ -58,7 +63,6 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,18 +72,16 @@ import numpy.typing as npt
 from pytest_chunkeval.core.absent import nan_if_absent, present
 from pytest_chunkeval.core.metrics import (
     JUDGED_METRICS,
-    METRICS,
-    RANK_METRICS,
     MetricStats,
 )
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.query_types import UnplacedQuery
 from pytest_chunkeval.engine.labels import degraded_text
+from pytest_chunkeval.engine.query_record import QueryRecord as QueryRecord
+from pytest_chunkeval.engine.query_record import SpanTuple as SpanTuple
 from pytest_chunkeval.errors import ConfigError
 
 RESULT_SCHEMA = 1
-
-SpanTuple = tuple[str, int, int]
 
 
 class UnknownName(ConfigError, KeyError):
@@ -88,101 +90,6 @@ class UnknownName(ConfigError, KeyError):
     def __str__(self) -> str:
         # KeyError's own __str__ would repr() the message.
         return str(self.args[0]) if self.args else ""
-
-
-@dataclass(frozen=True)
-class QueryRecord:
-    """One query's outcome."""
-
-    id: str
-    question: str
-    doc_id: str
-    excerpts: tuple[SpanTuple, ...]
-    retrieved: tuple[SpanTuple, ...]
-    recall: float | None  # the chunk metrics: None when not measured
-    precision: float | None
-    iou: float | None
-    f1: float | None
-    precision_omega: float | None
-    excerpt_units: int
-    retrieved_units: int
-    first_relevant_rank: int  # 1-based, 0 = nothing relevant retrieved
-    excerpt_coverage: tuple[float, ...]
-    scores: Mapping[str, float | None] = field(default_factory=dict)
-    """Metrics other than the chunk metrics (e.g. ``rel_recall``), by name."""
-    details: Mapping[str, Any] = field(default_factory=dict)
-    """What produced ``scores`` (e.g. the retrieved relationships), JSON values."""
-    mrr: float | None = None  # docs/metrics.md; None when not measured
-    ndcg: float | None = None  # None without a chunking
-    complete: float | None = None
-    ceiling: float | None = None  # None without a chunking
-    loss: Mapping[str, float] = field(default_factory=dict)
-    """Where this query's recall was lost (``chunking``, ``search``...)."""
-    evidence: Mapping[str, Any] = field(default_factory=dict)
-    """What tells noise from a real change of this query (engine/evidence.py):
-    ``found``, ``margin``, ``order``, ``exact``; empty when none was measured."""
-    chosen: tuple[SpanTuple, ...] = ()
-    """Per stored excerpt, the span scored when it differs from the stored one
-    (the copy of its text the retriever reached, docs/concepts.md); empty when
-    every excerpt was scored at its stored span."""
-
-    @property
-    def scored_excerpts(self) -> tuple[SpanTuple, ...]:
-        """The spans scored: ``chosen`` if any, else the stored ``excerpts``."""
-        return self.chosen or self.excerpts
-
-    def metric(self, name: str) -> float:
-        value = self.scores[name] if name in self.scores else getattr(self, name)
-        return math.nan if value is None else float(value)
-
-    def to_json(self) -> dict[str, Any]:
-        # built key by key (47,200 records at 100x)
-        out: dict[str, Any] = {
-            "id": self.id,
-            "question": self.question,
-            "doc_id": self.doc_id,
-            "excerpts": [list(s) for s in self.excerpts],
-            "retrieved": [list(s) for s in self.retrieved],
-        }
-        values = self.__dict__
-        for m in METRICS:
-            out[m] = values[m]
-        out["excerpt_units"] = self.excerpt_units
-        out["retrieved_units"] = self.retrieved_units
-        out["first_relevant_rank"] = self.first_relevant_rank
-        out["excerpt_coverage"] = list(self.excerpt_coverage)
-        if self.chosen:
-            out["chosen"] = [list(s) for s in self.chosen]
-        for name in ("loss", "evidence", "scores", "details"):
-            if values[name]:
-                out[name] = dict(values[name])
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> QueryRecord:
-        return cls(
-            id=data["id"],
-            question=data["question"],
-            doc_id=data["doc_id"],
-            excerpts=tuple((s[0], int(s[1]), int(s[2])) for s in data["excerpts"]),
-            retrieved=tuple((s[0], int(s[1]), int(s[2])) for s in data["retrieved"]),
-            recall=data["recall"],
-            precision=data["precision"],
-            iou=data["iou"],
-            f1=data["f1"],
-            precision_omega=data["precision_omega"],
-            excerpt_units=data["excerpt_units"],
-            retrieved_units=data["retrieved_units"],
-            first_relevant_rank=data["first_relevant_rank"],
-            excerpt_coverage=tuple(data["excerpt_coverage"]),
-            scores=dict(data.get("scores", {})),
-            details=dict(data.get("details", {})),
-            # Results written before docs/metrics.md lack these: None, never 0.
-            **{m: data.get(m) for m in RANK_METRICS},
-            loss=dict(data.get("loss", {})),
-            chosen=tuple((s[0], int(s[1]), int(s[2])) for s in data.get("chosen", [])),
-            evidence=dict(data.get("evidence", {})),
-        )
 
 
 def _stats_json(stats: dict[str, MetricStats]) -> dict[str, dict[str, Any]]:
@@ -262,10 +169,14 @@ class EvalResult:
     unplaced: tuple[UnplacedQuery, ...] = ()
     """Queries left out because their excerpts can no longer be placed in the
     (edited) corpus: only a baseline comparison evaluates without them."""
+    noise: dict[str, Any] = field(default_factory=dict)
+    """What was repeated and what it cost (engine/repeats.py): ``noisy``,
+    ``repeats``, ``sampled``, ``requests``, ``rebuild_seconds``,
+    ``mean_variance``; empty when nothing was."""
     probe: Any = field(default=None, repr=False, compare=False)
-    """What asks a user's retriever its changed questions again (engine/reask.py:
-    ``unstable(ids)``); None when the result was not produced by one, or was read
-    back from JSON."""
+    """What asks a user's retriever again (engine/reask.py ``Probe``:
+    ``repeated()``, ``confirm(ids)``); None when the result was not produced by
+    one, or was read back from JSON."""
 
     @property
     def scored_of(self) -> str:
@@ -407,6 +318,8 @@ class EvalResult:
             data["graph"] = self.graph
         if self.unplaced:
             data["unplaced"] = [u.to_json() for u in self.unplaced]
+        if self.noise:
+            data["noise"] = self.noise
         return data
 
     @classmethod
@@ -439,4 +352,5 @@ class EvalResult:
             unplaced=tuple(
                 UnplacedQuery.from_json(u) for u in data.get("unplaced", [])
             ),
+            noise=dict(data.get("noise", {})),
         )

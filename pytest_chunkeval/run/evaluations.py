@@ -186,16 +186,19 @@ def score(
     nodeid: str,
     label: str | None = None,
     lenient: bool = False,
+    factory: bool = False,
+    noisy: bool = False,
 ) -> EvalResult:
     """The result of a whole retriever. It is asked every question in every call
-    (it may have changed); scoring is memoized by the spans it returned.
+    (it may have changed), twice, and more when its answers vary (engine/reask.py:
+    ``factory``, ``noisy``); scoring is memoized by the spans it returned.
 
     Its summary row is named by ``label`` (else a module-level function's
     qualified name): results under one label share a row, across xdist workers
     too, so give different retrievers different labels. ``lenient``: as for
     :func:`evaluate`."""
-    from pytest_chunkeval.engine.score import locate_results
-    from pytest_chunkeval.engine.score import score as run_score
+    from pytest_chunkeval.engine.reask import Answers, Asker, Probe, ask
+    from pytest_chunkeval.engine.score import scored
 
     queries, unplaced = (
         session.datasets.placeable(run)
@@ -209,17 +212,19 @@ def score(
         qualname if isinstance(qualname, str) else type(retriever).__qualname__
     )
     try:
-        located = locate_results(
+        asker = Asker(
             retriever,
             setup.corpus,
             queries,
             k=run.score_k,
             locate=run.locate,
             copies=run.copies,
+            factory=factory,
         )
+        answers = ask(asker, run.repeats, noisy=noisy)
     except ChunkevalError as exc:  # anything else is a bug: traceback
         raise ChunkevalError(str(exc)) from None
-    digest = located.digest()
+    digest = answers.digest()
     key = (*data, name, digest, tuple(u.id for u in unplaced))
     named = retriever_key(retriever, label)
     if isinstance(named[1], int):
@@ -227,18 +232,17 @@ def score(
         # is never reused by another object during the session.
         session.keep_alive(retriever)
 
-    def compute() -> EvalResult:
-        result = run_score(
-            located,
-            setup.corpus,
-            queries,
-            label=name,
-            judge=session.judging(run),
-            setup=setup,
-        )
+    def rescore(given: Answers) -> EvalResult:
+        judging = setup.judging(session.judging(run))
+        result = scored(setup, given, name, {}, judging)
         return dataclasses.replace(result, unplaced=unplaced)
 
-    return session.memoized(key, compute, nodeid, label, row=(*data, digest, named))
+    result = session.memoized(
+        key, lambda: rescore(answers), nodeid, label, row=(*data, digest, named)
+    )
+    if result.probe is None:  # the gate asks it again (engine/reask.py)
+        result.probe = Probe(asker, answers, rescore, run.repeats)
+    return result
 
 
 def relationships(

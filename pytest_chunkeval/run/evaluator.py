@@ -17,7 +17,6 @@ from pytest_chunkeval.config.evaluation import EvaluationSpec
 from pytest_chunkeval.config.options import K
 from pytest_chunkeval.config.scoring import check_copies
 from pytest_chunkeval.config.values import parse_budget, parse_k
-from pytest_chunkeval.engine.reask import reasker
 from pytest_chunkeval.errors import ChunkevalError, ConfigError
 from pytest_chunkeval.run import evaluations
 from pytest_chunkeval.run.comparisons import BaselineComparisons
@@ -207,6 +206,8 @@ class Evaluator:
         label: str | None = None,
         locate: str | None = None,
         copies: str | None = None,
+        factory: bool = False,
+        noisy: bool = False,
     ) -> EvalResult:
         """Score a whole retriever: a callable ``question -> results`` (texts,
         ``(doc_id, text)`` pairs, ``(doc_id, start, end)`` spans or LangChain
@@ -216,7 +217,13 @@ class Evaluator:
         ``locate`` (``exact``/``normalized``) overrides ``chunkeval_locate``,
         ``copies`` (``any``/``strict``) ``chunkeval_copies``; ``k``: only the
         first ``k`` results of each answer count (default: this test's ``k`` when
-        one is configured, else all), recorded in the configuration."""
+        one is configured, else all), recorded in the configuration.
+
+        Every question is asked twice, and more when an answer differs
+        (docs/baselines.md, "Repeats"). ``factory=True``: ``retriever`` is a
+        function that builds a fresh retriever for each ask (for noise that shows
+        only between processes); ``noisy=True`` declares it noisy (repeated
+        without the test)."""
         __tracebackhide__ = True
         run = self.config
         if k is not None:
@@ -236,7 +243,17 @@ class Evaluator:
             )
         lenient = self.comparisons.has_baseline()
         result = self._shared(
-            ("score", retriever, label, run.locate, run.copies, run.score_k, lenient),
+            (
+                "score",
+                retriever,
+                label,
+                run.locate,
+                run.copies,
+                run.score_k,
+                lenient,
+                factory,
+                noisy,
+            ),
             functools.partial(  # no frame of its own, unlike a lambda
                 evaluations.score,
                 self.session,
@@ -245,11 +262,10 @@ class Evaluator:
                 nodeid=self.nodeid,
                 label=label,
                 lenient=lenient,
+                factory=factory,
+                noisy=noisy,
             ),
         )
-        if result.probe is None:  # the gate asks it changed questions again
-            queries = self.session.datasets.placeable(run)[0]
-            result.probe = reasker(retriever, result, queries, run)
         self.results.append(result)
         return result
 

@@ -1,0 +1,200 @@
+"""Repeats of a noisy retriever (engine/reask.py, engine/repeats.py;
+docs/baselines.md, "Repeats"): asked twice, then ``r`` times when it varies,
+each question's value the mean of its repeats."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import pytest
+
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Excerpt, Query
+from pytest_chunkeval.engine.repeats import retriever_repeats, sample
+from pytest_chunkeval.engine.results import EvalResult
+from pytest_chunkeval.engine.score import score
+
+PARAGRAPHS = [f"Paragraph {i} tells fact number {i} about topic {i}." for i in range(6)]
+TEXT = "\n\n".join(PARAGRAPHS)
+
+
+@pytest.fixture
+def data(tmp_path):
+    corpus = Corpus.from_mapping({"doc.md": TEXT}, name="facts")
+    queries = []
+    for i, p in enumerate(PARAGRAPHS):
+        start = TEXT.index(p)
+        queries.append(
+            Query(
+                f"q{i}",
+                f"fact {i}?",
+                (Excerpt(p, "doc.md", start, start + len(p)),),
+                "doc.md",
+            )
+        )
+    return corpus, QuerySet(queries), tmp_path / "cache"
+
+
+def right(question: str) -> list[str]:
+    return [PARAGRAPHS[int(question.split()[1].rstrip("?"))]]
+
+
+def wrong(question: str) -> list[str]:
+    i = int(question.split()[1].rstrip("?"))
+    return [PARAGRAPHS[(i + 1) % len(PARAGRAPHS)]]
+
+
+class Alternating:
+    """Each question answered right, then wrong, then right...: its recall
+    varies between asks."""
+
+    def __init__(self) -> None:
+        self.asked: dict[str, int] = {}
+
+    def __call__(self, question: str) -> list[str]:
+        n = self.asked[question] = self.asked.get(question, -1) + 1
+        return right(question) if n % 2 == 0 else wrong(question)
+
+
+def test_a_deterministic_retriever_is_asked_twice_and_not_repeated(data):
+    corpus, queries, cache = data
+    calls = []
+
+    def retriever(question: str) -> list[str]:
+        calls.append(question)
+        return right(question)
+
+    result = score(retriever, corpus, queries, cache=cache)
+    assert len(calls) == 2 * len(queries)
+    assert result.noise == {}
+    assert all(not q.repeats for q in result.queries)
+    assert result.mean("recall") == 1.0
+
+
+def test_a_varying_retriever_is_repeated_and_each_value_is_the_mean(data):
+    corpus, queries, cache = data
+    retriever = Alternating()
+    result = score(retriever, corpus, queries, cache=cache, repeats=4)
+    # asked twice, then twice more: four answers per question
+    assert sum(retriever.asked.values()) + len(queries) == 4 * len(queries)
+    assert result.noise["noisy"] == ["retriever"]
+    assert result.noise["repeats"] == 4
+    assert result.noise["sampled"] == len(queries)
+    assert result.noise["requests"] == 3 * len(queries)
+    for q in result.queries:
+        mean, var, r = q.repeats["recall"]
+        assert (mean, r) == (0.5, 4)
+        assert var == pytest.approx(1 / 3)  # [1, 0, 1, 0]: denominator r - 1
+        assert q.recall == 0.5
+        assert q.retrieved  # the first repeat's
+    assert result.mean("recall") == 0.5
+    assert result.noise["mean_variance"]["recall"] == pytest.approx(1 / 3)
+    # the default r on a set under 50 questions is 8
+    assert score(Alternating(), corpus, queries, cache=cache).noise["repeats"] == 8
+
+
+def test_repeats_survive_json(data):
+    corpus, queries, cache = data
+    result = score(Alternating(), corpus, queries, cache=cache, repeats=4)
+    back = EvalResult.from_json(json.loads(json.dumps(result.to_json())))
+    assert back.noise == result.noise
+    assert [q.repeats for q in back.queries] == [q.repeats for q in result.queries]
+    assert back.mean("recall") == result.mean("recall")
+    assert back.to_json() == result.to_json()
+
+
+def test_a_factory_builds_a_fresh_retriever_per_ask(data):
+    corpus, queries, cache = data
+    built = itertools.count()
+
+    def make():
+        # noise between processes: each instance is right or wrong throughout
+        n = next(built)
+        return right if n % 2 == 0 else wrong
+
+    plain = score(make(), corpus, queries, cache=cache)
+    assert plain.noise == {}  # one instance asked twice agrees with itself
+    result = score(make, corpus, queries, cache=cache, factory=True, repeats=4)
+    assert result.noise["noisy"] == ["retriever"]
+    assert result.mean("recall") == 0.5
+    with pytest.raises(TypeError, match="factory=True"):
+        score({"q0": []}, corpus, queries, cache=cache, factory=True)
+
+
+def test_a_declared_noisy_retriever_is_repeated_without_the_test(data):
+    corpus, queries, cache = data
+    calls = itertools.count()
+
+    def retriever(question: str) -> list[str]:
+        next(calls)
+        return right(question)
+
+    result = score(retriever, corpus, queries, cache=cache, noisy=True, repeats=3)
+    assert next(calls) == 3 * len(queries)
+    assert result.noise["noisy"] == ["retriever"]
+    assert all(q.repeats["recall"] == (1.0, 0.0, 3) for q in result.queries)
+
+
+def test_a_mapping_of_results_is_asked_once(data):
+    corpus, queries, cache = data
+    answers = {q.id: right(q.text) for q in queries}
+    result = score(answers, corpus, queries, cache=cache, noisy=True)
+    assert result.noise == {}
+
+
+def test_the_sample_is_fixed_and_moves_little():
+    ids = [f"q{i:04d}" for i in range(500)]
+    chosen = sample(ids)
+    assert len(chosen) == 200
+    assert chosen == sample(list(ids))
+    # another order of the same questions: the same questions
+    reordered = list(reversed(ids))
+    assert sorted(reordered[i] for i in sample(reordered)) == sorted(
+        ids[i] for i in chosen
+    )
+    # one question added: at most one of the sample changes
+    grown = [*ids, "q-new"]
+    before = {ids[i] for i in chosen}
+    after = {grown[i] for i in sample(grown)}
+    assert len(before - after) <= 1
+    assert sample(ids[:150]) == list(range(150))
+    assert retriever_repeats(49) == 8
+    assert retriever_repeats(50) == 4
+    assert retriever_repeats(50, 6) == 6
+
+
+def test_a_large_set_repeats_its_sample_only(tmp_path):
+    paragraphs = [f"Statement {i} says thing {i} plainly." for i in range(240)]
+    text = "\n\n".join(paragraphs)
+    corpus = Corpus.from_mapping({"big.md": text}, name="big")
+    queries = []
+    for i, p in enumerate(paragraphs):
+        start = text.index(p)
+        queries.append(
+            Query(
+                f"s{i}",
+                f"thing {i}?",
+                (Excerpt(p, "big.md", start, start + len(p)),),
+                "big.md",
+            )
+        )
+    qs = QuerySet(queries)
+    asked: dict[str, int] = {}
+
+    def retriever(question: str) -> list[str]:
+        n = asked[question] = asked.get(question, -1) + 1
+        i = int(question.split()[1].rstrip("?"))
+        return [paragraphs[i if n % 2 == 0 else (i + 1) % 240]]
+
+    result = score(retriever, corpus, qs, cache=tmp_path / "c", repeats=4)
+    repeated = [q for q in result.queries if q.repeats]
+    assert len(repeated) == 200 == result.noise["sampled"]
+    assert {q.id for q in repeated} == {qs[i].id for i in sample([q.id for q in qs])}
+    # asked twice each, then twice more for the sample
+    assert result.noise["requests"] == 240 + 2 * 200
+    once = [q for q in result.queries if not q.repeats]
+    assert all(q.recall in (0.0, 1.0) for q in once)
+    assert not math.isnan(result.mean("recall"))
