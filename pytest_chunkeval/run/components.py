@@ -83,9 +83,15 @@ class Components:
     def close(self) -> None:
         """Take back the names the hooks registered: the registries are the
         process's, and a later session in it (pytester's in-process runs, an IDE
-        runner) must not see this one's."""
+        runner) must not see this one's; and close the stores it built (a
+        server store drops the tables it created: docs/stores.md)."""
         while self._restore:
             self._restore.pop()()
+        stores, self._stores = list(self._stores.values()), {}
+        for store in stores:
+            close = getattr(store, "close", None)
+            if callable(close):
+                close()
 
     def validate(self) -> None:
         """Check that every configured name exists; :class:`SettingsError` if not.

@@ -10,7 +10,9 @@ Spec strings (``get_store``):
   texts (``bm25s``), no embedder;
 - ``hybrid[:DENSE][?n=50&rrf=60&weights=1,1&...]``: dense + BM25 fused by reciprocal
   rank fusion;
-- ``faiss[?index=flat|hnsw|ivf&...]``: FAISS in process (extra ``[faiss]``).
+- ``faiss[?index=flat|hnsw|ivf&...]``: FAISS in process (extra ``[faiss]``);
+- ``pgvector[?index=none|hnsw|ivfflat&dsn_env=VAR&...]``: a PostgreSQL server
+  with pgvector, its connection string in ``$VAR`` (extra ``[pgvector]``).
 
 Engine-backed stores re-rank their engine's candidates with the plugin's scorer
 and tie rule (``_candidates.py``, docs/stores.md).
@@ -52,6 +54,12 @@ from pytest_chunkeval.stores.exact import ExactIndex, ExactStore
 from pytest_chunkeval.stores.faiss import DEFAULTS as FAISS_DEFAULTS
 from pytest_chunkeval.stores.faiss import FaissStore, faiss_from_spec
 from pytest_chunkeval.stores.hybrid import HybridStore, hybrid_from_spec, rrf_fuse
+from pytest_chunkeval.stores.pgvector import (
+    DEFAULT_DSN_ENV,
+    PgvectorStore,
+    pgvector_from_spec,
+)
+from pytest_chunkeval.stores.pgvector import DEFAULTS as PGVECTOR_DEFAULTS
 
 __all__ = [
     "STORES",
@@ -67,6 +75,7 @@ __all__ = [
     "FusionStore",
     "HybridStore",
     "IdArray",
+    "PgvectorStore",
     "Retrieval",
     "Store",
     "StoreError",
@@ -128,6 +137,19 @@ STORES.register(
         options=(
             Param("index", default="hnsw"),
             *_counts(FAISS_DEFAULTS),
+        )
+    ),
+)
+
+STORES.register(
+    "pgvector",
+    pgvector_from_spec,
+    "pgvector[?index=hnsw|none|ivfflat&dsn_env=VAR&m=16&ef_search=40&lists=100&...]",
+    signature=Signature(
+        options=(
+            Param("index", default="hnsw"),
+            Param("dsn_env", default=DEFAULT_DSN_ENV),
+            *_counts(PGVECTOR_DEFAULTS),
         )
     ),
 )

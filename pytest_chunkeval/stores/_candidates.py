@@ -29,6 +29,7 @@ from types import ModuleType
 
 import numpy as np
 
+from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import (
     FloatArray,
     IdArray,
@@ -173,3 +174,31 @@ def package_version(name: str) -> str:
 def settings_text(settings: dict[str, object]) -> str:
     """Settings as ``key=value`` pairs in key order (an identity's body)."""
     return "&".join(f"{key}={settings[key]}" for key in sorted(settings))
+
+
+def index_settings(
+    index: str,
+    given: dict[str, int | None],
+    store: str,
+    defaults: dict[str, dict[str, int]],
+) -> dict[str, int]:
+    """Every setting of ``index`` (defaults filled in); a setting of another
+    index type, away from its default, is a ConfigError naming its type."""
+    if index not in defaults:
+        raise ConfigError(
+            f"{store}: unknown index={index!r}; expected one of {', '.join(defaults)}"
+        )
+    out = dict(defaults[index])
+    for key, value in given.items():
+        if value is None:
+            continue
+        if key not in out:
+            if any(d.get(key) == value for d in defaults.values()):
+                continue  # another type's default, as the spec fills it in
+            owner = [t for t, d in defaults.items() if key in d]
+            raise ConfigError(
+                f"{store}: {key}= applies to index={'/'.join(owner) or '?'}, "
+                f"not index={index}"
+            )
+        out[key] = value
+    return out

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import FloatArray, IdArray, StoreError, as_vectors
 from pytest_chunkeval.stores._candidates import (
     RerankedIndex,
+    index_settings,
     need,
     package_version,
     settings_text,
@@ -38,37 +38,12 @@ KEEP = 4
 """Indexes a store keeps built, by key, for the next evaluation to reuse."""
 
 
-def index_settings(
-    index: str, given: dict[str, int | None], store: str
-) -> dict[str, int]:
-    """Every setting of ``index`` (defaults filled in); a setting of another
-    index type, away from its default, is a ConfigError naming its type."""
-    if index not in DEFAULTS:
-        raise ConfigError(
-            f"{store}: unknown index={index!r}; expected one of {', '.join(DEFAULTS)}"
-        )
-    out = dict(DEFAULTS[index])
-    for key, value in given.items():
-        if value is None:
-            continue
-        if key not in out:
-            if any(d.get(key) == value for d in DEFAULTS.values()):
-                continue  # another type's default, as the spec fills it in
-            owner = [t for t, d in DEFAULTS.items() if key in d]
-            raise ConfigError(
-                f"{store}: {key}= applies to index={'/'.join(owner) or '?'}, "
-                f"not index={index}"
-            )
-        out[key] = value
-    return out
-
-
 class FaissStore:
     """A FAISS index per collection key, built in process."""
 
     def __init__(self, index: str = "hnsw", **settings: int | None) -> None:
         self.index_type = index
-        self.settings = index_settings(index, settings, "faiss")
+        self.settings = index_settings(index, settings, "faiss", DEFAULTS)
         self.approximate = index != "flat"
         self._built: OrderedDict[str, tuple[str, RerankedIndex]] = OrderedDict()
         shown = {"index": index, **self.settings}
