@@ -122,13 +122,10 @@ class Datasets:
         path = run.path(run.queries)
         where = run.origins.get("queries", "chunkeval_queries")
         if not path.exists():
-            corpus_args = list(run.corpus) or [f"<the {run.benchmark} corpus>"]
+            # One line: most often a typo; how to generate a set is in the docs.
             raise MissingFile(
-                f"query set {run.queries} (from {where}) does not exist: {path}\n"
-                "Generate it from the corpus with:\n\n    "
-                + generate_command(corpus_args, run.queries)
-                + f"\n\n(run in {run.rootdir}; choose --n and --model, see "
-                "`chunkeval generate --help`)"
+                f"query set {run.queries} (from {where}) does not exist: {path} "
+                "(docs/generate.md creates one with `chunkeval generate`)"
             )
         from pytest_chunkeval.data.queries import QuerySet
         from pytest_chunkeval.data.query_types import QuerySetError
