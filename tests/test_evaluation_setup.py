@@ -14,6 +14,7 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
 from pytest_chunkeval.engine.evaluate import evaluate
+from pytest_chunkeval.engine.keys import memo_key
 from pytest_chunkeval.engine.score import score
 from pytest_chunkeval.engine.setup import EvaluationSetup
 from pytest_chunkeval.relationships.evaluate import evaluate_relationships
@@ -95,7 +96,7 @@ def test_a_setup_records_what_it_resolved(corpus: Corpus, queries: QuerySet) -> 
     }
     whole = EvaluationSetup.resolve(corpus, queries, store=None, unit="char")
     assert "embedder_identity" not in whole.config("retriever")
-    assert whole.memo_key() != setup.memo_key()
+    assert memo_key(whole) != memo_key(setup)
 
 
 def test_score_in_the_session_caches_in_the_evaluation_cache(

@@ -405,3 +405,93 @@ def test_every_public_name_resolves_from_its_module() -> None:
 
     for name in pytest_chunkeval.__all__:
         assert getattr(pytest_chunkeval, name) is not None, name
+
+
+KEY_MODULE = "pytest_chunkeval.engine.keys"
+"""The one module that builds cache keys (docs/performance.md, "What a cache
+keys on")."""
+KEYED_FOLDERS = ("engine", "relationships", "run")
+"""The folders whose caches key an evaluation's work."""
+CONFIGURATION = {
+    "identity",
+    "spec",
+    "config",
+    "store",
+    "embedder",
+    "tokenizer",
+    "reranker",
+    "chunker",
+    "candidates",
+    "version",
+    "settings",
+}
+"""Names whose value is a configuration or a component's identity."""
+
+
+def hashing_sites(
+    tree: ast.Module,
+) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, set[str]]]:
+    """Each function that hashes (``hashlib.*``, ``entry_key``, ``.update``
+    of a hash), with the names and attributes its hashed values read."""
+    sites = []
+    for func in ast.walk(tree):
+        if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        read: set[str] = set()
+        hashes = False
+        for call in ast.walk(func):
+            if not isinstance(call, ast.Call):
+                continue
+            callee = ast.unparse(call.func)
+            if not (
+                callee.startswith("hashlib.")
+                or callee == "entry_key"
+                or callee.endswith(".update")
+            ):
+                continue
+            hashes = hashes or not callee.endswith(".update")
+            for arg in [*call.args, *(k.value for k in call.keywords)]:
+                for node in ast.walk(arg):
+                    if isinstance(node, ast.Name):
+                        read.add(node.id)
+                    elif isinstance(node, ast.Attribute):
+                        read.add(node.attr)
+        if hashes:
+            sites.append((func, read))
+    return sites
+
+
+def test_cache_keys_are_built_only_by_the_key_module() -> None:
+    # docs/performance.md: what determines a result is written once; every key
+    # is engine/keys.py's, so no other module of the evaluation's folders hashes
+    # a configuration or an identity, or calls entry_key.
+    built = []
+    for module, path in _modules().items():
+        folder = module.split(".")[1] if "." in module else ""
+        if module == KEY_MODULE:
+            continue
+        for func, read in hashing_sites(_tree(path)):
+            calls_entry_key = any(
+                isinstance(n, ast.Call) and ast.unparse(n.func) == "entry_key"
+                for n in ast.walk(func)
+            )
+            mixed = read & CONFIGURATION if folder in KEYED_FOLDERS else set()
+            if calls_entry_key or mixed:
+                where = f"{path.relative_to(ROOT)}:{func.lineno}"
+                built.append(f"{where} ({', '.join(sorted(mixed)) or 'entry_key'})")
+    assert not built, "cache keys built outside engine/keys.py: " + "; ".join(built)
+
+
+def test_the_key_check_finds_a_key_built_elsewhere() -> None:
+    tree = ast.parse(
+        "import hashlib\n"
+        "def key(store, k):\n"
+        "    h = hashlib.sha256(f'{store.identity}')\n"
+        "    h.update(str(k).encode())\n"
+        "    return h.hexdigest()\n"
+        "def content(text):\n"
+        "    return hashlib.sha256(text.encode()).hexdigest()\n"
+    )
+    sites = {func.name: read for func, read in hashing_sites(tree)}
+    assert "identity" in sites["key"]
+    assert not sites["content"] & CONFIGURATION

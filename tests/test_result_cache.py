@@ -25,7 +25,7 @@ from pytest_chunkeval.embedders._packs import forget_loaded
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.engine import evaluate as evaluate_module
-from pytest_chunkeval.engine import result_cache
+from pytest_chunkeval.engine import keys, result_cache
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.result_cache import CACHED, result_store
 from pytest_chunkeval.engine.results import EvalResult
@@ -191,7 +191,7 @@ def test_a_changed_package_source_is_computed_again(
     tmp_path: Path, counted: Counter[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run(tmp_path / "cache")
-    monkeypatch.setattr(result_cache, "code_identity", lambda: "another version")
+    monkeypatch.setattr(keys, "code_identity", lambda: "another version")
     counted.clear()
     again = run(tmp_path / "cache")
     assert CACHED not in again.timings
@@ -200,10 +200,10 @@ def test_a_changed_package_source_is_computed_again(
 
 
 def test_the_code_identity_hashes_the_package_sources() -> None:
-    result_cache.code_identity.cache_clear()
-    first = result_cache.code_identity()
+    keys.code_identity.cache_clear()
+    first = keys.code_identity()
     assert len(first) == 64
-    assert result_cache.code_identity() == first  # once per process
+    assert keys.code_identity() == first  # once per process
 
 
 def damage_truncated(data: bytes) -> bytes:

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -30,18 +29,17 @@ from pytest_chunkeval.chunkers import (
     check_pieces,
     validate_chunks,
 )
-from pytest_chunkeval.chunkers.base import cache_identity as chunker_cache_identity
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.data.corpus import Corpus, Document
+from pytest_chunkeval.engine.keys import chunker_identity, chunking_key
 from pytest_chunkeval.engine.token_cache import document_hashes, token_bounds
 from pytest_chunkeval.tokenizers.base import Tokenizer, tokenizer_identity
 from pytest_chunkeval.util.progress import progress_phase
-from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore, entry_key
+from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore
 
 DIRECTORY = "chunkings"
 SUFFIX = ".chk"
 _MAGIC = b"CEVCHNK1"
-_FORMAT = "chunkeval-chunkings-1"
 
 
 def chunking_store(cache_dir: str | Path, read_only: bool = False) -> VerifiedStore:
@@ -53,12 +51,6 @@ def chunking_store(cache_dir: str | Path, read_only: bool = False) -> VerifiedSt
         what="chunkings",
         read_only=read_only,
     )
-
-
-def cache_identity(chunker: Any) -> str | None:
-    """The chunker's cache identity, or None when it has none (never cached):
-    :func:`pytest_chunkeval.chunkers.base.cache_identity`."""
-    return chunker_cache_identity(chunker)
 
 
 def _decode(payload: memoryview, length: int) -> IntArray:
@@ -105,14 +97,14 @@ def chunk_documents(
     chunker's windows split by its fallback (None: it has none, or none fell
     back). Cached documents are read; the others are chunked (and stored)."""
     docs = corpus.documents
-    identity = cache_identity(chunker)
+    identity = chunker_identity(chunker)
     store = None
     if cache_dir is not None and identity is not None:
         store = chunking_store(cache_dir, read_only)
     keys: list[str] = []
     spans: list[IntArray | None] = [None] * len(docs)
     if store is not None:
-        keys = [entry_key(_FORMAT, str(identity), h) for h in document_hashes(corpus)]
+        keys = [chunking_key(str(identity), h) for h in document_hashes(corpus)]
         for i, doc in enumerate(docs):
             spans[i] = store.get(keys[i], partial(_decode, length=len(doc.text)))
     missing = [i for i, found in enumerate(spans) if found is None]

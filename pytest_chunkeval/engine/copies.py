@@ -13,7 +13,6 @@ or whose counts do not add up, is reported with ``CacheWarning``, set aside as
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,8 @@ from pytest_chunkeval.core.copies import ExcerptCopies
 from pytest_chunkeval.core.query_spans import QuerySpans
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
-from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore, entry_key
+from pytest_chunkeval.engine.keys import copies_key
+from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore
 
 SUFFIX = ".occ"
 _MAGIC = b"CEVCOPY2"
@@ -222,23 +222,13 @@ def scoring_config(copies: str) -> dict[str, Any]:
     return config
 
 
-def _key(corpus: Corpus, needles: list[str]) -> str:
-    # What the occurrences depend on: the corpus and the texts looked for (cheaper
-    # to hash than the query set, whose every field would be serialized).
-    h = hashlib.sha256()
-    for needle in needles:
-        data = needle.encode("utf-8", "surrogatepass")
-        h.update(len(data).to_bytes(8, "little") + data)
-    return entry_key("chunkeval-copies-3", corpus.content_hash, h.hexdigest())
-
-
 def _occurrences(
     corpus: Corpus,
     needles: list[str],
     cache_dir: str | Path | None,
     read_only: bool,
 ) -> list[np.ndarray]:
-    key = _key(corpus, needles)
+    key = copies_key(corpus.content_hash, needles)
     memo = (key, str(cache_dir))
     found = _MEMO.pop(memo, None)
     if found is None and cache_dir is not None:

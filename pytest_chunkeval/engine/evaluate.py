@@ -8,7 +8,6 @@ measures whatever a user's own retriever returns. Both produce an ``EvalResult``
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,10 +39,10 @@ from pytest_chunkeval.engine.chunking import (
     spans_of,
 )
 from pytest_chunkeval.engine.evidence import approximate, noise_evidence, search
+from pytest_chunkeval.engine.keys import collection_key, result_key
 from pytest_chunkeval.engine.records import build_result
 from pytest_chunkeval.engine.result_cache import (
     read_result,
-    result_key,
     result_store,
     store_result,
 )
@@ -104,7 +103,7 @@ def evaluate(
     check_ground_truth(queries, judge, k)
     setup = EvaluationSetup.given_or_resolved(
         setup, chunker, corpus, queries, embedder, store, unit, tokenizer, cache, copies
-    )
+    ).with_run(k=k, budget=budget, rerank=rerank, judge=judge)
     reranker = get_reranker(rerank) if rerank is not None else None
     config = setup.config(
         setup.chunker.name if setup.chunker is not None else "",
@@ -117,11 +116,7 @@ def evaluate(
         ),
     )
     # a judged evaluation is never cached (docs/performance.md, "The result cache")
-    key = None
-    if judge is None:
-        key = result_key(
-            setup, config, label=label, chunking=chunking, reranker=reranker
-        )
+    key = result_key(setup, config, label=label, chunking=chunking, reranker=reranker)
     stored = result_store(setup.cache.directory, read_only=setup.cache.read_only)
     found = read_result(stored, key, setup, config) if key is not None else None
     if found is not None:
@@ -206,9 +201,7 @@ def _inputs(
             return cache.embed(embedder, inputs.chunk_texts, progress=progress)
 
     inputs.chunk_vector_loader = load
-    inputs.collection_key = hashlib.sha256(
-        f"{chunking.digest()}\0{embedder.identity}".encode()
-    ).hexdigest()
+    inputs.collection_key = collection_key(chunking.digest(), embedder.identity)
     return inputs
 
 

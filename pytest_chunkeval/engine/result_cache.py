@@ -4,9 +4,10 @@ cache").
 
 This cache is the one that could turn a change into a stale number with a green
 tick, so its key is everything that determines a result and it is used only where
-each of those is known (:func:`result_key`):
+each of those is known (``engine/keys.py``, :func:`~.keys.result_key`, which
+builds every cache key):
 
-- the package's code (:func:`code_identity`: a hash of its own source files, with
+- the package's code (:func:`~.keys.code_identity`: a hash of its own source files, with
   the Python and numpy versions): any change of the code computes again;
 - the result's schema and the configuration the result records (chunker name, k,
   budget, reranker, unit, tokenizer, embedder, store, scoring rules, names of the
@@ -36,30 +37,19 @@ its original time (the session summary's time column says ``cached``).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from pytest_chunkeval.chunkers import Chunker
 from pytest_chunkeval.data.queries import QuerySet
-from pytest_chunkeval.engine.chunking import Chunking
-from pytest_chunkeval.engine.chunking_cache import cache_identity
-from pytest_chunkeval.engine.results import RESULT_SCHEMA, EvalResult, StageResult
+from pytest_chunkeval.engine.results import EvalResult, StageResult
 from pytest_chunkeval.engine.setup import EvaluationSetup
-from pytest_chunkeval.stores._base import FusionStore, Store, TextStore
-from pytest_chunkeval.stores.rerank import Reranker
-from pytest_chunkeval.tokenizers.base import tokenizer_identity
-from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore, entry_key
+from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore
 
 DIRECTORY = "results"
 SUFFIX = ".res"
 _MAGIC = b"CEVRSLT1"
-_FORMAT = "chunkeval-results-1"
 CACHED = "cached"
 """The one key of a reused result's timings."""
 
@@ -72,78 +62,6 @@ def result_store(cache_dir: str | Path, read_only: bool = False) -> VerifiedStor
         suffix=SUFFIX,
         what="evaluation results",
         read_only=read_only,
-    )
-
-
-@functools.cache
-def code_identity() -> str:
-    """SHA-256 of the package's own source files (each relative path and its
-    bytes, in path order), the Python version and numpy's: computed once per
-    process (about 10 ms). Any edit of the package reads no older result."""
-    root = Path(__file__).resolve().parent.parent
-    h = hashlib.sha256(f"{sys.version}\0numpy {np.__version__}\0".encode())
-    for path in sorted(root.rglob("*.py")):
-        name = path.relative_to(root).as_posix().encode()
-        data = path.read_bytes()
-        for part in (name, data):
-            h.update(len(part).to_bytes(8, "little"))
-            h.update(part)
-    return h.hexdigest()
-
-
-def store_identity(store: object) -> str | None:
-    """What determines a store's results, as the search cache keys it; None for
-    a store the search cache would not key either (never cached)."""
-    if isinstance(store, FusionStore):
-        legs = [(name, store_identity(leg)) for name, leg in store.legs.items()]
-        if any(identity is None for _, identity in legs):
-            return None
-        parts = [f"{name}={identity}" for name, identity in legs]
-        return "\0".join(
-            ["fusion", store.name, store.identity, str(store.candidates), *parts]
-        )
-    if isinstance(store, TextStore):
-        return f"text\0{store.identity}"
-    name = getattr(store, "name", None)
-    if isinstance(store, Store) and isinstance(name, str):
-        return f"vector\0{name}"
-    return None
-
-
-def result_key(
-    setup: EvaluationSetup,
-    config: dict[str, Any],
-    *,
-    label: str | None,
-    chunking: Chunking | None,
-    reranker: Reranker | None,
-) -> str | None:
-    """The key of a chunker's evaluation (see the module doc), or None when some
-    input has no identity that determines its output (then never cached)."""
-    chunker: Chunker | None = setup.chunker
-    chunker_identity = cache_identity(chunker) if chunker is not None else None
-    store = store_identity(setup.store)
-    tokenizer = "" if setup.tokenizer is None else tokenizer_identity(setup.tokenizer)
-    if chunker_identity is None or store is None or tokenizer is None:
-        return None
-    embedder = setup.embedder.identity if setup.embedder is not None else ""
-    rerank = "" if reranker is None else f"{reranker.identity}\0{reranker.candidates}"
-    return entry_key(
-        _FORMAT,
-        code_identity(),
-        str(RESULT_SCHEMA),
-        json.dumps(config, sort_keys=True, default=repr),
-        json.dumps(label),
-        setup.corpus.content_hash,
-        setup.queries.content_hash,
-        setup.unit,
-        tokenizer,
-        chunker_identity,
-        "" if chunking is None else chunking.digest(),
-        embedder,
-        store,
-        rerank,
-        setup.copies,
     )
 
 

@@ -2,8 +2,8 @@
 
 Every stage's rows are cached on disk, keyed on what determines them:
 
-- a vector store: its spec, the collection key (chunking + embedder) and the query
-  vectors (``SearchCache.key``);
+- a vector store: its identity, the collection key (chunking + embedder) and the
+  query vectors;
 - a text store (BM25): its identity (every tokenization and scoring option), the chunk
   texts and the query texts; no embedder runs;
 - a fused store: each leg as above; fusion is cheap and recomputed;
@@ -14,15 +14,20 @@ An unchanged re-run therefore imports neither the store nor the model.
 
 from __future__ import annotations
 
-import hashlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from pytest_chunkeval.engine.keys import (
+    rerank_key,
+    text_search_key,
+    texts_digest,
+    vector_search_key,
+)
 from pytest_chunkeval.engine.margins import row_scores
 from pytest_chunkeval.engine.search_cache import SearchCache
 from pytest_chunkeval.stores._base import (
@@ -50,16 +55,6 @@ def timed(
             yield
     finally:
         timings[phase] = timings.get(phase, 0.0) + time.perf_counter() - start
-
-
-def texts_digest(texts: Sequence[str]) -> str:
-    """SHA-256 of a list of texts (length-prefixed, so no two lists collide)."""
-    h = hashlib.sha256()
-    for text in texts:
-        data = text.encode("utf-8")
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.hexdigest()
 
 
 @dataclass
@@ -110,12 +105,7 @@ def _vector_search(
         raise ValueError(f"store {store.name!r} searches vectors; none were computed")
     if inputs.collection_key is None:
         raise ValueError("a vector search needs the collection key")
-    name = getattr(store, "name", None)
-    key = (
-        SearchCache.key(name, inputs.collection_key, inputs.query_vectors, k)
-        if isinstance(name, str)
-        else None
-    )
+    key = vector_search_key(store, inputs.collection_key, inputs.query_vectors, k)
     n = len(inputs.query_texts)
     if key is not None:
         cached = cache.get_scored(key, n, k)
@@ -140,7 +130,7 @@ def _text_search(
     cache: SearchCache,
     timings: dict[str, float],
 ) -> IdArray:
-    key = cache.text_key(store.identity, *inputs.digests, k)
+    key = text_search_key(store.identity, inputs.digests, k)
     n = len(inputs.query_texts)
     if (cached := cache.get(key, n, k)) is not None:
         return cached
@@ -183,11 +173,7 @@ def _rerank(
 ) -> tuple[IdArray, npt.NDArray[np.float64]]:
     """Every candidate row per query reordered by the reranker's scores, best
     first, and those scores (NaN past the end); cached, scores included."""
-    h = hashlib.sha256(f"rerank\0{reranker.identity}\0{candidates.shape}".encode())
-    for digest in inputs.digests:
-        h.update(digest.encode())
-    h.update(np.ascontiguousarray(candidates, dtype=np.int64).tobytes())
-    key = h.hexdigest()
+    key = rerank_key(reranker, inputs.digests, candidates)
     n, width = candidates.shape
     cached = cache.get_scored(key, n, width)
     if cached is not None and cached[1] is not None:

@@ -3,7 +3,8 @@
 A vector search is a pure function of (store spec, indexed vectors, query vectors, k):
 the collection key already hashes the chunking and the embedder, and the query vectors
 are hashed here. A text search (BM25) is keyed on the store's identity and the chunk
-and query texts (``text_key``); see ``retrieve.py`` for fusion and reranking.
+and query texts; the keys are ``engine/keys.py``'s; see ``retrieve.py`` for fusion
+and reranking.
 Results live beside the embedding cache as small ``.ids`` files written atomically:
 a header (magic, shape, SHA-256 of the key and the body) and the int64 ids, then,
 when the stage has them, each row's float64 score (a vector search's cosines, a
@@ -49,21 +50,6 @@ class SearchCache:
         self.directory = Path(directory) / "search"
         self.read_only = read_only
         """Results are read, never stored (a read-only cache directory)."""
-
-    @staticmethod
-    def key(
-        store: str, collection: str, queries: npt.NDArray[np.float32], k: int
-    ) -> str:
-        h = hashlib.sha256(f"{store}\0{collection}\0{k}\0{queries.shape}".encode())
-        h.update(np.ascontiguousarray(queries).tobytes())
-        return h.hexdigest()
-
-    @staticmethod
-    def text_key(identity: str, chunk_texts: str, query_texts: str, k: int) -> str:
-        """Key of a text store's search: its identity (tokenization and scoring
-        options) and the digests of the chunk texts and of the query texts."""
-        blob = f"text\0{identity}\0{chunk_texts}\0{query_texts}\0{k}"
-        return hashlib.sha256(blob.encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}{SUFFIX}"

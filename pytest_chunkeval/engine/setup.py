@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ import numpy as np
 
 from pytest_chunkeval.chunkers import Chunker, get_chunker
 from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER, DEFAULT_STORE
+from pytest_chunkeval.config.evaluation import EvaluationSpec
 from pytest_chunkeval.config.scoring import DEFAULT_COPIES, check_copies
 from pytest_chunkeval.config.specs import SpecError
 from pytest_chunkeval.core.copies import ExcerptCopies
@@ -118,6 +119,10 @@ class EvaluationSetup:
     store_label: str | None = None
     embedder: Embedder | None = None
     embedder_label: str | None = None
+    spec: EvaluationSpec = field(default_factory=EvaluationSpec)
+    """The settings it was resolved from, with a call's own (``k``, ``budget``,
+    ``rerank``, ``judge``: :meth:`with_run`); every key reads it
+    (``engine/keys.py``)."""
 
     @classmethod
     def resolve(
@@ -139,13 +144,23 @@ class EvaluationSetup:
         embedder either. A chunker that embeds adopts this evaluation's cache."""
         check_queries(queries)
         checked_unit = check_unit(unit)
+        resolved_cache = resolve_cache(cache)
+        spec = EvaluationSpec(
+            cache_dir=str(resolved_cache.directory),
+            embedder=embedder,
+            store=store,
+            unit=checked_unit,
+            tokenizer=tokenizer,
+            copies=check_copies(copies),
+        )
         setup = cls(
             corpus,
             queries,
             checked_unit,
             get_tokenizer(tokenizer) if checked_unit == "token" else None,
-            resolve_cache(cache),
-            check_copies(copies),
+            resolved_cache,
+            spec.copies,
+            spec=spec,
         )
         if chunker is not None:
             setup = setup.with_chunker(chunker)
@@ -199,6 +214,13 @@ class EvaluationSetup:
         adopt_cache = getattr(setup.chunker, "adopt_cache", None)
         if callable(adopt_cache):
             adopt_cache(setup.cache)
+        return setup
+
+    def with_run(self, **changes: Any) -> EvaluationSetup:
+        """This setup with a call's own result settings (``k=``, ``budget=``,
+        ``rerank=``, ``judge=``) in its spec, sharing what is computed already."""
+        setup = copy.copy(self)
+        setup.spec = self.spec.with_run(**changes)
         return setup
 
     def config(self, name: str, **fields: Any) -> dict[str, Any]:
@@ -273,17 +295,3 @@ class EvaluationSetup:
         """A judge spec or object as a ``Judging`` caching its answers beside the
         embeddings (None: not judged)."""
         return judging_for(judge, self.cache.directory, self.cache.read_only)
-
-    def memo_key(self) -> tuple[object, ...]:
-        """What, besides the chunker, the retriever and the per-run settings (k,
-        budget, judge), determines a result: equal keys, equal results."""
-        return (
-            self.corpus.content_hash,
-            self.queries.content_hash,
-            self.unit,
-            self.tokenizer.name if self.tokenizer is not None else None,
-            self.embedder.identity if self.embedder is not None else None,
-            self.store_label,
-            self.copies,
-            str(self.cache.directory),
-        )

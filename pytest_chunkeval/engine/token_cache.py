@@ -29,13 +29,13 @@ from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.core.units import axis_type
 from pytest_chunkeval.core.units import token_columns as units_token_columns
 from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.engine.keys import token_key
 from pytest_chunkeval.tokenizers.base import Tokenizer, tokenizer_identity
-from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore, entry_key
+from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore
 
 DIRECTORY = "tokens"
 SUFFIX = ".tok"
 _MAGIC = b"CEVTOKN1"
-_FORMAT = "chunkeval-tokens-1"
 _COMPACT, _PAIRS = 1, 2
 
 
@@ -152,7 +152,7 @@ def token_columns(
     parts: list[_Compact | IntArray] = []
     hashes = document_hashes(corpus)
     for i, (doc, digest) in enumerate(zip(corpus, hashes, strict=True)):
-        key = entry_key(_FORMAT, str(identity), digest)
+        key = token_key(str(identity), digest)
         got = store.get(key, partial(_read_compact, length=int(lengths[i])))
         if got is None:
             got = np.asarray(tokenizer.token_bounds(doc.text), dtype=np.int64)
@@ -229,7 +229,7 @@ def token_bounds(
         if store is None:
             yield tokenizer.token_bounds(text)
             continue
-        key = entry_key(_FORMAT, str(identity), hashes[i])
+        key = token_key(str(identity), hashes[i])
         bounds = store.get(key, partial(decode_bounds, length=len(text)))
         if bounds is None:
             bounds = np.asarray(tokenizer.token_bounds(text), dtype=np.int64)

@@ -20,7 +20,6 @@ The method (docs/relationships.md#the-method):
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,12 +49,12 @@ from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.engine.chunking import Chunking
+from pytest_chunkeval.engine.keys import graph_key
 from pytest_chunkeval.engine.records import Scored, result_of
 from pytest_chunkeval.engine.results import EvalResult, QueryRecord, SpanTuple
 from pytest_chunkeval.engine.retrieve import (
     RetrievalInputs,
     retrieve,
-    texts_digest,
     timed,
 )
 from pytest_chunkeval.engine.search_cache import SearchCache
@@ -94,10 +93,7 @@ def _check_k(k: object) -> int:
 
 def _graph_key(relationships: list[Relationship], embedder: Embedder) -> str:
     """The collection key: the relationship texts in order and the embedder."""
-    texts = texts_digest([r.text for r in relationships])
-    return hashlib.sha256(
-        f"chunkeval-relationships\0{texts}\0{embedder.identity}".encode()
-    ).hexdigest()
+    return graph_key([r.text for r in relationships], embedder.identity)
 
 
 def evaluate_relationships(

@@ -66,20 +66,13 @@ def setup_of(
     """The evaluation setup of ``run`` on ``queries`` (default: its query set),
     resolved once per session; ``retrieval=False``: without store and embedder
     (a whole retriever's results are scored)."""
+    from pytest_chunkeval.engine.keys import setup_key
     from pytest_chunkeval.engine.setup import EvaluationSetup
 
     try:
         if queries is None:
             queries = session.datasets.queries(run)
-        key = (
-            run.dataset_key,
-            queries.content_hash,
-            (run.embedder, run.store) if retrieval else None,
-            run.unit,
-            run.tokenizer if run.unit == "token" else None,
-            run.cache_dir,
-            run.copies,
-        )
+        key = setup_key(run, queries.content_hash, retrieval=retrieval)
         if key not in session.setups:
             session.components.ensure_registered()
             session.setups[key] = EvaluationSetup.resolve(
@@ -140,6 +133,7 @@ def evaluate(
     excerpts can no longer be placed in an edited corpus are left out and listed
     in the result's ``unplaced``, instead of failing the evaluation."""
     from pytest_chunkeval.engine.evaluate import evaluate as run_evaluation
+    from pytest_chunkeval.engine.keys import memo_key
 
     if k is not None:
         run = dataclasses.replace(run, k=k)
@@ -150,7 +144,7 @@ def evaluate(
     subject, chunking = chunker_key(session, setup, chunker)
     key: tuple[object, ...] = (
         "evaluate",
-        setup.memo_key(),
+        memo_key(setup),
         run.k,
         run.budget,
         run.rerank,
@@ -197,6 +191,7 @@ def score(
     qualified name): results under one label share a row, across xdist workers
     too, so give different retrievers different labels. ``lenient``: as for
     :func:`evaluate`."""
+    from pytest_chunkeval.engine.keys import memo_key
     from pytest_chunkeval.engine.reask import Answers, Asker, Probe, ask
     from pytest_chunkeval.engine.score import scored
 
@@ -206,7 +201,7 @@ def score(
         else (session.datasets.queries(run), ())
     )
     setup = setup_of(session, run, queries, retrieval=False)
-    data = ("score", setup.memo_key(), run.judge, run.locate)
+    data = ("score", memo_key(setup), run.judge, run.locate)
     qualname = getattr(retriever, "__qualname__", None)
     name = label or (
         qualname if isinstance(qualname, str) else type(retriever).__qualname__
@@ -260,6 +255,7 @@ def relationships(
     Keyed, as ``evaluate`` is, on what determines the result: a chunker spec, else
     the spans the chunker produced; an extractor spec, else its identity (name and
     version, which also key its cached answers)."""
+    from pytest_chunkeval.engine.keys import memo_key
     from pytest_chunkeval.relationships.evaluate import evaluate_relationships
     from pytest_chunkeval.relationships.extractors import Extractor
     from pytest_chunkeval.relationships.specs import get_extractor
@@ -276,7 +272,7 @@ def relationships(
             extractor_key = ("identity", extractor_obj.identity)
     except ChunkevalError as exc:  # anything else is a bug: traceback
         raise ChunkevalError(str(exc)) from None
-    key = ("relationships", setup.memo_key(), k, subject, extractor_key)
+    key = ("relationships", memo_key(setup), k, subject, extractor_key)
 
     def compute() -> EvalResult:
         return evaluate_relationships(

@@ -1,0 +1,365 @@
+"""Every cache key, built here and only here (docs/performance.md, "What a cache
+keys on"): from the evaluation spec (``config/evaluation.py``), the components'
+identities read when the key is built (never remembered from construction), the
+texts' digests and the version of the code that computes the cached value.
+
+- The lower caches (each document's token bounds and chunks, the copies of the
+  excerpts' texts, a store's search rows) key on the package version and their
+  own format number (:class:`CacheFormat`). ``tests/test_cache_formats.py``
+  recomputes each algorithm's output on a small fixed input and compares its
+  digest with the one stored beside the number: an algorithm whose output
+  changes fails that test until its number is raised.
+- The result cache keys on the package's source (:func:`code_identity`), the
+  result's schema and configuration, the corpus and questions, and what
+  determines each result setting of the spec (:data:`RESULT_PARTS`; the key
+  audit, ``tests/test_key_audit.py``, changes each alone).
+- The session's memos (``run/evaluations.py``) key on the spec and on
+  :func:`memo_key`.
+
+``tests/test_layout.py`` checks that no other module of ``engine/`` builds a
+key (``entry_key``, or a hash of anything but content).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from pytest_chunkeval.chunkers.base import cache_identity
+from pytest_chunkeval.config.evaluation import RESULT_SETTINGS, EvaluationSpec
+from pytest_chunkeval.engine.results import RESULT_SCHEMA
+from pytest_chunkeval.stores._base import FusionStore, Store, TextStore
+from pytest_chunkeval.stores.rerank import Reranker
+from pytest_chunkeval.tokenizers.base import tokenizer_identity
+from pytest_chunkeval.util.verified import entry_key
+
+
+class EvaluationSetup(Protocol):
+    """What the keys read of ``engine/setup.py``'s setup (which imports the
+    caches, which import this module)."""
+
+    @property
+    def corpus(self) -> Any: ...
+    @property
+    def queries(self) -> Any: ...
+    @property
+    def unit(self) -> str: ...
+    @property
+    def tokenizer(self) -> Any: ...
+    @property
+    def chunker(self) -> Any: ...
+    @property
+    def embedder(self) -> Any: ...
+    @property
+    def store(self) -> Any: ...
+    @property
+    def copies(self) -> str: ...
+    @property
+    def cache(self) -> Any: ...
+    @property
+    def spec(self) -> EvaluationSpec: ...
+
+
+class Chunking(Protocol):
+    """A chunking given by the caller (``engine/chunking.py``)."""
+
+    def digest(self) -> str: ...
+
+
+@functools.cache
+def package_version() -> str:
+    """The installed package's version ("unknown" from a bare source tree)."""
+    try:
+        from importlib.metadata import version
+
+        return version("pytest-chunkeval")
+    except Exception:  # not installed
+        return "unknown"
+
+
+@dataclass(frozen=True)
+class CacheFormat:
+    """The version of the code that computes one cache's values: the package
+    version and this cache's own number. ``golden`` is the digest of the
+    algorithm's output on ``tests/test_cache_formats.py``'s fixed input, for the
+    number it goes with: change the output, raise the number, store the new
+    digest."""
+
+    name: str
+    number: int
+    golden: str
+
+    def version(self) -> str:
+        """The first part of each key of this cache."""
+        return f"chunkeval-{self.name}-{self.number}\0{package_version()}"
+
+
+CHUNKINGS = CacheFormat(
+    "chunkings", 2, "60097d87c4863c3f3b7da17a47f3314f7a046d1ace6c55d0906602f1ceea2d8c"
+)
+"""Each document's chunks (``chunking_cache.py``): the chunkers' algorithms."""
+TOKENS = CacheFormat(
+    "tokens", 2, "9a60be43596ae968e7114814185e3ac3680773ab321ae307203a34ad41a2e423"
+)
+"""Each document's token bounds (``token_cache.py``): the tokenizers' offsets."""
+COPIES = CacheFormat(
+    "copies", 4, "8d0633f53a2584545c23ad9be2daec669bdd4ed88807f96611348f8391e6ca46"
+)
+"""Every occurrence of each excerpt's text (``copies.py``)."""
+SEARCH = CacheFormat(
+    "search", 2, "d4f72be4e31b8abd8a96ad0f0546b5ee962349fd98dccc4e784ca90500ea5b80"
+)
+"""A store's rows per query (``search_cache.py``): the built-in stores' ranking."""
+FORMATS = (CHUNKINGS, TOKENS, COPIES, SEARCH)
+
+RESULTS_FORMAT = "chunkeval-results-2"
+"""The result cache keys on the package's source (:func:`code_identity`)."""
+
+
+# -- identities, read when a key is built --------------------------------------
+
+
+def chunker_identity(chunker: Any) -> str | None:
+    """The chunker's identity now (``chunkers/base.py`` ``cache_identity``), or
+    None when it has none (never cached)."""
+    return cache_identity(chunker)
+
+
+def store_identity(store: object) -> str | None:
+    """What determines a store's results: a fused store's settings and legs, a
+    text store's identity, a vector store's ``identity`` (else its name); None
+    for a store with neither (never cached)."""
+    if isinstance(store, FusionStore):
+        legs = [(name, store_identity(leg)) for name, leg in store.legs.items()]
+        if any(identity is None for _, identity in legs):
+            return None
+        parts = [f"{name}={identity}" for name, identity in legs]
+        return "\0".join(
+            ["fusion", store.name, store.identity, str(store.candidates), *parts]
+        )
+    if isinstance(store, TextStore):
+        return f"text\0{store.identity}"
+    identity = getattr(store, "identity", None)
+    if not isinstance(identity, str) or not identity:
+        identity = getattr(store, "name", None)
+    if isinstance(store, Store) and isinstance(identity, str):
+        return f"vector\0{identity}"
+    return None
+
+
+@functools.cache
+def code_identity() -> str:
+    """SHA-256 of the package's own source files (each relative path and its
+    bytes, in path order), the Python version and numpy's: computed once per
+    process (about 10 ms). Any edit of the package reads no older result."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256(f"{sys.version}\0numpy {np.__version__}\0".encode())
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root).as_posix().encode()
+        data = path.read_bytes()
+        for part in (name, data):
+            h.update(len(part).to_bytes(8, "little"))
+            h.update(part)
+    return h.hexdigest()
+
+
+def texts_digest(texts: Sequence[str]) -> str:
+    """SHA-256 of a list of texts (length-prefixed, so no two lists collide)."""
+    h = hashlib.sha256()
+    for text in texts:
+        data = text.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+# -- the lower caches -------------------------------------------------------------
+
+
+def chunking_key(identity: str, document_hash: str) -> str:
+    """One document's chunks by a chunker of ``identity``."""
+    return entry_key(CHUNKINGS.version(), identity, document_hash)
+
+
+def token_key(identity: str, document_hash: str) -> str:
+    """One document's token bounds by a tokenizer of ``identity``."""
+    return entry_key(TOKENS.version(), identity, document_hash)
+
+
+def copies_key(corpus_hash: str, needles: Sequence[str]) -> str:
+    """The occurrences of ``needles`` in a corpus (cheaper to hash the texts
+    looked for than the query set, whose every field would be serialized)."""
+    return entry_key(COPIES.version(), corpus_hash, texts_digest(needles))
+
+
+def collection_key(chunking_digest: str, embedder_identity: str) -> str:
+    """A vector store's collection: the chunks and the embedder of their vectors."""
+    return entry_key("collection", chunking_digest, embedder_identity)
+
+
+def graph_key(relationship_texts: Sequence[str], embedder_identity: str) -> str:
+    """A relationship graph's collection: its texts in order and the embedder."""
+    texts = texts_digest(relationship_texts)
+    return entry_key("relationships", texts, embedder_identity)
+
+
+def vector_search_key(
+    store: object, collection: str, queries: np.ndarray, k: int
+) -> str | None:
+    """A vector store's top ``k`` for the query vectors; None for a store
+    without an identity (never cached)."""
+    identity = store_identity(store)
+    if identity is None:
+        return None
+    vectors = np.ascontiguousarray(queries)
+    h = hashlib.sha256(vectors.tobytes())
+    return entry_key(
+        SEARCH.version(),
+        identity,
+        collection,
+        str(k),
+        str(queries.shape),
+        h.hexdigest(),
+    )
+
+
+def text_search_key(identity: str, digests: tuple[str, str], k: int) -> str:
+    """A text store's top ``k``: its identity (tokenization and scoring options)
+    and the digests of the chunk texts and of the query texts."""
+    return entry_key(SEARCH.version(), "text", identity, *digests, str(k))
+
+
+def rerank_key(
+    reranker: Reranker, digests: tuple[str, str], candidates: np.ndarray
+) -> str:
+    """A reranker's order of the candidate rows of each query."""
+    rows = np.ascontiguousarray(candidates, dtype=np.int64)
+    h = hashlib.sha256(rows.tobytes())
+    return entry_key(
+        SEARCH.version(),
+        "rerank",
+        reranker.identity,
+        str(candidates.shape),
+        *digests,
+        h.hexdigest(),
+    )
+
+
+# -- the result cache -------------------------------------------------------------
+
+
+RESULT_PARTS: dict[str, Callable[[EvaluationSetup, Any], str | None]] = {
+    # the data: the corpus' and the questions' texts are in every key
+    "corpus": lambda setup, reranker: "",
+    "queries": lambda setup, reranker: "",
+    "benchmark": lambda setup, reranker: "",
+    "beir": lambda setup, reranker: "",
+    "beir_split": lambda setup, reranker: "",
+    # the components: their identities now
+    "embedder": lambda setup, reranker: (
+        "" if setup.embedder is None else setup.embedder.identity
+    ),
+    "store": lambda setup, reranker: (
+        "" if setup.store is None else store_identity(setup.store)
+    ),
+    "rerank": lambda setup, reranker: (
+        "" if reranker is None else f"{reranker.identity}\0{reranker.candidates}"
+    ),
+    "tokenizer": lambda setup, reranker: (
+        "" if setup.tokenizer is None else tokenizer_identity(setup.tokenizer)
+    ),
+    # the plain settings: their values
+    "k": lambda setup, reranker: json.dumps(setup.spec.k),
+    "budget": lambda setup, reranker: json.dumps(setup.spec.budget),
+    "unit": lambda setup, reranker: setup.unit,
+    "locate": lambda setup, reranker: setup.spec.locate,
+    "copies": lambda setup, reranker: setup.copies,
+    "repeats": lambda setup, reranker: json.dumps(setup.spec.repeats),
+    # a judged evaluation is never cached (docs/performance.md)
+    "judge": lambda setup, reranker: None if setup.spec.judge is not None else "",
+}
+"""What determines each result setting of the spec in the result key (one entry
+per :data:`~pytest_chunkeval.config.evaluation.RESULT_SETTINGS`); None: the
+evaluation is not cached."""
+
+
+def result_key(
+    setup: EvaluationSetup,
+    config: dict[str, Any],
+    *,
+    label: str | None,
+    chunking: Chunking | None,
+    reranker: Reranker | None,
+) -> str | None:
+    """The key of a chunker's evaluation: the code, the result's schema and
+    configuration, its label, the corpus and questions, the chunker's identity
+    (and the chunks' digest when the caller gave them) and each result setting's
+    part (:data:`RESULT_PARTS`); None when some part has no identity (then
+    never cached)."""
+    chunker = chunker_identity(setup.chunker) if setup.chunker is not None else None
+    parts = [RESULT_PARTS[name](setup, reranker) for name in RESULT_SETTINGS]
+    if chunker is None or any(part is None for part in parts):
+        return None
+    return entry_key(
+        RESULTS_FORMAT,
+        code_identity(),
+        str(RESULT_SCHEMA),
+        json.dumps(config, sort_keys=True, default=repr),
+        json.dumps(label),
+        setup.corpus.content_hash,
+        setup.queries.content_hash,
+        chunker,
+        "" if chunking is None else chunking.digest(),
+        *(str(part) for part in parts),
+    )
+
+
+# -- the session's memos (in memory) ------------------------------------------------
+
+
+def setup_key(
+    spec: EvaluationSpec, queries_hash: str, *, retrieval: bool
+) -> tuple[object, ...]:
+    """The session's setup of ``spec`` on a query set (``retrieval=False``:
+    without store and embedder)."""
+    return (
+        spec.dataset_key,
+        queries_hash,
+        (spec.embedder, spec.store) if retrieval else None,
+        spec.unit,
+        spec.tokenizer if spec.unit == "token" else None,
+        spec.cache_dir,
+        spec.copies,
+    )
+
+
+def memo_key(setup: EvaluationSetup) -> tuple[object, ...]:
+    """What, besides the chunker, the retriever and the per-run settings (k,
+    budget, judge), determines a result: equal keys, equal results."""
+    tokenizer, store = setup.tokenizer, setup.store
+    return (
+        setup.corpus.content_hash,
+        setup.queries.content_hash,
+        setup.unit,
+        None
+        if tokenizer is None
+        else _or_object(tokenizer_identity(tokenizer), tokenizer),
+        setup.embedder.identity if setup.embedder is not None else None,
+        None if store is None else _or_object(store_identity(store), store),
+        setup.copies,
+        str(setup.cache.directory),
+    )
+
+
+def _or_object(identity: str | None, component: object) -> object:
+    """An identity, else the object itself (kept alive by the session's setup:
+    its id is not reused meanwhile)."""
+    return identity if identity is not None else ("object", id(component))

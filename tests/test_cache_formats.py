@@ -1,0 +1,100 @@
+"""The lower caches key on the version of the code that computes them
+(engine/keys.py ``CacheFormat``): the package version and a number per cache.
+Each test here recomputes one cache's algorithms on a small fixed input and
+compares the digest of the output with the one stored beside the number: when
+an algorithm's output changes, raise the number (old entries are then never
+read) and store the new digest, or this test fails."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from pytest_chunkeval.chunkers import get_chunker
+from pytest_chunkeval.engine import keys
+from pytest_chunkeval.engine.copies import find_occurrences
+from pytest_chunkeval.stores import get_store
+from pytest_chunkeval.tokenizers.base import get_tokenizer
+
+TEXT = (
+    "Alice founded Acme in 1999. Acme makes anvils.\n\n"
+    "Bob acquired Zeta; Zeta makes rockets! Carol joined Acme in 2003, "
+    "and Dave founded Orbit.\nOrbit sells rockets to Acme.\n\n"
+    "É accents, emoji 🚀 and tabs\tstay whole. " * 3
+)
+DOCS = [TEXT, TEXT[40:160], "Acme. Acme. Acme makes anvils."]
+QUESTIONS = ["who founded Acme", "rockets", "anvils made by Acme"]
+
+
+def _digest(value: object) -> str:
+    return hashlib.sha256(json.dumps(value).encode()).hexdigest()
+
+
+def _chunkings() -> object:
+    specs = ["recursive:12:2", "recursive:30:0", "fixed:10:3", "sentence:16"]
+    return {
+        spec: [np.asarray(get_chunker(spec).chunk_spans(d)).tolist() for d in DOCS]
+        for spec in specs
+    }
+
+
+def _tokens() -> object:
+    tokenizer = get_tokenizer("cl100k_base")
+    return [np.asarray(tokenizer.token_bounds(d)).tolist() for d in DOCS]
+
+
+def _copies() -> object:
+    needles = ["Acme", "Acme makes anvils", "rockets", "", "absent", "🚀 and"]
+    return [found.tolist() for found in find_occurrences(DOCS, needles)]
+
+
+def _search() -> object:
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(12, 8)).astype(np.float32)
+    vectors[5] = vectors[3]  # a tie
+    queries = rng.normal(size=(4, 8)).astype(np.float32)
+    exact = get_store("exact").index("golden", vectors)  # type: ignore[union-attr]
+    texts = [p for d in DOCS for p in d.split(". ") if p]
+    bm25 = get_store("bm25").index_texts(texts)  # type: ignore[union-attr]
+    return {
+        "exact": np.asarray(exact.search(queries, 5)).tolist(),
+        "bm25": np.asarray(bm25.search_texts(QUESTIONS, 4)).tolist(),
+    }
+
+
+OUTPUTS: dict[str, tuple[keys.CacheFormat, Callable[[], object]]] = {
+    "chunkings": (keys.CHUNKINGS, _chunkings),
+    "tokens": (keys.TOKENS, _tokens),
+    "copies": (keys.COPIES, _copies),
+    "search": (keys.SEARCH, _search),
+}
+
+
+def test_every_lower_cache_has_a_golden_output() -> None:
+    assert {f.name for f in keys.FORMATS} == set(OUTPUTS)
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUTS))
+def test_an_algorithm_whose_output_changed_raised_its_format_number(
+    name: str,
+) -> None:
+    form, compute = OUTPUTS[name]
+    digest = _digest(compute())
+    assert digest == form.golden, (
+        f"the {name} cache's algorithm gives another output than format "
+        f"{form.number} recorded: raise {name.upper()}'s number in "
+        f"pytest_chunkeval/engine/keys.py (old entries are then never read) and "
+        f"store the new digest {digest!r} beside it"
+    )
+
+
+def test_a_format_number_and_the_package_version_are_in_every_key() -> None:
+    before = keys.chunking_key("identity", "doc")
+    changed = keys.CacheFormat("chunkings", keys.CHUNKINGS.number + 1, "")
+    assert changed.version() != keys.CHUNKINGS.version()
+    assert keys.package_version() in keys.CHUNKINGS.version()
+    assert keys.token_key("identity", "doc") != before  # one cache's, not another's
