@@ -275,7 +275,7 @@ def test_an_edited_corpus_skips_only_the_question_it_lost(
     finance = project / "docs" / "finance.md"
     kept = [p for p in finance.read_text().split("\n\n") if "auditor" not in p]
     finance.write_text("\n\n".join(kept))
-    # One of six left out (17%): allowed here, beyond the default 10%.
+    # One of six left out (17%): allowed here, beyond the default (none).
     ini = project / "pytest.ini"
     ini.write_text(ini.read_text() + "chunkeval_max_left_out = 20%\n")
     # The query set still names q-audit: its item exists and says why it is

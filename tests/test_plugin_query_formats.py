@@ -85,7 +85,7 @@ def project(
 ) -> tuple[Path, dict[str, str]]:
     monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
     monkeypatch.delenv(KEEP, raising=False)
-    # Up to two of the six questions left out compare (the default 10% would
+    # Up to two of the six questions left out compare (the default, none, would
     # fail every format alike: docs/baselines.md, "Fail closed").
     ini = BASELINE_INI + "chunkeval_max_left_out = 40%\n"
     write_project(pytester.path, ini, conftest=BASELINE_CONFTEST)

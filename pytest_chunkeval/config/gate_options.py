@@ -60,12 +60,13 @@ GATE_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "max_left_out",
-        "The share of a baseline's questions a comparison may leave out (no "
-        "longer placeable in the edited corpus, or edited under the same id) "
-        "before the check fails with the list: '10%', '0.25', '0' (none).",
+        "The share of a baseline's questions a comparison may leave out "
+        "(removed from the query set, edited under the same id, no longer "
+        "placeable in the edited corpus) before the check fails with the list: "
+        "'10%', '0.25', '0' (none).",
         parse_max_left_out,
         metavar="SHARE",
-        default_text="10%",
+        default_text="0: every baseline question is compared",
     ),
     Option(
         "fail_unused",

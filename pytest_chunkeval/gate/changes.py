@@ -95,6 +95,9 @@ class BaselineChanges:
     hashes_known: bool = True
     baseline_total: int = 0
     """Questions the baseline holds."""
+    emptied: tuple[str, ...] = ()
+    """Of ``edited``: questions whose excerpts were all deleted from the query
+    set (nothing left to score them on)."""
 
     @property
     def any(self) -> bool:
@@ -118,12 +121,54 @@ class BaselineChanges:
     def of(self, status: str) -> list[DocumentChange]:
         return [d for d in self.documents if d.status == status]
 
+    def not_compared(self) -> dict[str, tuple[str, ...]]:
+        """The baseline's questions this comparison does not compare, by why
+        (:data:`WHY_NOT_COMPARED`; docs/baselines.md, "The question set is part
+        of the baseline"), only the reasons that apply."""
+        new, emptied = set(self.added), set(self.emptied)
+        found = {
+            "removed": self.removed,
+            "edited": tuple(i for i in self.edited if i not in emptied),
+            "emptied": self.emptied,
+            "not found": tuple(u.id for u in self.unplaced if u.id not in new),
+        }
+        return {why: ids for why, ids in found.items() if ids}
+
     @property
     def left_out(self) -> tuple[str, ...]:
-        """The baseline's questions this comparison left out: no longer
-        placeable in the corpus, or edited under the same id."""
-        new = set(self.added)
-        return (*(u.id for u in self.unplaced if u.id not in new), *self.edited)
+        """The baseline's questions this comparison left out: removed from the
+        query set, edited under the same id (their excerpts emptied
+        included), or no longer placeable in the corpus."""
+        return tuple(i for ids in self.not_compared().values() for i in ids)
+
+    def incomplete(self, max_left_out: float) -> str:
+        """Why the questions compared are too few to pass ("" when they are
+        not): ``3 baseline questions: 2 removed, 1 not found in the corpus``
+        (with the share allowed, when one is)."""
+        left = self.left_out
+        if not left or self.left_out_share() <= max_left_out + 1e-12:
+            return ""
+        parts = ", ".join(
+            f"{len(ids)} {WHY_NOT_COMPARED[why][0]}"
+            for why, ids in self.not_compared().items()
+        )
+        n = len(left)
+        text = f"{n} baseline question{'' if n == 1 else 's'}: {parts}"
+        if max_left_out > 0:
+            text += f", more than {100 * max_left_out:g}%"
+        return text
+
+    def not_compared_rows(self, limit: int = 20) -> list[str]:
+        """One line per question not compared and why (``q-bark: removed
+        from the query set``), at most ``limit`` and a count of the rest."""
+        rows = [
+            f"{qid}: {WHY_NOT_COMPARED[why][1]}"
+            for why, ids in self.not_compared().items()
+            for qid in ids
+        ]
+        if len(rows) > limit:
+            rows = [*rows[:limit], f"... and {len(rows) - limit} more"]
+        return rows
 
     def left_out_share(self) -> float:
         """:attr:`left_out` over the baseline's questions."""
@@ -237,6 +282,7 @@ class BaselineChanges:
             "compared": self.compared,
             "total": self.total,
             "baseline_total": self.baseline_total,
+            "emptied": list(self.emptied),
         }
 
     @classmethod
@@ -274,9 +320,17 @@ class BaselineChanges:
             edited=tuple(str(i) for i in data.get("edited", [])),
             hashes_known=bool(data.get("hashes_known", True)),
             baseline_total=int(data.get("baseline_total", 0)),
+            emptied=tuple(str(i) for i in data.get("emptied", [])),
         )
 
 
+WHY_NOT_COMPARED: Mapping[str, tuple[str, str]] = {
+    "removed": ("removed", "removed from the query set"),
+    "edited": ("edited", "its text or excerpts edited under its id"),
+    "emptied": ("with no excerpts left", "its excerpts emptied"),
+    "not found": ("not found in the corpus", "an excerpt no longer in the corpus"),
+}
+"""Why a baseline question is not compared: its count's words, its row's."""
 _SIZES = ("chars_before", "chars_after", "sentences_before", "sentences_after")
 HASHED_SCHEMA = 3
 """The baseline schema that records per-question content hashes."""
@@ -322,11 +376,13 @@ def baseline_changes(baseline: Baseline, result: EvalResult) -> BaselineChanges:
     recorded = {i: q.get("hash") for i, q in baseline.questions.items()}
     hashes = result_hashes(result)
     hashes_known = baseline.schema >= HASHED_SCHEMA
+    excerpts = {q.id: bool(q.excerpts) for q in result.queries}
     edited = tuple(
         i
         for i in placed
         if hashes and i in before and recorded.get(i) not in (None, hashes.get(i))
     )
+    emptied = tuple(i for i in edited if not excerpts.get(i, True))
     shared = sum(1 for i in placed if i in before and i not in edited)
     if any(recorded.values()) and hashes:
         questions_edited = bool(edited)
@@ -351,6 +407,7 @@ def baseline_changes(baseline: Baseline, result: EvalResult) -> BaselineChanges:
         edited=edited,
         hashes_known=hashes_known,
         baseline_total=len(before),
+        emptied=emptied,
     )
 
 

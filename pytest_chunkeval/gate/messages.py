@@ -244,12 +244,17 @@ def format_incomplete(report: GateReport, *, test: str, path: str, command: str)
         verdicts = "; ".join(f"{c.metric} {c.status}" for c in compared)
         lines.append(f"  on the {report.n} questions compared: {verdicts}")
     lines += [f"  {line}" for line in lost_line(report) + noise_lines(report)]
+    rows = report.changes.not_compared_rows()
+    if rows:
+        lines += ["  baseline questions not compared:", *(f"    {r}" for r in rows)]
     lines += [
         f"baseline: {path}",
         "",
-        "A comparison that leaves out more than chunkeval_max_left_out of the "
-        "baseline's questions, or that cannot use the values of a gated metric, "
-        "fails: fix the query set (or the judge), then record the new baseline:",
+        "Every baseline question is compared or this check fails (a share may "
+        "be allowed: chunkeval_max_left_out), as does a gated metric whose values "
+        "cannot be used: fix the query set where an excerpt is gone (or the "
+        "judge), then record the new baseline, whose diff shows the questions it "
+        "drops:",
         f"  {command}",
     ]
     return "\n".join(lines)

@@ -104,17 +104,12 @@ class GateReport:
     @property
     def incomplete(self) -> str:
         """Why the comparison is not enough to pass ("" when it is): more of the
-        baseline's questions left out (no longer placeable, or edited under
-        the same id) than ``settings.max_left_out`` allows, or a gated metric
+        baseline's questions not compared (removed, edited, no longer
+        placeable: ``BaselineChanges.incomplete``) than
+        ``settings.max_left_out`` allows, or a gated metric
         with unusable values (a judge whose answers could not be used)."""
-        reasons = []
-        left = self.changes.left_out
-        share = self.changes.left_out_share()
-        if left and share > self.settings.max_left_out + 1e-12:
-            reasons.append(
-                f"{len(left)} of {self.changes.baseline_total} questions left out, "
-                f"more than {100 * self.settings.max_left_out:g}%"
-            )
+        left_out = self.changes.incomplete(self.settings.max_left_out)
+        reasons = [left_out] if left_out else []
         reasons += [
             f"{c.metric}: {c.reason}" for c in self.not_compared if c.fails_check
         ]
