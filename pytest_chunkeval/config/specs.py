@@ -38,8 +38,9 @@ cluster:MAX_TOKENS[:MIN_TOKENS][@EMBEDDER], kamradt[:PERCENTILE][@EMBEDDER],
 kamradt-modified:SIZE[:max|mean][@EMBEDDER], llm:MODEL[?window=N&attempts=N];
 embedders sentence-transformers:MODEL, openai:MODEL, hashing[:DIM]; stores exact,
 chroma, chroma:PATH, chroma+http://HOST:PORT, chroma+https://HOST:PORT, bm25,
-hybrid[:DENSE_STORE], faiss[?index=hnsw|flat|ivf&...], pgvector[?index=...];
-tokenizers cl100k_base (any tiktoken encoding), tiktoken:ENCODING, hf:MODEL."""
+hybrid[:DENSE_STORE], faiss[?index=hnsw|flat|ivf&...], pgvector[?index=...],
+lancedb[?index=...]; tokenizers cl100k_base (any tiktoken encoding),
+tiktoken:ENCODING, hf:MODEL."""
 """The grammar in a few lines: ``--help`` epilogs and error messages use it."""
 
 EXAMPLES = {

@@ -12,7 +12,9 @@ Spec strings (``get_store``):
   rank fusion;
 - ``faiss[?index=flat|hnsw|ivf&...]``: FAISS in process (extra ``[faiss]``);
 - ``pgvector[?index=none|hnsw|ivfflat&dsn_env=VAR&...]``: a PostgreSQL server
-  with pgvector, its connection string in ``$VAR`` (extra ``[pgvector]``).
+  with pgvector, its connection string in ``$VAR`` (extra ``[pgvector]``);
+- ``lancedb[?index=none|ivf_flat|ivf_pq|ivf_hnsw_sq&...]``: LanceDB embedded
+  (extra ``[lancedb]``).
 
 Engine-backed stores re-rank their engine's candidates with the plugin's scorer
 and tie rule (``_candidates.py``, docs/stores.md).
@@ -27,7 +29,7 @@ May import: ``config/``, ``util/`` and ``errors`` (see docs/architecture.md#laye
 from __future__ import annotations
 
 from pytest_chunkeval.config.registry import Param, Registry, Signature
-from pytest_chunkeval.config.values import parse_positive_int
+from pytest_chunkeval.config.values import parse_non_negative_int, parse_positive_int
 from pytest_chunkeval.stores._base import (
     AnyStore,
     FloatArray,
@@ -54,6 +56,12 @@ from pytest_chunkeval.stores.exact import ExactIndex, ExactStore
 from pytest_chunkeval.stores.faiss import DEFAULTS as FAISS_DEFAULTS
 from pytest_chunkeval.stores.faiss import FaissStore, faiss_from_spec
 from pytest_chunkeval.stores.hybrid import HybridStore, hybrid_from_spec, rrf_fuse
+from pytest_chunkeval.stores.lancedb import DEFAULTS as LANCEDB_DEFAULTS
+from pytest_chunkeval.stores.lancedb import (
+    ZERO_ALLOWED,
+    LanceDBStore,
+    lancedb_from_spec,
+)
 from pytest_chunkeval.stores.pgvector import (
     DEFAULT_DSN_ENV,
     PgvectorStore,
@@ -75,6 +83,7 @@ __all__ = [
     "FusionStore",
     "HybridStore",
     "IdArray",
+    "LanceDBStore",
     "PgvectorStore",
     "Retrieval",
     "Store",
@@ -119,13 +128,23 @@ STORES.register(
 )
 
 
-def _counts(defaults: dict[str, dict[str, int]]) -> tuple[Param, ...]:
-    """Whole-number index settings (>= 1) at their defaults, so that a spec
-    spelling a default out has the canonical form of one leaving it out."""
+def _counts(
+    defaults: dict[str, dict[str, int]], zero: frozenset[str] = frozenset()
+) -> tuple[Param, ...]:
+    """Whole-number index settings (>= 1, >= 0 for ``zero``) at their defaults,
+    so that a spec spelling a default out has the canonical form of one leaving
+    it out."""
+    first: dict[str, int] = {}
+    for settings in defaults.values():
+        for name, value in settings.items():
+            first.setdefault(name, value)
     return tuple(
-        Param(name, parse_positive_int, default=value)
-        for settings in defaults.values()
-        for name, value in settings.items()
+        Param(
+            name,
+            parse_non_negative_int if name in zero else parse_positive_int,
+            default=value,
+        )
+        for name, value in first.items()
     )
 
 
@@ -150,6 +169,18 @@ STORES.register(
             Param("index", default="hnsw"),
             Param("dsn_env", default=DEFAULT_DSN_ENV),
             *_counts(PGVECTOR_DEFAULTS),
+        )
+    ),
+)
+
+STORES.register(
+    "lancedb",
+    lancedb_from_spec,
+    "lancedb[?index=none|ivf_flat|ivf_pq|ivf_hnsw_sq&num_partitions=8&nprobes=20&...]",
+    signature=Signature(
+        options=(
+            Param("index", default="none"),
+            *_counts(LANCEDB_DEFAULTS, ZERO_ALLOWED),
         )
     ),
 )
