@@ -495,3 +495,19 @@ def test_the_key_check_finds_a_key_built_elsewhere() -> None:
     sites = {func.name: read for func, read in hashing_sites(tree)}
     assert "identity" in sites["key"]
     assert not sites["content"] & CONFIGURATION
+
+
+def test_every_threshold_metric_has_its_assertion_helper() -> None:
+    """The metric table's threshold metrics (the marker's ``min_*``) each have an
+    ``assert_<metric>_at_least`` in the public API, one implementation for all."""
+    import pytest_chunkeval
+    from pytest_chunkeval.core.metric_names import thresholds
+    from pytest_chunkeval.gate.assertions import assert_metric_at_least
+
+    for metric in thresholds().values():
+        name = f"assert_{metric}_at_least"
+        assert name in pytest_chunkeval.__all__, name
+        helper = getattr(pytest_chunkeval, name)
+        assert helper.__name__ == name
+        assert helper.__doc__, name
+    assert assert_metric_at_least.__module__ == "pytest_chunkeval.gate.assertions"

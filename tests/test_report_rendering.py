@@ -12,14 +12,9 @@ from pytest_chunkeval.reporting.escape import breakable
 from pytest_chunkeval.reporting.html import html_report
 from pytest_chunkeval.reporting.markdown import markdown_report
 from pytest_chunkeval.reporting.md_table import md_cell
+from pytest_chunkeval.reporting.plot_frame import Frame, label_boxes, overlaps
 from pytest_chunkeval.reporting.rows import ReportEntry, ResultRow
-from pytest_chunkeval.reporting.svg import (
-    _Frame,
-    _overlaps,
-    config_color,
-    label_boxes,
-    scatter_svg,
-)
+from pytest_chunkeval.reporting.svg import config_color, scatter_svg
 
 
 def _table_cells(row: str) -> list[str]:
@@ -77,12 +72,12 @@ def _entry(chunker: str) -> ReportEntry:
 
 
 def test_scatter_labels_do_not_overprint_on_equal_points() -> None:
-    frame = _Frame(430, 320)
+    frame = Frame(430, 320)
     centres = [(200.0, 150.0)] * 4 + [(204.0, 152.0), (420.0, 40.0)]
     texts = [f"recursive:{n}:0" for n in range(len(centres))]
     boxes = [box for box, _ in label_boxes(frame, centres, texts)]
     for a, b in combinations(boxes, 2):
-        assert not _overlaps(a, b), (a, b)
+        assert not overlaps(a, b), (a, b)
     for x0, y0, x1, y1 in boxes:
         assert 0 <= x0 < x1 <= frame.width
         assert 0 <= y0 < y1 <= frame.height

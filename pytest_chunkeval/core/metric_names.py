@@ -46,6 +46,8 @@ class MetricName:
     """``@pytest.mark.chunkeval(min_<name>=...)`` accepts a threshold on it."""
     percent: bool = True
     """A fraction in [0, 1], shown in percent."""
+    meaning: str = ""
+    """What it measures, in a few words (the assertion helper's docstring)."""
 
     @property
     def marker_keyword(self) -> str:
@@ -55,35 +57,138 @@ class MetricName:
 
 M = MetricName
 METRIC_TABLE: tuple[MetricName, ...] = (
-    M("recall", "Recall", "recall", PRESENCE, marker=True),
-    M("precision", "Precision", "precision", PRESENCE, marker=True),
-    M("iou", "IoU", "IoU", PRESENCE, marker=True),
-    M("f1", "F1", "F1", PRESENCE, marker=True),
-    M("precision_omega", "PrecisionΩ", "P_omega", PRESENCE, marker=True),
-    M("mrr", "MRR", "MRR", RANK, marker=True),
-    M("ndcg", "nDCG", "nDCG", RANK, marker=True),
-    M("complete", "Complete", "complete", RANK, marker=True),
+    M(
+        "recall",
+        "Recall",
+        "recall",
+        PRESENCE,
+        marker=True,
+        meaning="share of excerpt tokens retrieved",
+    ),
+    M(
+        "precision",
+        "Precision",
+        "precision",
+        PRESENCE,
+        marker=True,
+        meaning="share of retrieved tokens that are relevant",
+    ),
+    M(
+        "iou",
+        "IoU",
+        "IoU",
+        PRESENCE,
+        marker=True,
+        meaning="excerpt tokens and retrieved tokens, intersection over union",
+    ),
+    M(
+        "f1",
+        "F1",
+        "F1",
+        PRESENCE,
+        marker=True,
+        meaning="harmonic mean of recall and precision",
+    ),
+    M(
+        "precision_omega",
+        "PrecisionΩ",
+        "P_omega",
+        PRESENCE,
+        marker=True,
+        meaning="precision at perfect recall, a property of the chunking",
+    ),
+    M(
+        "mrr",
+        "MRR",
+        "MRR",
+        RANK,
+        marker=True,
+        meaning="1 / rank of the first chunk overlapping an excerpt, 0 when none",
+    ),
+    M(
+        "ndcg",
+        "nDCG",
+        "nDCG",
+        RANK,
+        marker=True,
+        meaning="new excerpt tokens per rank, discounted, against the best ranking "
+        "of this chunking",
+    ),
+    M(
+        "complete",
+        "Complete",
+        "complete",
+        RANK,
+        marker=True,
+        meaning="share of questions whose every excerpt token was retrieved",
+    ),
     M("ceiling", "Ceiling", "ceiling", RANK),
-    M("context_relevance", "Context relevance", "CR", JUDGED, marker=True),
+    M(
+        "context_relevance",
+        "Context relevance",
+        "CR",
+        JUDGED,
+        marker=True,
+        meaning="share of the retrieved chunks' sentences a judge found relevant; "
+        "needs a judge",
+    ),
     M(
         "context_relevance_tokens",
         "Context relevance (tokens)",
         "CR_tok",
         JUDGED,
         marker=True,
+        meaning="share of the retrieved chunks' tokens a judge found relevant; "
+        "needs a judge",
     ),
-    M("rel_recall", "Rel recall", "rel_recall", RELATIONSHIP, marker=True),
-    M("rel_precision", "Rel precision", "rel_precision", RELATIONSHIP, marker=True),
-    M("evidence_recall", "Evidence recall", "ev_recall", RELATIONSHIP, marker=True),
+    M(
+        "rel_recall",
+        "Rel recall",
+        "rel_recall",
+        RELATIONSHIP,
+        marker=True,
+        meaning="gold relationships matched by a retrieved one / gold relationships",
+    ),
+    M(
+        "rel_precision",
+        "Rel precision",
+        "rel_precision",
+        RELATIONSHIP,
+        marker=True,
+        meaning="retrieved relationships matching a gold one / retrieved relationships",
+    ),
+    M(
+        "evidence_recall",
+        "Evidence recall",
+        "ev_recall",
+        RELATIONSHIP,
+        marker=True,
+        meaning="recall with the retrieved relationships' evidence spans as chunks",
+    ),
     M(
         "evidence_precision",
         "Evidence precision",
         "ev_precision",
         RELATIONSHIP,
         marker=True,
+        meaning="precision with the retrieved relationships' evidence spans as chunks",
     ),
-    M("evidence_iou", "Evidence IoU", "ev_IoU", RELATIONSHIP, marker=True),
-    M("evidence_f1", "Evidence F1", "ev_F1", RELATIONSHIP, marker=True),
+    M(
+        "evidence_iou",
+        "Evidence IoU",
+        "ev_IoU",
+        RELATIONSHIP,
+        marker=True,
+        meaning="IoU with the retrieved relationships' evidence spans as chunks",
+    ),
+    M(
+        "evidence_f1",
+        "Evidence F1",
+        "ev_F1",
+        RELATIONSHIP,
+        marker=True,
+        meaning="F1 with the retrieved relationships' evidence spans as chunks",
+    ),
     M("evidence_precision_omega", "Evidence PrecisionΩ", "ev_P_omega", RELATIONSHIP),
 )
 del M

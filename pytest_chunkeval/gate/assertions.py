@@ -21,12 +21,13 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.core.locate import preview
+from pytest_chunkeval.core.metric_names import METRIC_NAMES
 from pytest_chunkeval.core.metrics import JUDGED_METRICS, METRICS, REL_METRICS
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.util.text import plural
@@ -329,111 +330,63 @@ def assert_metric_at_least(
         raise AssertionError(message)
 
 
-def assert_recall_at_least(
-    result: EvalResult,
-    minimum: float,
-    *,
-    statistic: str | Statistic = "mean",
-    group: str | None = None,
-) -> None:
-    """Fail unless recall (share of excerpt tokens retrieved) reaches ``minimum``."""
-    __tracebackhide__ = True
-    assert_metric_at_least(result, "recall", minimum, statistic=statistic, group=group)
+class AtLeast(Protocol):
+    """An assertion helper of one metric: ``assert_recall_at_least(result, 0.8)``."""
+
+    def __call__(
+        self,
+        result: EvalResult,
+        minimum: float,
+        *,
+        statistic: str | Statistic = "mean",
+        group: str | None = None,
+    ) -> None: ...
 
 
-def assert_precision_at_least(
-    result: EvalResult,
-    minimum: float,
-    *,
-    statistic: str | Statistic = "mean",
-    group: str | None = None,
-) -> None:
-    """Fail unless precision (share of retrieved tokens that are relevant) reaches
-    ``minimum``."""
-    __tracebackhide__ = True
-    assert_metric_at_least(
-        result, "precision", minimum, statistic=statistic, group=group
+def at_least(metric: str) -> AtLeast:
+    """The assertion helper of ``metric``, from its row of the metric table: one
+    implementation, :func:`assert_metric_at_least`, for every threshold metric."""
+    row = METRIC_NAMES[metric]
+
+    def helper(
+        result: EvalResult,
+        minimum: float,
+        *,
+        statistic: str | Statistic = "mean",
+        group: str | None = None,
+    ) -> None:
+        __tracebackhide__ = True
+        assert_metric_at_least(
+            result, metric, minimum, statistic=statistic, group=group
+        )
+
+    helper.__name__ = helper.__qualname__ = f"assert_{metric}_at_least"
+    helper.__module__ = __name__
+    helper.__doc__ = (
+        f"Fail unless ``statistic`` (default the mean) of {row.header} "
+        f"({row.meaning}) reaches ``minimum``; ``group``: the questions of one "
+        "source document."
     )
+    return helper
 
 
-def assert_iou_at_least(
-    result: EvalResult,
-    minimum: float,
-    *,
-    statistic: str | Statistic = "mean",
-    group: str | None = None,
-) -> None:
-    """Fail unless IoU of excerpt and retrieved tokens reaches ``minimum``."""
-    __tracebackhide__ = True
-    assert_metric_at_least(result, "iou", minimum, statistic=statistic, group=group)
-
-
-def assert_f1_at_least(
-    result: EvalResult,
-    minimum: float,
-    *,
-    statistic: str | Statistic = "mean",
-    group: str | None = None,
-) -> None:
-    """Fail unless F1 of recall and precision reaches ``minimum``."""
-    __tracebackhide__ = True
-    assert_metric_at_least(result, "f1", minimum, statistic=statistic, group=group)
-
-
-def assert_precision_omega_at_least(
-    result: EvalResult,
-    minimum: float,
-    *,
-    statistic: str | Statistic = "mean",
-    group: str | None = None,
-) -> None:
-    """Fail unless precision Ω (precision at perfect recall, a property of the
-    chunking) reaches ``minimum``."""
-    __tracebackhide__ = True
-    assert_metric_at_least(
-        result, "precision_omega", minimum, statistic=statistic, group=group
-    )
-
-
-def assert_mrr_at_least(
-    result: EvalResult,
-    minimum: float,
-    *,
-    statistic: str | Statistic = "mean",
-    group: str | None = None,
-) -> None:
-    """Fail unless MRR (1 / rank of the first chunk overlapping an excerpt, 0 when
-    none does) reaches ``minimum``."""
-    __tracebackhide__ = True
-    assert_metric_at_least(result, "mrr", minimum, statistic=statistic, group=group)
-
-
-def assert_ndcg_at_least(
-    result: EvalResult,
-    minimum: float,
-    *,
-    statistic: str | Statistic = "mean",
-    group: str | None = None,
-) -> None:
-    """Fail unless nDCG (new excerpt tokens per rank, discounted, against the best
-    any ranking of this chunking could do) reaches ``minimum``."""
-    __tracebackhide__ = True
-    assert_metric_at_least(result, "ndcg", minimum, statistic=statistic, group=group)
-
-
-def assert_complete_at_least(
-    result: EvalResult,
-    minimum: float,
-    *,
-    statistic: str | Statistic = "mean",
-    group: str | None = None,
-) -> None:
-    """Fail unless the share of questions whose whole evidence was retrieved (every
-    token of every excerpt) reaches ``minimum``."""
-    __tracebackhide__ = True
-    assert_metric_at_least(
-        result, "complete", minimum, statistic=statistic, group=group
-    )
+# One line per threshold metric of the table (tests/test_layout.py checks that
+# each has one): their names are what a user's editor completes.
+assert_recall_at_least = at_least("recall")
+assert_precision_at_least = at_least("precision")
+assert_iou_at_least = at_least("iou")
+assert_f1_at_least = at_least("f1")
+assert_precision_omega_at_least = at_least("precision_omega")
+assert_mrr_at_least = at_least("mrr")
+assert_ndcg_at_least = at_least("ndcg")
+assert_complete_at_least = at_least("complete")
+assert_context_relevance_tokens_at_least = at_least("context_relevance_tokens")
+assert_rel_recall_at_least = at_least("rel_recall")
+assert_rel_precision_at_least = at_least("rel_precision")
+assert_evidence_recall_at_least = at_least("evidence_recall")
+assert_evidence_precision_at_least = at_least("evidence_precision")
+assert_evidence_iou_at_least = at_least("evidence_iou")
+assert_evidence_f1_at_least = at_least("evidence_f1")
 
 
 def assert_context_relevance_at_least(
@@ -446,8 +399,8 @@ def assert_context_relevance_at_least(
 ) -> None:
     """Fail unless judged context relevance (docs/judged.md#the-two-measures: the share
     of the retrieved chunks' sentences a judge found relevant; ``tokens=True``: the
-    share of their tokens) reaches ``minimum``. Needs a result evaluated with a
-    judge."""
+    share of their tokens, as :func:`assert_context_relevance_tokens_at_least`)
+    reaches ``minimum``. Needs a result evaluated with a judge."""
     __tracebackhide__ = True
     metric = "context_relevance_tokens" if tokens else "context_relevance"
     assert_metric_at_least(result, metric, minimum, statistic=statistic, group=group)

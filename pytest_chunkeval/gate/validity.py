@@ -11,6 +11,8 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from pytest_chunkeval.errors import DataError
+
 if TYPE_CHECKING:
     from pytest_chunkeval.core.metrics import MetricStats
 
@@ -20,7 +22,9 @@ in one"): anchored at the recorded values, a deterministic run, variance 0,
 one repeat."""
 
 
-class DuplicateKey(ValueError):
+class DuplicateKey(DataError):
+    """A JSON object holding one key twice (the baseline reader names the file)."""
+
     def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key
