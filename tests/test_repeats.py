@@ -8,6 +8,7 @@ import itertools
 import json
 import math
 
+import numpy as np
 import pytest
 
 from pytest_chunkeval.data.corpus import Corpus
@@ -198,3 +199,87 @@ def test_a_large_set_repeats_its_sample_only(tmp_path):
     once = [q for q in result.queries if not q.repeats]
     assert all(q.recall in (0.0, 1.0) for q in once)
     assert not math.isnan(result.mean("recall"))
+
+
+def _vectors(n: int = 40, d: int = 8) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    v = rng.normal(size=(n, d)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_an_approximate_store_is_built_r_times_a_custom_one_once(data):
+    from pytest_chunkeval.engine.evaluate import evaluate
+    from pytest_chunkeval.stores.exact import ExactStore
+
+    corpus, queries, cache = data
+    built: list[int | None] = []
+
+    class Index:
+        def __init__(self, inner, seed=None):
+            self.inner, self.seed = inner, seed
+
+        def search(self, q, k):
+            return self.inner.search(q, k)
+
+        def rebuild(self, seed):
+            built.append(seed)
+            return Index(self.inner, seed)
+
+    class Approximate:
+        name = "approx"
+        approximate = True
+
+        def index(self, key, vectors):
+            built.append(None)
+            return Index(ExactStore().index(key, vectors))
+
+    class Custom(Approximate):
+        name = "custom"
+        approximate = False  # the default of a store that declares nothing
+
+    chunker = "recursive:20:0"
+    options = {"embedder": "hashing", "k": 1, "cache": cache}
+    result = evaluate(chunker, corpus, queries, store=Approximate(), **options)
+    assert sorted(s for s in built if s is not None) == [1, 2]
+    assert result.noise["repeats"] == 3
+    assert result.noise["noisy"] == []
+    assert isinstance(result.noise["rebuild_seconds"], float)
+    assert all(q.repeats["recall"][2] == 3 for q in result.queries)
+    built.clear()
+    plain = evaluate(chunker, corpus, queries, store=Custom(), **options)
+    assert [s for s in built if s is not None] == []
+    assert plain.noise == {}
+
+
+def test_an_approximate_store_without_a_rebuild_is_named():
+    from pytest_chunkeval.stores._base import StoreError, is_approximate, rebuilt
+    from pytest_chunkeval.stores.exact import ExactStore
+
+    class Declared:
+        name = "declared"
+        approximate = True
+
+    assert is_approximate(Declared())
+    assert not is_approximate(ExactStore())
+    index = ExactStore().index("k", _vectors())
+    with pytest.raises(StoreError, match="'declared' declares approximate"):
+        rebuilt(Declared(), index, 1)
+
+
+def test_chroma_rebuilds_in_another_order():
+    pytest.importorskip("chromadb")
+    from pytest_chunkeval.stores.chroma import ChromaStore
+    from pytest_chunkeval.stores.exact import ExactStore
+
+    vectors = _vectors()
+    store = ChromaStore()
+    assert store.approximate is True
+    first = store.index("f" * 64, vectors)
+    again = first.rebuild(1)
+    assert again.name == first.name + "-r1"
+    assert again.n == first.n
+    exact = ExactStore().index("k", vectors).search(vectors[:5], 3)
+    assert (again.search(vectors[:5], 3)[:, 0] == exact[:, 0]).all()
+    # other HNSW settings: another collection, never the default one's
+    other = ChromaStore(hnsw={"ef_search": 1}).index("f" * 64, vectors)
+    assert other.name != first.name

@@ -40,7 +40,9 @@ from pytest_chunkeval.engine.chunking import (
 )
 from pytest_chunkeval.engine.evidence import approximate, noise_evidence, search
 from pytest_chunkeval.engine.keys import collection_key, result_key
+from pytest_chunkeval.engine.rebuilds import Repeated, rebuilt_scores
 from pytest_chunkeval.engine.records import build_result
+from pytest_chunkeval.engine.repeats import with_repeats
 from pytest_chunkeval.engine.result_cache import (
     read_result,
     result_store,
@@ -79,6 +81,7 @@ def evaluate(
     judge: Any = None,
     copies: str = DEFAULT_COPIES,
     setup: EvaluationSetup | None = None,
+    repeats: int | None = None,
 ) -> EvalResult:
     """Chunk every document, embed chunks and queries (cached), index them all in one
     store, retrieve ``k`` chunks per query (``"min"``: as many as overlap its
@@ -96,7 +99,9 @@ def evaluate(
     the embeddings. ``chunking``: the chunks of ``chunker`` when the caller has
     them. ``setup``: the data and components resolved already (the plugin
     resolves them once per configuration); ``embedder``, ``store``, ``unit``,
-    ``tokenizer``, ``cache`` and ``copies`` are then its own."""
+    ``tokenizer``, ``cache`` and ``copies`` are then its own. ``repeats``: times
+    a store that declares approximate search is built (default 3; each
+    question's value the mean over the builds, docs/baselines.md, "Repeats")."""
     check_queries(queries)
     k = check_k(k)
     budget = check_budget(budget)
@@ -104,6 +109,8 @@ def evaluate(
     setup = EvaluationSetup.given_or_resolved(
         setup, chunker, corpus, queries, embedder, store, unit, tokenizer, cache, copies
     ).with_run(k=k, budget=budget, rerank=rerank, judge=judge)
+    if repeats is not None:
+        setup = setup.with_run(repeats=repeats)
     reranker = get_reranker(rerank) if rerank is not None else None
     config = setup.config(
         setup.chunker.name if setup.chunker is not None else "",
@@ -129,6 +136,8 @@ def evaluate(
         ranks = _depths(setup, chunking, k, budget)
     scored = _retrieve(setup, chunking, inputs, ranks, budget, reranker, timings)
     result = _assemble(setup, chunking, scored, config, timings, label, judge, budget)
+    if scored.repeated is not None:
+        result = with_repeats(result, *scored.repeated)
     if key is not None and chunking.fallback_share is None:
         store_result(stored, key, result)
     return result
@@ -232,6 +241,7 @@ class _Scored:
     stages: dict[str, StageResult]
     exact: QueryScores | None
     evidence: list[dict[str, Any]]
+    repeated: Repeated | None = None
 
 
 def _retrieve(
@@ -244,7 +254,8 @@ def _retrieve(
     timings: dict[str, float],
 ) -> _Scored:
     """Search (cached), then score the store's lists, each earlier stage's, and
-    (an approximate store) exact search's; with what tells noise from a change."""
+    (an approximate store) exact search's; with what tells noise from a change,
+    and an approximate store's other builds (engine/rebuilds.py)."""
     n = len(setup.queries)
     store = setup.store
     assert store is not None
@@ -277,7 +288,19 @@ def _retrieve(
         if reference is not None and approximate(store):
             exact_listed = spans_of(reference.ids[:, :k_max], fetch, chunking)
             exact = scored_at(exact_listed, n, index)
+    repeated = rebuilt_scores(
+        store,
+        inputs,
+        k_max,
+        cache,
+        timings,
+        first=(found, scores),
+        scored=lambda ids: scored_at(spans_of(ids, fetch, chunking), n, index),
+        has_excerpts=[bool(q.excerpts) for q in setup.queries],
+        reranker=reranker,
+        configured=setup.spec.repeats,
+    )
     taken = listed.query[scores.kept] if budget is not None else None
     evidence = noise_evidence(store, inputs, found, reference, fetch, depth, taken)
     retrieved = QuerySpans(*(a[scores.kept] for a in columns(listed)))
-    return _Scored(retrieved, scores, stages, exact, evidence)
+    return _Scored(retrieved, scores, stages, exact, evidence, repeated)

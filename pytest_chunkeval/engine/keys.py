@@ -212,13 +212,21 @@ def graph_key(relationship_texts: Sequence[str], embedder_identity: str) -> str:
 
 
 def vector_search_key(
-    store: object, collection: str, queries: np.ndarray, k: int
+    store: object,
+    collection: str,
+    queries: np.ndarray,
+    k: int,
+    *,
+    seed: int | None = None,
 ) -> str | None:
-    """A vector store's top ``k`` for the query vectors; None for a store
-    without an identity (never cached)."""
+    """A vector store's top ``k`` for the query vectors (``seed``: an
+    approximate store's index rebuilt with it, engine/rebuilds.py); None for a
+    store without an identity (never cached)."""
     identity = store_identity(store)
     if identity is None:
         return None
+    if seed is not None:
+        identity = f"{identity}\0rebuild={seed}"
     vectors = np.ascontiguousarray(queries)
     h = hashlib.sha256(vectors.tobytes())
     return entry_key(

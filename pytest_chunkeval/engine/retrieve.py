@@ -38,6 +38,8 @@ from pytest_chunkeval.stores._base import (
     Retrieval,
     Store,
     TextStore,
+    is_approximate,
+    rebuilt,
 )
 from pytest_chunkeval.stores.rerank import Reranker, rerank_rows
 from pytest_chunkeval.util.progress import progress_phase
@@ -96,16 +98,23 @@ def _vector_search(
     k: int,
     cache: SearchCache,
     timings: dict[str, float],
+    seed: int | None = None,
 ) -> Retrieval:
     """The top ``k`` rows and their cosines, cached together (a warm run reads
-    both and loads no chunk vector)."""
+    both and loads no chunk vector). ``seed``: an approximate store's index
+    built again in another order (``rebuild(seed)``, docs/baselines.md,
+    "Repeats"), cached under that seed."""
     if inputs.query_vectors is None or (
         inputs.chunk_vectors is None and inputs.chunk_vector_loader is None
     ):
         raise ValueError(f"store {store.name!r} searches vectors; none were computed")
     if inputs.collection_key is None:
         raise ValueError("a vector search needs the collection key")
-    key = vector_search_key(store, inputs.collection_key, inputs.query_vectors, k)
+    if seed is not None and not is_approximate(store):
+        seed = None  # a deterministic store: every build is the same
+    key = vector_search_key(
+        store, inputs.collection_key, inputs.query_vectors, k, seed=seed
+    )
     n = len(inputs.query_texts)
     if key is not None:
         cached = cache.get_scored(key, n, k)
@@ -115,6 +124,9 @@ def _vector_search(
     assert vectors is not None  # checked above
     with timed(timings, "index"):
         index = store.index(inputs.collection_key, vectors)
+    if seed is not None:
+        with timed(timings, "rebuild"):
+            index = rebuilt(store, index, seed)
     with timed(timings, "search"):
         hits = np.asarray(index.search(inputs.query_vectors, k), dtype=np.int64)
         scores = row_scores(inputs.query_vectors, vectors, hits)
@@ -148,10 +160,11 @@ def _store_search(
     k: int,
     cache: SearchCache,
     timings: dict[str, float],
+    seed: int | None = None,
 ) -> Retrieval:
     if isinstance(store, FusionStore):
         legs = {
-            leg: _store_search(s, inputs, store.candidates, cache, timings)
+            leg: _store_search(s, inputs, store.candidates, cache, timings, seed)
             for leg, s in store.legs.items()
         }
         lists = {leg: found.ids for leg, found in legs.items()}
@@ -161,7 +174,7 @@ def _store_search(
         return Retrieval(np.asarray(fused, dtype=np.int64), lists, stage_scores=scored)
     if isinstance(store, TextStore):
         return Retrieval(_text_search(store, inputs, k, cache, timings))
-    return _vector_search(store, inputs, k, cache, timings)
+    return _vector_search(store, inputs, k, cache, timings, seed)
 
 
 def _rerank(
@@ -213,16 +226,18 @@ def retrieve(
     timings: dict[str, float],
     *,
     reranker: Reranker | None = None,
+    seed: int | None = None,
 ) -> Retrieval:
     """The top ``k`` chunk rows per query, with each earlier stage's rows (a fused
-    store's legs; ``candidates`` when a reranker re-scores the store's top rows)."""
+    store's legs; ``candidates`` when a reranker re-scores the store's top rows).
+    ``seed``: an approximate store's index rebuilt with it (:func:`rebuilt`)."""
     n = len(inputs.query_texts)
     if k == 0:
         return Retrieval(np.zeros((n, 0), np.int64))
     if reranker is None:
-        return _store_search(store, inputs, k, cache, timings)
+        return _store_search(store, inputs, k, cache, timings, seed)
     depth = max(int(reranker.candidates), k)
-    first = _store_search(store, inputs, depth, cache, timings)
+    first = _store_search(store, inputs, depth, cache, timings, seed)
     rows, scores = _rerank(reranker, first.ids, inputs, cache, timings)
     final = _pad(rows[:, :k], k)
     return Retrieval(

@@ -149,6 +149,7 @@ def evaluate(
         run.budget,
         run.rerank,
         run.judge,
+        run.repeats,
         subject,
     )
     if unplaced:  # another query set than the strict one: another result
@@ -166,6 +167,7 @@ def evaluate(
             chunking=chunking,
             judge=session.judging(run),
             setup=setup,
+            repeats=run.repeats,
         )
         return dataclasses.replace(result, unplaced=unplaced)
 

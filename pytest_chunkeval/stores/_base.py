@@ -32,8 +32,26 @@ class VectorIndex(Protocol):
 
 
 @runtime_checkable
+class RebuildableIndex(Protocol):
+    """An approximate store's index that can be built again in another insertion
+    order or seed (docs/baselines.md, "Repeats")."""
+
+    def rebuild(self, seed: int) -> VectorIndex:
+        """The same vectors indexed again under ``seed`` (another insertion
+        order, another random seed), searchable as this index is."""
+        ...
+
+
+@runtime_checkable
 class Store(Protocol):
-    """Builds a :class:`VectorIndex` from L2-normalized float32 vectors."""
+    """Builds a :class:`VectorIndex` from L2-normalized float32 vectors.
+
+    Optional: ``approximate = True`` declares that its search is approximate
+    (HNSW, IVF...): its index is then built ``r`` times and each question's
+    value is the mean over the builds, so the index it returns must have a
+    ``rebuild(seed)`` (:class:`RebuildableIndex`). A store that does not declare
+    it is deterministic: the gate counts every change of its results.
+    """
 
     name: str
     """The spec string that names this store (``"exact"``, ``"chroma:PATH"``...)."""
@@ -107,6 +125,27 @@ class FusionStore(Protocol):
 
 
 AnyStore = Store | TextStore | FusionStore
+
+
+def is_approximate(store: object) -> bool:
+    """Whether a store declares approximate search (``approximate = True``), or
+    a fused store has such a leg."""
+    if isinstance(store, FusionStore):
+        return any(is_approximate(leg) for leg in store.legs.values())
+    return getattr(store, "approximate", False) is True
+
+
+def rebuilt(store: object, index: VectorIndex, seed: int) -> VectorIndex:
+    """``index`` built again under ``seed`` (its ``rebuild``); a store that
+    declares ``approximate`` without one is an error naming it."""
+    if not isinstance(index, RebuildableIndex):
+        name = getattr(store, "name", type(store).__name__)
+        raise StoreError(
+            f"store {name!r} declares approximate = True but its index "
+            f"({type(index).__name__}) has no rebuild(seed): add one that indexes "
+            "the same vectors again in another order, or leave approximate unset"
+        )
+    return index.rebuild(seed)
 
 
 def uses_vectors(store: object) -> bool:

@@ -1,9 +1,13 @@
 """Chroma clients shared per process (one per path or server), their settings and
-teardown, and the checks that a reused collection holds the given vectors."""
+teardown, the in-process collections' bookkeeping (:data:`EPHEMERAL`), and the
+checks that a reused collection holds the given vectors."""
 
 from __future__ import annotations
 
 import os
+import threading
+import weakref
+from collections import OrderedDict
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
@@ -125,3 +129,39 @@ def is_connection_error(exc: BaseException) -> bool:
 def connection_reason(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0]
+
+
+class EphemeralPool:
+    """Collections this process made in Chroma's in-memory system.
+
+    Every ephemeral client of a process shares one system, so this bookkeeping is
+    process-wide: recently used collections stay for reuse, older ones are deleted
+    once no live index uses them, so long sessions do not pile up vectors.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.recent: OrderedDict[str, None] = OrderedDict()
+        self.live: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def used(self, index: Any) -> None:
+        self.recent[index.name] = None
+        self.recent.move_to_end(index.name)
+        self.live.add(index)
+
+    def evict(self, client: ClientAPI, keep: int) -> list[str]:
+        """Delete the idle collections beyond the ``keep`` most recent."""
+        in_use = {index.name for index in list(self.live)}
+        old = list(self.recent)[: max(0, len(self.recent) - keep)]
+        deleted = []
+        for name in old:
+            if name in in_use:
+                continue
+            with suppress(Exception):  # already gone is fine
+                client.delete_collection(name)
+            del self.recent[name]
+            deleted.append(name)
+        return deleted
+
+
+EPHEMERAL = EphemeralPool()

@@ -26,9 +26,8 @@ import os
 import re
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
@@ -45,6 +44,7 @@ from pytest_chunkeval.stores._base import (
     empty_result,
 )
 from pytest_chunkeval.stores._chroma_client import (
+    EPHEMERAL,
     client_sessions,
     client_settings,
     close_client,
@@ -95,6 +95,7 @@ class ChromaIndex:
         dim: int,
         store: ChromaStore,
         reused: bool,
+        vectors: FloatArray | None = None,
     ) -> None:
         self.collection = collection
         self.name: str = collection.name
@@ -103,9 +104,19 @@ class ChromaIndex:
         self.store = store
         self.reused = reused
         """True when the collection already held these vectors (nothing was added)."""
+        self.vectors = vectors
+        """What it indexed (for :meth:`rebuild`)."""
 
     def __len__(self) -> int:
         return self.n
+
+    def rebuild(self, seed: int) -> ChromaIndex:
+        """The same vectors in another collection, added in the order ``seed``
+        draws (HNSW's graph depends on it; docs/baselines.md, "Repeats")."""
+        if self.vectors is None:
+            raise StoreError(f"{self!r} keeps no vectors to index again")
+        order = np.random.default_rng(seed).permutation(self.n).astype(np.int64)
+        return self.store.index_named(f"{self.name}-r{seed}", self.vectors, order)
 
     def search(self, queries: FloatArray, k: int) -> IdArray:
         """Top-``k`` rows by cosine (HNSW, approximate), best first, ``-1`` padded."""
@@ -129,48 +140,16 @@ class ChromaIndex:
         return f"ChromaIndex({self.name!r}, n={self.n}, store={self.store.name!r})"
 
 
-class _EphemeralPool:
-    """Collections this process made in Chroma's in-memory system.
-
-    Every ephemeral client of a process shares one system, so this bookkeeping is
-    process-wide: recently used collections stay for reuse, older ones are deleted
-    once no live index uses them, so long sessions do not pile up vectors.
-    """
-
-    def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.recent: OrderedDict[str, None] = OrderedDict()
-        self.live: weakref.WeakSet[ChromaIndex] = weakref.WeakSet()
-
-    def used(self, index: ChromaIndex) -> None:
-        self.recent[index.name] = None
-        self.recent.move_to_end(index.name)
-        self.live.add(index)
-
-    def evict(self, client: ClientAPI, keep: int) -> list[str]:
-        """Delete the idle collections beyond the ``keep`` most recent."""
-        in_use = {index.name for index in list(self.live)}
-        old = list(self.recent)[: max(0, len(self.recent) - keep)]
-        deleted = []
-        for name in old:
-            if name in in_use:
-                continue
-            with suppress(Exception):  # already gone is fine
-                client.delete_collection(name)
-            del self.recent[name]
-            deleted.append(name)
-        return deleted
-
-
-_EPHEMERAL = _EphemeralPool()
-
-
 class ChromaStore:
     """A Chroma client (in-process, persistent or HTTP) used as a vector store.
 
     Persistent and server stores keep their collections so that a warm re-run finds
     the vectors already indexed; an in-process store keeps the ``keep`` most recent.
+    HNSW is approximate: its index is built again in other insertion orders
+    (:meth:`ChromaIndex.rebuild`, docs/baselines.md, "Repeats").
     """
+
+    approximate = True
 
     def __init__(
         self,
@@ -337,17 +316,27 @@ class ChromaStore:
         else is rebuilt.
         """
         arr = as_vectors(vectors, what=f"vectors for key {key}")
+        if dict(self.hnsw) != dict(DEFAULT_HNSW):  # a collection of its own
+            key = f"{key}\0{sorted(self.hnsw.items())!r}"
+        return self.index_named(collection_name(key), arr)
+
+    def index_named(
+        self, name: str, arr: FloatArray, order: IdArray | None = None
+    ) -> ChromaIndex:
+        """Index ``arr`` in collection ``name``, as :meth:`index` does; ``order``:
+        the order its rows are added in when the collection is built."""
         n, dim = arr.shape
-        name = collection_name(key)
         client = self.client
         ephemeral = self.kind == "ephemeral"
-        with _EPHEMERAL.lock if ephemeral else nullcontext():
+        with EPHEMERAL.lock if ephemeral else nullcontext():
             with self._failures(f"indexing {n} vectors in collection {name!r}"):
-                collection, reused = self._fill(client, name, arr)
-            index = ChromaIndex(collection, n=n, dim=dim, store=self, reused=reused)
+                collection, reused = self._fill(client, name, arr, order)
+            index = ChromaIndex(
+                collection, n=n, dim=dim, store=self, reused=reused, vectors=arr
+            )
             if ephemeral:
-                _EPHEMERAL.used(index)
-                _EPHEMERAL.evict(client, self.keep)
+                EPHEMERAL.used(index)
+                EPHEMERAL.evict(client, self.keep)
         return index
 
     def _open(self, client: ClientAPI, name: str) -> Collection:
@@ -358,9 +347,14 @@ class ChromaStore:
         )
 
     def _fill(
-        self, client: ClientAPI, name: str, arr: FloatArray
+        self,
+        client: ClientAPI,
+        name: str,
+        arr: FloatArray,
+        order: IdArray | None = None,
     ) -> tuple[Collection, bool]:
         n = arr.shape[0]
+        rows = np.arange(n, dtype=np.int64) if order is None else order
         collection = self._open(client, name)
         count = collection.count()
         if count == n and (n == 0 or holds(collection, arr)):
@@ -374,9 +368,9 @@ class ChromaStore:
         elif count:
             client.delete_collection(name)
             collection = self._open(client, name)
-            self._add(client, collection, arr, np.arange(n, dtype=np.int64))
+            self._add(client, collection, arr, rows)
         else:
-            self._add(client, collection, arr, np.arange(n, dtype=np.int64))
+            self._add(client, collection, arr, rows)
         if collection.count() != n:
             raise StoreError(
                 f"collection {name!r} in {self._where()} holds {collection.count()} "
@@ -407,9 +401,9 @@ class ChromaStore:
             for name in names:
                 self.client.delete_collection(name)
         if self.kind == "ephemeral":
-            with _EPHEMERAL.lock:
+            with EPHEMERAL.lock:
                 for name in names:
-                    _EPHEMERAL.recent.pop(name, None)
+                    EPHEMERAL.recent.pop(name, None)
         return len(names)
 
 
