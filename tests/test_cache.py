@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
-from pytest_chunkeval.embedders import _packs as packs_module
-from pytest_chunkeval.embedders._packs import CacheWarning, identity_dirname
+from pytest_chunkeval.embedders import packs as packs_module
 from pytest_chunkeval.embedders.base import FloatArray
 from pytest_chunkeval.embedders.cache import (
     CacheStats,
     EmbeddingCache,
     default_cache_dir,
 )
+from pytest_chunkeval.embedders.packs import CacheWarning, identity_dirname
 from pytest_chunkeval.embedders.registry import get_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,12 +64,6 @@ def expected(texts: Sequence[str], dim: int = 8) -> FloatArray:
     return out
 
 
-@pytest.fixture(autouse=True)
-def _fresh_memo() -> None:
-    # Packs are memoized per process; each test starts as a fresh process would.
-    packs_module.forget_loaded()
-
-
 def packs(directory: Path) -> list[Path]:
     return sorted(directory.glob("*/*.pack"))
 
@@ -90,7 +84,6 @@ def test_second_run_hits_everything_and_never_calls_the_embedder(
 ) -> None:
     texts = [f"text {i}" for i in range(50)]
     first = EmbeddingCache(tmp_path).embed(CountingEmbedder(), texts)
-    packs_module.forget_loaded()  # as if in a new process
     emb = CountingEmbedder()
     cache = EmbeddingCache(tmp_path)
     again = cache.embed(emb, texts)
@@ -211,7 +204,6 @@ def test_corrupt_pack_is_reported_set_aside_and_recomputed(
     EmbeddingCache(tmp_path).embed(CountingEmbedder(), texts)
     [pack] = packs(tmp_path)
     pack.write_bytes(damage(pack.read_bytes()))  # type: ignore[operator]
-    packs_module.forget_loaded()
 
     emb = CountingEmbedder()
     cache = EmbeddingCache(tmp_path)
@@ -222,7 +214,6 @@ def test_corrupt_pack_is_reported_set_aside_and_recomputed(
     assert pack.with_name(pack.name + ".corrupt").exists()
 
     # Reported once: the next process neither warns nor recomputes.
-    packs_module.forget_loaded()
     emb = CountingEmbedder()
     EmbeddingCache(tmp_path).embed(emb, texts)
     assert emb.calls == []
@@ -233,7 +224,6 @@ def test_pack_of_another_format_version_is_skipped_silently(tmp_path: Path) -> N
     EmbeddingCache(tmp_path).embed(CountingEmbedder(), ["a"])
     [pack] = packs(tmp_path)
     pack.write_bytes(b"CEVPACK2" + pack.read_bytes()[8:])
-    packs_module.forget_loaded()
     emb = CountingEmbedder()
     EmbeddingCache(tmp_path).embed(emb, ["a"])  # filterwarnings=error: no warning
     assert emb.embedded == ["a"]
@@ -246,7 +236,6 @@ def test_pack_of_another_identity_is_not_trusted(tmp_path: Path) -> None:
     cache.embed(CountingEmbedder("test:two"), ["b"])
     [one] = (tmp_path / identity_dirname("test:one")).glob("*.pack")
     (tmp_path / identity_dirname("test:two") / one.name).write_bytes(one.read_bytes())
-    packs_module.forget_loaded()
     emb = CountingEmbedder("test:two")
     with pytest.warns(CacheWarning, match="another embedder identity"):
         EmbeddingCache(tmp_path).embed(emb, ["a", "b"])
@@ -258,7 +247,6 @@ def test_compaction_merges_packs_without_losing_vectors(tmp_path: Path) -> None:
     for i in range(8):
         cache.embed(CountingEmbedder(), [f"x{i}", f"y{i}", "shared"])
     assert len(packs(tmp_path)) <= 3
-    packs_module.forget_loaded()
     emb = CountingEmbedder()
     texts = [f"{p}{i}" for p in "xy" for i in range(8)] + ["shared"]
     vectors = EmbeddingCache(tmp_path).embed(emb, texts)
@@ -284,7 +272,6 @@ def test_reader_survives_a_pack_vanishing_under_it(
     writer = EmbeddingCache(tmp_path)
     for i in range(3):
         writer.embed(CountingEmbedder(), [f"v{i}"])
-    packs_module.forget_loaded()
     real_read = packs_module._read_pack_bytes
     state = {"compacted": False}
 

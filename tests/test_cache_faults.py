@@ -28,12 +28,13 @@ from pytest_chunkeval.chunkers.llm import LLMSemanticChunker
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
-from pytest_chunkeval.embedders._packs import CacheWarning, forget_loaded
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.engine.cache_dir import forget_open
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.llm.answers import AnswerCacheWarning
 from pytest_chunkeval.util.cache_kinds import CACHE_KINDS, is_metadata, kind_of
+from pytest_chunkeval.util.verified import CacheWarning
 
 pytest.importorskip("bm25s")
 KEY = "sk-test-key-123"
@@ -49,7 +50,7 @@ def server() -> Iterator[OpenAIServer]:
 def run_all(cache_dir: Path, server: OpenAIServer) -> list[dict[str, Any]]:
     """Every cached stage once: embeddings and a dense search, a text search, an
     LLM chunker's answers. What each result says, without its timings."""
-    forget_loaded()  # a fresh process: nothing remembered from other runs
+    forget_open()  # a fresh process: nothing remembered from other runs
     corpus = Corpus.from_mapping(DOCS, name="tiny")
     queries = make_queries(corpus)
     llm_corpus = Corpus.from_mapping({"doc.md": LLM_DOC}, name="llm")
@@ -200,8 +201,9 @@ def test_a_same_size_edit_of_search_results_is_caught(
         path.unlink()  # so that the searches are read at all
     for path in found["search"]:
         data = bytearray(path.read_bytes())
-        ids = np.frombuffer(bytes(data[48:]), dtype="<i8")[::-1].copy()
-        data[48:] = ids.tobytes()  # other valid row ids, same size
+        # after the header (48 bytes) and the shape (16): the ids
+        ids = np.frombuffer(bytes(data[64:]), dtype="<i8")[::-1].copy()
+        data[64:] = ids.tobytes()  # other valid row ids, same size
         path.write_bytes(bytes(data))
     with pytest.warns(CacheWarning, match="checksum mismatch"):
         assert run_all(damaged_dir, server) == expected

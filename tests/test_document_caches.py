@@ -21,9 +21,9 @@ from pytest_chunkeval.chunkers.fixed import FixedTokenChunker
 from pytest_chunkeval.chunkers.sentence import SentenceChunker
 from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.embedders._packs import forget_loaded
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.engine.cache_dir import forget_open
 from pytest_chunkeval.engine.chunking import Chunking
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.retrieve import RetrievalInputs
@@ -90,7 +90,7 @@ def run(cache_dir: Path, chunker: Any = "recursive:20:0", docs: Any = None) -> A
     removed first: they would spare the run every step these tests count
     (engine/result_cache.py; tests/test_result_cache.py covers them)."""
     shutil.rmtree(cache_dir / "results", ignore_errors=True)
-    forget_loaded()
+    forget_open()
     corpus = Corpus.from_mapping(docs or DOCS, name="tiny")
     result = evaluate(
         chunker,

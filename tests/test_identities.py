@@ -28,12 +28,12 @@ from pytest_chunkeval.chunkers.semantic import (
     KamradtSemanticChunker,
 )
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.embedders._packs import forget_loaded
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.embedders.sentence_transformers import (
     SentenceTransformerEmbedder,
 )
+from pytest_chunkeval.engine.cache_dir import forget_open
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.errors import ConfigError
@@ -63,7 +63,7 @@ DOC = (
 
 def run(cache_dir: Path, chunker: Any, **kw: Any) -> EvalResult:
     """A fresh process's evaluation (nothing remembered but the cache directory)."""
-    forget_loaded()
+    forget_open()
     corpus = Corpus.from_mapping(DOCS, name="tiny")
     settings: dict[str, Any] = {"store": "exact", "k": 2, "embedder": HashingEmbedder()}
     settings.update(kw)

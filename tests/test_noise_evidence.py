@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_chunkeval.embedders._packs import CacheWarning
 from pytest_chunkeval.engine.margins import decisive_margins, relative_gap
 from pytest_chunkeval.engine.search_cache import SearchCache
 from pytest_chunkeval.gate.questions import content_hash, valid_questions
+from pytest_chunkeval.util.verified import CacheWarning
 
 
 def _margins(

@@ -21,11 +21,11 @@ from test_judged_metrics import keyword_judge
 from pytest_chunkeval.chunkers import FunctionChunker, RecursiveTokenChunker
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
-from pytest_chunkeval.embedders._packs import forget_loaded
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.engine import evaluate as evaluate_module
 from pytest_chunkeval.engine import keys, result_cache
+from pytest_chunkeval.engine.cache_dir import forget_open
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.result_cache import CACHED, result_store
 from pytest_chunkeval.engine.results import EvalResult
@@ -77,7 +77,7 @@ def run(
     **kw: Any,
 ) -> EvalResult:
     """A fresh process's evaluation (nothing remembered but the cache directory)."""
-    forget_loaded()
+    forget_open()
     corpus = Corpus.from_mapping(docs or DOCS, name="tiny")
     settings: dict[str, Any] = {"store": "exact", "k": 2, "embedder": HashingEmbedder()}
     settings.update(kw)
@@ -268,7 +268,7 @@ def test_what_has_no_identity_is_never_cached(tmp_path: Path) -> None:
 def test_a_read_only_cache_is_read_and_never_written(tmp_path: Path) -> None:
     cache_dir = tmp_path / "cache"
     cold = run(cache_dir)
-    forget_loaded()
+    forget_open()
     corpus = Corpus.from_mapping(DOCS, name="tiny")
     queries = make_queries(corpus)
 

@@ -5,7 +5,6 @@ answers)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from pytest_chunkeval.cli.common import add_command, settings
@@ -87,34 +86,30 @@ def register(subparsers: Any) -> None:
 
 def run_clear(args: argparse.Namespace) -> int:
     """Run ``chunkeval cache clear``."""
-    from pytest_chunkeval.embedders.cache import EmbeddingCache
-    from pytest_chunkeval.engine.chunking_cache import chunking_store
-    from pytest_chunkeval.engine.result_cache import result_store
-    from pytest_chunkeval.engine.search_cache import SearchCache
-    from pytest_chunkeval.engine.token_cache import token_store
-    from pytest_chunkeval.llm.answers import AnswerCache
+    from pytest_chunkeval.engine.cache_dir import CacheDir
 
-    cache = EmbeddingCache(settings(args).cache_dir)
+    cache = CacheDir(settings(args).cache_dir)
+    vectors = cache.embeddings
     documents = ""
     try:
         if args.role is not None:
-            answers = AnswerCache(cache.directory)
+            answers = cache.answers()
             check_answers_filter(answers, args.role, args.identity)
             removed = answers.clear(args.role, args.identity)
             print(f"removed {removed} cached {args.role} answers from {answers.root}")
             return 0
-        if args.identity is not None and args.identity not in cache.info():
+        if args.identity is not None and args.identity not in vectors.info():
             raise ConfigError(
                 f"--identity {args.identity!r} matches no cached embedder in "
-                f"{cache.directory}; {_listed(cache.info())}"
+                f"{cache.directory}; {_listed(vectors.info())}"
             )
-        removed = cache.clear(args.identity)
+        removed = vectors.clear(args.identity)
         # retrieval results depend on the vectors: they go with them
-        dropped = SearchCache(cache.directory).clear()
-        results = result_store(cache.directory).clear()
+        dropped = cache.search.clear()
+        results = cache.store("results").clear()
         if args.identity is None:  # everything: the documents' tokens and chunks
-            tokens = token_store(cache.directory).clear()
-            chunkings = chunking_store(cache.directory).clear()
+            tokens = cache.store("tokens").clear()
+            chunkings = cache.store("chunkings").clear()
             documents = f", {tokens} token bounds and {chunkings} chunkings"
     except OSError as exc:  # a read-only mount, a file in the way
         raise file_error(exc, "cannot clear the cache in", cache.directory) from None
@@ -154,42 +149,37 @@ def _listed(identities: Any) -> str:
 
 def run_info(args: argparse.Namespace) -> int:
     """Run ``chunkeval cache info``."""
-    from pytest_chunkeval.embedders.cache import EmbeddingCache
-    from pytest_chunkeval.engine.search_cache import SearchCache
-    from pytest_chunkeval.llm.answers import AnswerCache
+    from pytest_chunkeval.engine.cache_dir import CacheDir
 
-    cache = EmbeddingCache(settings(args).cache_dir)
+    cache = CacheDir(settings(args).cache_dir)
     if cache.directory.exists() and not cache.directory.is_dir():
         raise FileAccessError(f"the cache directory {cache.directory} is a file")
-    searches = SearchCache(cache.directory)
-    info = cache.info()
+    searches = cache.search
+    info = cache.embeddings.info()
     print(f"embedding cache at {cache.directory}")
     if not info:
         print("  (empty)")
     print(f"  stored search results: {len(searches.entries())}")
-    _print_documents(cache.directory)
+    _print_documents(cache)
     for identity, entry in sorted(info.items()):
         corrupt = f", {entry['corrupt']} corrupt set aside" if entry["corrupt"] else ""
         print(
             f"  {identity}: {entry['entries']} vectors (dim {entry['dimension']}), "
             f"{entry['bytes'] / 1e6:.1f} MB in {entry['files']} file(s){corrupt}"
         )
-    _print_answers(AnswerCache(cache.directory))
+    _print_answers(cache.answers())
     return 0
 
 
-def _print_documents(directory: Path) -> None:
-    """The stored token bounds, chunkings (documents) and evaluation results:
-    entries, size, set aside."""
-    from pytest_chunkeval.engine.chunking_cache import chunking_store
-    from pytest_chunkeval.engine.result_cache import result_store
-    from pytest_chunkeval.engine.token_cache import token_store
-
-    for label, kind, unit in (
-        ("token bounds", token_store(directory), "documents"),
-        ("chunkings", chunking_store(directory), "documents"),
-        ("evaluation results", result_store(directory), "evaluations"),
+def _print_documents(cache: Any) -> None:
+    """The stored token bounds, chunkings (documents) and evaluation results of
+    a ``CacheDir``: entries, size, set aside."""
+    for label, name, unit in (
+        ("token bounds", "tokens", "documents"),
+        ("chunkings", "chunkings", "documents"),
+        ("evaluation results", "results", "evaluations"),
     ):
+        kind = cache.store(name)
         count, size, aside = kind.size()
         note = f", {aside} corrupt set aside" if aside else ""
         print(f"  {label}: {count} {unit}, {size / 1e6:.1f} MB{note}")

@@ -156,7 +156,7 @@ def run_eval(args: argparse.Namespace) -> int:
     print(
         f"{len(results)} evaluation(s) in {time.perf_counter() - started:.1f} s"
         + (f" ({reused} read back from the result cache)" if reused else "")
-        + f"; {cache.stats}"
+        + f"; {cache.embeddings.stats}"
     )
     if args.chunkeval_trec_run or args.chunkeval_qrels:
         from pytest_chunkeval.reporting.trec import trec_piece, write_trec

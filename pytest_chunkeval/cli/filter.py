@@ -81,7 +81,7 @@ def run_filters(
         embedder=config.embedder or DEFAULT_EMBEDDER,
         duplicate_threshold=args.duplicate_threshold,
         excerpt_threshold=args.excerpt_threshold,
-        cache=cache,
+        cache=cache.embeddings,
         progress=True if getattr(args, "progress", False) else None,
     )
     _say(format_report(result))

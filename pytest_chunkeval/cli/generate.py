@@ -25,10 +25,8 @@ EXIT_INCOMPLETE = EXIT_FAILED
 def _answers(directory: str) -> Any:
     """The LLM answer cache in the cache directory, checked as ``eval`` checks it."""
     from pytest_chunkeval.engine.cache_dir import open_cache
-    from pytest_chunkeval.llm.answers import AnswerCache
 
-    cache = open_cache(directory, CACHE_SETTING)
-    return AnswerCache(cache.directory, read_only=cache.read_only)
+    return open_cache(directory, CACHE_SETTING).answers()
 
 
 def _say(message: str) -> None:

@@ -2,7 +2,10 @@
 
 The cache directory (``default_cache_dir()``: ``$CHUNKEVAL_CACHE_DIR``, else
 ``<rootdir>/.chunkeval/cache``) holds one folder of packs per embedder identity;
-the layout and a pack's format are in :mod:`pytest_chunkeval.embedders._packs`.
+the layout and a pack's format are in :mod:`pytest_chunkeval.embedders.packs`.
+This module decides what to embed and when to store it; an identity's packs are
+loaded once per :class:`EmbeddingCache` object (``engine/cache_dir.py`` keeps one
+per directory for the process).
 
 Concurrency (pytest-xdist workers, parallel CI jobs): writers never touch the same
 file; a reader lists the directory, loads packs it has not seen (memoized per process),
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 import warnings
 from collections.abc import Iterator, Sequence
@@ -26,21 +30,6 @@ from typing import Any, TypedDict
 import numpy as np
 
 from pytest_chunkeval.config.defaults import CACHE_DIR_ENV
-from pytest_chunkeval.embedders._packs import (
-    CORRUPT_SUFFIX,
-    DEFAULT_COMPACT_AFTER,
-    IDENTITY_FILE,
-    LOADED_STORES,
-    LOADED_STORES_LOCK,
-    LOCK_FILE,
-    PACK_SUFFIX,
-    CacheWarning,
-    IdentityStore,
-    forget_loaded,
-    identity_dirname,
-    read_keys,
-    text_key,
-)
 from pytest_chunkeval.embedders.base import (
     Embedder,
     FloatArray,
@@ -48,6 +37,18 @@ from pytest_chunkeval.embedders.base import (
     embedding_parts,
     l2_normalize,
     unit_vectors,
+)
+from pytest_chunkeval.embedders.packs import (
+    CORRUPT_SUFFIX,
+    DEFAULT_COMPACT_AFTER,
+    IDENTITY_FILE,
+    LOCK_FILE,
+    PACK_SUFFIX,
+    CacheWarning,
+    IdentityStore,
+    identity_dirname,
+    read_keys,
+    text_key,
 )
 from pytest_chunkeval.util.files import atomic_write_text
 from pytest_chunkeval.util.progress import progress_bar
@@ -131,22 +132,21 @@ class EmbeddingCache:
         """Vectors (and search results, answers) are read, never stored: a
         read-only cache directory. New vectors are used for this run only."""
         self._warned_read_only = False
+        # each identity's packs, loaded once by this object and refreshed
+        self._loaded: dict[str, IdentityStore] = {}
+        self._loaded_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"EmbeddingCache({str(self.directory)!r})"
 
-    def _key_dir(self) -> str:
-        return str(self.directory.absolute())
-
     def _store(self, identity: str) -> IdentityStore:
-        key = (self._key_dir(), identity)
-        with LOADED_STORES_LOCK:
-            store = LOADED_STORES.get(key)
+        with self._loaded_lock:
+            store = self._loaded.get(identity)
             if store is None:
                 store = IdentityStore(
                     self.directory / identity_dirname(identity), identity
                 )
-                LOADED_STORES[key] = store
+                self._loaded[identity] = store
             return store
 
     def _ensure_root(self) -> None:
@@ -441,7 +441,8 @@ class EmbeddingCache:
             removed += len(keys)
             with contextlib.suppress(OSError):  # not empty: a concurrent writer
                 path.rmdir()
-        forget_loaded(Path(self._key_dir()))
+        with self._loaded_lock:
+            self._loaded.clear()
         return removed
 
 

@@ -38,10 +38,13 @@ _UNIT_MAPS_KEPT = 8
 
 
 class CacheLocation(Protocol):
-    """Where the evaluation cache is (an ``EmbeddingCache`` is one)."""
+    """Where the evaluation cache is (a ``CacheDir`` is one)."""
 
-    directory: Path
-    read_only: bool
+    @property
+    def directory(self) -> Path: ...
+
+    @property
+    def read_only(self) -> bool: ...
 
 
 def cache_location(

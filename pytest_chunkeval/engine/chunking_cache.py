@@ -34,23 +34,14 @@ from pytest_chunkeval.data.corpus import Corpus, Document
 from pytest_chunkeval.engine.keys import chunker_identity, chunking_key
 from pytest_chunkeval.engine.token_cache import document_hashes, token_bounds
 from pytest_chunkeval.tokenizers.base import Tokenizer, tokenizer_identity
+from pytest_chunkeval.util.cache_kinds import verified_store
 from pytest_chunkeval.util.progress import progress_phase
 from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore
-
-DIRECTORY = "chunkings"
-SUFFIX = ".chk"
-_MAGIC = b"CEVCHNK1"
 
 
 def chunking_store(cache_dir: str | Path, read_only: bool = False) -> VerifiedStore:
     """The chunking entries of a cache directory."""
-    return VerifiedStore(
-        Path(cache_dir) / DIRECTORY,
-        magic=_MAGIC,
-        suffix=SUFFIX,
-        what="chunkings",
-        read_only=read_only,
-    )
+    return verified_store(cache_dir, "chunkings", read_only)
 
 
 def _decode(payload: memoryview, length: int) -> IntArray:

@@ -25,10 +25,9 @@ from pytest_chunkeval.core.query_spans import QuerySpans
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.engine.keys import copies_key
+from pytest_chunkeval.util.cache_kinds import verified_store
 from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore
 
-SUFFIX = ".occ"
-_MAGIC = b"CEVCOPY2"
 _MEMO: dict[tuple[str, str], list[np.ndarray]] = {}
 _MEMO_KEPT = 8
 
@@ -244,13 +243,7 @@ def _occurrences(
 
 
 def _store(cache_dir: Path, read_only: bool = False) -> VerifiedStore:
-    return VerifiedStore(
-        cache_dir / "copies",
-        magic=_MAGIC,
-        suffix=SUFFIX,
-        what="excerpt copies",
-        read_only=read_only,
-    )
+    return verified_store(cache_dir, "copies", read_only)
 
 
 def _write(cache_dir: Path, key: str, found: list[np.ndarray]) -> None:

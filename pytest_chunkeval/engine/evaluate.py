@@ -32,6 +32,7 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder
 from pytest_chunkeval.embedders.cache import EmbeddingCache
+from pytest_chunkeval.engine.cache_dir import CacheDir
 from pytest_chunkeval.engine.chunking import (
     Chunking,
     budget_ranks,
@@ -45,13 +46,11 @@ from pytest_chunkeval.engine.records import build_result
 from pytest_chunkeval.engine.repeats import with_repeats
 from pytest_chunkeval.engine.result_cache import (
     read_result,
-    result_store,
     store_result,
 )
 from pytest_chunkeval.engine.results import EvalResult, StageResult
 from pytest_chunkeval.engine.retrieve import RetrievalInputs
 from pytest_chunkeval.engine.retrieve import timed as _timed
-from pytest_chunkeval.engine.search_cache import SearchCache
 from pytest_chunkeval.engine.setup import (
     EvaluationSetup,
     check_ground_truth,
@@ -74,7 +73,7 @@ def evaluate(
     budget: int | None = None,
     unit: str = "token",
     tokenizer: str | Tokenizer | None = None,
-    cache: EmbeddingCache | str | Path | None = None,
+    cache: CacheDir | EmbeddingCache | str | Path | None = None,
     progress: bool | None = None,
     label: str | None = None,
     chunking: Chunking | None = None,
@@ -124,7 +123,7 @@ def evaluate(
     )
     # a judged evaluation is never cached (docs/performance.md, "The result cache")
     key = result_key(setup, config, label=label, chunking=chunking, reranker=reranker)
-    stored = result_store(setup.cache.directory, read_only=setup.cache.read_only)
+    stored = setup.cache.store("results")
     found = read_result(stored, key, setup, config) if key is not None else None
     if found is not None:
         return found
@@ -196,7 +195,7 @@ def _inputs(
     the questions' vectors now (they key the search cache) and the chunks' when a
     search needs them (through the cache), so a warm run never reads those."""
     inputs = RetrievalInputs(chunking.texts(), [q.text for q in setup.queries])
-    embedder, cache = setup.embedder, setup.cache
+    embedder, cache = setup.embedder, setup.cache.embeddings
     name = setup.chunker.name if setup.chunker is not None else "the chunker"
     if embedder is None:
         return inputs
@@ -261,7 +260,7 @@ def _retrieve(
     assert store is not None
     per_query_k, depth, fetch = ranks
     k_max = int(fetch.max()) if n else 0
-    cache = SearchCache(setup.cache.directory, read_only=setup.cache.read_only)
+    cache = setup.cache.search
     found, reference = search(store, inputs, k_max, cache, timings, reranker=reranker)
     with _timed(timings, "score"):
         scored_at = functools.partial(  # unlike a closure, no Python frame

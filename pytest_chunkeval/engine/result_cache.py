@@ -45,24 +45,16 @@ from typing import Any
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.engine.results import EvalResult, StageResult
 from pytest_chunkeval.engine.setup import EvaluationSetup
+from pytest_chunkeval.util.cache_kinds import verified_store
 from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore
 
-DIRECTORY = "results"
-SUFFIX = ".res"
-_MAGIC = b"CEVRSLT1"
 CACHED = "cached"
 """The one key of a reused result's timings."""
 
 
 def result_store(cache_dir: str | Path, read_only: bool = False) -> VerifiedStore:
     """The evaluation result entries of a cache directory."""
-    return VerifiedStore(
-        Path(cache_dir) / DIRECTORY,
-        magic=_MAGIC,
-        suffix=SUFFIX,
-        what="evaluation results",
-        read_only=read_only,
-    )
+    return verified_store(cache_dir, "results", read_only)
 
 
 def encode(result: EvalResult) -> bytes:

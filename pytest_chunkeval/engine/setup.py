@@ -33,8 +33,9 @@ from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder
-from pytest_chunkeval.embedders.cache import EmbeddingCache, default_cache_dir
+from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.registry import EMBEDDERS, get_embedder
+from pytest_chunkeval.engine.cache_dir import CacheDir, cache_at
 from pytest_chunkeval.engine.chunking import Chunking, excerpt_spans, unit_map
 from pytest_chunkeval.engine.copies import copies_for, scoring_config
 from pytest_chunkeval.engine.records import judging_for
@@ -48,11 +49,10 @@ class EvaluationError(DataError):
     """The inputs of an evaluation do not fit together; the message says where."""
 
 
-def resolve_cache(cache: EmbeddingCache | str | Path | None) -> EmbeddingCache:
-    """The evaluation cache: the one given, one at a directory, else the default."""
-    if isinstance(cache, EmbeddingCache):
-        return cache
-    return EmbeddingCache(default_cache_dir() if cache is None else cache)
+def resolve_cache(cache: CacheDir | EmbeddingCache | str | Path | None) -> CacheDir:
+    """The evaluation cache: the one given, the process's one at a directory,
+    else the default (``engine/cache_dir.py``)."""
+    return cache_at(cache)
 
 
 def check_queries(queries: QuerySet) -> None:
@@ -112,7 +112,7 @@ class EvaluationSetup:
     queries: QuerySet
     unit: Unit
     tokenizer: Tokenizer | None
-    cache: EmbeddingCache
+    cache: CacheDir
     copies: str
     chunker: Chunker | None = None
     store: AnyStore | None = None
@@ -135,7 +135,7 @@ class EvaluationSetup:
         store: str | AnyStore | None = DEFAULT_STORE,
         unit: str = "token",
         tokenizer: str | Tokenizer | None = None,
-        cache: EmbeddingCache | str | Path | None = None,
+        cache: CacheDir | EmbeddingCache | str | Path | None = None,
         copies: str = DEFAULT_COPIES,
     ) -> EvaluationSetup:
         """Check the data and the settings, and resolve the components: a spec
@@ -183,7 +183,7 @@ class EvaluationSetup:
         store: str | AnyStore,
         unit: str,
         tokenizer: str | Tokenizer | None,
-        cache: EmbeddingCache | str | Path | None,
+        cache: CacheDir | EmbeddingCache | str | Path | None,
         copies: str,
     ) -> EvaluationSetup:
         """The setup of a chunker's evaluation (``evaluate``,
@@ -213,7 +213,7 @@ class EvaluationSetup:
         setup.chunker = get_chunker(chunker)
         adopt_cache = getattr(setup.chunker, "adopt_cache", None)
         if callable(adopt_cache):
-            adopt_cache(setup.cache)
+            adopt_cache(setup.cache.embeddings)
         return setup
 
     def with_run(self, **changes: Any) -> EvaluationSetup:

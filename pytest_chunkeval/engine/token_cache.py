@@ -31,11 +31,9 @@ from pytest_chunkeval.core.units import token_columns as units_token_columns
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.engine.keys import token_key
 from pytest_chunkeval.tokenizers.base import Tokenizer, tokenizer_identity
+from pytest_chunkeval.util.cache_kinds import verified_store
 from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore
 
-DIRECTORY = "tokens"
-SUFFIX = ".tok"
-_MAGIC = b"CEVTOKN1"
 _COMPACT, _PAIRS = 1, 2
 
 
@@ -47,13 +45,7 @@ def document_hashes(corpus: Corpus) -> tuple[str, ...]:
 
 def token_store(cache_dir: str | Path, read_only: bool = False) -> VerifiedStore:
     """The token bounds entries of a cache directory."""
-    return VerifiedStore(
-        Path(cache_dir) / DIRECTORY,
-        magic=_MAGIC,
-        suffix=SUFFIX,
-        what="token bounds",
-        read_only=read_only,
-    )
+    return verified_store(cache_dir, "tokens", read_only)
 
 
 def encode_bounds(bounds: IntArray) -> bytes:

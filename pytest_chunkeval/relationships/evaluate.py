@@ -48,6 +48,7 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder
 from pytest_chunkeval.embedders.cache import EmbeddingCache
+from pytest_chunkeval.engine.cache_dir import CacheDir
 from pytest_chunkeval.engine.chunking import Chunking
 from pytest_chunkeval.engine.keys import graph_key
 from pytest_chunkeval.engine.records import Scored, result_of
@@ -57,9 +58,7 @@ from pytest_chunkeval.engine.retrieve import (
     retrieve,
     timed,
 )
-from pytest_chunkeval.engine.search_cache import SearchCache
 from pytest_chunkeval.engine.setup import EvaluationSetup
-from pytest_chunkeval.llm.answers import AnswerCache
 from pytest_chunkeval.relationships.extraction import (
     ExtractionStats,
     cost_plan,
@@ -107,7 +106,7 @@ def evaluate_relationships(
     store: str | AnyStore = DEFAULT_STORE,
     unit: str = "token",
     tokenizer: str | Tokenizer | None = None,
-    cache: EmbeddingCache | str | Path | None = None,
+    cache: CacheDir | EmbeddingCache | str | Path | None = None,
     progress: bool | None = None,
     label: str | None = None,
     log: Callable[[str], None] | None = _stderr,
@@ -192,8 +191,7 @@ def _extract(
 ) -> _Extracted:
     """The gold relationships of each question (from its excerpts) and the graph
     of the relationships extracted from every chunk (answers cached)."""
-    cache = setup.cache
-    answers = AnswerCache(cache.directory, read_only=cache.read_only)
+    answers = setup.cache.answers()
     chunk_spans = chunking.spans()
     chunk_texts = chunking.texts()
     name = setup.chunker.name if setup.chunker is not None else ""
@@ -244,7 +242,7 @@ def _search(
     cache = setup.cache
     if embedder is not None:
         with timed(timings, "embed"):
-            vectors = cache.embed(
+            vectors = cache.embeddings.embed(
                 embedder, inputs.chunk_texts + inputs.query_texts, progress=progress
             )
         n = len(relationships)
@@ -255,7 +253,7 @@ def _search(
         setup.store,
         inputs,
         min(k, len(relationships)),
-        SearchCache(cache.directory, read_only=cache.read_only),
+        cache.search,
         timings,
     )
     return [[int(i) for i in row if i >= 0] for row in ranked.ids.tolist()]

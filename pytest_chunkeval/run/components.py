@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pytest_chunkeval.chunkers import Chunker
     from pytest_chunkeval.config.registry import Registry
     from pytest_chunkeval.embedders.base import Embedder
-    from pytest_chunkeval.embedders.cache import EmbeddingCache
+    from pytest_chunkeval.engine.cache_dir import CacheDir
     from pytest_chunkeval.stores import AnyStore
 
 Register = Callable[[str, "Registry[Any]"], None]
@@ -52,7 +52,7 @@ class Components:
         self._chunkers: dict[str, Chunker] = {}
         self._chunker_specs: dict[int, str] = {}
         self._stores: dict[str, AnyStore] = {}
-        self._caches: dict[str, EmbeddingCache] = {}
+        self._caches: dict[str, CacheDir] = {}
 
     def ensure_registered(self) -> None:
         """Let hooks register names (once), before any spec is resolved."""
@@ -189,7 +189,7 @@ class Components:
             self._stores[spec] = get_store(spec)
         return self._stores[spec]
 
-    def cache(self, directory: str) -> EmbeddingCache:
+    def cache(self, directory: str) -> CacheDir:
         """The evaluation cache in ``directory``, checked at its first use (before
         anything is embedded): one that cannot be created or used is an error
         naming the setting; a read-only one is read and never written. No

@@ -10,11 +10,12 @@ listed here (with its check) to pass.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from fnmatch import fnmatch
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
-from pytest_chunkeval.util.verified import SET_ASIDE
+from pytest_chunkeval.util.verified import SET_ASIDE, VerifiedStore
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,15 @@ class CacheKind:
     module: str
     """The module that writes and verifies them."""
     check: str
+    magic: bytes = b""
+    """A verified store's tag (``util/verified.py``: 8 bytes, its format
+    version last); empty for a kind with a format of its own."""
+    what: str = ""
+    """What an entry holds, in warnings."""
+
+    @property
+    def suffix(self) -> str:
+        return self.pattern.rsplit("*", 1)[1]
 
 
 CACHE_KINDS: tuple[CacheKind, ...] = (
@@ -40,25 +50,34 @@ CACHE_KINDS: tuple[CacheKind, ...] = (
         "search",
         "search/*/*.ids",
         "pytest_chunkeval.engine.search_cache",
-        "SHA-256 of the key (store, chunks/vectors, queries, k) and the ids",
+        "SHA-256 of the key (store, chunks/vectors, queries, k) and the ids; "
+        "shape checked",
+        magic=b"CEVSRCH4",
+        what="search results",
     ),
     CacheKind(
         "copies",
         "copies/*/*.occ",
         "pytest_chunkeval.engine.copies",
         "SHA-256 of the key (corpus, query set) and the occurrences; counts checked",
+        magic=b"CEVCOPY2",
+        what="excerpt copies",
     ),
     CacheKind(
         "tokens",
         "tokens/*/*.tok",
         "pytest_chunkeval.engine.token_cache",
         "SHA-256 of the key (tokenizer, document) and the bounds; bounds in the text",
+        magic=b"CEVTOKN1",
+        what="token bounds",
     ),
     CacheKind(
         "chunkings",
         "chunkings/*/*.chk",
         "pytest_chunkeval.engine.chunking_cache",
         "SHA-256 of the key (chunker, document) and the spans; spans in the text",
+        magic=b"CEVCHNK1",
+        what="chunkings",
     ),
     CacheKind(
         "results",
@@ -66,6 +85,8 @@ CACHE_KINDS: tuple[CacheKind, ...] = (
         "pytest_chunkeval.engine.result_cache",
         "SHA-256 of the key (code, configuration, data, components) and the "
         "result; configuration and questions compared",
+        magic=b"CEVRSLT1",
+        what="evaluation results",
     ),
     CacheKind(
         "answers",
@@ -105,3 +126,22 @@ def is_metadata(relative: str | PurePosixPath) -> bool:
     return any(
         fnmatch(path, p) and path.count("/") == p.count("/") for p in METADATA_PATTERNS
     )
+
+
+def verified_store(
+    cache_dir: str | os.PathLike[str], name: str, read_only: bool = False
+) -> VerifiedStore:
+    """The entries of the verified kind ``name`` in a cache directory (the one
+    place their directory, tag and suffix are written)."""
+    kind = next(k for k in CACHE_KINDS if k.name == name and k.magic)
+    return VerifiedStore(
+        Path(cache_dir) / kind.pattern.split("/", 1)[0],
+        magic=kind.magic,
+        suffix=kind.suffix,
+        what=kind.what,
+        read_only=read_only,
+    )
+
+
+VERIFIED_KINDS = tuple(kind.name for kind in CACHE_KINDS if kind.magic)
+"""The kinds stored by the verify-on-read helper."""

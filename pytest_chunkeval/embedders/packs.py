@@ -362,18 +362,6 @@ def _remove_stale_temps(directory: Path) -> None:
                         os.unlink(entry.path)
 
 
-LOADED_STORES: dict[tuple[str, str], IdentityStore] = {}
-LOADED_STORES_LOCK = threading.Lock()
-
-
-def forget_loaded(directory: Path | None = None) -> None:
-    """Drop memoized packs (all, or one cache directory's): next use reloads."""
-    with LOADED_STORES_LOCK:
-        for key in list(LOADED_STORES):
-            if directory is None or key[0] == str(directory):
-                del LOADED_STORES[key]
-
-
 def read_keys(path: Path) -> tuple[set[bytes], int | None]:
     """The text keys and dimension of a pack, reading only its header and keys."""
     with open(path, "rb") as fh:
