@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.errors import UnavailableError
+from pytest_chunkeval.util.terminate import interruptible
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -65,7 +66,9 @@ def embedding_parts(
         return
     for start in range(0, len(texts), batch_size):
         stop = min(start + batch_size, len(texts))
-        yield list(range(start, stop)), embedder.embed(texts[start:stop])
+        with interruptible():  # SIGTERM: stop, what came before is stored
+            vectors = embedder.embed(texts[start:stop])
+        yield list(range(start, stop)), vectors
 
 
 def l2_normalize(vectors: Any) -> FloatArray:

@@ -20,7 +20,7 @@ from pytest_chunkeval.embedders.base import (
     l2_normalize,
 )
 from pytest_chunkeval.llm.client import LazyClient
-from pytest_chunkeval.util.terminate import GRACE_SECONDS, Terminated
+from pytest_chunkeval.util.terminate import GRACE_SECONDS, Terminated, interruptible
 
 if TYPE_CHECKING:
     from pytest_chunkeval.embedders.base import Embedder, FloatArray
@@ -194,7 +194,8 @@ class OpenAIEmbedder:
                 submit()
             while flying:
                 try:
-                    done, _ = cf.wait(flying, return_when=cf.FIRST_COMPLETED)
+                    with interruptible():  # SIGTERM raises here, or just before
+                        done, _ = cf.wait(flying, return_when=cf.FIRST_COMPLETED)
                 except BaseException as exc:  # Ctrl-C or SIGTERM while waiting
                     failure = failure or exc
                     # answers in flight are kept; after SIGTERM, for a moment only
