@@ -91,7 +91,7 @@ def unit_map(
 class Chunking:
     """All chunks of a corpus under one chunker, as spans in corpus order.
 
-    With ``cache`` (a directory, or an ``EmbeddingCache``), each document's
+    With ``cache`` (a directory, or a ``CacheDir``), each document's
     chunks are read from the chunking cache when its chunker has a cache
     identity (``engine/chunking_cache.py``), and computed and stored otherwise."""
 
