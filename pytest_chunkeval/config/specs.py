@@ -39,7 +39,8 @@ kamradt-modified:SIZE[:max|mean][@EMBEDDER], llm:MODEL[?window=N&attempts=N];
 embedders sentence-transformers:MODEL, openai:MODEL, hashing[:DIM]; stores exact,
 chroma, chroma:PATH, chroma+http://HOST:PORT, chroma+https://HOST:PORT, bm25,
 hybrid[:DENSE_STORE], faiss[?index=hnsw|flat|ivf&...], pgvector[?index=...],
-lancedb[?index=...]; tokenizers cl100k_base (any tiktoken encoding),
+lancedb[?index=...], qdrant[?index=...], qdrant+http://HOST:PORT,
+qdrant+https://HOST:PORT; tokenizers cl100k_base (any tiktoken encoding),
 tiktoken:ENCODING, hf:MODEL."""
 """The grammar in a few lines: ``--help`` epilogs and error messages use it."""
 

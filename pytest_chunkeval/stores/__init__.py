@@ -14,7 +14,9 @@ Spec strings (``get_store``):
 - ``pgvector[?index=none|hnsw|ivfflat&dsn_env=VAR&...]``: a PostgreSQL server
   with pgvector, its connection string in ``$VAR`` (extra ``[pgvector]``);
 - ``lancedb[?index=none|ivf_flat|ivf_pq|ivf_hnsw_sq&...]``: LanceDB embedded
-  (extra ``[lancedb]``).
+  (extra ``[lancedb]``);
+- ``qdrant[?index=hnsw|none&...]``: the Qdrant engine embedded (Qdrant Edge), and
+  ``qdrant+http://HOST:PORT[?...]`` a Qdrant server (extra ``[qdrant]``).
 
 Engine-backed stores re-rank their engine's candidates with the plugin's scorer
 and tie rule (``_candidates.py``, docs/stores.md).
@@ -68,6 +70,14 @@ from pytest_chunkeval.stores.pgvector import (
     pgvector_from_spec,
 )
 from pytest_chunkeval.stores.pgvector import DEFAULTS as PGVECTOR_DEFAULTS
+from pytest_chunkeval.stores.qdrant import (
+    DEFAULT_API_KEY_ENV,
+    QdrantStore,
+    qdrant_from_spec,
+    qdrant_http_from_spec,
+    qdrant_https_from_spec,
+)
+from pytest_chunkeval.stores.qdrant import DEFAULTS as QDRANT_DEFAULTS
 
 __all__ = [
     "STORES",
@@ -85,6 +95,7 @@ __all__ = [
     "IdArray",
     "LanceDBStore",
     "PgvectorStore",
+    "QdrantStore",
     "Retrieval",
     "Store",
     "StoreError",
@@ -184,6 +195,30 @@ STORES.register(
         )
     ),
 )
+
+_QDRANT_OPTIONS = (Param("index", default="hnsw"), *_counts(QDRANT_DEFAULTS))
+STORES.register(
+    "qdrant",
+    qdrant_from_spec,
+    "qdrant[?index=hnsw|none&m=16&ef_construct=100&hnsw_ef=100&...]",
+    signature=Signature(options=_QDRANT_OPTIONS),
+)
+for _scheme, _factory in (
+    ("http", qdrant_http_from_spec),
+    ("https", qdrant_https_from_spec),
+):
+    STORES.register(
+        f"qdrant+{_scheme}",
+        _factory,
+        f"qdrant+{_scheme}://HOST:PORT[?index=hnsw|none&api_key_env=VAR&...]",
+        signature=Signature(
+            (Param("location", rest=True, metavar="//HOST:PORT"),),
+            options=(
+                *_QDRANT_OPTIONS,
+                Param("api_key_env", default=DEFAULT_API_KEY_ENV),
+            ),
+        ),
+    )
 
 
 def get_store(spec: str | AnyStore) -> AnyStore:
