@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from pytest_chunkeval.chunkers import get_chunker
+from pytest_chunkeval.core.ranking import content_ties
 from pytest_chunkeval.engine import keys
 from pytest_chunkeval.engine.copies import find_occurrences
 from pytest_chunkeval.stores import get_store
@@ -60,9 +61,16 @@ def _search() -> object:
     exact = get_store("exact").index("golden", vectors)  # type: ignore[union-attr]
     texts = [p for d in DOCS for p in d.split(". ") if p]
     bm25 = get_store("bm25").index_texts(texts)  # type: ignore[union-attr]
+    # ties by content (scoring rules 3): keys from made-up texts, another order
+    # than the rows'
+    ties = content_ties([f"row {i}" for i in range(len(vectors))])  # 5 before 3
     return {
         "exact": np.asarray(exact.search(queries, 5)).tolist(),
         "bm25": np.asarray(bm25.search_texts(QUESTIONS, 4)).tolist(),
+        "exact_ties": np.asarray(exact.search(queries, 12, ties=ties)).tolist(),
+        "bm25_ties": np.asarray(
+            bm25.search_texts(QUESTIONS, 4, ties=content_ties(texts))
+        ).tolist(),
     }
 
 

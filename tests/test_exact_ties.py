@@ -104,9 +104,11 @@ def test_ties_sort_no_more_than_k_values(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_a_query_asked_twice_is_searched_once(monkeypatch: pytest.MonkeyPatch) -> None:
     searched: list[int] = []
 
-    def recording(neg: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.int64]:
+    def recording(
+        neg: npt.NDArray[np.float32], k: int, ties: Any = None
+    ) -> npt.NDArray[np.int64]:
         searched.append(neg.shape[0])
-        return top_rows(neg, k)
+        return top_rows(neg, k, ties)
 
     monkeypatch.setattr(exact, "top_rows", recording)
     rng = np.random.default_rng(3)

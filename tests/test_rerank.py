@@ -59,7 +59,7 @@ def run(tmp_path: Path, rerank: object, store: str = "exact", k: int = 1) -> Eva
     )
 
 
-def test_rerank_rows_orders_by_score_and_keeps_ties_in_store_order():
+def test_rerank_rows_orders_by_score_and_ties_by_row_without_keys():
     candidates = np.array([[4, 2, 7, -1], [1, 3, -1, -1]])
     scores = np.array([[0.1, 0.9, 0.9, 5.0], [0.0, 0.0, 9.0, 9.0]], np.float32)
     assert rerank_rows(candidates, scores, 3).tolist() == [[2, 7, 4], [1, 3, -1]]

@@ -26,9 +26,9 @@ def test_a_baseline_recorded_under_rules_1_is_compared_and_names_the_change():
     assert "scoring_rules" not in old.config  # written before the rules had a number
     now = make_result([1.0, 1.0, 0.5, 0.0], config=NOW)
     changes = baseline_changes(old, now)
-    assert [str(c) for c in changes.config] == ["scoring rules: 1 -> 2"]
+    assert [str(c) for c in changes.config] == ["scoring rules: 1 -> 3"]
     assert changes.incomparable == ()
-    assert "scoring rules: 1 -> 2" in changes.line()
+    assert "scoring rules: 1 -> 3" in changes.line()
     report = compare(old, now)  # judged like any other change
     assert report.changes == changes
     assert {c.metric for c in report.checks} >= {"recall"}
@@ -43,7 +43,7 @@ def test_a_drop_under_the_new_rules_is_still_judged():
     report = compare(old, now, GateSettings().override(mode="mean"))
     recall = next(c for c in report.checks if c.metric == "recall")
     assert recall.status == "regressed"
-    assert "scoring rules: 1 -> 2" in report.changes.line()
+    assert "scoring rules: 1 -> 3" in report.changes.line()
 
 
 def test_copies_values():
@@ -91,7 +91,7 @@ def test_ini(chunkeval):
 @pytest.mark.chunkeval(copies="any")
 def test_marker_any(chunkeval):
     result = chunkeval.score(common_word, label="w")
-    assert result.config["scoring_rules"] == 2
+    assert result.config["scoring_rules"] == 3
     assert "copies" not in result.config
 
 def test_call_any(chunkeval):

@@ -15,10 +15,12 @@ from __future__ import annotations
 from pytest_chunkeval.config.option import MarkerValue, Option
 from pytest_chunkeval.errors import ConfigError
 
-SCORING_RULES = 2
+SCORING_RULES = 3
 """Version of the scoring rules; a result without ``config["scoring_rules"]``
 was scored under 1 (a boundary token shared without a shared character counted,
-and only the stored span of an excerpt)."""
+and only the stored span of an excerpt). Under 2, chunks of exactly equal scores
+were ordered by their place in the corpus; from 3 on, by content (a hash of the
+text, then the offsets: docs/baselines.md, "Ties")."""
 
 COPIES_MODES = ("any", "strict")
 DEFAULT_COPIES = "any"

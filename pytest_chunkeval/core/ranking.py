@@ -1,4 +1,5 @@
-"""Rank- and budget-aware metrics for many queries at once (docs/metrics.md).
+"""Rank- and budget-aware metrics for many queries at once (docs/metrics.md), and
+the tie rule every store and fusion orders its rows by (docs/baselines.md, "Ties").
 
 ``mrr``, ``ndcg`` and ``ceiling`` read the first ``d`` ranks of each query's list;
 the gains, the ideal curve ``C_j`` and the budget prefix are computed with numpy on
@@ -9,6 +10,8 @@ sort for the queries whose candidate chunks do not overlap, a small dynamic prog
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +21,58 @@ from pytest_chunkeval.core.intervals import IntervalUnion, runs, unique
 from pytest_chunkeval.core.spans import IntArray
 
 FloatArray = npt.NDArray[np.float64]
+
+
+def content_ties(
+    texts: Sequence[str], starts: IntArray | None = None, ends: IntArray | None = None
+) -> IntArray:
+    """Each chunk's tie key: its place in the content order (docs/baselines.md,
+    "Ties").
+
+    The content order sorts chunks by a hash of their text, then by their
+    ``(start, end)`` offsets in their document; never by the document's name or
+    place in the corpus, so renaming or reordering files changes no ranking.
+    Chunks equal in text and offsets (copies of a document) score the same and
+    keep corpus order among themselves. The keys are ``0..n-1``, one per chunk.
+    """
+    n = len(texts)
+    digests = np.fromiter(
+        (
+            int.from_bytes(
+                hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "big"
+            )
+            for t in texts
+        ),
+        dtype=np.uint64,
+        count=n,
+    )
+    zero = np.zeros(n, dtype=np.int64)
+    lo = zero if starts is None else np.asarray(starts, dtype=np.int64)
+    hi = zero if ends is None else np.asarray(ends, dtype=np.int64)
+    order = np.lexsort((np.arange(n), hi, lo, digests))
+    keys = np.empty(n, dtype=np.int64)
+    keys[order] = np.arange(n, dtype=np.int64)
+    return keys
+
+
+def best_first(
+    scores: npt.NDArray[np.floating], rows: IntArray, ties: IntArray | None
+) -> IntArray:
+    """The tie rule: per query (a row of ``scores``), the positions of its ``rows``
+    best first (docs/baselines.md, "Ties").
+
+    A higher score comes first; exactly equal scores go by the rows' tie keys
+    (``ties[row]``, :func:`content_ties`; the row itself when ``ties`` is None);
+    rows ``-1`` and NaN scores come last. Every store and fusion orders its rows
+    with this function.
+    """
+    missing = (rows < 0) | np.isnan(scores)
+    safe = np.where(rows >= 0, rows, 0)
+    key = safe if ties is None else ties[safe]
+    key = np.where(missing, np.iinfo(np.int64).max, key)
+    # -0.0 and 0.0 compare equal in the sort, as they do as scores
+    neg = np.where(missing, np.inf, -scores.astype(np.float64, copy=False))
+    return np.lexsort((key, neg), axis=-1).astype(np.int64, copy=False)
 
 
 def rank_in_group(group: IntArray) -> IntArray:

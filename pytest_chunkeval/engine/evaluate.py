@@ -194,7 +194,9 @@ def _inputs(
     """The texts to search and, for a vector store, the key of their collection,
     the questions' vectors now (they key the search cache) and the chunks' when a
     search needs them (through the cache), so a warm run never reads those."""
-    inputs = RetrievalInputs(chunking.texts(), [q.text for q in setup.queries])
+    inputs = RetrievalInputs(
+        chunking.texts(), [q.text for q in setup.queries], chunk_bounds=chunking.bounds
+    )
     embedder, cache = setup.embedder, setup.cache.embeddings
     name = setup.chunker.name if setup.chunker is not None else "the chunker"
     if embedder is None:

@@ -65,7 +65,7 @@ def search(
             ExactStore(), inputs, reference_depth(k_max), cache, timings
         )
     # exact search: searched once, past the scored depth; its first ``k_max``
-    # ranks are what a search at that depth returns (ties go to the lower row)
+    # ranks are what a search at that depth returns (one order, ties by content)
     deeper = retrieve(store, inputs, reference_depth(k_max), cache, timings)
     scores = None if deeper.scores is None else deeper.scores[:, :k_max]
     return Retrieval(deeper.ids[:, :k_max], scores=scores), deeper

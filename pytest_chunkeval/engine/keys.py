@@ -115,9 +115,10 @@ COPIES = CacheFormat(
 )
 """Every occurrence of each excerpt's text (``copies.py``)."""
 SEARCH = CacheFormat(
-    "search", 2, "d4f72be4e31b8abd8a96ad0f0546b5ee962349fd98dccc4e784ca90500ea5b80"
+    "search", 3, "026e705c9f23b13d5e1dacb61e3a5787b3b1aeba3d2c749120f964ec0c63cb30"
 )
-"""A store's rows per query (``search_cache.py``): the built-in stores' ranking."""
+"""A store's rows per query (``search_cache.py``): the built-in stores' ranking
+(3: ties by content, docs/baselines.md "Ties")."""
 FORMATS = (CHUNKINGS, TOKENS, COPIES, SEARCH)
 
 RESULTS_FORMAT = "chunkeval-results-2"

@@ -10,6 +10,10 @@ Every stage's rows are cached on disk, keyed on what determines them:
 - a reranker: its identity, the texts and the candidate rows.
 
 An unchanged re-run therefore imports neither the store nor the model.
+
+Every stage orders rows of exactly equal scores by content (docs/baselines.md,
+"Ties"): the chunks' tie keys (``core/ranking.py`` ``content_ties``) go to each
+store, fusion and reranker that declares ``content_ties``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from pytest_chunkeval.core.ranking import best_first, content_ties
 from pytest_chunkeval.engine.keys import (
     rerank_key,
     text_search_key,
@@ -72,9 +77,26 @@ class RetrievalInputs:
     """Computes ``chunk_vectors`` when a search needs them: a search served from
     the search cache (its key needs only the query vectors) never does, so a
     warm run reads no chunk vector."""
+    chunk_bounds: IdArray | None = None
+    """``(n, 2)`` each chunk's ``(start, end)`` in its document: with the texts,
+    what ties are broken by (None: texts alone)."""
 
     def __post_init__(self) -> None:
         self._digests: tuple[str, str] | None = None
+        self._ties: IdArray | None = None
+
+    @property
+    def ties(self) -> IdArray:
+        """Each chunk's tie key (``core/ranking.py`` ``content_ties``), computed at
+        the first search that needs it."""
+        if self._ties is None:
+            bounds = self.chunk_bounds
+            self._ties = content_ties(
+                self.chunk_texts,
+                None if bounds is None else bounds[:, 0],
+                None if bounds is None else bounds[:, 1],
+            )
+        return self._ties
 
     def vectors_of_chunks(self) -> FloatArray | None:
         """``chunk_vectors``, loaded at the first call that needs them."""
@@ -128,7 +150,12 @@ def _vector_search(
         with timed(timings, "rebuild"):
             index = rebuilt(store, index, seed)
     with timed(timings, "search"):
-        hits = np.asarray(index.search(inputs.query_vectors, k), dtype=np.int64)
+        found = (
+            index.search(inputs.query_vectors, k, ties=inputs.ties)  # type: ignore[call-arg]
+            if getattr(index, "content_ties", False)
+            else index.search(inputs.query_vectors, k)
+        )
+        hits = np.asarray(found, dtype=np.int64)
         scores = row_scores(inputs.query_vectors, vectors, hits)
     if key is not None:
         cache.put(key, hits, scores)
@@ -149,7 +176,12 @@ def _text_search(
     with timed(timings, "index"):
         index = store.index_texts(inputs.chunk_texts)
     with timed(timings, "search"):
-        hits = np.asarray(index.search_texts(inputs.query_texts, k), dtype=np.int64)
+        found = (
+            index.search_texts(inputs.query_texts, k, ties=inputs.ties)  # type: ignore[call-arg]
+            if getattr(index, "content_ties", False)
+            else index.search_texts(inputs.query_texts, k)
+        )
+        hits = np.asarray(found, dtype=np.int64)
     cache.put(key, hits)
     return hits
 
@@ -169,7 +201,11 @@ def _store_search(
         }
         lists = {leg: found.ids for leg, found in legs.items()}
         with timed(timings, "search"):
-            fused = store.fuse(lists, k)
+            fused = (
+                store.fuse(lists, k, ties=inputs.ties)  # type: ignore[call-arg]
+                if getattr(store, "content_ties", False)
+                else store.fuse(lists, k)
+            )
         scored = {leg: f.scores for leg, f in legs.items() if f.scores is not None}
         return Retrieval(np.asarray(fused, dtype=np.int64), lists, stage_scores=scored)
     if isinstance(store, TextStore):
@@ -206,12 +242,8 @@ def _rerank(
             )
         scores = np.zeros(candidates.shape, dtype=np.float32)
         scores[candidates >= 0] = flat
-        ids = rerank_rows(candidates, scores, width)
-        order = np.argsort(
-            np.where(candidates >= 0, -scores.astype(np.float64), np.inf),
-            axis=1,
-            kind="stable",
-        )
+        ids = rerank_rows(candidates, scores, width, inputs.ties)
+        order = best_first(scores, candidates, inputs.ties)
         ranked = np.take_along_axis(scores, order, axis=1).astype(np.float64)
         ranked[ids < 0] = np.nan
     cache.put(key, ids, ranked)

@@ -77,6 +77,9 @@ def _bm25s() -> Any:
 class BM25Index:
     """A ``bm25s`` index of tokenized chunk texts."""
 
+    content_ties = True
+    """:meth:`search_texts` takes the chunks' tie keys (docs/baselines.md, "Ties")."""
+
     def __init__(self, store: BM25Store, texts: Sequence[str]) -> None:
         self.store = store
         self.size = len(texts)
@@ -99,9 +102,12 @@ class BM25Index:
                 out[i] = self._model.get_scores(tokens)
         return out
 
-    def search_texts(self, queries: Sequence[str], k: int) -> IdArray:
-        """Top-``k`` chunks by BM25 score, ties to the lower row; chunks that share
-        no term with the query (score 0) are left out (``-1``)."""
+    def search_texts(
+        self, queries: Sequence[str], k: int, *, ties: IdArray | None = None
+    ) -> IdArray:
+        """Top-``k`` chunks by BM25 score, equal scores by the rows' tie keys
+        (``ties``; the lower row without); chunks that share no term with the query
+        (score 0) are left out (``-1``)."""
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
             raise ValueError(f"k must be an int >= 0, got {k!r}")
         queries = list(queries)
@@ -110,7 +116,7 @@ class BM25Index:
             return out
         scores = self.scores(queries)
         take = min(k, self.size)
-        rows = top_rows(-scores, take)
+        rows = top_rows(-scores, take, ties)
         hit = np.take_along_axis(scores, rows, axis=1) > 0
         out[:, :take] = np.where(hit, rows, -1)
         return out

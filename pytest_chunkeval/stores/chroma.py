@@ -13,7 +13,7 @@ parameters (``ef_construction=100``, ``max_neighbors=16``, as in the report) and
 sets, for ~50% more search time (well under a millisecond per query) and no build
 cost. ``ef_construction=200`` or ``max_neighbors=32`` changed nothing measurable but
 made indexing 30-60% slower. What still differs is mostly two near-equal scores
-swapping ranks; exact search breaks exact ties by row index, HNSW does not.
+swapping ranks; rows at exactly equal distances go by content (docs/baselines.md).
 
 Several processes on one ``chroma:PATH`` is not something Chroma supports; for
 pytest-xdist, use the in-process store (one per worker) or a server.
@@ -42,6 +42,7 @@ from pytest_chunkeval.stores._base import (
     as_vectors,
     check_search,
     empty_result,
+    fill_by_distance,
 )
 from pytest_chunkeval.stores._chroma_client import (
     EPHEMERAL,
@@ -87,6 +88,8 @@ def collection_name(key: str) -> str:
 class ChromaIndex:
     """A Chroma collection holding rows ``0..n-1`` under ids ``"0".."n-1"``."""
 
+    content_ties = True  # search() takes tie keys (docs/baselines.md, "Ties")
+
     def __init__(
         self,
         collection: Collection,
@@ -118,7 +121,9 @@ class ChromaIndex:
         order = np.random.default_rng(seed).permutation(self.n).astype(np.int64)
         return self.store.index_named(f"{self.name}-r{seed}", self.vectors, order)
 
-    def search(self, queries: FloatArray, k: int) -> IdArray:
+    def search(
+        self, queries: FloatArray, k: int, *, ties: IdArray | None = None
+    ) -> IdArray:
         """Top-``k`` rows by cosine (HNSW, approximate), best first, ``-1`` padded."""
         q = check_search(queries, k, self.dim if self.n else None)
         out = empty_result(q.shape[0], k)
@@ -128,12 +133,9 @@ class ChromaIndex:
         with self.store._failures(f"searching collection {self.name!r}"):
             batch = self.store.client.get_max_batch_size()
             for lo in range(0, q.shape[0], batch):
-                # include=[]: ids only, no distances/documents to serialize.
-                result = self.collection.query(
-                    query_embeddings=q[lo : lo + batch], n_results=take, include=[]
-                )
-                for row, ids in enumerate(result["ids"], start=lo):
-                    out[row, : len(ids)] = np.asarray(ids, dtype=np.int64)
+                part = q[lo : lo + batch]  # distances only, no documents
+                got = self.collection.query(part, n_results=take, include=["distances"])
+                fill_by_distance(out, lo, got["ids"], got["distances"] or [], ties)
         return out
 
     def __repr__(self) -> str:

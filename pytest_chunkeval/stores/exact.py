@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pytest_chunkeval.core.ranking import best_first
 from pytest_chunkeval.stores._base import (
     FloatArray,
     IdArray,
@@ -20,6 +21,9 @@ DEFAULT_BLOCK_BYTES = 16 << 20
 class ExactIndex:
     """All vectors in memory; every search scores every vector."""
 
+    content_ties = True
+    """:meth:`search` takes the chunks' tie keys (docs/baselines.md, "Ties")."""
+
     def __init__(self, vectors: FloatArray, *, block_bytes: int = DEFAULT_BLOCK_BYTES):
         self.vectors = as_vectors(vectors, what="vectors")
         self.block_bytes = block_bytes
@@ -27,8 +31,11 @@ class ExactIndex:
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
 
-    def search(self, queries: FloatArray, k: int) -> IdArray:
-        """Top-``k`` rows by cosine, best first; ties go to the lower row index."""
+    def search(
+        self, queries: FloatArray, k: int, *, ties: IdArray | None = None
+    ) -> IdArray:
+        """Top-``k`` rows by cosine, best first; equal scores by the rows' tie keys
+        (``ties``, ``core/ranking.py`` ``content_ties``; the row index without)."""
         n = len(self)
         q = check_search(queries, k, self.vectors.shape[1] if n else None)
         if n == 0 or k == 0 or q.shape[0] == 0:
@@ -36,10 +43,10 @@ class ExactIndex:
         # A question asked twice (of two copies of a document) is searched once.
         first, inverse = distinct_rows(q)
         if len(first) < q.shape[0]:
-            return self._search(q[first], k)[inverse]
-        return self._search(q, k)
+            return self._search(q[first], k, ties)[inverse]
+        return self._search(q, k, ties)
 
-    def _search(self, q: FloatArray, k: int) -> IdArray:
+    def _search(self, q: FloatArray, k: int, ties: IdArray | None) -> IdArray:
         n = len(self)
         out = empty_result(q.shape[0], k)
         take = min(k, n)
@@ -49,7 +56,7 @@ class ExactIndex:
             # Negated scores so that ascending order is best first.
             neg = block @ self.vectors.T
             np.negative(neg, out=neg)
-            out[lo : lo + block.shape[0], :take] = top_rows(neg, take)
+            out[lo : lo + block.shape[0], :take] = top_rows(neg, take, ties)
         return out
 
 
@@ -63,42 +70,52 @@ def distinct_rows(q: FloatArray) -> tuple[IdArray, IdArray]:
     return first.astype(np.int64), inverse.reshape(-1).astype(np.int64)
 
 
-def top_rows(neg: FloatArray, k: int) -> IdArray:
-    """Per row, the columns of the ``k`` smallest values, ascending, ties by column.
+def top_rows(neg: FloatArray, k: int, ties: IdArray | None = None) -> IdArray:
+    """Per row, the columns of the ``k`` smallest values, ascending; equal values by
+    the columns' tie keys (``ties[column]``; the column itself when None).
 
-    The result is that of a stable sort of each row cut at ``k``, without sorting
-    a row: ``argpartition`` finds the ``k`` smallest, and where more than ``k``
-    values are ``<=`` the ``k``-th one (identical chunk texts tie there), the places
-    holding the ``k``-th value go to the lowest columns holding it. The values below
+    The result is that of a sort of each row by (value, tie key) cut at ``k``,
+    without sorting a row: ``argpartition`` finds the ``k`` smallest, and where more
+    than ``k`` values are ``<=`` the ``k``-th one (identical chunk texts tie there),
+    the places holding the ``k``-th value go to the columns holding it of lowest tie
+    key. The values below
     it are fewer than ``k`` and already in place, so only the tied candidates are
     looked at, and none is sorted (``docs/performance.md``: 100 copies of every
     chunk, 236,000 rows).
     """
     n = neg.shape[1]
     if k >= n:
-        return np.argsort(neg, axis=1, kind="stable").astype(np.int64, copy=False)
-    part = np.argpartition(neg, k - 1, axis=1)[:, :k]
+        cols = np.broadcast_to(np.arange(n, dtype=np.int64), neg.shape)
+        return np.ascontiguousarray(best_first(-neg, cols, ties))
+    part = np.argpartition(neg, k - 1, axis=1)[:, :k].astype(np.int64, copy=False)
     vals = np.take_along_axis(neg, part, axis=1)
-    order = np.lexsort((part, vals), axis=1)
-    top = np.take_along_axis(part, order, axis=1).astype(np.int64, copy=False)
+    order = best_first(-vals, part, ties)
+    top = np.take_along_axis(part, order, axis=1)
     vals = np.take_along_axis(vals, order, axis=1)
     kth = vals[:, -1:]
     tied = np.flatnonzero(np.count_nonzero(neg <= kth, axis=1) > k)
     if tied.size:
-        _lowest_columns_at_kth(neg[tied], vals[tied], top, tied)
+        _first_columns_at_kth(neg[tied], vals[tied], top, tied, ties)
     return top
 
 
-def _lowest_columns_at_kth(
-    neg: FloatArray, vals: FloatArray, top: IdArray, rows: IdArray
+def _first_columns_at_kth(
+    neg: FloatArray,
+    vals: FloatArray,
+    top: IdArray,
+    rows: IdArray,
+    ties: IdArray | None,
 ) -> None:
-    """Fill the places of ``top[rows]`` that hold the ``k``-th value with the lowest
-    columns of ``neg`` (those rows) that hold it, in column order."""
+    """Fill the places of ``top[rows]`` that hold the ``k``-th value with the
+    columns of ``neg`` (those rows) that hold it of lowest tie key, in that order."""
     k = vals.shape[1]
     kth = vals[:, -1:]
     better = np.count_nonzero(vals < kth, axis=1)  # sorted first in each top row
     # Row-major: within a row the columns of the k-th value come in ascending order.
     at, cols = np.nonzero(neg == kth)
+    if ties is not None:  # within a row, by tie key
+        order = np.lexsort((ties[cols], at))
+        at, cols = at[order], cols[order]
     rank = np.arange(at.size) - np.searchsorted(at, np.arange(len(rows)))[at]
     keep = rank < (k - better)[at]
     at = at[keep]

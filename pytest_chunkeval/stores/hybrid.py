@@ -4,8 +4,9 @@ Spec: ``hybrid[:DENSE_STORE][?n=50&rrf=60&weights=1,1&BM25_OPTIONS]``. Each leg 
 dense store, default ``exact``, and ``bm25`` with the given tokenization options)
 returns ``n`` candidates per query; a chunk's fused score is
 ``sum(weight_leg / (rrf + rank_leg))`` over the legs that returned it (ranks 1-based),
-and the best ``k`` are kept. Ties go to the chunk with the better rank in any leg, then
-to the lower row. ``weights`` lists the dense weight, then the BM25 weight.
+and the best ``k`` are kept. Equal fused scores go by content (docs/baselines.md,
+"Ties"): the tie keys the engine passes. ``weights`` lists the dense weight, then the
+BM25 weight.
 
 Each leg is searched (and cached) on its own: the dense leg reuses the vectors of the
 evaluation, so a hybrid run adds no embedding pass to a dense one.
@@ -18,6 +19,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from pytest_chunkeval.config.registry import parse_options, positive_float, positive_int
+from pytest_chunkeval.core.ranking import best_first
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import IdArray, Store, TextStore
 from pytest_chunkeval.stores.bm25 import BM25_OPTIONS, BM25Store
@@ -43,9 +45,11 @@ def rrf_fuse(
     *,
     constant: float = DEFAULT_RRF,
     weights: Mapping[str, float] | None = None,
+    ties: IdArray | None = None,
 ) -> IdArray:
     """Reciprocal rank fusion of ``(q, n_leg)`` row lists (``-1`` = no row) into
-    ``(q, k)``, best first, ``-1`` padded."""
+    ``(q, k)``, best first, ``-1`` padded; equal fused scores by the rows' tie keys
+    (``ties``; the lower row without)."""
     legs = list(lists)
     n_queries = {lists[leg].shape[0] for leg in legs}
     if len(n_queries) > 1:
@@ -56,15 +60,15 @@ def rrf_fuse(
     rows_of = {leg: lists[leg].tolist() for leg in legs}
     for i in range(q):
         score: dict[int, float] = {}
-        best: dict[int, int] = {}
         for leg in legs:
             for rank, row in enumerate(rows_of[leg][i], start=1):
                 if row < 0:
                     continue
                 score[row] = score.get(row, 0.0) + w[leg] / (constant + rank)
-                best[row] = min(best.get(row, rank), rank)
-        order = sorted(score, key=lambda r: (-score[r], best[r], r))[:k]
-        out[i, : len(order)] = order
+        rows = np.fromiter(score, dtype=np.int64, count=len(score))
+        fused = np.fromiter(score.values(), dtype=np.float64, count=len(score))
+        order = best_first(fused, rows, ties)[:k]
+        out[i, : order.size] = rows[order]
     return out
 
 
@@ -121,12 +125,18 @@ class HybridStore:
         """The fusion settings; each leg is cached under its own identity."""
         return "rrf?" + "&".join(f"{k}={v}" for k, v in self._fusion_options().items())
 
-    def fuse(self, lists: Mapping[str, IdArray], k: int) -> IdArray:
+    content_ties = True
+    """:meth:`fuse` takes the chunks' tie keys (docs/baselines.md, "Ties")."""
+
+    def fuse(
+        self, lists: Mapping[str, IdArray], k: int, *, ties: IdArray | None = None
+    ) -> IdArray:
         return rrf_fuse(
             lists,
             k,
             constant=self.rrf,
             weights={"dense": self.weights[0], "bm25": self.weights[1]},
+            ties=ties,
         )
 
     def __repr__(self) -> str:

@@ -5,7 +5,7 @@ Spec (``rerank=`` / ``--rerank``):
 ``CrossEncoder`` from a local folder or a Hugging Face id (through the same offline
 resolution as embedders), scoring ``(question, chunk text)`` pairs. ``n`` (default 20)
 candidates per query come from the store; the ``k`` with the highest scores are kept
-(ties keep the store's order).
+(equal scores by content, docs/baselines.md "Ties").
 
 Python objects: anything with ``identity``, ``candidates`` and
 ``score(pairs) -> scores`` (:class:`Reranker`).
@@ -31,6 +31,7 @@ from pytest_chunkeval.config.registry import (
     Signature,
     positive_int,
 )
+from pytest_chunkeval.core.ranking import best_first
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import IdArray, StoreError
 from pytest_chunkeval.util.model_files import LazyModel
@@ -59,16 +60,19 @@ class Reranker(Protocol):
 
 
 def rerank_rows(
-    candidates: IdArray, scores: npt.NDArray[np.float32], k: int
+    candidates: IdArray,
+    scores: npt.NDArray[np.float32],
+    k: int,
+    ties: IdArray | None = None,
 ) -> IdArray:
-    """Per query, the ``k`` candidate rows with the highest scores, best first; ties
-    keep the candidates' order; ``-1`` candidates (and their scores) are ignored."""
+    """Per query, the ``k`` candidate rows with the highest scores, best first;
+    equal scores by the rows' tie keys (``ties``; the lower row without); ``-1``
+    candidates (and their scores) are ignored."""
     q, n = candidates.shape
     out = np.full((q, k), -1, dtype=np.int64)
     if n == 0 or k == 0:
         return out
-    neg = np.where(candidates >= 0, -scores.astype(np.float64), np.inf)
-    order = np.argsort(neg, axis=1, kind="stable")[:, :k]
+    order = best_first(scores, candidates, ties)[:, :k]
     rows = np.take_along_axis(candidates, order, axis=1)
     out[:, : rows.shape[1]] = rows
     return out
