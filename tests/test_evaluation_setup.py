@@ -138,3 +138,30 @@ def test_score_takes_its_cache_from_the_setup(
     result = score({"q1": [SENTENCES[0]], "q2": []}, corpus, queries, setup=setup)
     assert result.queries[0].recall == 1.0
     assert (tmp_path / "cache" / "copies").is_dir()
+
+
+def test_a_plugin_setup_carries_its_tests_spec(
+    queries: QuerySet, tmp_path: Path
+) -> None:
+    """The setup is resolved once per configuration, and each test's evaluation
+    runs under that test's own spec: the keys read its settings."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "doc.md").write_text(TEXT, encoding="utf-8")
+    queries.save(tmp_path / "questions.jsonl")
+    settings = Settings(
+        rootdir=str(tmp_path),
+        corpus=("docs",),
+        queries="questions.jsonl",
+        embedder="hashing",
+        store="exact",
+        cache_dir=str(tmp_path / "cache"),
+    )
+    session = ChunkevalSession(settings)
+    first = EvaluationSpec.from_settings(settings)
+    second = EvaluationSpec.from_settings(settings, {"locate": "normalized", "k": 2})
+    a = evaluations.setup_of(session, first)
+    b = evaluations.setup_of(session, second)
+    assert len(session.setups) == 1  # resolved once
+    assert (a.spec.locate, a.spec.k) == ("exact", 5)
+    assert (b.spec.locate, b.spec.k) == ("normalized", 2)
+    assert b.corpus is a.corpus

@@ -13,6 +13,7 @@ recorded alike whichever entry point ran them.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -214,6 +215,16 @@ class EvaluationSetup:
         adopt_cache = getattr(setup.chunker, "adopt_cache", None)
         if callable(adopt_cache):
             adopt_cache(setup.cache.embeddings)
+        return setup
+
+    def with_spec(self, spec: EvaluationSpec) -> EvaluationSetup:
+        """This setup under ``spec`` (a plugin test's, whose components and data
+        it was resolved from), sharing what is computed already: the keys read
+        that spec's settings."""
+        setup = copy.copy(self)
+        setup.spec = dataclasses.replace(
+            spec, unit=self.unit, copies=self.copies, cache_dir=self.spec.cache_dir
+        )
         return setup
 
     def with_run(self, **changes: Any) -> EvaluationSetup:

@@ -87,7 +87,7 @@ def setup_of(
             )
     except ChunkevalError as exc:  # anything else is a bug: traceback
         raise ChunkevalError(str(exc)) from None
-    return session.setups[key]
+    return session.setups[key].with_spec(run)
 
 
 def chunker_key(
