@@ -4,6 +4,7 @@ each question's value the mean of its repeats."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -283,3 +284,66 @@ def test_chroma_rebuilds_in_another_order():
     # other HNSW settings: another collection, never the default one's
     other = ChromaStore(hnsw={"ef_search": 1}).index("f" * 64, vectors)
     assert other.name != first.name
+
+
+class LaterNoise:
+    """Wrong on its first two answers to each question, then right and wrong
+    in turn: two asks in one run agree, further asks do not."""
+
+    def __init__(self) -> None:
+        self.asked: dict[str, int] = {}
+
+    def __call__(self, question: str) -> list[str]:
+        n = self.asked[question] = self.asked.get(question, 0) + 1
+        return wrong(question) if n <= 2 or n % 2 == 0 else right(question)
+
+
+def test_confirm_before_failing_repeats_a_retriever_that_looked_deterministic(
+    data, monkeypatch
+):
+    from pytest_chunkeval.gate import compare as gate_compare
+    from pytest_chunkeval.gate.baseline import Baseline
+    from pytest_chunkeval.gate.checking import judged
+    from pytest_chunkeval.gate.repeats import changed, confirmed
+    from pytest_chunkeval.gate.tolerances import GateSettings
+
+    corpus, queries, cache = data
+    baseline = Baseline.from_result(score(right, corpus, queries, cache=cache), "t")
+    late = LaterNoise()
+    now = score(late, corpus, queries, cache=cache, repeats=4)
+    assert now.noise == {}  # two asks agreed
+    assert now.mean("recall") == 0.0
+    assert changed(baseline, now, ["recall"]) == [q.id for q in queries]
+    again = confirmed(baseline, now, ["recall"])
+    assert again is not None
+    assert again.noise["noisy"] == ["retriever"]
+    assert all(q.repeats["recall"][2] == 4 for q in again.queries)
+    # a retriever that repeats itself is not asked to repeat
+    steady = score(wrong, corpus, queries, cache=cache)
+    assert confirmed(baseline, steady, ["recall"]) is None
+    # the gate asks before it reports a regression: r more times, then until
+    # each question has r answers (no noise forgiven: the decision's rule)
+    monkeypatch.setattr(
+        gate_compare, "explain_noise", lambda *a, **k: {}, raising=False
+    )
+    later = LaterNoise()
+    result = score(later, corpus, queries, cache=cache, repeats=4)
+    judged(baseline, result, "t", "t.json", GateSettings(), "pytest")
+    assert set(later.asked.values()) == {2 + 4 + 3}
+
+
+def test_a_retriever_the_baseline_found_noisy_is_repeated(data):
+    from pytest_chunkeval.gate.baseline import Baseline
+    from pytest_chunkeval.gate.repeats import as_the_baseline_measured
+
+    corpus, queries, cache = data
+    noisy = score(Alternating(), corpus, queries, cache=cache, repeats=4)
+    baseline = dataclasses.replace(
+        Baseline.from_result(noisy, "t"), noise={"noisy": ["retriever"]}
+    )
+    steady = score(right, corpus, queries, cache=cache, repeats=4)
+    measured = as_the_baseline_measured(baseline, steady)
+    assert measured.noise["repeats"] == 4
+    assert all(q.repeats["recall"] == (1.0, 0.0, 4) for q in measured.queries)
+    clean = Baseline.from_result(steady, "t")
+    assert as_the_baseline_measured(clean, steady) is steady

@@ -20,6 +20,7 @@ from pytest_chunkeval.gate.messages import (
     format_pass,
 )
 from pytest_chunkeval.gate.outcomes import CheckOutcome
+from pytest_chunkeval.gate.repeats import as_the_baseline_measured, confirmed
 from pytest_chunkeval.gate.verdicts import NOT_COMPARED, noise_notes
 
 if TYPE_CHECKING:
@@ -49,7 +50,30 @@ def judged(
     """The outcome of comparing ``result`` with ``baseline`` (file ``shown``,
     test ``nodeid``), and the error that fails the test (None: it passes).
     ``command`` re-records the baseline; ``note`` is added to a passing message
-    (a baseline found under a former name)."""
+    (a baseline found under a former name).
+
+    A retriever the baseline found noisy is repeated first; one that looked
+    deterministic is asked again before it is reported regressed
+    (gate/repeats.py)."""
+    result = as_the_baseline_measured(baseline, result)
+    outcome, failure = _judged(baseline, result, nodeid, shown, settings, command, note)
+    if isinstance(failure, BaselineRegression) and outcome.status == "regressed":
+        metrics = [c.metric for c in failure.report.checks]
+        again = confirmed(baseline, result, metrics)
+        if again is not None:
+            return _judged(baseline, again, nodeid, shown, settings, command, note)
+    return outcome, failure
+
+
+def _judged(
+    baseline: Baseline,
+    result: EvalResult,
+    nodeid: str,
+    shown: str,
+    settings: GateSettings,
+    command: str,
+    note: str,
+) -> tuple[CheckOutcome, BaselineError | None]:
     try:
         report = compare(baseline, result, settings)
     except DamagedBaseline as exc:
