@@ -96,7 +96,7 @@ def _session(config: pytest.Config) -> ChunkevalSession:
         )
         collected: list[str] | None = config.stash.get(COLLECTED_KEY, None)
         if collected is not None:  # made after collection
-            session.note_collected(collected, selected_by_nodeid(config))
+            session.note_collected(collected, selected_by_nodeid(config, collected))
         config.stash[SESSION_KEY] = session
     return session
 
@@ -365,7 +365,9 @@ def pytest_collection_modifyitems(
     # tryfirst: before -k/-m/--lf deselect, whose tests keep their baselines.
     collected = config.stash[COLLECTED_KEY] = [item.nodeid for item in items]
     if SESSION_KEY in config.stash:  # else told when it is made (_session)
-        config.stash[SESSION_KEY].note_collected(collected, selected_by_nodeid(config))
+        config.stash[SESSION_KEY].note_collected(
+            collected, selected_by_nodeid(config, collected)
+        )
 
 
 @pytest.hookimpl(wrapper=True)
@@ -398,7 +400,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     chunkeval.note_tests(
         collected,
         [n for n, ok in passed.items() if ok],
-        selected_by_nodeid(config),
+        selected_by_nodeid(config, collected),
         sorted(skipped),
     )
     workeroutput = getattr(config, "workeroutput", None)

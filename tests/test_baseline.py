@@ -378,7 +378,10 @@ def test_query_set_changes_list_added_and_removed_ids(
     changed = make_result(
         [1.0, 0.5, 0.0], ids=["q000", "q001", "new"], queries_hash="z" * 64
     )
-    outcome = _store(tmp_path).check(changed, ref)
+    with pytest.raises(BaselineRegression, match="1 baseline question: 1 removed"):
+        _store(tmp_path).check(changed, ref)  # by default, every one is compared
+    allowing = GateSettings(max_left_out=0.5)
+    outcome = _store(tmp_path, gate=allowing).check(changed, ref)
     assert "questions added: 1 (new)" in outcome.message
     assert "questions removed: 1 (q002)" in outcome.message
     assert "compared on the 2 questions both runs have" in outcome.message

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pytest_chunkeval.gate.anchor import anchor_date, since_anchor
 from pytest_chunkeval.gate.baseline import (
     BaselineCorrupt,
     BaselineError,
@@ -90,6 +91,10 @@ def _judged(
         outcome = CheckOutcome(nodeid, shown, "mismatch", message, reason=exc.reason)
         return outcome, BaselineMismatch(message)
     found = _found(report, baseline, result)
+    if report.passed and not report.incomplete:
+        drifted = _since_anchor(baseline, result, nodeid, shown, settings, command)
+        if drifted is not None:
+            return drifted
     if not report.passed:
         message = format_failure(report, test=nodeid, path=shown, command=command)
         outcome = CheckOutcome(nodeid, shown, "regressed", message, **found)
@@ -103,6 +108,31 @@ def _judged(
     status = "predates" if report.verdict == NOT_COMPARED else report.verdict
     message = format_pass(report, test=nodeid, command=command, note=note)
     return CheckOutcome(nodeid, shown, status, message, **found), None
+
+
+def _since_anchor(
+    baseline: Baseline,
+    result: EvalResult,
+    nodeid: str,
+    shown: str,
+    settings: GateSettings,
+    command: str,
+) -> tuple[CheckOutcome, BaselineError] | None:
+    """The failure of a run within the gate of its baseline but regressed
+    since the baseline's anchor (drops recorded one update at a time), else
+    None (docs/baselines.md, "An update never ratchets")."""
+    since = since_anchor(baseline, result, settings)
+    if since is None or since.passed:
+        return None
+    reason = f"since the anchor recorded {anchor_date(baseline)}"
+    message = (
+        f"{nodeid}: regressed ({reason}): each update since stayed within the "
+        "tolerance, together they do not\n"
+        + format_failure(since, test=nodeid, path=shown, command=command)
+    )
+    found = _found(since, baseline, result)
+    outcome = CheckOutcome(nodeid, shown, "regressed", message, reason=reason, **found)
+    return outcome, BaselineRegression(message, since)
 
 
 def _found(

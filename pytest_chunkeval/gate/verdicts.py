@@ -84,7 +84,9 @@ def verdict_of(status: str, reason: str = "") -> Verdict:
     """The verdict of a check outcome's ``status`` (an unknown status is a
     failing "not compared")."""
     known = STATUS_VERDICTS.get(status, Verdict(NOT_COMPARED, status, fails=True))
-    return replace(known, reason=reason) if reason and known.reason else known
+    # regressed (since the anchor recorded DATE): docs/baselines.md
+    named = known.reason or known.name == REGRESSED
+    return replace(known, reason=reason) if reason and named else known
 
 
 _RANK = (REGRESSED, "failing", NOISY, NOT_COMPARED, IMPROVED, OK)

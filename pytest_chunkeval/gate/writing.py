@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_chunkeval.gate.anchor import anchored
 from pytest_chunkeval.gate.baseline import Baseline, BaselineCorrupt
 from pytest_chunkeval.gate.corpus_table import (
     item_text,
@@ -61,7 +62,9 @@ def plan_update(
     per-question item's file naming its shared corpus table (written first)."""
     former, what = found
     shown = shown_of(path)
-    baseline = Baseline.from_result(result, test.name)
+    source = former if former is not None else path
+    old = _old(source) if source.is_file() else None
+    baseline = anchored(Baseline.from_result(result, test.name), old, result, settings)
     text, write_table, shared = baseline.to_text(), _no_table, ""
     if table is not None:
         corpus = table_text(baseline)
@@ -69,7 +72,6 @@ def plan_update(
             text = item_text(baseline, table.path)
             write_table = functools.partial(_write_table, table, corpus, shown_of)
             shared = shown_of(table.path)
-    source = former if former is not None else path
     old_text: str | None = None
 
     def write() -> None:
@@ -89,7 +91,7 @@ def plan_update(
         old_text = None
     detail = ""
     if old_text is not None and old_text != text:
-        detail = what_changed(_old(source), result, settings, shared)
+        detail = what_changed(old, result, settings, shared)
     if former is not None:
         message = f"moved {shown_of(former)} to {shown} ({what})"
         return CheckOutcome(test.nodeid, shown, "updated", message + detail), write

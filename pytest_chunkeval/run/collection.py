@@ -17,12 +17,25 @@ if TYPE_CHECKING:
     from pytest_chunkeval.config.options import Settings
 
 
-def selected_by_nodeid(config: Any) -> list[str]:
+LIMITING_FLAGS = ("chunkeval_chunkers",)
+"""Flags that run only some of a suite's configurations: its tests are
+parametrized by them (docs/baselines.md, "An update never ratchets")."""
+
+
+def selected_by_nodeid(config: Any, collected: Iterable[str] = ()) -> list[str]:
     """Test files a ``pytest.Config``'s command line named with a node id
     (``t.py::test_x[a]``, what a baseline failure's update command prints): only
     some of their tests were collected, so the other tests' baselines are not
-    unused."""
+    unused. With a flag of :data:`LIMITING_FLAGS` (``--chunkeval-chunkers=X``),
+    every file of the ``collected`` node ids likewise: the tests of the other
+    configurations were not collected, and an update must not delete their
+    baselines."""
     files = []
+    if any(config.getoption(flag, None) not in (None, []) for flag in LIMITING_FLAGS):
+        root = Path(config.rootpath)
+        files += sorted(
+            {os.path.abspath(root / n.partition("::")[0]) for n in collected}
+        )
     for arg in config.args:
         target, sep, _ = str(arg).partition("::")
         if not sep:
