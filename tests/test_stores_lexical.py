@@ -237,9 +237,10 @@ def test_store_specs_name_every_option_in_the_identity():
     store = get_store("bm25?stem=english&stopwords=none")
     assert isinstance(store, BM25Store)
     assert store.name == "bm25?stem=english&stopwords=none"
-    assert store.identity == (
-        "bm25?b=0.75&k1=1.5&lower=true&method=lucene&stem=english&stopwords=none"
+    assert store.identity.endswith(
+        "?b=0.75&k1=1.5&lower=true&method=lucene&stem=english&stopwords=none"
     )
+    assert store.identity.startswith("bm25@bm25s-")  # and PyStemmer's version
     assert get_store("bm25").name == "bm25"
     assert get_store("bm25?lower=true").name == "bm25"  # defaults drop out
     assert not uses_vectors(store)

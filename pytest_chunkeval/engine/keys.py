@@ -36,7 +36,12 @@ import numpy as np
 from pytest_chunkeval.chunkers.base import cache_identity
 from pytest_chunkeval.config.evaluation import RESULT_SETTINGS, EvaluationSpec
 from pytest_chunkeval.engine.results import RESULT_SCHEMA
-from pytest_chunkeval.stores._base import FusionStore, Store, TextStore
+from pytest_chunkeval.stores._base import (
+    FusionStore,
+    Store,
+    TextStore,
+    vector_store_identity,
+)
 from pytest_chunkeval.stores.rerank import Reranker
 from pytest_chunkeval.tokenizers.base import tokenizer_identity
 from pytest_chunkeval.util.verified import entry_key
@@ -136,8 +141,9 @@ def chunker_identity(chunker: Any) -> str | None:
 
 def store_identity(store: object) -> str | None:
     """What determines a store's results: a fused store's settings and legs, a
-    text store's identity, a vector store's ``identity`` (else its name); None
-    for a store with neither (never cached)."""
+    text store's identity, a vector store's
+    (:func:`~pytest_chunkeval.stores._base.vector_store_identity`); None for a
+    store without one (never cached)."""
     if isinstance(store, FusionStore):
         legs = [(name, store_identity(leg)) for name, leg in store.legs.items()]
         if any(identity is None for _, identity in legs):
@@ -148,10 +154,8 @@ def store_identity(store: object) -> str | None:
         )
     if isinstance(store, TextStore):
         return f"text\0{store.identity}"
-    identity = getattr(store, "identity", None)
-    if not isinstance(identity, str) or not identity:
-        identity = getattr(store, "name", None)
-    if isinstance(store, Store) and isinstance(identity, str):
+    identity = vector_store_identity(store)  # a user's store: its cache_version
+    if isinstance(store, Store) and identity is not None:
         return f"vector\0{identity}"
     return None
 

@@ -3,7 +3,8 @@
 Spec strings (``get_store``):
 
 - ``exact``: numpy brute force, the ground truth;
-- ``chroma``: in-process Chroma (HNSW), the default;
+- ``chroma``: in-process Chroma (HNSW), the default; every Chroma spec takes its
+  HNSW settings as options (``chroma?ef_search=400&max_neighbors=32``);
 - ``chroma:PATH``: Chroma persisted under ``PATH`` (warm re-runs reuse vectors);
 - ``chroma+http://HOST:PORT`` (or ``https``): a Chroma server (``chroma run``);
 - ``bm25[?lower=..&stopwords=..&stem=..&k1=..&b=..]``: lexical BM25 over the chunk
@@ -47,12 +48,15 @@ from pytest_chunkeval.stores._base import (
 )
 from pytest_chunkeval.stores.bm25 import BM25Index, BM25Store, bm25_from_spec
 from pytest_chunkeval.stores.chroma import (
+    DEFAULT_HNSW,
     ChromaIndex,
     ChromaStore,
+    collection_name,
+)
+from pytest_chunkeval.stores.chroma_specs import (
     chroma_from_spec,
     chroma_http_from_spec,
     chroma_https_from_spec,
-    collection_name,
 )
 from pytest_chunkeval.stores.exact import ExactIndex, ExactStore
 from pytest_chunkeval.stores.faiss import DEFAULTS as FAISS_DEFAULTS
@@ -110,14 +114,23 @@ __all__ = [
 
 STORES: Registry[AnyStore] = Registry("store")
 STORES.register("exact", ExactStore, signature=Signature())
+# Chroma's HNSW settings (stores/chroma.py DEFAULT_HNSW), each at its default.
+_HNSW = (
+    Param("space", default=DEFAULT_HNSW["space"]),
+    Param("ef_construction", parse_positive_int, DEFAULT_HNSW["ef_construction"]),
+    Param("max_neighbors", parse_positive_int, DEFAULT_HNSW["max_neighbors"]),
+    Param("ef_search", parse_positive_int, DEFAULT_HNSW["ef_search"]),
+)
 STORES.register(
     "chroma",
     chroma_from_spec,
-    "chroma | chroma:PATH",
-    signature=Signature((Param("path", default=None, rest=True),)),
+    "chroma | chroma:PATH [?ef_search=N&max_neighbors=N&ef_construction=N&space=S]",
+    signature=Signature((Param("path", default=None, rest=True),), options=_HNSW),
 )
 # The grammar keeps "//HOST:PORT" after "chroma+http:" as one argument.
-_SERVER = Signature((Param("location", rest=True, metavar="//HOST:PORT"),))
+_SERVER = Signature(
+    (Param("location", rest=True, metavar="//HOST:PORT"),), options=_HNSW
+)
 STORES.register(
     "chroma+http", chroma_http_from_spec, "chroma+http://HOST:PORT", signature=_SERVER
 )

@@ -52,10 +52,18 @@ class Store(Protocol):
     value is the mean over the builds, so the index it returns must have a
     ``rebuild(seed)`` (:class:`RebuildableIndex`). A store that does not declare
     it is deterministic: the gate counts every change of its results.
-    """
 
-    name: str
-    """The spec string that names this store (``"exact"``, ``"chroma:PATH"``...)."""
+    A built-in store also has an ``identity``: everything that determines its
+    results (type, every setting, the library's version; for a server, the
+    server's), which the search and result caches key on. A store of your own
+    is searched on every run unless it declares a ``cache_version``, which then
+    is part of its identity (docs/retrieval.md)."""
+
+    @property
+    def name(self) -> str:
+        """The spec string that names this store (``"exact"``, ``"chroma:PATH"``,
+        ``"chroma?ef_search=1"``...)."""
+        ...
 
     def index(self, key: str, vectors: FloatArray) -> VectorIndex:
         """Index ``vectors`` (``(n, d)``, L2-normalized) under ``key``.
@@ -147,6 +155,24 @@ def rebuilt(store: object, index: VectorIndex, seed: int) -> VectorIndex:
             "the same vectors again in another order, or leave approximate unset"
         )
     return index.rebuild(seed)
+
+
+def vector_store_identity(store: object) -> str | None:
+    """What the caches key a vector store's results on: a built-in store's
+    ``identity``; a store of your own is keyed only when it declares a
+    ``cache_version`` (its class, name and that version, with its own
+    ``identity`` if it has one); None (searched every time) otherwise."""
+    kind = type(store)
+    identity = getattr(store, "identity", None)
+    identity = identity if isinstance(identity, str) and identity else None
+    if kind.__module__.startswith("pytest_chunkeval."):
+        name = getattr(store, "name", None)
+        return identity or (name if isinstance(name, str) else None)
+    version = getattr(store, "cache_version", None)
+    if not isinstance(version, str) or not version:
+        return None
+    parts = [f"{kind.__module__}.{kind.__qualname__}", str(getattr(store, "name", ""))]
+    return "|".join([*parts, *([identity] if identity else []), f"version={version}"])
 
 
 def uses_vectors(store: object) -> bool:

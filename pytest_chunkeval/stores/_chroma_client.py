@@ -165,3 +165,17 @@ class EphemeralPool:
 
 
 EPHEMERAL = EphemeralPool()
+
+
+def server_version(url: str, timeout: float) -> str:
+    """A Chroma server's version (``GET /api/v2/version``); ``unknown`` when it
+    does not answer (another key than a known version's: a cache miss, never a
+    wrong hit)."""
+    import httpx
+
+    try:
+        answer = httpx.get(f"{url}/api/v2/version", timeout=timeout)
+        answer.raise_for_status()
+        return str(answer.json())
+    except (httpx.HTTPError, ValueError):
+        return "unknown"

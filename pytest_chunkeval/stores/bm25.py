@@ -167,9 +167,13 @@ class BM25Store:
 
     @property
     def identity(self) -> str:
-        """``bm25?b=..&k1=..&lower=..&method=..&stem=..&stopwords=..`` (all options:
-        a later change of a default must not reuse old results)."""
-        return "bm25" + _query(self.options())
+        """``bm25@bm25s-V?b=..&k1=..&lower=..&method=..&stem=..&stopwords=..``:
+        all options (a later change of a default must not reuse old results) and
+        the versions of bm25s and, when stemming, PyStemmer."""
+        from pytest_chunkeval.util.versions import library_versions
+
+        libraries = ["bm25s"] + (["PyStemmer"] if self.stem != "none" else [])
+        return f"bm25@{library_versions(*libraries)}" + _query(self.options())
 
     def tokenize(self, texts: Sequence[str]) -> list[list[str]]:
         """The terms of each text, as the index sees them."""

@@ -30,7 +30,6 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -53,6 +52,7 @@ from pytest_chunkeval.stores._chroma_client import (
     holds,
     holds_prefix,
     is_connection_error,
+    server_version,
     shared_client,
 )
 
@@ -178,12 +178,41 @@ class ChromaStore:
         self._client: ClientAPI | None = None
         self._finalizer: weakref.finalize[[ClientAPI], ChromaStore] | None = None
         self._lock = threading.Lock()
-        if host is not None:
-            self.name = f"chroma+{self.url}"
+        self._server_version: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The canonical spec: where, and the HNSW settings that differ from
+        :data:`DEFAULT_HNSW` (``chroma?ef_search=1``)."""
+        if self.host is not None:
+            where = f"chroma+{self.url}"
         elif self.path is not None:
-            self.name = f"chroma:{self.path}"
+            where = f"chroma:{self.path}"
         else:
-            self.name = "chroma"
+            where = "chroma"
+        changed = {
+            k: v for k, v in sorted(self.hnsw.items()) if DEFAULT_HNSW.get(k) != v
+        }
+        query = "&".join(f"{k}={v}" for k, v in changed.items())
+        return f"{where}?{query}" if query else where
+
+    @property
+    def identity(self) -> str:
+        """What determines its results (docs/stores.md): the type, every HNSW
+        setting, chromadb's version and a server's; not a path or host."""
+        from pytest_chunkeval.util.versions import library_version
+
+        parts = [f"chroma/{self.kind}", library_version("chromadb")]
+        if self.host is not None:
+            parts.append(f"server-{self.server_version()}")
+        settings = "&".join(f"{k}={v}" for k, v in sorted(self.hnsw.items()))
+        return "+".join(parts) + f"?{settings}"
+
+    def server_version(self) -> str:
+        """The Chroma server's version, asked once (``_chroma_client.py``)."""
+        if self._server_version is None:
+            self._server_version = server_version(self.url, self.connect_timeout)
+        return self._server_version
 
     @property
     def kind(self) -> str:
@@ -407,36 +436,3 @@ class ChromaStore:
                 for name in names:
                     EPHEMERAL.recent.pop(name, None)
         return len(names)
-
-
-def parse_server(rest: str, *, scheme: str) -> tuple[str, int]:
-    """``(host, port)`` from the part of ``chroma+http://HOST:PORT`` after ``:``."""
-    if not rest.startswith("//"):
-        raise ValueError(f"expected {scheme}://HOST:PORT, got {scheme}:{rest}")
-    parts = urlsplit(f"{scheme}:{rest}")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError(f"unexpected path or query in {scheme}:{rest}")
-    if not parts.hostname:
-        raise ValueError(f"no host in {scheme}:{rest}")
-    try:
-        port = parts.port
-    except ValueError as exc:
-        raise ValueError(f"bad port in {scheme}:{rest}") from exc
-    return parts.hostname, DEFAULT_PORT if port is None else port
-
-
-def chroma_from_spec(path: str | None = None) -> ChromaStore:
-    """Factory for ``chroma`` (in-process) and ``chroma:PATH`` (persistent)."""
-    return ChromaStore(path or None)
-
-
-def chroma_http_from_spec(rest: str) -> ChromaStore:
-    """Factory for ``chroma+http://HOST:PORT``."""
-    host, port = parse_server(rest, scheme="http")
-    return ChromaStore(host=host, port=port)
-
-
-def chroma_https_from_spec(rest: str) -> ChromaStore:
-    """Factory for ``chroma+https://HOST:PORT``."""
-    host, port = parse_server(rest, scheme="https")
-    return ChromaStore(host=host, port=port, ssl=True)

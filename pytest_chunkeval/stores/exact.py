@@ -130,6 +130,11 @@ class ExactStore:
     def __init__(self, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> None:
         self.block_bytes = block_bytes
 
+    @property
+    def identity(self) -> str:
+        """The type, its one setting and numpy's version (its products)."""
+        return f"exact@numpy-{np.__version__}?block_bytes={self.block_bytes}"
+
     def index(self, key: str, vectors: FloatArray) -> ExactIndex:
         """Keep ``vectors`` in memory (no copy when already contiguous float32)."""
         return ExactIndex(vectors, block_bytes=self.block_bytes)
