@@ -372,6 +372,35 @@ def memo_key(setup: EvaluationSetup) -> tuple[object, ...]:
     )
 
 
+def evaluation_memo(
+    setup: EvaluationSetup, subject: tuple[object, ...], unplaced: tuple[str, ...]
+) -> tuple[object, ...]:
+    """A chunker's evaluation in a session: the setup, its spec's per-run
+    settings, what identifies the chunker's chunks (``subject``) and the
+    questions left out (a lenient run scores another query set)."""
+    spec = setup.spec
+    key: tuple[object, ...] = ("evaluate", memo_key(setup), spec.k, spec.budget)
+    key = (*key, spec.rerank, spec.judge, spec.repeats, subject)
+    return (*key, ("unplaced", unplaced)) if unplaced else key
+
+
+def score_memo(setup: EvaluationSetup) -> tuple[object, ...]:
+    """What, besides its answers, determines a whole retriever's result in a
+    session (the caller adds the answers' digest)."""
+    return ("score", memo_key(setup), setup.spec.judge, setup.spec.locate)
+
+
+def relationships_memo(
+    setup: EvaluationSetup,
+    k: int,
+    subject: tuple[object, ...],
+    extractor: tuple[str, str],
+) -> tuple[object, ...]:
+    """A relationship evaluation in a session: the setup, ``k``, the chunker's
+    chunks and the extractor's spec or identity."""
+    return ("relationships", memo_key(setup), k, subject, extractor)
+
+
 def _or_object(identity: str | None, component: object) -> object:
     """An identity, else the object itself (kept alive by the session's setup:
     its id is not reused meanwhile)."""

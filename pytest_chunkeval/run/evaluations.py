@@ -133,7 +133,7 @@ def evaluate(
     excerpts can no longer be placed in an edited corpus are left out and listed
     in the result's ``unplaced``, instead of failing the evaluation."""
     from pytest_chunkeval.engine.evaluate import evaluate as run_evaluation
-    from pytest_chunkeval.engine.keys import memo_key
+    from pytest_chunkeval.engine.keys import evaluation_memo
 
     if k is not None:
         run = dataclasses.replace(run, k=k)
@@ -142,18 +142,7 @@ def evaluate(
     queries, unplaced = session.datasets.placeable(run) if lenient else (None, ())
     setup = setup_of(session, run, queries)
     subject, chunking = chunker_key(session, setup, chunker)
-    key: tuple[object, ...] = (
-        "evaluate",
-        memo_key(setup),
-        run.k,
-        run.budget,
-        run.rerank,
-        run.judge,
-        run.repeats,
-        subject,
-    )
-    if unplaced:  # another query set than the strict one: another result
-        key = (*key, ("unplaced", tuple(u.id for u in unplaced)))
+    key = evaluation_memo(setup, subject, tuple(u.id for u in unplaced))
 
     def compute() -> EvalResult:
         result = run_evaluation(
@@ -193,7 +182,7 @@ def score(
     qualified name): results under one label share a row, across xdist workers
     too, so give different retrievers different labels. ``lenient``: as for
     :func:`evaluate`."""
-    from pytest_chunkeval.engine.keys import memo_key
+    from pytest_chunkeval.engine.keys import score_memo
     from pytest_chunkeval.engine.reask import Answers, Asker, Probe, ask
     from pytest_chunkeval.engine.score import scored
 
@@ -203,7 +192,7 @@ def score(
         else (session.datasets.queries(run), ())
     )
     setup = setup_of(session, run, queries, retrieval=False)
-    data = ("score", memo_key(setup), run.judge, run.locate)
+    data = score_memo(setup)
     qualname = getattr(retriever, "__qualname__", None)
     name = label or (
         qualname if isinstance(qualname, str) else type(retriever).__qualname__
@@ -257,7 +246,7 @@ def relationships(
     Keyed, as ``evaluate`` is, on what determines the result: a chunker spec, else
     the spans the chunker produced; an extractor spec, else its identity (name and
     version, which also key its cached answers)."""
-    from pytest_chunkeval.engine.keys import memo_key
+    from pytest_chunkeval.engine.keys import relationships_memo
     from pytest_chunkeval.relationships.evaluate import evaluate_relationships
     from pytest_chunkeval.relationships.extractors import Extractor
     from pytest_chunkeval.relationships.specs import get_extractor
@@ -274,7 +263,7 @@ def relationships(
             extractor_key = ("identity", extractor_obj.identity)
     except ChunkevalError as exc:  # anything else is a bug: traceback
         raise ChunkevalError(str(exc)) from None
-    key = ("relationships", memo_key(setup), k, subject, extractor_key)
+    key = relationships_memo(setup, k, subject, extractor_key)
 
     def compute() -> EvalResult:
         return evaluate_relationships(
