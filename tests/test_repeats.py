@@ -347,3 +347,40 @@ def test_a_retriever_the_baseline_found_noisy_is_repeated(data):
     assert all(q.repeats["recall"] == (1.0, 0.0, 4) for q in measured.queries)
     clean = Baseline.from_result(steady, "t")
     assert as_the_baseline_measured(clean, steady) is steady
+
+
+def test_an_update_records_a_retriever_the_old_baseline_found_noisy_with_repeats(
+    data, tmp_path
+):
+    from pytest_chunkeval.gate.baseline import Baseline
+    from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef
+    from pytest_chunkeval.gate.tolerances import GateSettings
+    from pytest_chunkeval.gate.writing import plan_update
+
+    corpus, queries, cache = data
+    path = tmp_path / "t.json"
+    old = Baseline.from_result(score(Alternating(), corpus, queries, cache=cache), "t")
+    path.write_text(dataclasses.replace(old, noise={"noisy": ["retriever"]}).to_text())
+    calls = itertools.count()
+
+    def steady(question: str) -> list[str]:
+        next(calls)
+        return right(question)
+
+    result = score(steady, corpus, queries, cache=cache, repeats=4)
+    assert next(calls) == 2 * len(queries)
+    recorded = []
+    repeated_like = result.probe.repeated_like
+
+    def watched(given):
+        recorded.append(repeated_like(given))
+        return recorded[-1]
+
+    result.probe.repeated_like = watched
+    test = NodeRef("test_x.py::t", tmp_path / "test_x.py")
+    plan_update(result, test, path, (None, ""), GateSettings(),
+                layout=BaselineLayout(), shown_of=str)  # fmt: skip
+    # recorded from a result whose questions have 4 answers each
+    (measured,) = recorded
+    assert measured.noise["repeats"] == 4
+    assert all(q.repeats["recall"] == (1.0, 0.0, 4) for q in measured.queries)

@@ -23,6 +23,7 @@ from pytest_chunkeval.gate.corpus_table import (
 from pytest_chunkeval.gate.messages import what_changed
 from pytest_chunkeval.gate.outcomes import CheckOutcome
 from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef
+from pytest_chunkeval.gate.repeats import as_the_baseline_measured
 from pytest_chunkeval.gate.tolerances import GateSettings
 from pytest_chunkeval.util.files import atomic_write_text
 
@@ -64,6 +65,10 @@ def plan_update(
     shown = shown_of(path)
     source = former if former is not None else path
     old = _old(source) if source.is_file() else None
+    if old is not None and result.probe is not None and not result.noise:
+        # a retriever the old baseline found noisy is recorded with repeats
+        # (gate/repeats.py)
+        result = as_the_baseline_measured(old, result)
     baseline = anchored(Baseline.from_result(result, test.name), old, result, settings)
     text, write_table, shared = baseline.to_text(), _no_table, ""
     if table is not None:
