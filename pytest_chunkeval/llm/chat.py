@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.errors import UnavailableError
 from pytest_chunkeval.llm.client import DEFAULT_BASE_URL, LazyClient
+from pytest_chunkeval.util.secret import Secret, as_secret
 
 Messages = list[dict[str, str]]
 
@@ -74,14 +75,16 @@ class ChatModel:
         *,
         who: str = "an LLM role",
         client: Any = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
+        api_key: str | Secret | None = None,
+        base_url: str | Secret | None = None,
         temperature: float | None = 0.0,
         json_mode: bool = False,
         max_tokens: int | None = None,
         max_retries: int = 5,
         timeout: float = 120.0,
     ) -> None:
+        # first: a traceback's locals then show the key and the URL redacted
+        api_key, base_url = as_secret(api_key), as_secret(base_url)
         if not model.strip():
             raise ValueError("model name is empty")
         self.model = model
