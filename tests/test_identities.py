@@ -38,6 +38,7 @@ from pytest_chunkeval.embedders.openai import OpenAIEmbedder
 from pytest_chunkeval.embedders.sentence_transformers import (
     SentenceTransformerEmbedder,
 )
+from pytest_chunkeval.engine import keys
 from pytest_chunkeval.engine.cache_dir import forget_open
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
@@ -510,3 +511,15 @@ def test_a_tracebacks_locals_show_a_key_redacted(
     assert "Secret('***')" in output
     assert "sk-SECRET" not in output
     assert "pw9" not in output
+
+
+def test_the_libraries_that_compute_vectors_are_in_the_result_key() -> None:
+    class Setup:
+        embedder: Any = SentenceTransformerEmbedder(str(PACKAGED))
+
+    part = keys.RESULT_PARTS["embedder"]
+    before = part(Setup(), None)
+    assert library_version("torch") in str(before)
+    assert Setup.embedder.identity in str(before)
+    Setup.embedder = HashingEmbedder()
+    assert part(Setup(), None) == HashingEmbedder().identity  # declares none

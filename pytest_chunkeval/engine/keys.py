@@ -139,6 +139,15 @@ def chunker_identity(chunker: Any) -> str | None:
     return cache_identity(chunker)
 
 
+def embedder_identity(embedder: Any) -> str:
+    """An embedder's identity and, where it declares them, the versions of the
+    libraries that compute its vectors (``versions``: not in the identity, which
+    baselines record and compare)."""
+    versions = getattr(embedder, "versions", None)
+    identity = str(embedder.identity)
+    return f"{identity}\0{versions}" if isinstance(versions, str) else identity
+
+
 def store_identity(store: object) -> str | None:
     """What determines a store's results: a fused store's settings and legs, a
     text store's identity, a vector store's
@@ -278,7 +287,7 @@ RESULT_PARTS: dict[str, Callable[[EvaluationSetup, Any], str | None]] = {
     "beir_split": lambda setup, reranker: "",
     # the components: their identities now
     "embedder": lambda setup, reranker: (
-        "" if setup.embedder is None else setup.embedder.identity
+        "" if setup.embedder is None else embedder_identity(setup.embedder)
     ),
     "store": lambda setup, reranker: (
         "" if setup.store is None else store_identity(setup.store)
