@@ -40,7 +40,7 @@ def test_one_question_lost_of_nineteen_regresses() -> None:
     recall = _recall(report)
     assert recall.status == "regressed"
     assert recall.delta == pytest.approx(-1 / 19)
-    assert recall.adjusted == pytest.approx(-1 / 19)
+    assert recall.se == 0.0  # neither run found noise
     assert report.lost == ("q018",)
     assert report.verdict == "regressed"
     # The sampling view alone could not tell it: the paired mode passes it.
@@ -49,38 +49,18 @@ def test_one_question_lost_of_nineteen_regresses() -> None:
     assert paired.lost == ("q018",)  # named whatever the verdict
 
 
-def test_a_drop_noise_explains_is_noisy_and_names_the_questions(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    before = [1.0] * 19
-    after = [1.0] * 17 + [0.0, 0.0]
-    monkeypatch.setattr(
-        gate,
-        "explain_noise",
-        lambda *a, **kw: {"q017": "approximation", "q018": "margin"},
-    )
-    report = compare(_baseline(before), make_result(after))
-    recall = _recall(report)
-    assert recall.status == "noisy"
-    assert recall.delta == pytest.approx(-2 / 19)
-    assert recall.adjusted == 0.0
-    assert recall.noisy == 2
-    assert report.passed
-    assert report.verdict == "noisy"
-    assert report.noise == {"q017": "approximation", "q018": "margin"}
-    assert report.lost == ()  # noise explains both
-
-
-def test_real_changes_beyond_the_tolerance_regress_whatever_noise_adds(
+def test_only_a_drift_explained_change_is_not_counted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     before = [1.0] * 19
     after = [1.0] * 16 + [0.0, 0.0, 0.0]
-    monkeypatch.setattr(gate, "explain_noise", lambda *a, **kw: {"q018": "unstable"})
+    monkeypatch.setattr(gate, "explain_drift", lambda *a, **kw: {"q018": "drift"})
     report = compare(_baseline(before), make_result(after))
     recall = _recall(report)
     assert recall.status == "regressed"
-    assert recall.adjusted == pytest.approx(-2 / 19)
+    assert recall.delta == pytest.approx(-2 / 19)
+    assert recall.drift == 1
+    assert report.noise == {"q018": "drift"}
     assert report.lost == ("q016", "q017")
 
 
@@ -149,23 +129,23 @@ def test_every_status_has_one_verdict() -> None:
 
 
 def test_the_report_data_round_trips_as_json(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gate, "explain_noise", lambda *a, **kw: {"q018": "margin"})
+    monkeypatch.setattr(gate, "explain_drift", lambda *a, **kw: {"q018": "drift"})
     report = compare(_baseline([1.0] * 19), make_result([1.0] * 18 + [0.0]))
     gated = gated_metrics(report)
     recall = next(g for g in gated if g.metric == "recall")
-    assert (recall.status, recall.noisy, recall.changed) == ("noisy", 1, 1)
-    assert recall.adjusted == 0.0
+    assert (recall.status, recall.drift, recall.changed) == ("ok", 1, 1)
+    assert recall.se == 0.0
     assert recall.mde_questions == 5
     assert recall.tolerance == "-1pp"
     outcome = CheckOutcome(
         "t.py::x",
         "x.json",
-        "noisy",
+        "ok",
         gated=gated,
-        noise=(NoiseNote("q018", "a.md", "What?", "margin"),),
+        noise=(NoiseNote("q018", "a.md", "What?", "drift"),),
     )
     data = json.loads(json.dumps(outcome.to_json()))
-    assert data["verdict"] == "noisy"
+    assert data["verdict"] == "ok"
     again = CheckOutcome.from_json(data)
     assert again == outcome
     assert GatedMetric.from_json(recall.to_json()) == recall

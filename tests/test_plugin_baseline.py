@@ -137,9 +137,10 @@ def test_lifecycle(
             "E *   recall got worse: mean delta -66.67 points, CI [[]*[]], beyond the "
             "tolerance -1pp (-1.00 points)",
             f"E * baseline: {BASELINE}",
-            "E * changes over 6 questions: each change is real unless measured noise "
-            "explains it; sampling view: bootstrap CI of the mean delta (10000 "
-            "resamples, seed 0), 95% confidence*",
+            "E * changes over 6 questions: the mean change against the tolerance "
+            "plus z 1.64 SEs of noise (no noise found: SE 0); sampling view: "
+            "bootstrap CI of the mean delta (10000 resamples, seed 0), 95% "
+            "confidence*",
             "E * recall *100.00*33.33*-66.67*REGRESSED",
             "E * queries whose recall got worse the most (4 of 6 queries changed):",
             "E *   q-margin *100.00 → 0.00  What was the operating margin?",

@@ -282,7 +282,7 @@ def test_a_chunker_change_gets_a_paired_verdict_naming_it(
             "E *   what changed since the baseline:",
             "E *     chunker: paragraphs -> recursive:4:0",
             "E *   recall got worse: mean delta -*, CI *",
-            "E * changes over 6 questions: each change is real unless measured noise*",
+            "E * changes over 6 questions: the mean change against the tolerance*",
             "E *   pytest --chunkeval-update test_rag.py::test_rag",
         ]
     )

@@ -197,7 +197,7 @@ def test_two_lost_of_six_fail_and_the_paired_mode_lists_them(
     )
     assert item["verdict"] == "regressed"
     (recall,) = item["gated"]
-    assert (recall["status"], recall["adjusted"]) == ("regressed", recall["delta"])
+    assert (recall["status"], recall["se"], recall["drift"]) == ("regressed", 0.0, 0)
     assert recall["mde_questions"] == 3  # (1 - 3/6)^6 < 0.05 / 2
     assert recall["mde"] == pytest.approx(0.5)
 

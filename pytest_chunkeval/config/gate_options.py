@@ -43,8 +43,9 @@ GATE_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "gate_mode",
-        "How a run is compared with its baseline: 'changes' (every per-question "
-        "change is real unless measured noise explains it), 'paired' (bootstrap "
+        "How a run is compared with its baseline: 'changes' (the mean of the "
+        "per-question changes against the tolerance, widened by measured noise), "
+        "'paired' (bootstrap "
         "confidence interval of the per-query deltas) or 'mean' (means only).",
         parse_gate_mode,
         metavar="MODE",

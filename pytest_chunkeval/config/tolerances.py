@@ -28,7 +28,8 @@ HIGHER_IS_BETTER: dict[str, bool] = directions(PRESENCE, RANK, JUDGED, RELATIONS
 relationship metrics), from the metric table."""
 
 GATE_MODES: tuple[str, ...] = ("changes", "paired", "mean")
-"""``changes``: every per-question change is real unless noise explains it;
+"""``changes``: the mean of the per-question changes against the tolerance,
+widened by the noise repeats measured (docs/baselines.md);
 ``paired``: the bootstrap interval of the mean change decides; ``mean``: the
 difference of the means decides."""
 _TOLERANCE_FORM = "METRIC:-NUMBER[%|pp] (e.g. 'recall:-1%, iou:-0.002')"

@@ -57,6 +57,10 @@ class OpenAIEmbedder:
     zero vector without a request.
     """
 
+    epsilon = 1e-3
+    """The float drift a remote model declares (docs/baselines.md, "Float
+    drift"): the same text embedded twice differs far beyond a local model's."""
+
     def __init__(
         self,
         model: str = "text-embedding-3-small",

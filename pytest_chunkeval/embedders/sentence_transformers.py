@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +73,19 @@ class SentenceTransformerEmbedder(LazyModel):
         return effective_dtype(
             self.requested_dtype, self.device, who=f"sentence-transformers:{self.name}"
         )
+
+    @property
+    def epsilon(self) -> float:
+        """The float drift this embedder declares (docs/baselines.md, "Float
+        drift"): 1e-5 for float32 on the CPU (measured), 1e-3 on a GPU or in
+        bfloat16."""
+        device = self.device
+        torch = sys.modules.get("torch")  # "auto": a GPU where torch sees one
+        if device is None and torch is not None and torch.cuda.is_available():
+            device = "cuda"
+        if self.dtype != "float32" or device not in (None, "cpu"):
+            return 1e-3
+        return 1e-5
 
     @property
     def identity(self) -> str:

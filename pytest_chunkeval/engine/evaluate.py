@@ -42,6 +42,7 @@ from pytest_chunkeval.engine.chunking import (
 from pytest_chunkeval.engine.evidence import approximate, noise_evidence, search
 from pytest_chunkeval.engine.keys import collection_key, result_key
 from pytest_chunkeval.engine.rebuilds import Repeated, rebuilt_scores
+from pytest_chunkeval.engine.margins import declared_epsilon
 from pytest_chunkeval.engine.records import build_result
 from pytest_chunkeval.engine.repeats import with_repeats
 from pytest_chunkeval.engine.result_cache import (
@@ -302,6 +303,9 @@ def _retrieve(
         configured=setup.spec.repeats,
     )
     taken = listed.query[scores.kept] if budget is not None else None
-    evidence = noise_evidence(store, inputs, found, reference, fetch, depth, taken)
+    epsilon = declared_epsilon(setup.embedder)
+    evidence = noise_evidence(
+        store, inputs, found, reference, fetch, depth, taken, epsilon
+    )
     retrieved = QuerySpans(*(a[scores.kept] for a in columns(listed)))
     return _Scored(retrieved, scores, stages, exact, evidence, repeated)

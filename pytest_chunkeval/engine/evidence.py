@@ -8,7 +8,11 @@ real change (docs/baselines.md, "Noise is measured, not assumed"):
   same is approximation noise);
 - ``margin`` and ``order``: the decisive and the order margin of the question's
   ranking (:mod:`~pytest_chunkeval.engine.margins`), when it has scores that
-  float drift can move.
+  float drift can move;
+- ``top``, ``k`` and ``eps``: where a margin is below the embedder's declared ε
+  (``eps``), the text hashes and scores of the first ``k`` + 1 ranks whose gaps
+  decide it, so that a later run can check that a swap was within ε
+  (gate/drift.py); ``ordered`` when every rank's order counts (a fused list).
 
 :func:`reference_depth` is how deep an exact search looks for them.
 """
@@ -22,7 +26,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pytest_chunkeval.engine.margins import EXTRA_RANKS, decisive_margins, text_ids
+from pytest_chunkeval.engine.margins import (
+    EPSILON,
+    EXTRA_RANKS,
+    decisive_margins,
+    text_ids,
+)
 from pytest_chunkeval.engine.retrieve import RetrievalInputs, retrieve
 from pytest_chunkeval.engine.search_cache import SearchCache
 from pytest_chunkeval.stores._base import FusionStore, Retrieval, Store, TextStore
@@ -79,13 +88,15 @@ def noise_evidence(
     fetch: IntArray,
     depth: IntArray,
     taken_rows: IntArray | None = None,
+    epsilon: float = EPSILON,
 ) -> list[Evidence]:
     """Per question, its evidence (see the module docstring). ``found``: what the
     pipeline retrieved (with a reranker's or a fused store's stages);
     ``reference``: exact search on the same vectors, past the scored depth (None
     when the store searches no vectors alone); ``fetch``: ranks scored per
     question, ``depth`` the ``k`` of each; ``taken_rows``: under a budget, the
-    question of each chunk it took (None without one)."""
+    question of each chunk it took (None without one); ``epsilon``: the
+    embedder's declared float drift bound."""
     n = len(inputs.query_texts)
     taken = None if taken_rows is None else np.bincount(taken_rows, minlength=n)
     out: list[Evidence] = [{} for _ in range(n)]
@@ -93,19 +104,25 @@ def noise_evidence(
     if ranked is not None:
         scores, rows, whole = ranked
         texts = text_ids(inputs.chunk_texts, rows)
+        decides = np.asarray(depth, dtype=np.int64)
         if whole:  # a fused list: any swap among the candidates counts
-            order = decisive_margins(scores, texts, np.full(n, rows.shape[1]))[1]
+            decides = np.full(n, rows.shape[1], dtype=np.int64)
+            order = decisive_margins(scores, texts, decides)[1]
             margin = order
         else:
             margin, order = decisive_margins(scores, texts, depth)
             if taken is not None:
                 # under a budget, the ranks up to the one after the last taken
                 # decide which chunks fit
-                margin = decisive_margins(scores, texts, taken + 1)[1]
+                decides = taken + 1
+                margin = decisive_margins(scores, texts, decides)[1]
                 order = np.minimum(order, margin)
+        near = _TopRanks(inputs.chunk_texts, scores, rows, epsilon)
         for q, (m, o) in enumerate(zip(margin.tolist(), order.tolist(), strict=True)):
             out[q]["margin"] = _rounded(m)
             out[q]["order"] = _rounded(o)
+            if min(m, o) < epsilon:
+                out[q].update(near(q, int(decides[q]), whole))
     hashed = _TextsHash(inputs.chunk_texts)
     for q, rows_q in enumerate(_prefixes(found.ids, fetch)):
         out[q]["found"] = hashed(rows_q)
@@ -147,6 +164,36 @@ def _rounded(value: float) -> float | None:
     if not math.isfinite(value):
         return None
     return float(f"{max(value, 0.0):.3g}")
+
+
+class _TopRanks:
+    """A near tie's ranks as the drift check reads them (gate/drift.py): the
+    text hash and score of each of the first ``k`` + 1 ranks."""
+
+    def __init__(
+        self,
+        texts: list[str],
+        scores: npt.NDArray[np.float64],
+        rows: IntArray,
+        epsilon: float,
+    ) -> None:
+        self.texts, self.scores, self.rows, self.epsilon = texts, scores, rows, epsilon
+
+    def __call__(self, q: int, k: int, whole: bool) -> Evidence:
+        top = []
+        for row, score in zip(
+            self.rows[q, : k + 1].tolist(),
+            self.scores[q, : k + 1].tolist(),
+            strict=True,
+        ):
+            if row < 0 or not math.isfinite(score):
+                break
+            text = self.texts[row].encode("utf-8", "replace")
+            top.append([hashlib.sha256(text).hexdigest()[:12], round(score, 9)])
+        out: Evidence = {"top": top, "k": k, "eps": self.epsilon}
+        if whole:
+            out["ordered"] = True
+        return out
 
 
 class _TextsHash:

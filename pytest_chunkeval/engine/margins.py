@@ -41,12 +41,25 @@ chunks. Measured (``benchmarks/bench_gate.py --epsilon``): all-MiniLM-L6-v2 in
 one torch thread and in two moved no cosine by more than 2.2e-7 and no gap
 between two of a question's scores by more than 3.0e-7 (136 questions x 651
 chunks); the bound is about 30 times that (docs/baselines.md, "Float drift")."""
+WIDE_EPSILON = 1e-3
+"""The bound a remote, GPU or bfloat16 embedder declares (declared, not
+measured: their vectors move far more between runs than a local float32 CPU
+model's)."""
 EXTRA_RANKS = 8
 """Ranks an exact search fetches past the scored depth, to find the first lower
 chunk whose text differs from the scored ones."""
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+
+def declared_epsilon(embedder: object) -> float:
+    """The float drift bound an embedder declares (its ``epsilon``), else
+    :data:`EPSILON` (a local float32 CPU model's, measured)."""
+    value = getattr(embedder, "epsilon", None)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return EPSILON
+    return float(value) if math.isfinite(value) and value > 0 else EPSILON
 
 
 def relative_gap(higher: float, lower: float) -> float:

@@ -6,24 +6,28 @@ A tolerance is the worsening a metric may show before the gate fails, absolute
 Direction is known per metric (:data:`HIGHER_IS_BETTER`), so "worse" means lower
 recall but would mean a higher cost.
 
-``changes`` mode (the default) compares the same questions before and after, and
-a per-question change is real unless measured noise explains it
-(:mod:`~pytest_chunkeval.gate.noise`). With the changes noise explains set to 0
-(the adjusted mean change):
+``changes`` mode (the default) compares the same questions before and after.
+Noise widens the margin a drop must clear, it never removes a question's change
+from the mean: with ``delta`` the mean over the questions of (now - baseline),
+nothing set to 0 but the changes float drift explains
+(:mod:`~pytest_chunkeval.gate.drift`), ``SE`` its standard error from the
+repeats of noisy components (:mod:`~pytest_chunkeval.gate.noise`; 0 when
+neither run found noise) and ``z`` the one-sided normal quantile at the gate's
+confidence, Bonferroni over the gated metrics, the first that matches:
 
-- ``regressed``: the adjusted mean change is below -tolerance;
-- ``noisy``: the raw mean change is below -tolerance, the adjusted one is not
-  (passes, and names the questions);
-- ``improved``: the adjusted mean change is above +tolerance;
-- ``ok`` otherwise.
+- ``regressed``: ``delta < -tolerance - z * SE``;
+- ``noisy``: ``delta < -tolerance`` (within the noise: passes, named with its
+  SE and the repeats that measured it);
+- ``improved``: ``delta > +tolerance + z * SE``;
+- ``ok``.
 
 ``paired`` mode decides by the seeded paired bootstrap interval of the mean
 change (regressed when the whole interval lies beyond the tolerance, improved when
 it lies above zero; Bonferroni over the gated metrics); ``mean`` mode by the
 difference of the means. In every mode the report names the questions lost
-(retrieved in the baseline, missed now, a real change) and carries the sampling
+(retrieved in the baseline, missed now in every repeat) and carries the sampling
 view (:mod:`~pytest_chunkeval.gate.sampling`): the bootstrap interval and the
-set's minimum detectable effect.
+set's minimum detectable effect, information only.
 """
 
 from __future__ import annotations
@@ -38,9 +42,17 @@ from pytest_chunkeval.core.absent import nan_if_absent
 from pytest_chunkeval.core.metric_names import RANK, names
 from pytest_chunkeval.gate.baseline import MEAN_DECIMALS, QUERY_DECIMALS
 from pytest_chunkeval.gate.changes import baseline_changes
+from pytest_chunkeval.gate.drift import explain_drift
 from pytest_chunkeval.gate.flips import FLIP_METRICS
 from pytest_chunkeval.gate.integrity import NOT_GATED, Standing, standing
-from pytest_chunkeval.gate.noise import explain_noise
+from pytest_chunkeval.gate.noise import (
+    baseline_side,
+    cell_variances,
+    current_side,
+    repeats_text,
+    standard_error,
+    z_value,
+)
 from pytest_chunkeval.gate.report import (
     ChangedQuery,
     GateError,
@@ -69,6 +81,7 @@ if TYPE_CHECKING:
 
     from pytest_chunkeval.engine.results import EvalResult, QueryRecord
     from pytest_chunkeval.gate.baseline import Baseline
+    from pytest_chunkeval.gate.changes import BaselineChanges
 
     FloatArray = npt.NDArray[np.float64]
 
@@ -98,25 +111,9 @@ def compare(
 
     settings = settings or GateSettings()
     changes = baseline_changes(baseline, current)
-    if changes.incomparable:
-        raise GateError(
-            "the numbers cannot be compared: "
-            + "; ".join(str(c) for c in changes.incomparable)
-            + " (another unit of measurement, so other quantities)",
-            "another unit",
-        )
-    # Paired on the questions both runs have, unless edited under the same id
-    shared = baseline.queries.keys() - set(changes.edited)
-    records = [q for q in current.queries if q.id in shared]
-    if not records and changes.left_out:  # every shared question left out
+    records = _paired(baseline, current, changes)
+    if not records:  # every shared question left out
         return GateReport((), settings, 0, changes)
-    if not records:
-        raise GateError(
-            "no question in common with the baseline ("
-            f"{len(baseline.queries)} recorded, {len(current.queries)} now): "
-            "the query set was replaced; record a new baseline",
-            "no question in common",
-        )
     gated, absent = _standings(baseline, current, records, settings)
     ids = [q.id for q in records]
     before, after = _values(baseline, records, [m for m, _ in gated])
@@ -124,8 +121,11 @@ def compare(
     flip = _flip_metric(baseline, current)
     changed_ids = _changed(baseline, records, deltas, flip)
     rank = any(m in RANK_METRICS for m, _ in gated)
-    noise = explain_noise(baseline, current, changes, changed_ids, order=rank)
+    noise = explain_drift(baseline, current, changes, changed_ids, order=rank)
     explained = np.array([i in noise for i in ids], dtype=bool)
+    sides = baseline_side(baseline), current_side(current)
+    cells = cell_variances(*sides, records, [m for m, _ in gated])
+    z = z_value(settings.confidence, len(gated))
     level = per_metric_level(settings.confidence, len(gated))
     low = high = np.full(len(gated), math.nan)
     if settings.mode != "mean":
@@ -139,7 +139,13 @@ def compare(
             metric,
             tol,
             _Column(
-                before[:, j], after[:, j], explained, float(low[j]), float(high[j])
+                before[:, j],
+                after[:, j],
+                explained,
+                float(low[j]),
+                float(high[j]),
+                cells[:, j],
+                z,
             ),
             baseline,
             current,
@@ -164,7 +170,37 @@ def compare(
         {i: noise[i] for i in ids if i in noise},
         lost,
         mde,
+        repeats=tuple(
+            f"{who}: {text}"
+            for who, side in zip(("baseline", "now"), sides, strict=True)
+            if (text := repeats_text(side))
+        ),
     )
+
+
+def _paired(
+    baseline: Baseline, current: EvalResult, changes: BaselineChanges
+) -> list[QueryRecord]:
+    """The current records of the questions both runs have, unless edited
+    under the same id; empty when every shared question was left out;
+    :class:`GateError` when the two cannot be compared at all."""
+    if changes.incomparable:
+        raise GateError(
+            "the numbers cannot be compared: "
+            + "; ".join(str(c) for c in changes.incomparable)
+            + " (another unit of measurement, so other quantities)",
+            "another unit",
+        )
+    shared = baseline.queries.keys() - set(changes.edited)
+    records = [q for q in current.queries if q.id in shared]
+    if not records and not changes.left_out:
+        raise GateError(
+            "no question in common with the baseline ("
+            f"{len(baseline.queries)} recorded, {len(current.queries)} now): "
+            "the query set was replaced; record a new baseline",
+            "no question in common",
+        )
+    return records
 
 
 def _changed(
@@ -228,13 +264,16 @@ def _standings(
 
 @dataclass(frozen=True)
 class _Column:
-    """One gated metric's per-question values, and which changes noise explains."""
+    """One gated metric's per-question values, which changes float drift
+    explains, and each question's share of the mean change's variance."""
 
     before: FloatArray
     after: FloatArray
     explained: npt.NDArray[np.bool_]
     low: float
     high: float
+    cells: FloatArray
+    z: float
 
 
 def _check(
@@ -262,7 +301,7 @@ def _check(
     finite = ~np.isnan(column)
     moved = finite & (column != 0)
     raw = float(column[finite].mean()) if finite.any() else math.nan
-    adjusted = math.nan
+    se = math.nan
     if settings.mode == "mean":
         delta = after_mean - before_mean
         status = _status(sign * delta, sign * delta, -allowed, 0.0)
@@ -271,12 +310,10 @@ def _check(
         g_low, g_high = sorted((sign * col.low, sign * col.high))
         status = _status(g_high, g_low, -allowed, 0.0)
     else:
-        delta = raw
-        kept = np.where(col.explained, 0.0, column)
-        adjusted = float(kept[finite].mean()) if finite.any() else math.nan
-        status = _status(sign * adjusted, sign * adjusted, -allowed, allowed)
-        if status != REGRESSED and sign * raw < -allowed - _EPS:
-            status = NOISY
+        counted = np.where(col.explained, 0.0, column)  # drift alone not counted
+        delta = float(counted[finite].mean()) if finite.any() else math.nan
+        se = standard_error(col.cells, finite)
+        status = decide(sign * delta, allowed, col.z * se)
     gains = sign * column
     order = np.argsort(np.where(finite, gains, np.inf), kind="stable")
     worse = [i for i in order.tolist() if finite[i] and gains[i] < 0]
@@ -305,10 +342,27 @@ def _check(
         by_group=_group_means(column, [q.doc_id for q in records]),
         changed=int(moved.sum()),
         worse=tuple((records[i].id, records[i].doc_id) for i in worse),
-        adjusted=adjusted,
-        noisy=int((moved & col.explained).sum()),
+        drift=int((moved & col.explained).sum()),
+        se=se,
+        hides=allowed + col.z * se if not math.isnan(se) else math.nan,
         mde=nan_if_absent(detectable_points(mde, n, before_mean)),
     )
+
+
+def decide(gain: float, allowed: float, noise: float) -> str:
+    """The ``changes`` verdict of a mean change signed so that positive is
+    better (``gain``), against the tolerance ``allowed`` and the margin the
+    noise adds (``z * SE``), the first that matches: ``regressed`` beyond both,
+    ``noisy`` beyond the tolerance only, ``improved`` above both, ``ok``."""
+    if math.isnan(gain):
+        return OK
+    if gain < -allowed - noise - _EPS:
+        return REGRESSED
+    if gain < -allowed - _EPS:
+        return NOISY
+    if gain > allowed + noise + _EPS:
+        return IMPROVED
+    return OK
 
 
 def _status(worst: float, best: float, floor: float, ceiling: float) -> str:

@@ -3,8 +3,8 @@ before and missed now, and the reverse, for the reports' "what changed" section.
 
 A question counts as *retrieved* when some retrieved chunk holds part of its
 excerpts (recall above zero: a hit at ``k``), *missed* when none does. A question
-lost whose change measured noise explains (:mod:`~pytest_chunkeval.gate.noise`) is
-listed apart, as ``noisy``: ``lost`` holds real changes only. The gate's verdict
+lost whose change float drift explains (:mod:`~pytest_chunkeval.gate.drift`) is
+listed apart, as ``noisy``: ``lost`` holds counted changes only. The gate's verdict
 is the metrics' (:mod:`~pytest_chunkeval.gate.compare`): a flipped question can
 stay within tolerance, and a run can regress without any question flipping (each
 one retrieved a little less).

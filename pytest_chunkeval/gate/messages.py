@@ -39,15 +39,25 @@ def method_line(report: GateReport) -> str:
     if s.mode == "paired":
         return f"paired over {report.n} queries: {interval}"
     explained = len(report.noise)
-    noise = (
-        f"; noise explains {explained} change{'' if explained == 1 else 's'}"
+    drift = (
+        f"; float drift explains {explained} change{'' if explained == 1 else 's'}"
         if explained
         else ""
     )
+    z = f"z {_z(report):.2f}" if report.checks else "z -"
+    measured = "; ".join(report.repeats) or "no noise found: SE 0"
     return (
-        f"changes over {report.n} questions: each change is real unless measured "
-        f"noise explains it{noise}; sampling view: {interval}"
+        f"changes over {report.n} questions: the mean change against the "
+        f"tolerance plus {z} SEs of noise ({measured}){drift}; "
+        f"sampling view: {interval}"
     )
+
+
+def _z(report: GateReport) -> float:
+    from pytest_chunkeval.gate.noise import z_value
+
+    compared = len(report.checks) - len(report.not_compared)
+    return z_value(report.settings.confidence, compared)
 
 
 def _tolerance(check: MetricCheck) -> str:
@@ -56,26 +66,35 @@ def _tolerance(check: MetricCheck) -> str:
     return str(check.tolerance)
 
 
+def _hides(check: MetricCheck) -> str:
+    """The largest drop the measured noise could hide, in points; "-" without
+    noise (the tolerance alone)."""
+    if math.isnan(check.se) or check.se == 0:
+        return "-"
+    return _pts(-check.hides, True)
+
+
 def _detectable(check: MetricCheck) -> str:
     return "-" if math.isnan(check.mde) else _pts(-check.mde, True)
 
 
 def report_table(report: GateReport) -> str:
     """One row per gated metric, in points (percent); changes signed. In
-    ``changes`` mode: the real change (noise set to 0), then the sampling view
-    (the interval and the smallest drop this set can tell)."""
+    ``changes`` mode: the noise of the change (its SE, and the largest drop it
+    could hide), then the sampling view (the interval and the smallest drop
+    this set can tell)."""
     from pytest_chunkeval.util.text import format_rows
 
     changes = report.settings.mode == "changes"
     ci_head = f"{100 * report.settings.confidence:g}% CI"
     headers = ["metric", "baseline", "now", "delta"]
-    headers += ["real", ci_head, "detectable"] if changes else [ci_head]
+    headers += ["SE", "could hide", ci_head, "detectable"] if changes else [ci_head]
     headers += ["tolerance", "verdict"]
     rows = []
     for c in report.checks:
         row = [c.metric, _pts(c.before), _pts(c.after), _pts(c.delta, True)]
         if changes:
-            row += [_pts(present(c.adjusted), True), _ci(c), _detectable(c)]
+            row += [_pts(present(c.se)), _hides(c), _ci(c), _detectable(c)]
         else:
             row.append(_ci(c))
         verdict = "REGRESSED" if c.status == "regressed" else c.status
@@ -95,8 +114,8 @@ def sampling_line(report: GateReport) -> str:
     )
     return (
         f"sampling view: the bootstrap interval could tell a drop only once {m} of "
-        f"{report.n} questions moved the same way ({drops} points); the verdict "
-        "counts every real change"
+        f"{report.n} questions moved the same way ({drops} points); information "
+        "only, the verdict counts every change"
     )
 
 
@@ -105,31 +124,39 @@ def _verdict_line(check: MetricCheck, report: GateReport | None = None) -> str:
         where = f"mean delta {_pts(check.delta, True)} points, CI {_ci(check)}"
     else:
         where = f"{_pts(check.before)} -> {_pts(check.after)}"
-    if check.noisy and report is not None and report.settings.mode == "changes":
-        where += f"; {_pts(present(check.adjusted), True)} without noise"
+    noise = not math.isnan(check.se) and check.se > 0
+    if noise:
+        where += (
+            f", SE {_pts(check.se)} points (a drop up to {_pts(-check.hides, True)} "
+            "points could hide in the measured noise)"
+        )
     if check.status == "regressed":
         return (
             f"{check.metric} got worse: {where}, beyond the tolerance "
             f"{check.tolerance}"
             + (f" ({_pts(-check.allowed, True)} points)" if check.allowed else "")
+            + (" and the noise" if noise else "")
         )
     if check.status == "noisy":
+        measured = "; ".join(report.repeats) if report is not None else ""
         return (
             f"{check.metric} noisy: {where}, beyond the tolerance {check.tolerance} "
-            f"only through changes noise explains ({check.noisy} of "
-            f"{check.changed} changed questions)"
+            "but within the noise" + (f" ({measured})" if measured else "")
         )
     return f"{check.metric} improved: {where}"
 
 
 def noise_lines(report: GateReport, limit: int = 10) -> list[str]:
-    """The questions whose change noise explains, with the kind of noise."""
+    """The questions whose change float drift explains (not counted)."""
     if not report.noise:
         return []
-    items = list(report.noise.items())
-    shown = ", ".join(f"{i} ({why})" for i, why in items[:limit])
+    items = list(report.noise)
+    shown = ", ".join(items[:limit])
     more = f", and {len(items) - limit} more" if len(items) > limit else ""
-    return [f"changes noise explains ({len(items)}): {shown}{more}"]
+    return [
+        f"changes float drift explains, not counted ({len(items)}: a near tie in "
+        f"the baseline swapped within the embedder's ε): {shown}{more}"
+    ]
 
 
 def lost_line(report: GateReport, limit: int = 10) -> list[str]:
@@ -273,8 +300,8 @@ def format_improvement(report: GateReport, *, test: str, command: str) -> str:
 
 
 def format_noisy(report: GateReport, *, test: str) -> str:
-    """A drop beyond the tolerance that noise explains: passes, with the
-    questions named."""
+    """A drop beyond the tolerance but within the measured noise: passes, named
+    with its SE and the repeats."""
     parts = "; ".join(_verdict_line(c, report) for c in report.noisy)
     lines = [f"{test}: {parts}"]
     lines += [f"    {line}" for line in noise_lines(report)]
@@ -294,6 +321,8 @@ def format_pass(report: GateReport, *, test: str, command: str, note: str = "") 
     messages = []
     if report.noisy:
         messages.append(format_noisy(report, test=test))
+    elif report.noise:
+        messages.append(f"{test}: {noise_lines(report)[0]}")
     if report.improved:
         messages.append(format_improvement(report, test=test, command=command))
     if report.lost:

@@ -1,131 +1,203 @@
-"""Which changes of a comparison noise explains (docs/baselines.md, "Noise is
-measured, not assumed").
+"""The noise of a comparison's mean change (docs/baselines.md, "What a verdict
+means"): noise widens the margin a drop must clear, it never removes a
+question's change from the mean.
 
-Only run-to-run noise can make a change that is not real, and each kind is
-known or measured from evidence the run and the baseline hold, never assumed.
-A question whose retrieved texts are the same as the baseline's (``found``)
-changed for another reason (its judgments, its excerpts' placement): no noise
-explains it. Otherwise:
+A component is deterministic unless a run found it noisy (``EvalResult.noise``:
+a ``score()`` retriever answering differently when asked again, an approximate
+store rebuilt); then each question's value is the mean of its ``r`` repeats,
+with its sample variance (denominator ``r - 1``). For each gated metric the
+standard error of the mean change over the ``n`` questions compared is
 
-- deterministic parts (exact and BM25 search and their fusion, a local embedder,
-  cached vectors, committed judgments) contribute none;
-- ``approximation``: an approximate store (Chroma's HNSW) changed a question's
-  result while exact search on the same vectors did not (the same texts), and
-  the store's configuration is the same;
-- ``margin``: the question's decisive margin, in the baseline or now, is below
-  :data:`~pytest_chunkeval.engine.margins.EPSILON` (a near tie that float drift
-  across machines can swap), and neither the configuration, nor the chunking,
-  nor a document the question involves (its own, its excerpts', what it
-  retrieves) changed;
-- ``unstable``: a user's retriever (``score()``) asked the question again, past
-  every cache, and answered differently (:mod:`~pytest_chunkeval.engine.reask`).
+    SE = sqrt(sum_i (v_now,i / r_now,i + v_base,i / r_base,i)) / n
 
-A change nothing here explains is real.
+where a side's ``v_i`` is its own variance where it repeated question ``i``;
+the mean variance of its repeated questions where it found the component noisy
+but asked ``i`` once; the other side's ``v_i`` where it found the component
+deterministic and the other side found it noisy; 0 only where neither side
+found noise. :func:`z_value` is the one-sided normal quantile the drop must
+clear in SEs, Bonferroni over the gated metrics.
+
+The records this reads: ``QueryRecord.repeats`` (metric -> (mean, variance,
+r)) and ``EvalResult.noise`` for the current run; a baseline's per-question
+``var`` and ``r`` (gate/questions.py) and its ``noise`` for the baseline. A
+field a side lacks reads as its default: asked once, variance 0, no noise.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from pytest_chunkeval.engine.results import EvalResult, QueryRecord
     from pytest_chunkeval.gate.baseline import Baseline
-    from pytest_chunkeval.gate.changes import BaselineChanges
 
-NOISE_KINDS: dict[str, str] = {
-    "approximation": "the store's result changed, exact search on the same "
-    "vectors did not",
-    "margin": "a near tie: its decisive margin is below the float drift bound",
-    "unstable": "the retriever answered differently when asked again",
-}
-"""Each kind of noise, as the reports explain it."""
+    FloatArray = npt.NDArray[np.float64]
+
+VARYING = frozenset({"retriever", "store"})
+"""Components whose noise is measured by repeats (an embedder's is its
+declared float drift bound, docs/baselines.md "Float drift")."""
 
 
-def explain_noise(
-    baseline: Baseline,
-    current: EvalResult,
-    changes: BaselineChanges,
-    changed: Sequence[str],
-    *,
-    order: bool = False,
-) -> dict[str, str]:
-    """Question id -> the kind of noise (:data:`NOISE_KINDS`) that explains its
-    change, for the ``changed`` questions that noise explains; the others'
-    changes are real. ``order``: a gated metric reads the order of the ranks
-    (a rank metric), so the order margin decides, not the decisive one."""
-    from pytest_chunkeval.engine.margins import EPSILON
+def z_value(confidence: float, metrics: int) -> float:
+    """The one-sided normal quantile ``z(1 - alpha / g)`` at confidence
+    ``1 - alpha`` over ``g`` gated metrics: 2.13 at 95% over three."""
+    alpha = (1.0 - confidence) / max(metrics, 1)
+    return NormalDist().inv_cdf(1.0 - alpha)
 
-    records = {q.id: q for q in current.queries}
-    store_changed = any(c.key == "store" for c in changes.config)
-    steady = not changes.config and baseline.chunks.get("count") == current.chunks.get(
-        "count"
+
+@dataclass(frozen=True)
+class Side:
+    """One side's repeats: per question id and metric its variance and ``r``
+    where it repeated the question, which components it found noisy, and the
+    mean variance of its repeated questions per metric."""
+
+    variances: Mapping[str, Mapping[str, tuple[float, int]]] = field(
+        default_factory=dict
     )
-    touched = _touched(changes)
-    key = "order" if order or "budget" in current.config else "margin"
-    out: dict[str, str] = {}
-    for qid in changed:
-        record = records[qid]
-        old = baseline.questions.get(qid, {})
-        now = record.evidence
-        if _same(old.get("found"), now.get("found")):
-            continue  # the same texts retrieved: noise moved nothing here
-        if not store_changed and _same(old.get("exact"), now.get("exact")):
-            out[qid] = "approximation"
-        elif (
-            steady
-            and touched is not None
-            and _below(_margin(old, key), _margin(now, key), EPSILON)
-            and not (_documents(record) & touched)
-        ):
-            out[qid] = "margin"
-    probe = current.probe
-    rest = [q for q in changed if q not in out]
-    if probe is not None and rest:
-        out.update(probe.unstable(rest))
+    noisy: frozenset[str] = frozenset()
+    mean_variance: Mapping[str, float] = field(default_factory=dict)
+    noise: Mapping[str, Any] = field(default_factory=dict)
+    """The side's whole noise record (repeats, cost), for the reports."""
+
+    @property
+    def varies(self) -> bool:
+        """Whether this side found a component whose noise repeats measure."""
+        return bool(self.noisy & VARYING)
+
+    def cell(self, qid: str, metric: str) -> tuple[float, int] | None:
+        """``(variance, r)`` of a question's metric on this side; None where
+        the side found no noise (deterministic)."""
+        own = self.variances.get(qid, {}).get(metric)
+        if own is not None:
+            return own
+        if self.varies:
+            return _mean_variance(self, metric), 1
+        return None
+
+
+def current_side(result: EvalResult) -> Side:
+    """The current run's repeats (``QueryRecord.repeats``, ``EvalResult.noise``)."""
+    noise = _noise_of(result)
+    variances: dict[str, dict[str, tuple[float, int]]] = {}
+    for record in result.queries:
+        repeats: Mapping[str, Any] = getattr(record, "repeats", None) or {}
+        cells = {
+            m: (float(v), int(r))
+            for m, (_, v, r) in repeats.items()
+            if int(r) > 1 and _finite(v)
+        }
+        if cells:
+            variances[record.id] = cells
+    return _side(variances, noise)
+
+
+def baseline_side(baseline: Baseline) -> Side:
+    """The baseline's repeats: its questions' ``var`` and ``r``, its ``noise``."""
+    noise = _noise_of(baseline)
+    variances: dict[str, dict[str, tuple[float, int]]] = {}
+    for qid, record in baseline.questions.items():
+        r = record.get("r", 1)
+        var = record.get("var")
+        if isinstance(r, int) and r > 1 and isinstance(var, Mapping):
+            variances[qid] = {
+                str(m): (float(v), r) for m, v in var.items() if _finite(v)
+            }
+    return _side(variances, noise)
+
+
+def _side(
+    variances: dict[str, dict[str, tuple[float, int]]], noise: Mapping[str, Any]
+) -> Side:
+    noisy = noise.get("noisy") or ()
+    means = noise.get("mean_variance") or {}
+    return Side(
+        variances,
+        frozenset(str(c) for c in noisy),
+        {str(m): float(v) for m, v in means.items() if _finite(v)},
+        dict(noise),
+    )
+
+
+def _noise_of(side: object) -> Mapping[str, Any]:
+    """A side's noise record (``EvalResult.noise``, a baseline's ``noise``);
+    empty when it has none (deterministic, or recorded before repeats)."""
+    noise = getattr(side, "noise", None)
+    return noise if isinstance(noise, Mapping) else {}
+
+
+def _mean_variance(side: Side, metric: str) -> float:
+    """The mean variance of a side's repeated questions for ``metric``: its
+    recorded one, else the mean over the questions it repeated."""
+    if metric in side.mean_variance:
+        return side.mean_variance[metric]
+    found = [c[metric][0] for c in side.variances.values() if metric in c]
+    return sum(found) / len(found) if found else 0.0
+
+
+def _finite(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+    )
+
+
+def cell_variances(
+    before: Side, now: Side, records: Sequence[QueryRecord], metrics: Sequence[str]
+) -> FloatArray:
+    """Per question and metric, ``v_now / r_now + v_base / r_base`` by the
+    rules of the module docstring."""
+    import numpy as np
+
+    out = np.zeros((len(records), len(metrics)), dtype=np.float64)
+    if not (before.varies or now.varies or before.variances or now.variances):
+        return out  # neither side found noise: SE = 0
+    for i, record in enumerate(records):
+        for j, metric in enumerate(metrics):
+            mine = now.cell(record.id, metric)
+            theirs = before.cell(record.id, metric)
+            if mine is None and theirs is not None:
+                mine = (theirs[0], 1)  # asked once, with the other side's noise
+            if theirs is None and mine is not None:
+                theirs = (mine[0], 1)
+            if mine is None or theirs is None:
+                continue
+            out[i, j] = mine[0] / mine[1] + theirs[0] / theirs[1]
     return out
 
 
-def _margin(evidence: Mapping[str, Any], key: str) -> Any:
-    """The margin ``key`` of a question's evidence; a baseline leaves out an
-    order margin equal to the decisive one."""
-    return evidence.get(key, evidence.get("margin"))
+def standard_error(cells: FloatArray, finite: npt.NDArray[np.bool_]) -> float:
+    """``sqrt(sum of cells) / n`` over the questions compared (``finite``)."""
+    n = int(finite.sum())
+    if n == 0:
+        return 0.0
+    return math.sqrt(float(cells[finite].sum())) / n
 
 
-def _same(before: Any, after: Any) -> bool:
-    return isinstance(before, str) and before == after
-
-
-def _below(before: Any, after: Any, epsilon: float) -> bool:
-    """Whether a recorded margin is below ``epsilon`` on either side (None: no
-    decisive gap, absent: not measured)."""
-    return any(
-        isinstance(m, (int, float)) and not isinstance(m, bool) and m < epsilon
-        for m in (before, after)
-    )
-
-
-def _touched(changes: BaselineChanges) -> frozenset[str] | None:
-    """The documents edited, added or removed; None when the corpus changed and
-    which documents is unknown (an old baseline)."""
-    if changes.corpus_changed and not changes.documents_known:
-        return None
-    return frozenset(d.doc_id for d in changes.documents)
-
-
-def _documents(record: QueryRecord) -> set[str]:
-    """The documents a question involves: its own, its excerpts', and those of
-    what it retrieved."""
-    return {
-        record.doc_id,
-        *(doc for doc, _, _ in record.excerpts),
-        *(doc for doc, _, _ in record.retrieved),
-    }
-
-
-def noise_of(reasons: Mapping[str, str]) -> str:
-    """The kinds of noise in ``reasons``, counted: ``2 approximation, 1 margin``."""
-    counts: dict[str, int] = {}
-    for why in reasons.values():
-        counts[why] = counts.get(why, 0) + 1
-    return ", ".join(f"{n} {why}" for why, n in counts.items())
+def repeats_text(side: Side) -> str:
+    """What measured a side's noise, in a few words: ``retriever noisy: 4
+    repeats of 36 questions, 180 requests``; "" when it found none."""
+    noise = side.noise
+    if not side.varies:
+        return ""
+    parts = [f"{', '.join(sorted(side.noisy))} noisy"]
+    repeats, sampled = noise.get("repeats"), noise.get("sampled")
+    if isinstance(repeats, int):
+        what = f"{repeats} repeats"
+        if isinstance(sampled, int):
+            what += f" of {sampled} questions"
+        parts.append(what)
+    requests = noise.get("requests")
+    if isinstance(requests, int) and requests:
+        parts.append(f"{requests} requests")
+    seconds = noise.get("rebuild_seconds")
+    if _finite(seconds) and seconds:
+        parts.append(f"{float(seconds):.1f} s rebuilding")
+    return parts[0] + (": " + ", ".join(parts[1:]) if len(parts) > 1 else "")

@@ -48,7 +48,7 @@ class CheckOutcome:
     (JSON-serializable): ``row`` names the session's summary row of the checked
     result, ``gated`` and ``flips`` what the comparison found (when it ran),
     ``changes`` what else differs from the baseline (None: nothing), ``noise``
-    the questions whose change noise explains, ``reason`` why it was not
+    the questions whose change float drift explains, ``reason`` why it was not
     compared (replacing the status table's)."""
 
     nodeid: str

@@ -1,7 +1,9 @@
 """What a baseline records of each question besides its metric values
 (schema 3, docs/baselines.md "What is in one"): a content hash, so that a
-question edited under the same id is told from the one recorded, and the noise
-evidence of its run (:data:`EVIDENCE_KEYS`).
+question edited under the same id is told from the one recorded, the noise
+evidence of its run (:data:`EVIDENCE_KEYS`), and where its run repeated it (a
+noisy component, gate/noise.py) the variance of each metric's repeats
+(``var``, denominator ``r - 1``) and ``r``; absent: asked once, variance 0.
 
 The hash covers the question's text, its document and its excerpts' texts with
 whitespace runs folded to one space, never their offsets: an edit above an
@@ -48,8 +50,10 @@ def result_hashes(result: EvalResult) -> dict[str, str]:
     return out
 
 
-EVIDENCE_KEYS = ("found", "exact", "margin", "order")
+EVIDENCE_KEYS = ("found", "exact", "margin", "order", "top", "k", "eps", "ordered")
 """The noise evidence a baseline keeps per question (engine/evidence.py)."""
+VARIANCE_DIGITS = 6
+"""Significant digits a baseline keeps of a repeated question's variance."""
 
 
 def question_records(result: EvalResult) -> dict[str, dict[str, Any]]:
@@ -63,9 +67,26 @@ def question_records(result: EvalResult) -> dict[str, dict[str, Any]]:
             del kept["order"]  # the usual case: no closer gap inside the top k
         if record.id in hashes:
             kept["hash"] = hashes[record.id]
+        kept.update(repeat_record(getattr(record, "repeats", None) or {}))
         if kept:
             out[record.id] = kept
     return out
+
+
+def repeat_record(repeats: Mapping[str, Any]) -> dict[str, Any]:
+    """A question's ``var`` (metric -> sample variance) and ``r`` from its
+    repeats (metric -> (mean, variance, r)); empty when asked once."""
+    cells = {
+        str(m): (float(v), int(r))
+        for m, (_, v, r) in repeats.items()
+        if int(r) > 1 and math.isfinite(float(v))
+    }
+    if not cells:
+        return {}
+    return {
+        "var": {m: float(f"{v:.{VARIANCE_DIGITS}g}") for m, (v, _) in cells.items()},
+        "r": max(r for _, r in cells.values()),
+    }
 
 
 def valid_questions(data: Any) -> dict[str, dict[str, Any]]:

@@ -1,6 +1,7 @@
 """The verdicts of one comparison as data (:class:`GateReport`: one
-:class:`MetricCheck` per gated metric, what else changed, which changes noise
-explains, the lost questions, the sampling view), computed by
+:class:`MetricCheck` per gated metric, what else changed, which changes float
+drift explains, the repeats that measured the noise, the lost questions, the
+sampling view), computed by
 :func:`~pytest_chunkeval.gate.compare.compare`; :func:`gated_metrics` gives the
 reports' view of it."""
 
@@ -70,10 +71,14 @@ class MetricCheck:
     changed: int = 0  # queries whose value moved
     worse: tuple[tuple[str, str], ...] = ()
     """Every query whose value got worse: (id, document), worst first."""
-    adjusted: float = math.nan
-    """``changes`` mode: the mean change with the changes noise explains set to 0."""
-    noisy: int = 0
-    """Changed questions whose change noise explains."""
+    drift: int = 0
+    """Changed questions whose change float drift explains (not counted)."""
+    se: float = math.nan
+    """``changes`` mode: the standard error of ``delta`` measured by repeats
+    (0 when neither run found noise)."""
+    hides: float = math.nan
+    """``changes`` mode: the largest drop the measured noise could hide, the
+    tolerance plus ``z * se``, in the metric's units."""
     mde: float = math.nan
     """The minimum detectable effect in the metric's units (sampling view)."""
     reason: str = ""
@@ -93,13 +98,17 @@ class GateReport:
     changes: BaselineChanges = field(default_factory=BaselineChanges)
     """What differs besides the metrics (configuration, documents, questions)."""
     noise: Mapping[str, str] = field(default_factory=dict)
-    """Changed question id -> the kind of noise that explains its change."""
+    """Changed question id -> ``drift`` where float drift explains its change
+    (gate/drift.py): the only changes not counted."""
     lost: tuple[str, ...] = ()
     """Questions retrieved in the baseline (recall > 0) and missed now, a real
     change: named whatever the verdict."""
     mde_questions: int | None = None
     """The sampling view: questions that must be lost in one direction before
     the bootstrap interval can tell (None: no question)."""
+    repeats: tuple[str, ...] = ()
+    """What measured each side's noise (``now: retriever noisy: 4 repeats of
+    36 questions, 180 requests``); empty when neither run found noise."""
 
     @property
     def incomplete(self) -> str:
@@ -166,12 +175,14 @@ def gated_metrics(report: GateReport) -> tuple[GatedMetric, ...]:
             present(c.high),
             c.status,
             report.settings.confidence,
-            adjusted=present(c.adjusted),
+            se=present(c.se),
+            hides=present(c.hides),
+            repeats="; ".join(report.repeats),
             reason=c.reason,
             tolerance=str(c.tolerance),
             allowed=c.allowed,
             changed=c.changed,
-            noisy=c.noisy,
+            drift=c.drift,
             n=c.n,
             mde=present(c.mde),
             mde_questions=report.mde_questions if c.reason == "" else None,

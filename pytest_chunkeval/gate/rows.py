@@ -82,7 +82,7 @@ class RowVerdict:
     """The row's tests pytest skipped (a per-question item whose question can
     no longer be placed)."""
     noise: tuple[NoiseNote, ...] = ()
-    """The questions whose change noise explains, over the row's checks."""
+    """The questions whose change float drift explains, over the row's checks."""
 
     @property
     def fails(self) -> bool:

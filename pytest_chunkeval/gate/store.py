@@ -321,7 +321,7 @@ class BaselineStore:
     ) -> CheckOutcome:
         """Turn a recorded outcome into a regression (a per-question item's flip,
         which its comparison's tolerance does not judge), or into ``status``
-        (``noisy``: a flip that noise explains)."""
+        (``noisy``: a flip that float drift explains)."""
         failed = replace(outcome, status=status, message=message)
         index = next(i for i, o in enumerate(self.outcomes) if o is outcome)
         self.outcomes[index] = failed

@@ -1,9 +1,10 @@
 """The gate's vocabulary: :data:`VERDICTS`, :class:`Verdict` and the one table
 from what a check did to what it says (:data:`STATUS_VERDICTS`, worst first by
 :func:`worst_verdict`), the numbers behind a verdict (:class:`GatedMetric`: per
-gated metric the baseline, the change, the sampling view; :class:`NoiseNote`:
-a change noise explains), and the one-line verdict of a session (``1
-regression, 1 noisy, 0 improvements, 14 ok``) that the reports open with. A
+gated metric the baseline, the change, its noise, the sampling view;
+:class:`NoiseNote`: a change float drift explains), and the one-line verdict
+of a session (``1 regression, 1 noisy, 0 improvements, 14 ok``) that the
+reports open with. A
 report row's verdict is :mod:`pytest_chunkeval.gate.rows`'."""
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ OK = "ok"
 NOT_COMPARED = "not compared"
 VERDICTS = (REGRESSED, NOISY, IMPROVED, OK, NOT_COMPARED)
 """What a baseline check, a gated metric or a report row can say (docs/baselines.md,
-"What a verdict means"): ``regressed`` (a real drop beyond the tolerance: fails),
-``noisy`` (a drop beyond the tolerance that measured noise explains: passes, named
-with its questions), ``improved``, ``ok``, and ``not compared (reason)``."""
+"What a verdict means"): ``regressed`` (a drop beyond the tolerance and the
+measured noise: fails), ``noisy`` (a drop beyond the tolerance but within the
+noise repeats measured: passes, named with its SE and repeats), ``improved``,
+``ok``, and ``not compared (reason)``."""
 
 
 @dataclass(frozen=True)
@@ -158,15 +160,18 @@ class GatedMetric:
     """One gated metric of a baseline comparison, as the reports show it.
 
     Values are fractions (0-1). ``delta`` is ``now - baseline``: the mean of the
-    per-question changes (``changes`` and ``paired`` modes) or of the means
-    (``mean`` mode); ``adjusted`` the same with the changes noise explains set to
-    0 (``changes`` mode, else None). ``status`` is ``regressed``, ``noisy``,
-    ``improved``, ``ok`` or ``not compared`` (``reason`` says why). The sampling
-    view, information only outside ``paired`` mode: ``low``/``high`` the paired
-    bootstrap interval of ``delta`` (None in ``mean`` mode) at the joint level
-    ``confidence``, and ``mde`` the minimum detectable effect in the metric's
-    units (``mde_questions`` questions lost in one direction).
-    ``changed``: questions whose value moved; ``noisy``: those noise explains."""
+    per-question changes (``changes`` and ``paired`` modes; in ``changes`` mode
+    the changes float drift explains are not counted) or of the means (``mean``
+    mode). ``se`` (``changes`` mode, else None): the standard error of ``delta``
+    repeats measured (0 without noise); ``hides``: the largest drop that noise
+    could hide (the tolerance plus ``z * se``); ``repeats``: what measured it.
+    ``status`` is ``regressed``, ``noisy``, ``improved``, ``ok`` or ``not
+    compared`` (``reason`` says why). The sampling view, information only
+    outside ``paired`` mode: ``low``/``high`` the paired bootstrap interval of
+    ``delta`` (None in ``mean`` mode) at the joint level ``confidence``, and
+    ``mde`` the minimum detectable effect in the metric's units
+    (``mde_questions`` questions lost in one direction). ``changed``: questions
+    whose value moved; ``drift``: those float drift explains."""
 
     metric: str
     before: float | None
@@ -176,12 +181,14 @@ class GatedMetric:
     high: float | None
     status: str
     confidence: float
-    adjusted: float | None = None
+    se: float | None = None
+    hides: float | None = None
+    repeats: str = ""
     reason: str = ""
     tolerance: str = ""
     allowed: float = 0.0
     changed: int = 0
-    noisy: int = 0
+    drift: int = 0
     n: int = 0
     mde: float | None = None
     mde_questions: int | None = None
@@ -205,7 +212,9 @@ class GatedMetric:
             "baseline": self.before,
             "now": self.after,
             "delta": self.delta,
-            "adjusted": self.adjusted,
+            "se": self.se,
+            "hides": self.hides,
+            "repeats": self.repeats,
             "low": self.low,
             "high": self.high,
             "status": self.status,
@@ -214,7 +223,7 @@ class GatedMetric:
             "tolerance": self.tolerance,
             "allowed": self.allowed,
             "changed": self.changed,
-            "noisy": self.noisy,
+            "drift": self.drift,
             "n": self.n,
             "mde": self.mde,
             "mde_questions": self.mde_questions,
@@ -232,12 +241,14 @@ class GatedMetric:
             present(data.get("high")),
             str(data.get("status", OK)),
             float(data.get("confidence", 0.95)),
-            adjusted=present(data.get("adjusted")),
+            se=present(data.get("se")),
+            hides=present(data.get("hides")),
+            repeats=str(data.get("repeats", "")),
             reason=str(data.get("reason", "")),
             tolerance=str(data.get("tolerance", "")),
             allowed=float(data.get("allowed", 0.0)),
             changed=int(data.get("changed", 0)),
-            noisy=int(data.get("noisy", 0)),
+            drift=int(data.get("drift", 0)),
             n=int(data.get("n", 0)),
             mde=present(data.get("mde")),
             mde_questions=None if questions is None else int(questions),
@@ -246,8 +257,8 @@ class GatedMetric:
 
 @dataclass(frozen=True)
 class NoiseNote:
-    """A question whose change noise explains, and which noise
-    (:data:`~pytest_chunkeval.gate.noise.NOISE_KINDS`)."""
+    """A question whose change float drift explains (gate/drift.py), and how
+    (``drift``)."""
 
     id: str
     doc_id: str

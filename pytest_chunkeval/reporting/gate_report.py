@@ -22,12 +22,13 @@ BASELINE_NOTE = (
     "improves when it lies above zero."
 )
 CHANGES_MODE_NOTE = (
-    "Each gated metric as baseline → now: change [{ci}], in points. A "
-    "question's change is real unless measured noise explains it; a metric "
-    "regresses when its real mean change lies beyond its tolerance, and is noisy "
-    "when only changes noise explains take it there. The interval (a bootstrap "
-    "over the questions) is the sampling view: information, never a reason to "
-    "pass a real drop."
+    "Each gated metric as baseline → now: change [{ci}], in points: the mean of "
+    "the per-question changes, nothing set to 0 but float drift's. Noise widens "
+    "the margin a drop must clear, never removes a change: a metric regresses "
+    "when its change lies beyond its tolerance plus z standard errors of the "
+    "noise repeats measured (SE 0 when neither run found noise), and is noisy "
+    "when it lies beyond the tolerance only. The interval (a bootstrap over the "
+    "questions) is the sampling view: information, never a reason to pass a drop."
 )
 MEAN_NOTE = (
     "Each gated metric as baseline → now: change, in points: the difference of "
@@ -37,7 +38,7 @@ MEAN_NOTE = (
 CHANGES_NOTE = (
     "Questions retrieved before and missed now, and the reverse. A question is "
     "retrieved when some retrieved chunk holds part of its excerpt. A lost "
-    "question is a real change unless measured noise explains it; the verdict "
+    "question is a change unless float drift explains it; the verdict "
     "is the gated metrics': a lost question can stay within tolerance, and a "
     "regression need not lose any."
 )
@@ -66,6 +67,8 @@ def gated_cell(g: GatedMetric) -> str:
         text += f" {format_interval(g.low, g.high)}"
     if g.status != "ok":
         text += f" {verdict_text(g.status)}"
+    if g.se:
+        text += f" (SE {_pts(g.se)})"
     return text
 
 
@@ -77,7 +80,7 @@ def _level(entries: Sequence[ReportEntry]) -> str:
 def _note(entries: Sequence[ReportEntry]) -> str:
     """How the changes were compared: per question (noise measured), paired
     with intervals, or means only."""
-    if any(g.adjusted is not None for e in entries for g in e.gated):
+    if any(g.se is not None for e in entries for g in e.gated):
         return CHANGES_MODE_NOTE.format(ci=_level(entries))
     if any(g.low is not None for e in entries for g in e.gated):
         return BASELINE_NOTE.format(ci=_level(entries))
@@ -111,15 +114,37 @@ def gate_table(
 
 
 def changed_rows(entries: Sequence[ReportEntry]) -> list[tuple[str, str]]:
-    """Per compared row where more than the metrics changed: its tests and
-    configuration, and what changed in one line (``changed since the baseline:
-    chunker: a -> b; ...``)."""
+    """Per compared row where more than the metrics changed, or whose noise
+    was measured: its tests and configuration, and what changed in one line
+    (``changed since the baseline: chunker: a -> b; ...``), then the noise
+    (:func:`noise_line`)."""
     out = []
     for entry in entries:
-        if entry.gated and entry.changes is not None and entry.changes.any:
-            who = f"{_tests(entry)} ({ResultRow.from_entry(entry).shown})"
+        if not entry.gated:
+            continue
+        who = f"{_tests(entry)} ({ResultRow.from_entry(entry).shown})"
+        if entry.changes is not None and entry.changes.any:
             out.append((who, entry.changes.line()))
+        noise = noise_line(entry.gated)
+        if noise:
+            out.append((who, noise))
     return out
+
+
+def noise_line(gated: Sequence[GatedMetric]) -> str:
+    """The noise repeats measured, in one line: each metric's SE and the
+    largest drop it could hide, and what measured it ("" without noise)."""
+    noisy = [g for g in gated if g.se]
+    if not noisy:
+        return ""
+    parts = ", ".join(
+        f"{g.metric} SE {_pts(g.se)}"
+        + (f" (a drop up to {_pts(-g.hides, True)} could hide)" if g.hides else "")
+        for g in noisy
+    )
+    return f"noise measured: {parts}, in points" + (
+        f"; {noisy[0].repeats}" if noisy[0].repeats else ""
+    )
 
 
 def _gate_headers(metrics: Sequence[str]) -> list[str]:

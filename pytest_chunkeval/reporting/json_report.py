@@ -30,7 +30,7 @@ def json_report(
     counted once from the query set), ``changes`` when something besides the
     metrics differs from the baseline (configuration, documents, questions left
     out, added or removed: ``BaselineChanges.to_json``) and ``noise`` (the
-    questions whose change noise explains, with which noise). ``inspections``:
+    questions whose change float drift explains). ``inspections``:
     the query sets' inspections (``Inspection.to_json()``), under
     ``"inspections"``."""
     payload: dict[str, object] = {"chunkeval_report": REPORT_SCHEMA}

@@ -88,7 +88,7 @@ class ReportEntry:
     skipped: tuple[str, ...] = ()
     """The tests pytest skipped."""
     noise: tuple[NoiseNote, ...] = ()
-    """The questions whose change noise explains (gate/noise.py)."""
+    """The questions whose change float drift explains (gate/drift.py)."""
 
     @classmethod
     def of_row(
