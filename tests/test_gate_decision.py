@@ -250,3 +250,34 @@ def test_only_the_baselines_margin_counts_never_the_current_runs() -> None:
     # a near tie in the baseline whose swap is not within eps: counted too
     baseline, now = _drifting(4e-6, _top(("a", 0.9), ("b", 0.8), ("d", 0.75)))
     assert _recall(compare(baseline, now, RECALL_ONLY)).status == "regressed"
+
+
+def test_a_near_tie_records_its_ranks_and_every_text_tied_at_rank_k() -> None:
+    import numpy as np
+
+    from pytest_chunkeval.engine.evidence import noise_evidence
+    from pytest_chunkeval.engine.retrieve import RetrievalInputs
+    from pytest_chunkeval.stores._base import Retrieval
+    from pytest_chunkeval.stores.exact import ExactStore
+
+    texts = ["a", "b", "c", "d", "e", "f"]
+    inputs = RetrievalInputs(chunk_texts=texts, query_texts=["near", "clear"])
+    rows = np.array([[0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5]], dtype=np.int64)
+    scores = np.array(
+        [[0.9, 0.8, 0.7, 0.7, 0.7, 0.1], [0.95, 0.7, 0.45, 0.2, -0.05, -0.3]],
+        dtype=np.float64,
+    )
+    reference = Retrieval(rows, scores=scores)
+    found = Retrieval(rows[:, :2], scores=scores[:, :2])
+    fetch = depth = np.array([2, 2], dtype=np.int64)
+    near, clear = noise_evidence(
+        ExactStore(), inputs, found, reference, fetch, depth, epsilon=0.2
+    )
+    assert (near["k"], near["eps"]) == (2, 0.2)
+    # ranks 1-3 (k + 1), then every rank within eps of the k-th score (0.8)
+    assert [s for _, s in near["top"]] == [0.9, 0.8, 0.7, 0.7, 0.7]
+    assert "top" not in clear  # every gap at least eps
+    tight = noise_evidence(
+        ExactStore(), inputs, found, reference, fetch, depth, epsilon=1e-5
+    )
+    assert all("top" not in e for e in tight)  # no margin below eps

@@ -11,7 +11,7 @@ real change (docs/baselines.md, "Noise is measured, not assumed"):
   float drift can move;
 - ``top``, ``k`` and ``eps``: where a margin is below the embedder's declared ε
   (``eps``), the text hashes and scores of the first ``k`` + 1 ranks whose gaps
-  decide it, so that a later run can check that a swap was within ε
+  decide it (and of the ranks after them within ε of the ``k``-th score), so that a later run can check that a swap was within ε
   (gate/drift.py); ``ordered`` when every rank's order counts (a fused list).
 
 :func:`reference_depth` is how deep an exact search looks for them.
@@ -30,6 +30,7 @@ from pytest_chunkeval.engine.margins import (
     EPSILON,
     EXTRA_RANKS,
     decisive_margins,
+    relative_gap,
     text_ids,
 )
 from pytest_chunkeval.engine.retrieve import RetrievalInputs, retrieve
@@ -168,7 +169,8 @@ def _rounded(value: float) -> float | None:
 
 class _TopRanks:
     """A near tie's ranks as the drift check reads them (gate/drift.py): the
-    text hash and score of each of the first ``k`` + 1 ranks."""
+    text hash and score of each of the first ``k`` + 1 ranks, and of the ranks
+    after them still within ε of the ``k``-th score."""
 
     def __init__(
         self,
@@ -180,13 +182,14 @@ class _TopRanks:
         self.texts, self.scores, self.rows, self.epsilon = texts, scores, rows, epsilon
 
     def __call__(self, q: int, k: int, whole: bool) -> Evidence:
+        rows, scores = self.rows[q].tolist(), self.scores[q].tolist()
         top = []
-        for row, score in zip(
-            self.rows[q, : k + 1].tolist(),
-            self.scores[q, : k + 1].tolist(),
-            strict=True,
-        ):
+        for rank, (row, score) in enumerate(zip(rows, scores, strict=True)):
             if row < 0 or not math.isfinite(score):
+                break
+            # past rank k + 1, the ranks still within eps of the k-th score:
+            # a tie of several texts at rank k swaps among all of them
+            if rank > k > 0 and relative_gap(scores[k - 1], score) >= self.epsilon:
                 break
             text = self.texts[row].encode("utf-8", "replace")
             top.append([hashlib.sha256(text).hexdigest()[:12], round(score, 9)])
