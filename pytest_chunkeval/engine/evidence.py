@@ -11,8 +11,9 @@ real change (docs/baselines.md, "Noise is measured, not assumed"):
   float drift can move;
 - ``top``, ``k`` and ``eps``: where a margin is below the embedder's declared ε
   (``eps``), the text hashes and scores of the first ``k`` + 1 ranks whose gaps
-  decide it (and of the ranks after them within ε of the ``k``-th score), so that a later run can check that a swap was within ε
-  (gate/drift.py); ``ordered`` when every rank's order counts (a fused list).
+  decide it (and of the ranks after them within ε of the ``k``-th score), so
+  that a later run can check that a swap was within ε (gate/drift.py);
+  ``ordered`` when every rank's order counts (a fused list).
 
 :func:`reference_depth` is how deep an exact search looks for them.
 """

@@ -256,6 +256,7 @@ class Baseline:
             chunks=_chunk_record(result.chunks),
             documents=document_records(result.corpus),
             questions=question_records(result),
+            noise=dict(result.noise),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -106,7 +106,9 @@ def compare(
 ) -> GateReport:
     """Compare ``current`` against ``baseline`` on every gated metric, paired on
     the questions both have (:attr:`GateReport.changes` says what else differs).
-    :class:`GateError` when they cannot be compared at all."""
+    :class:`GateError` when they cannot be compared at all. The repeats a
+    comparison needs (a retriever the baseline found noisy, confirm before
+    failing) are asked for by its caller (gate/repeats.py)."""
     import numpy as np
 
     settings = settings or GateSettings()

@@ -84,13 +84,12 @@ class Side:
 
 def current_side(result: EvalResult) -> Side:
     """The current run's repeats (``QueryRecord.repeats``, ``EvalResult.noise``)."""
-    noise = _noise_of(result)
+    noise = result.noise
     variances: dict[str, dict[str, tuple[float, int]]] = {}
     for record in result.queries:
-        repeats: Mapping[str, Any] = getattr(record, "repeats", None) or {}
         cells = {
             m: (float(v), int(r))
-            for m, (_, v, r) in repeats.items()
+            for m, (_, v, r) in record.repeats.items()
             if int(r) > 1 and _finite(v)
         }
         if cells:
@@ -100,7 +99,7 @@ def current_side(result: EvalResult) -> Side:
 
 def baseline_side(baseline: Baseline) -> Side:
     """The baseline's repeats: its questions' ``var`` and ``r``, its ``noise``."""
-    noise = _noise_of(baseline)
+    noise = baseline.noise
     variances: dict[str, dict[str, tuple[float, int]]] = {}
     for qid, record in baseline.questions.items():
         r = record.get("r", 1)
@@ -123,13 +122,6 @@ def _side(
         {str(m): float(v) for m, v in means.items() if _finite(v)},
         dict(noise),
     )
-
-
-def _noise_of(side: object) -> Mapping[str, Any]:
-    """A side's noise record (``EvalResult.noise``, a baseline's ``noise``);
-    empty when it has none (deterministic, or recorded before repeats)."""
-    noise = getattr(side, "noise", None)
-    return noise if isinstance(noise, Mapping) else {}
 
 
 def _mean_variance(side: Side, metric: str) -> float:

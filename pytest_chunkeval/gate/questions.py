@@ -67,7 +67,7 @@ def question_records(result: EvalResult) -> dict[str, dict[str, Any]]:
             del kept["order"]  # the usual case: no closer gap inside the top k
         if record.id in hashes:
             kept["hash"] = hashes[record.id]
-        kept.update(repeat_record(getattr(record, "repeats", None) or {}))
+        kept.update(repeat_record(record.repeats))
         if kept:
             out[record.id] = kept
     return out
