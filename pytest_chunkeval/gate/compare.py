@@ -40,10 +40,9 @@ from typing import TYPE_CHECKING
 from pytest_chunkeval.config.tolerances import HIGHER_IS_BETTER, Tolerance
 from pytest_chunkeval.core.absent import nan_if_absent
 from pytest_chunkeval.core.metric_names import RANK, names
-from pytest_chunkeval.gate.baseline import MEAN_DECIMALS, QUERY_DECIMALS
+from pytest_chunkeval.gate.baseline import MEAN_DECIMALS
 from pytest_chunkeval.gate.changes import baseline_changes
 from pytest_chunkeval.gate.drift import explain_drift
-from pytest_chunkeval.gate.flips import FLIP_METRICS
 from pytest_chunkeval.gate.integrity import NOT_GATED, Standing, standing
 from pytest_chunkeval.gate.noise import (
     baseline_side,
@@ -52,6 +51,15 @@ from pytest_chunkeval.gate.noise import (
     repeats_text,
     standard_error,
     z_value,
+)
+from pytest_chunkeval.gate.paired_values import (
+    changed_questions,
+    column_mean,
+    flip_metric,
+    flipped,
+    group_means,
+    mean_of,
+    question_values,
 )
 from pytest_chunkeval.gate.report import (
     ChangedQuery,
@@ -118,10 +126,10 @@ def compare(
         return GateReport((), settings, 0, changes)
     gated, absent = _standings(baseline, current, records, settings)
     ids = [q.id for q in records]
-    before, after = _values(baseline, records, [m for m, _ in gated])
+    before, after = question_values(baseline, records, [m for m, _ in gated])
     deltas = after - before
-    flip = _flip_metric(baseline, current)
-    changed_ids = _changed(baseline, records, deltas, flip)
+    flip = flip_metric(baseline, current)
+    changed_ids = changed_questions(baseline, records, deltas, flip)
     rank = any(m in RANK_METRICS for m, _ in gated)
     noise = explain_drift(baseline, current, changes, changed_ids, order=rank)
     explained = np.array([i in noise for i in ids], dtype=bool)
@@ -162,7 +170,7 @@ def compare(
     lost = tuple(
         r.id
         for r in records
-        if r.id not in noise and _flipped(baseline, r, flip, lost_only=True)
+        if r.id not in noise and flipped(baseline, r, flip, lost_only=True)
     )
     return GateReport(
         tuple(checks),
@@ -205,23 +213,6 @@ def _paired(
     return records
 
 
-def _changed(
-    baseline: Baseline,
-    records: Sequence[QueryRecord],
-    deltas: FloatArray,
-    flip: str | None,
-) -> list[str]:
-    """The ids of the questions whose gated values moved or that flipped."""
-    import numpy as np
-
-    moved = np.nan_to_num(deltas) != 0
-    return [
-        r.id
-        for row, r in enumerate(records)
-        if moved[row].any() or _flipped(baseline, r, flip)
-    ]
-
-
 def _not_compared(
     baseline: Baseline,
     current: EvalResult,
@@ -232,8 +223,8 @@ def _not_compared(
         MetricCheck(
             metric=metric,
             tolerance=tol,
-            before=_mean_of(baseline, metric),
-            after=_mean_of(current, metric),
+            before=mean_of(baseline, metric),
+            after=mean_of(current, metric),
             delta=math.nan,
             allowed=0.0,
             status=NOT_COMPARED,
@@ -297,7 +288,7 @@ def _check(
     before_mean = nan_if_absent(baseline.metrics[metric].mean)
     after_mean = round(current.metrics[metric].mean, MEAN_DECIMALS)
     if subset:  # both means over the shared questions, comparable
-        before_mean, after_mean = _mean(col.before), _mean(col.after)
+        before_mean, after_mean = column_mean(col.before), column_mean(col.after)
     allowed = tol.allowed(before_mean) if not math.isnan(before_mean) else 0.0
     column = col.after - col.before
     finite = ~np.isnan(column)
@@ -341,7 +332,7 @@ def _check(
             )
             for i in worse[: settings.worst]
         ),
-        by_group=_group_means(column, [q.doc_id for q in records]),
+        by_group=group_means(column, [q.doc_id for q in records]),
         changed=int(moved.sum()),
         worse=tuple((records[i].id, records[i].doc_id) for i in worse),
         drift=int((moved & col.explained).sum()),
@@ -377,76 +368,3 @@ def _status(worst: float, best: float, floor: float, ceiling: float) -> str:
     if best > ceiling + _EPS:
         return IMPROVED
     return OK
-
-
-def _values(
-    baseline: Baseline, records: Sequence[QueryRecord], metrics: Sequence[str]
-) -> tuple[FloatArray, FloatArray]:
-    """Per question and metric, the baseline's and the current values."""
-    import numpy as np
-
-    # Python's round, as baseline files are written (np.round differs on exact
-    # binary halves such as 0.42125), so an unchanged run has zero deltas.
-    after = np.array(
-        [[round(q.metric(m), QUERY_DECIMALS) for m in metrics] for q in records],
-        dtype=np.float64,
-    ).reshape(len(records), len(metrics))
-    stored = baseline.queries
-    before = np.array(
-        [[nan_if_absent(stored[q.id].get(m)) for m in metrics] for q in records],
-        dtype=np.float64,
-    ).reshape(len(records), len(metrics))
-    return before, after
-
-
-def _flip_metric(baseline: Baseline, current: EvalResult) -> str | None:
-    """The metric that says whether a question was retrieved, if both sides
-    hold it (recall, or a relationship result's own)."""
-    return next(
-        (
-            m
-            for m in FLIP_METRICS
-            if m in current.metrics and any(m in v for v in baseline.queries.values())
-        ),
-        None,
-    )
-
-
-def _flipped(
-    baseline: Baseline, record: QueryRecord, metric: str | None, lost_only: bool = False
-) -> bool:
-    """Whether the question changed sides (retrieved / missed): lost only, or
-    either way."""
-    if metric is None:
-        return False
-    before = nan_if_absent(baseline.queries[record.id].get(metric))
-    after = record.metric(metric)
-    if math.isnan(before) or math.isnan(after):
-        return False
-    if lost_only:
-        return before > 0 and after == 0
-    return (before > 0) != (after > 0)
-
-
-def _mean_of(side: Baseline | EvalResult, metric: str) -> float:
-    stats = side.metrics.get(metric)
-    return math.nan if stats is None else round(stats.mean, MEAN_DECIMALS)
-
-
-def _mean(column: FloatArray) -> float:
-    import numpy as np
-
-    finite = column[~np.isnan(column)]
-    return round(float(finite.mean()), MEAN_DECIMALS) if finite.size else math.nan
-
-
-def _group_means(column: FloatArray, groups: Sequence[str]) -> dict[str, float]:
-    import numpy as np
-
-    out: dict[str, float] = {}
-    labels = np.asarray(groups, dtype=object)
-    for g in sorted(set(groups)):
-        values = column[(labels == g) & ~np.isnan(column)]
-        if values.size:
-            out[g] = float(values.mean())
-    return out
