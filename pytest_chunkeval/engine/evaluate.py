@@ -41,8 +41,8 @@ from pytest_chunkeval.engine.chunking import (
 )
 from pytest_chunkeval.engine.evidence import approximate, noise_evidence, search
 from pytest_chunkeval.engine.keys import collection_key, result_key
-from pytest_chunkeval.engine.rebuilds import Repeated, rebuilt_scores
 from pytest_chunkeval.engine.margins import declared_epsilon
+from pytest_chunkeval.engine.rebuilds import Repeated, rebuilt_scores
 from pytest_chunkeval.engine.records import build_result
 from pytest_chunkeval.engine.repeats import with_repeats
 from pytest_chunkeval.engine.result_cache import (
