@@ -245,7 +245,6 @@ def test_a_retriever_right_half_the_time_is_repeated(
     assert 0.2 < result["metrics"]["recall"]["mean"] < 0.8
 
 
-@pytest.mark.xfail(reason="the verdict by Δ and SE (issue 30, gate/compare.py)")
 def test_a_retriever_right_half_the_time_is_regressed(
     pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
