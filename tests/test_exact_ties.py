@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from pytest_chunkeval.stores import exact
+from pytest_chunkeval.stores._topk import TopK
 from pytest_chunkeval.stores.exact import ExactIndex, top_rows
 
 
@@ -104,13 +105,12 @@ def test_ties_sort_no_more_than_k_values(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_a_query_asked_twice_is_searched_once(monkeypatch: pytest.MonkeyPatch) -> None:
     searched: list[int] = []
 
-    def recording(
-        neg: npt.NDArray[np.float32], k: int, ties: Any = None
-    ) -> npt.NDArray[np.int64]:
-        searched.append(neg.shape[0])
-        return top_rows(neg, k, ties)
+    class Recording(TopK):
+        def __init__(self, rows: int, *args: Any, **kw: Any) -> None:
+            searched.append(rows)
+            super().__init__(rows, *args, **kw)
 
-    monkeypatch.setattr(exact, "top_rows", recording)
+    monkeypatch.setattr(exact, "TopK", Recording)
     rng = np.random.default_rng(3)
     vectors = rng.standard_normal((50, 8)).astype(np.float32)
     queries = vectors[[4, 9, 4, 4, 30, 9]]

@@ -19,8 +19,12 @@ import numpy as np
 from pytest_chunkeval.config.registry import parse_options, positive_float
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import FloatArray, IdArray, StoreError, empty_result
-from pytest_chunkeval.stores.exact import top_rows
+from pytest_chunkeval.stores._topk import TopK
 
+BLOCK_BYTES = 4 << 20
+"""Scores of one block of questions (float32, every chunk)."""
+_POSITIVE = float(np.nextafter(np.float32(0), np.float32(1)))
+"""The smallest positive float32: a chunk must score above 0 to be returned."""
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 STOPWORDS = ("en", "none")
 
@@ -107,18 +111,25 @@ class BM25Index:
     ) -> IdArray:
         """Top-``k`` chunks by BM25 score, equal scores by the rows' tie keys
         (``ties``; the lower row without); chunks that share no term with the query
-        (score 0) are left out (``-1``)."""
+        (score 0) are left out (``-1``).
+
+        Questions are scored a block at a time (``BLOCK_BYTES`` of scores) and
+        each block goes to the threshold selection of ``stores/_topk.py``, whose
+        floor leaves out every score that is not positive: memory stays at one
+        block whatever the number of questions (docs/performance.md)."""
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
             raise ValueError(f"k must be an int >= 0, got {k!r}")
         queries = list(queries)
         out = empty_result(len(queries), k)
         if not queries or k == 0 or self.size == 0:
             return out
-        scores = self.scores(queries)
         take = min(k, self.size)
-        rows = top_rows(-scores, take, ties)
-        hit = np.take_along_axis(scores, rows, axis=1) > 0
-        out[:, :take] = np.where(hit, rows, -1)
+        rows = max(1, BLOCK_BYTES // (4 * self.size))
+        for lo in range(0, len(queries), rows):
+            block = self.scores(queries[lo : lo + rows])
+            best = TopK(block.shape[0], take, ties, floor=_POSITIVE)
+            best.add(block, 0)
+            out[lo : lo + block.shape[0], :take] = best.result()
         return out
 
 

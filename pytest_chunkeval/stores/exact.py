@@ -1,4 +1,11 @@
-"""``exact``: brute-force cosine top-k with numpy, the ground truth."""
+"""``exact``: brute-force cosine top-k with numpy, the ground truth.
+
+Questions and chunks are scored a tile at a time (``DEFAULT_BLOCK_BYTES`` of
+float32 scores, ``DEFAULT_TILE_COLUMNS`` chunks wide: the shape of the reference
+matrix product of docs/performance.md, "Search at the floor"), and each tile goes
+to a threshold selection (``stores/_topk.py``) that keeps the best ``k`` of every
+question in the tie rule's order; no step holds more than one tile of scores.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +19,13 @@ from pytest_chunkeval.stores._base import (
     check_search,
     empty_result,
 )
+from pytest_chunkeval.stores._topk import TopK
 
-# Scores of one block of queries against all vectors: small enough to stay in
-# cache-friendly territory and to bound memory for any corpus size.
+# Scores of one tile of questions x chunks: bounds memory for any corpus size.
 DEFAULT_BLOCK_BYTES = 16 << 20
+DEFAULT_TILE_COLUMNS = 4096
+"""Chunks per tile: a tile of the chunk matrix stays in cache while a block of
+questions is multiplied with it."""
 
 
 class ExactIndex:
@@ -24,9 +34,16 @@ class ExactIndex:
     content_ties = True
     """:meth:`search` takes the chunks' tie keys (docs/baselines.md, "Ties")."""
 
-    def __init__(self, vectors: FloatArray, *, block_bytes: int = DEFAULT_BLOCK_BYTES):
+    def __init__(
+        self,
+        vectors: FloatArray,
+        *,
+        block_bytes: int = DEFAULT_BLOCK_BYTES,
+        tile_columns: int = DEFAULT_TILE_COLUMNS,
+    ):
         self.vectors = as_vectors(vectors, what="vectors")
         self.block_bytes = block_bytes
+        self.tile_columns = max(1, tile_columns)
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
@@ -50,13 +67,15 @@ class ExactIndex:
         n = len(self)
         out = empty_result(q.shape[0], k)
         take = min(k, n)
-        rows = max(1, self.block_bytes // (4 * n))
+        width = min(n, self.tile_columns)
+        rows = max(1, self.block_bytes // (4 * width))
+        vectors = self.vectors
         for lo in range(0, q.shape[0], rows):
             block = q[lo : lo + rows]
-            # Negated scores so that ascending order is best first.
-            neg = block @ self.vectors.T
-            np.negative(neg, out=neg)
-            out[lo : lo + block.shape[0], :take] = top_rows(neg, take, ties)
+            best = TopK(block.shape[0], take, ties)
+            for first in range(0, n, width):
+                best.add(block @ vectors[first : first + width].T, first)
+            out[lo : lo + block.shape[0], :take] = best.result()
         return out
 
 

@@ -1,0 +1,142 @@
+"""Exact search and BM25 against the machine's floor, side by side in one process.
+
+    .venv/bin/python benchmarks/bench_search.py [--scale 10] [--rounds 3] [--bm25 PATH]
+
+CPU time (``time.process_time``), one BLAS thread (threadpoolctl). The floor of an
+exact search is its multiply-adds divided by the rate of a reference float32
+matrix product (1024 x 4096 x 256) timed in this process; synthetic normalized
+vectors of the benchmark's shapes (10x: 4,720 questions x 25,975 chunks x 256;
+100x: 47,200 x 261,865, searched for a sample of ``--questions`` questions, the
+floor scaled to match). Prints the search's CPU time, the floor and their ratio,
+the previous implementation (whole rows of scores, ``argpartition``) on the same
+inputs, and whether both return the same rows. With ``--bm25 SET_DIR``
+(a set of ``benchmarks/scale_benchmark.py``: ``/tmp/chunkeval-scaled/distinct-10x``),
+BM25 index + search of its chunks (recursive 200/0) and questions, this tree
+against the previous selection (the whole score matrix, ``argpartition``), with
+peak RSS (``ru_maxrss``) after each: this tree's search runs first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from pytest_chunkeval.stores.exact import ExactIndex, top_rows
+
+SHAPES = {10: (4_720, 25_975), 100: (47_200, 261_865)}
+
+
+def cpu(fn: Callable[[], Any], rounds: int) -> tuple[float, Any]:
+    """Best CPU time of ``rounds`` calls, and the last result."""
+    best, out = float("inf"), None
+    for _ in range(rounds):
+        began = time.process_time()
+        out = fn()
+        best = min(best, time.process_time() - began)
+    return best, out
+
+
+def unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    v = rng.standard_normal((n, dim), dtype=np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    return v
+
+
+def floor_rate(rng: np.random.Generator, rounds: int) -> float:
+    """Multiply-adds per second of the reference 1024 x 4096 x 256 product."""
+    a, b = unit(rng, 1024, 256), unit(rng, 4096, 256)
+    seconds, _ = cpu(lambda: a @ b.T, max(rounds, 5))
+    return 1024 * 4096 * 256 / seconds
+
+
+def previous_search(vectors: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
+    """The search before this turn: 16 MiB blocks of whole rows, argpartition."""
+    n = len(vectors)
+    rows = max(1, (16 << 20) // (4 * n))
+    out = np.empty((len(queries), k), dtype=np.int64)
+    for lo in range(0, len(queries), rows):
+        neg = queries[lo : lo + rows] @ vectors.T
+        np.negative(neg, out=neg)
+        out[lo : lo + rows] = top_rows(neg, k)
+    return out
+
+
+def exact(scale: int, questions: int | None, rounds: int, k: int) -> None:
+    rng = np.random.default_rng(0)
+    rate = floor_rate(rng, rounds)
+    n_q, n_c = SHAPES[scale]
+    n_q = min(n_q, questions) if questions else n_q
+    vectors, queries = unit(rng, n_c, 256), unit(rng, n_q, 256)
+    floor = n_q * n_c * 256 / rate
+    index = ExactIndex(vectors)
+    ours, got = cpu(lambda: index.search(queries, k), rounds)
+    before, old = cpu(lambda: previous_search(vectors, queries, k), rounds)
+    print(
+        f"exact {scale}x: {n_q} questions x {n_c} chunks x 256, k={k}; reference "
+        f"rate {2 * rate / 1e9:.1f} GFLOP/s; floor {floor:.3f} s; this tree "
+        f"{ours:.3f} s ({ours / floor:.2f} x floor); before {before:.3f} s "
+        f"({before / floor:.2f} x floor); same rows: {bool((got == old).all())}"
+    )
+
+
+def bm25(data: str, rounds: int, k: int) -> None:
+    from pathlib import Path
+
+    from pytest_chunkeval.chunkers import get_chunker
+    from pytest_chunkeval.data.corpus import Corpus
+    from pytest_chunkeval.data.queries import QuerySet
+    from pytest_chunkeval.engine.chunking import Chunking
+    from pytest_chunkeval.stores.bm25 import BM25Store
+
+    corpus = Corpus.from_paths([Path(data) / "corpora"])
+    queries = QuerySet.load(Path(data) / "questions_df.csv", corpus)
+    texts = Chunking(get_chunker("recursive:200:0"), corpus).texts()
+    questions = [q.text for q in queries]
+    store = BM25Store()
+    began = time.process_time()
+    index = store.index_texts(texts)
+    index_s = time.process_time() - began
+    ours, got = cpu(lambda: index.search_texts(questions, k), rounds)
+    peak_ours = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    def previous() -> np.ndarray:
+        scores = index.scores(questions)
+        rows = top_rows(-scores, k)
+        hit = np.take_along_axis(scores, rows, axis=1) > 0
+        return np.where(hit, rows, -1)
+
+    before, old = cpu(previous, rounds)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"bm25 {Path(data).name}: {len(questions)} questions x {len(texts)} chunks, "
+        f"k={k}; index {index_s:.2f} s; search this tree {ours:.2f} s, before "
+        f"{before:.2f} s (index + search {index_s + ours:.2f} s against "
+        f"{index_s + before:.2f} s, {(index_s + ours) / (index_s + before):.2f}); "
+        f"same rows: {bool((got == old).all())}; peak RSS {peak_ours:.0f} MiB after "
+        f"this tree's search, {peak:.0f} MiB after the previous one's"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scale", type=int, choices=sorted(SHAPES), default=10)
+    parser.add_argument("--questions", type=int, default=None)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--k", type=int, default=13)  # k=5 plus the margins' 8
+    parser.add_argument("--bm25", metavar="SET_DIR")
+    args = parser.parse_args()
+    with threadpool_limits(1):
+        if args.bm25:
+            bm25(args.bm25, args.rounds, args.k)
+        else:
+            exact(args.scale, args.questions, args.rounds, args.k)
+
+
+if __name__ == "__main__":
+    main()
