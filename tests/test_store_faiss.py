@@ -12,6 +12,7 @@ from pytest_chunkeval.stores._candidates import RerankedIndex
 from tests.support.stores import (
     benchmark_vectors,
     check_exact_configuration,
+    check_rebuild,
     per_question,
 )
 
@@ -85,3 +86,23 @@ def test_a_tie_group_longer_than_the_fetch_is_fetched_deeper():
 
     got = RerankedIndex(vectors, engine).search(vectors[:2], 3)
     np.testing.assert_array_equal(got, [[0, 1, 2], [0, 1, 2]])
+
+
+def test_an_index_setting_is_another_search_cache_key_and_configuration():
+    from pytest_chunkeval.engine.keys import vector_search_key
+
+    queries = np.eye(3, dtype=np.float32)
+    keys = {
+        vector_search_key(get_store(spec), "ab" * 32, queries, 5)
+        for spec in ("faiss", "faiss?efSearch=32", "faiss?M=16", "faiss?index=flat")
+    }
+    assert len(keys) == 4
+    labels = {STORES.label(s) for s in ("faiss", "faiss?efSearch=32", "faiss?M=16")}
+    assert len(labels) == 3  # what baselines record as the store
+
+
+@pytest.mark.parametrize(
+    "spec", ["faiss?index=flat", "faiss", "faiss?index=ivf&nlist=8"]
+)
+def test_an_index_is_built_again_under_a_seed(spec):
+    check_rebuild(get_store(spec))

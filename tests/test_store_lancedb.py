@@ -12,6 +12,7 @@ from pytest_chunkeval.stores._base import StoreError
 from tests.support.stores import (
     benchmark_vectors,
     check_exact_configuration,
+    check_rebuild,
     per_question,
 )
 
@@ -77,3 +78,9 @@ def test_settings_are_named_and_checked():
     )
     with pytest.raises(ConfigError, match="ef= applies to index=ivf_hnsw_sq"):
         get_store("lancedb?index=ivf_flat&ef=9")
+
+
+@pytest.mark.parametrize("spec", ["lancedb", "lancedb?index=ivf_pq"])
+def test_an_index_is_built_again_under_a_seed(spec):
+    with get_store(spec) as store:
+        check_rebuild(store)

@@ -16,6 +16,7 @@ from pytest_chunkeval.stores._base import StoreError
 from tests.support.stores import (
     benchmark_vectors,
     check_exact_configuration,
+    check_rebuild,
     per_question,
 )
 
@@ -169,4 +170,12 @@ def test_rag(chunkeval, chunkeval_chunker):
         assert PASSWORD not in text
     baselines = [p for p in written if "__chunkeval__" in p.parts]
     assert all(b"pgvector?index=none" in p.read_bytes() for p in baselines)
+    assert _tables(dsn) == []
+
+
+@pytest.mark.parametrize("spec", ["pgvector?index=none", "pgvector"])
+def test_an_index_is_built_again_under_a_seed(dsn, spec):
+    with get_store(spec) as store:
+        check_rebuild(store)
+        assert len(store.tables()) == 2
     assert _tables(dsn) == []

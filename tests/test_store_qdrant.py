@@ -15,6 +15,7 @@ from pytest_chunkeval.stores.qdrant import QdrantStore
 from tests.support.stores import (
     benchmark_vectors,
     check_exact_configuration,
+    check_rebuild,
     per_question,
 )
 
@@ -99,3 +100,10 @@ def test_specs_and_names():
     assert "TEAM_KEY" not in server.name
     assert get_store("qdrant").identity.startswith("qdrant-edge/")
     assert get_store("qdrant?hnsw_ef=64").name != get_store("qdrant").name
+
+
+@pytest.mark.parametrize("spec", ["qdrant?index=none", f"qdrant?{GRAPH}"])
+def test_an_index_is_built_again_under_a_seed(spec):
+    _edge()
+    with get_store(spec) as store:
+        check_rebuild(store)

@@ -47,6 +47,9 @@ _BLOCK = 256
 
 Engine = Callable[[FloatArray, int], IdArray]
 """An engine's search: ``(queries, depth) -> (q, depth)`` rows, ``-1`` padded."""
+Builder = Callable[[FloatArray, int], Engine]
+"""Builds the engine's index again: ``(vectors in another order, seed) -> Engine``
+whose rows are positions in that order."""
 
 
 def fetch_depth(k: int, n: int) -> int:
@@ -105,9 +108,27 @@ def _needs_more(
 class RerankedIndex:
     """An engine's index: searched for candidates, re-ranked by the plugin."""
 
-    def __init__(self, vectors: FloatArray, engine: Engine) -> None:
+    def __init__(
+        self, vectors: FloatArray, engine: Engine, builder: Builder | None = None
+    ) -> None:
         self.vectors = as_vectors(vectors, what="vectors")
         self.engine = engine
+        self.builder = builder
+
+    def rebuild(self, seed: int) -> RerankedIndex:
+        """The same vectors indexed again, inserted in the order ``seed`` draws
+        (and with ``seed`` where the engine takes one): an approximate index's
+        graph or lists depend on both (docs/baselines.md, "Repeats")."""
+        if self.builder is None:
+            raise StoreError("this index cannot be built again")
+        order = np.random.default_rng(seed).permutation(len(self)).astype(np.int64)
+        engine = self.builder(np.ascontiguousarray(self.vectors[order]), seed)
+
+        def in_rows(queries: FloatArray, depth: int) -> IdArray:
+            found = np.asarray(engine(queries, depth), dtype=np.int64)
+            return np.where(found >= 0, order[np.maximum(found, 0)], -1)
+
+        return RerankedIndex(self.vectors, in_rows, self.builder)
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])

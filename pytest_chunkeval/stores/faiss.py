@@ -67,13 +67,13 @@ class FaissStore:
         if held is not None and held[0] == digest:
             self._built.move_to_end(key)
             return held[1]
-        built = RerankedIndex(arr, self._build(arr))
+        built = RerankedIndex(arr, self._build(arr), self._build)
         self._built[key] = (digest, built)
         while len(self._built) > KEEP:
             self._built.popitem(last=False)
         return built
 
-    def _build(self, arr: FloatArray) -> Any:
+    def _build(self, arr: FloatArray, seed: int | None = None) -> Any:
         faiss: Any = need("faiss", extra="faiss", store=self.name)
         n, dim = arr.shape
         s = self.settings
@@ -94,6 +94,8 @@ class FaissStore:
                 faiss.IndexFlatIP(dim), dim, s["nlist"], faiss.METRIC_INNER_PRODUCT
             )
             index.nprobe = s["nprobe"]
+            if seed is not None:
+                index.cp.seed = seed  # the k-means of a rebuild
         threads = faiss.omp_get_max_threads()
         faiss.omp_set_num_threads(1)  # one thread: the same graph on every run
         try:

@@ -67,7 +67,7 @@ class LanceDBStore:
         shown = {"index": index, **self.settings}
         self.name = "lancedb?" + "&".join(f"{k}={v}" for k, v in shown.items())
         self._db: Any = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._built: OrderedDict[str, tuple[str, RerankedIndex]] = OrderedDict()
         self._folder: dict[str, str] = {}
         weakref.finalize(self, _remove, self._folder)
@@ -104,7 +104,12 @@ class LanceDBStore:
             if held is not None and held[0] == digest:
                 self._built.move_to_end(key)
                 return held[1]
-            built = RerankedIndex(arr, self._engine(self._table(key, arr)))
+
+            def again(vectors: FloatArray, seed: int) -> Any:
+                with self._lock:
+                    return self._engine(self._table(key, vectors, seed))
+
+            built = RerankedIndex(arr, self._engine(self._table(key, arr)), again)
             self._built[key] = (digest, built)
             while len(self._built) > KEEP:
                 self._built.popitem(last=False)
@@ -143,12 +148,14 @@ class LanceDBStore:
                     f"divide the vectors' dimension {dim}"
                 )
 
-    def _table(self, key: str, arr: FloatArray) -> Any:
+    def _table(self, key: str, arr: FloatArray, seed: int | None = None) -> Any:
         n, dim = arr.shape
         self._check(n, dim)
         pa: Any = need("pyarrow", extra="lancedb", store=self.name)
         db = self._connect()
-        name = f"chunkeval_{run_tag()}_{key[:12]}_{len(self._built)}"
+        self._count = getattr(self, "_count", 0) + 1
+        again = "" if seed is None else f"_r{seed}"
+        name = f"chunkeval_{run_tag()}_{key[:12]}_{self._count}{again}"
         data = pa.table(
             {
                 "id": pa.array(np.arange(n, dtype=np.int64)),

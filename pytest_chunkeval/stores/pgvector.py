@@ -90,7 +90,7 @@ class PgvectorStore:
         self.name = "pgvector?" + "&".join(f"{k}={v}" for k, v in shown.items())
         self._dsn: str | None = None
         self._conn: Any = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._tables: list[str] = []
         self._built: OrderedDict[str, tuple[str, RerankedIndex, str]] = OrderedDict()
         # what the finalizer needs (at exit too), without a reference to self
@@ -179,16 +179,24 @@ class PgvectorStore:
                 return held[1]
             conn = self._connection()
             table = self._create(conn, key, arr)
-            built = RerankedIndex(arr, self._engine(conn, table))
+
+            def again(vectors: FloatArray, seed: int) -> Any:
+                with self._lock:
+                    return self._engine(conn, self._create(conn, key, vectors, seed))
+
+            built = RerankedIndex(arr, self._engine(conn, table), again)
             self._built[key] = (digest, built, table)
             while len(self._built) > KEEP:
                 _, (_, _, old) = self._built.popitem(last=False)
                 self._drop(conn, old)
         return built
 
-    def _create(self, conn: Any, key: str, arr: FloatArray) -> str:
+    def _create(
+        self, conn: Any, key: str, arr: FloatArray, seed: int | None = None
+    ) -> str:
         n, dim = arr.shape
-        table = f"{TABLE_PREFIX}{run_tag()}_{key[:12]}"[:63].lower()
+        again = "" if seed is None else f"_r{seed}"
+        table = f"{TABLE_PREFIX}{run_tag()}_{key[:12]}{again}"[:63].lower()
         table = re.sub(r"[^a-z0-9_]", "_", table)
         s = self.settings
         if self.index_type == "ivfflat" and n < s["lists"]:

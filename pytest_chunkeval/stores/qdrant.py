@@ -81,7 +81,7 @@ class QdrantStore:
         shown = {"index": index, **self.settings}
         where = "qdrant" if url is None else f"qdrant+{url}"
         self.name = where + "?" + "&".join(f"{k}={v}" for k, v in shown.items())
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._built: OrderedDict[str, tuple[str, RerankedIndex]] = OrderedDict()
         # what the finalizer needs (at exit too), without a reference to self
         self._state: dict[str, Any] = {"client": client, "collections": []}
@@ -124,23 +124,32 @@ class QdrantStore:
             if held is not None and held[0] == digest:
                 self._built.move_to_end(key)
                 return held[1]
-            name = f"chunkeval_{run_tag()}_{key[:12]}_{len(self._state['collections'])}"
-            try:
-                if self.url is None:
-                    engine = self._edge(name, arr)
-                else:
-                    engine = self._server(name, arr)
-            except StoreError:
-                raise
-            except Exception as exc:
-                raise StoreError(
-                    f"{self.name}: Qdrant failed: {type(exc).__name__}: {exc}"
-                ) from None
-            built = RerankedIndex(arr, engine)
+            engine = self._build(key, arr)
+
+            def again(vectors: FloatArray, seed: int) -> Any:
+                with self._lock:
+                    return self._build(key, vectors, seed)
+
+            built = RerankedIndex(arr, engine, again)
             self._built[key] = (digest, built)
             while len(self._built) > KEEP:
                 self._built.popitem(last=False)
         return built
+
+    def _build(self, key: str, arr: FloatArray, seed: int | None = None) -> Any:
+        count = len(self._state["collections"])
+        again = "" if seed is None else f"_r{seed}"
+        name = f"chunkeval_{run_tag()}_{key[:12]}_{count}{again}"
+        try:
+            if self.url is None:
+                return self._edge(name, arr)
+            return self._server(name, arr)
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise StoreError(
+                f"{self.name}: Qdrant failed: {type(exc).__name__}: {exc}"
+            ) from None
 
     # -- embedded: Qdrant Edge ------------------------------------------------------
 

@@ -87,3 +87,21 @@ def per_question(store: Any, cache: Path, *, copies: bool = False) -> list[Any]:
     return [
         (r.id, r.retrieved, r.recall, r.precision, r.iou, r.mrr) for r in result.queries
     ]
+
+
+def check_rebuild(store: Any) -> None:
+    """An approximate store's index built again under a seed (docs/baselines.md,
+    "Repeats") answers in the same rows (ids mapped back from the new order),
+    close to the first build; an exact configuration's rebuild is identical."""
+    from pytest_chunkeval.stores._base import is_approximate, rebuilt
+
+    vectors, queries = benchmark_vectors()
+    vectors, queries = vectors[:600], queries[:60]
+    index = store.index("k", vectors)
+    first = index.search(queries, K)
+    again = rebuilt(store, index, 7).search(queries, K)
+    exact = ExactIndex(vectors).search(queries, K)
+    if is_approximate(store):
+        assert (again[:, 0] == exact[:, 0]).mean() > 0.5
+    else:
+        np.testing.assert_array_equal(again, first)
