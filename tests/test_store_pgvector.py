@@ -77,7 +77,9 @@ def test_hnsw_and_ivfflat_search_through_their_index(dsn):
     ):
         with get_store(spec) as store:
             got = store.index("k", vectors).search(queries, 5)
-            assert (got >= 0).all()
+            # an index may return fewer than k rows (a small IVF list, an
+            # HNSW search of ef_search 5): those ranks count as not retrieved
+            assert (got[:, 0] >= 0).mean() > 0.9
             lost[spec] = (got != exact).any(axis=1).mean()
     # a cheap HNSW graph and one IVF list of 40 lose questions: the index was used
     assert min(lost.values()) > 0.05, lost

@@ -3,8 +3,12 @@ candidates, the plugin re-ranks them with its own scorer and tie rule.
 
 An engine (pgvector, FAISS, LanceDB, Qdrant) is asked for :func:`fetch_depth`
 rows, a few more than ``k``; their cosines are computed again here in float64
-(as the margins and reports read them) and the rows ordered by score, equal
-scores by the lower row, as the exact store orders them. Where the ``k``-th
+(as the margins and reports read them), rounded once to float32, and the rows
+ordered by the tie rule every store uses (``core/ranking.py`` ``best_first``:
+equal scores by the chunks' content keys). A sum rounded once does not depend
+on how a BLAS kernel splits it, so two chunks whose cosines are mathematically
+equal (a hashing embedder's often are) tie here on every machine, where the
+exact store's float32 matrix product may round them apart. Where the ``k``-th
 score ties with the last candidate (a group of identical chunks longer than the
 fetch), the engine is asked again, twice as deep, until the tie group ends or
 every row came back. An exact configuration of any engine therefore returns the
@@ -29,6 +33,7 @@ from types import ModuleType
 
 import numpy as np
 
+from pytest_chunkeval.core.ranking import best_first
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import (
     FloatArray,
@@ -57,10 +62,16 @@ def fetch_depth(k: int, n: int) -> int:
     return min(n, k + EXTRA_ROWS)
 
 
-def rerank(queries: FloatArray, vectors: FloatArray, candidates: IdArray) -> IdArray:
+def rerank(
+    queries: FloatArray,
+    vectors: FloatArray,
+    candidates: IdArray,
+    ties: IdArray | None = None,
+) -> IdArray:
     """Each query's candidate rows (duplicates and ``-1`` dropped) ordered by
-    cosine in float64, best first, equal cosines by the lower row; ``-1``
-    padded to the candidates' width."""
+    cosine (float64, rounded to float32), best first, equal cosines by the tie
+    rule (``core/ranking.py`` ``best_first``: the rows' content keys ``ties``,
+    the row without); ``-1`` padded to the candidates' width."""
     cand = np.asarray(candidates, dtype=np.int64)
     n_q, width = cand.shape
     out = empty_result(n_q, width)
@@ -72,17 +83,15 @@ def rerank(queries: FloatArray, vectors: FloatArray, candidates: IdArray) -> IdA
     rows[dup | (rows >= len(vectors))] = -1
     valid = rows >= 0
     safe = np.where(valid, rows, 0)
-    neg = np.empty(rows.shape, dtype=np.float64)
+    scores = np.empty(rows.shape, dtype=np.float64)
     for lo in range(0, n_q, _BLOCK):
         q = np.asarray(queries[lo : lo + _BLOCK], dtype=np.float64)
         c = np.asarray(vectors[safe[lo : lo + _BLOCK]], dtype=np.float64)
-        neg[lo : lo + _BLOCK] = -np.einsum("qd,qmd->qm", q, c)
-    neg = neg.astype(np.float32)
-    neg[~valid] = np.inf
-    # The plugin's tie rule: equal scores by the lower row (as stores/exact.py).
-    order = np.lexsort((np.where(valid, rows, np.iinfo(np.int64).max), neg), axis=1)
-    ranked = np.take_along_axis(np.where(valid, rows, -1), order, axis=1)
-    out[:, :] = ranked
+        scores[lo : lo + _BLOCK] = np.einsum("qd,qmd->qm", q, c)
+    rounded = scores.astype(np.float32)
+    rounded[~valid] = np.nan
+    order = best_first(rounded, rows, ties)
+    out[:, :] = np.take_along_axis(rows, order, axis=1)
     return out
 
 
@@ -107,6 +116,9 @@ def _needs_more(
 
 class RerankedIndex:
     """An engine's index: searched for candidates, re-ranked by the plugin."""
+
+    content_ties = True
+    """:meth:`search` takes the chunks' tie keys (docs/baselines.md, "Ties")."""
 
     def __init__(
         self, vectors: FloatArray, engine: Engine, builder: Builder | None = None
@@ -133,9 +145,12 @@ class RerankedIndex:
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
 
-    def search(self, queries: FloatArray, k: int) -> IdArray:
+    def search(
+        self, queries: FloatArray, k: int, *, ties: IdArray | None = None
+    ) -> IdArray:
         """Top-``k`` rows by cosine among the engine's candidates, best first,
-        ``-1`` padded (see the module docstring)."""
+        equal cosines by the tie keys ``ties`` (the row without), ``-1`` padded
+        (see the module docstring)."""
         n = len(self)
         q = check_search(queries, k, self.vectors.shape[1] if n else None)
         out = empty_result(q.shape[0], k)
@@ -150,7 +165,7 @@ class RerankedIndex:
                     f"the engine returned rows of shape {found.shape}, expected "
                     f"{(pending.size, depth)}"
                 )
-            ranked = rerank(q[pending], self.vectors, found)
+            ranked = rerank(q[pending], self.vectors, found, ties)
             take = min(k, depth)
             out[pending, :take] = ranked[:, :take]
             more = _needs_more(q[pending], self.vectors, ranked, k, depth)
