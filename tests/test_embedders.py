@@ -328,7 +328,8 @@ def test_openai_embeds_through_the_client(server: OpenAIServer) -> None:
     assert request.headers["authorization"] == f"Bearer {KEY}"
     assert request.json["model"] == "text-embedding-3-small"
     assert request.json["dimensions"] == 16
-    assert emb.identity == "openai:text-embedding-3-small:d16"
+    # the server is named: it is not OpenAI's
+    assert emb.identity == f"openai:text-embedding-3-small@{server.base_url}:d16"
 
 
 def test_openai_batches_by_count_and_by_tokens(server: OpenAIServer) -> None:
