@@ -81,3 +81,11 @@ def test_a_call_changes_result_settings_only() -> None:
     assert changed != spec
     with pytest.raises(TypeError, match="cache_dir"):
         spec.with_run(cache_dir="elsewhere")
+
+
+def test_the_settings_hold_every_option() -> None:
+    from pytest_chunkeval.config.options import Settings
+
+    fields = {f.name for f in dataclasses.fields(Settings)}
+    missing = {o.name for o in OPTIONS} - fields
+    assert not missing, f"{sorted(missing)}: add them to config/options.py Settings"
