@@ -35,6 +35,7 @@ from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.embedders.openai import OpenAIEmbedder
+from pytest_chunkeval.embedders.registry import get_embedder
 from pytest_chunkeval.embedders.sentence_transformers import (
     SentenceTransformerEmbedder,
 )
@@ -523,3 +524,14 @@ def test_the_libraries_that_compute_vectors_are_in_the_result_key() -> None:
     assert Setup.embedder.identity in str(before)
     Setup.embedder = HashingEmbedder()
     assert part(Setup(), None) == HashingEmbedder().identity  # declares none
+
+
+def test_a_callable_embedders_cache_version_is_in_its_identity() -> None:
+    def embed(texts: list[str]) -> Any:
+        return HashingEmbedder().embed(texts)
+
+    embedder = get_embedder(embed)
+    unversioned = embedder.identity
+    embed.cache_version = "2"  # type: ignore[attr-defined]
+    assert embedder.identity == f"{unversioned}?cache_version=2"
+    assert get_embedder(embed, identity="mine").identity == "mine"

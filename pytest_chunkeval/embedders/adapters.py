@@ -26,7 +26,20 @@ class CallableEmbedder:
         if not callable(fn):
             raise TypeError(f"not callable: {fn!r}")
         self.fn = fn
-        self.identity = identity or callable_identity(fn)
+        self._identity = identity
+
+    @property
+    def identity(self) -> str:
+        """The ``identity=`` given, else the function's name
+        (:func:`callable_identity`) and its ``cache_version`` when it declares
+        one, read when used: raising it sets the cached vectors aside."""
+        if self._identity:
+            return self._identity
+        name = callable_identity(self.fn)
+        version = getattr(self.fn, "cache_version", None)
+        if isinstance(version, str) and version:
+            return f"{name}?cache_version={version}"
+        return name
 
     def embed(self, texts: Sequence[str]) -> FloatArray:
         texts = list(texts)

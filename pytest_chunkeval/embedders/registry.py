@@ -39,7 +39,8 @@ Identities (the cache key of every vector, see ``cache.py``):
   derived from the object (Chroma: ``chroma:NAME:CONFIG_HASH``; callables:
   ``callable:MODULE.QUALNAME``, plus ``@LINE`` for lambdas and local functions). The
   cache trusts that name: if you change what such a function computes, pass a new
-  ``identity=`` (or clear the cache).
+  ``identity=``, or give it a ``cache_version`` (part of the name, read when
+  used) and raise it (or clear the cache).
 
 Every embedder returns vectors L2-normalized once, by :func:`l2_normalize`; zero vectors
 stay zero (never NaN).
