@@ -13,7 +13,9 @@ inputs, and whether both return the same rows. With ``--bm25 SET_DIR``
 (a set of ``benchmarks/scale_benchmark.py``: ``/tmp/chunkeval-scaled/distinct-10x``),
 BM25 index + search of its chunks (recursive 200/0) and questions, this tree
 against the previous selection (the whole score matrix, ``argpartition``), with
-peak RSS (``ru_maxrss``) after each: this tree's search runs first.
+peak RSS (``ru_maxrss``) after each: this tree's search runs first. With
+``--copies SET_DIR``, finding every occurrence of the excerpts' texts
+(``engine/copies.py``) with the bitmap prefilter and without it.
 """
 
 from __future__ import annotations
@@ -123,6 +125,50 @@ def bm25(data: str, rounds: int, k: int) -> None:
     )
 
 
+def copies(data: str, rounds: int) -> None:
+    from pathlib import Path
+
+    from pytest_chunkeval.data.corpus import Corpus
+    from pytest_chunkeval.data.queries import QuerySet
+    from pytest_chunkeval.engine import copies as found
+
+    corpus = Corpus.from_paths([Path(data) / "corpora"])
+    queries = QuerySet.load(Path(data) / "questions_df.csv", corpus)
+    texts = [d.text for d in corpus]
+    needles = sorted({e.text for q in queries for e in q.excerpts})
+    ours, got = cpu(lambda: found.find_occurrences(texts, needles), rounds)
+
+    def previous() -> list[np.ndarray]:
+        """The search before this turn: every window hashed per anchor length
+        from scratch and looked up with ``np.isin``."""
+        out: list[list[tuple[int, int]]] = [[] for _ in needles]
+        groups: dict[int, dict[int, list[int]]] = {}
+        for i, needle in enumerate(needles):
+            if needle:
+                m = min(len(needle), 32)
+                key = int(found._window_hashes(found._codes(needle[:m]), m)[0])
+                groups.setdefault(m, {}).setdefault(key, []).append(i)
+        for d, text in enumerate(texts):
+            codes = found._codes(text)
+            for m, by_hash in groups.items():
+                if codes.size < m:
+                    continue
+                windows = found._window_hashes(codes, m)
+                keys = np.fromiter(by_hash, dtype=np.uint64, count=len(by_hash))
+                for start in np.flatnonzero(np.isin(windows, keys)).tolist():
+                    for i in by_hash[int(windows[start])]:
+                        if text.startswith(needles[i], start):
+                            out[i].append((d, start))
+        return [np.asarray(f, dtype=np.int64).reshape(-1, 2) for f in out]
+
+    before, old = cpu(previous, rounds)
+    same = all(np.array_equal(a, b) for a, b in zip(got, old, strict=True))
+    print(
+        f"copies {Path(data).name}: {len(needles)} excerpt texts in {len(texts)} "
+        f"documents; this tree {ours:.2f} s, before {before:.2f} s; same: {same}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scale", type=int, choices=sorted(SHAPES), default=10)
@@ -130,9 +176,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--k", type=int, default=13)  # k=5 plus the margins' 8
     parser.add_argument("--bm25", metavar="SET_DIR")
+    parser.add_argument("--copies", metavar="SET_DIR")
     args = parser.parse_args()
     with threadpool_limits(1):
-        if args.bm25:
+        if args.copies:
+            copies(args.copies, args.rounds)
+        elif args.bm25:
             bm25(args.bm25, args.rounds, args.k)
         else:
             exact(args.scale, args.questions, args.rounds, args.k)

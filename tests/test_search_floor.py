@@ -156,3 +156,39 @@ def test_bm25_in_question_blocks_equals_the_dense_search(
         want = [c for c in order[:k] if row[c] > 0]
         want += [-1] * (k - len(want))
         assert got[i].tolist() == want
+
+
+def reference_occurrences(
+    texts: list[str], needles: list[str]
+) -> list[list[list[int]]]:
+    """Every (doc, start) of each needle, overlapping ones included, by str.find."""
+    out: list[list[list[int]]] = []
+    for needle in needles:
+        found = []
+        for d, text in enumerate(texts):
+            start = text.find(needle) if needle else -1
+            while start >= 0:
+                found.append([d, start])
+                start = text.find(needle, start + 1)
+        out.append(found)
+    return out
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    texts=st.lists(st.text(alphabet="abé", max_size=120), min_size=1, max_size=5),
+    needles=st.lists(st.text(alphabet="abé", max_size=40), min_size=1, max_size=8),
+    data=st.data(),
+)
+def test_copies_search_with_a_prefilter_finds_every_occurrence(
+    texts: list[str], needles: list[str], data: st.DataObject
+) -> None:
+    from pytest_chunkeval.engine.copies import find_occurrences
+
+    # needles cut from the texts too, so that most of them occur (long ones too)
+    for text in texts:
+        if text:
+            lo = data.draw(st.integers(0, len(text) - 1))
+            needles.append(text[lo : lo + data.draw(st.integers(1, 60))])
+    got = [found.tolist() for found in find_occurrences(texts, needles)]
+    assert got == reference_occurrences(texts, needles)

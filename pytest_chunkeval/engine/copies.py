@@ -13,7 +13,7 @@ or whose counts do not add up, is reported with ``CacheWarning``, set aside as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,25 @@ def _window_hashes(codes: np.ndarray, m: int) -> np.ndarray:
     return hashes
 
 
+class _Prefilter:
+    """The windows whose hash is one of ``keys``: a bitmap of the hashes' top
+    ``_BITS`` bits passes few windows but the matching ones, and only those are
+    looked up among the keys (``np.isin`` on every window sorted the whole
+    document's hashes; the same positions, docs/performance.md)."""
+
+    _BITS = 22
+
+    def __init__(self, keys: Iterable[int]) -> None:
+        self.keys = np.unique(np.fromiter(keys, dtype=np.uint64))
+        self.table = np.zeros(1 << self._BITS, dtype=bool)
+        self.table[self.keys >> np.uint64(64 - self._BITS)] = True
+
+    def matches(self, windows: np.ndarray) -> np.ndarray:
+        """Positions of ``windows`` holding one of the keys, ascending."""
+        maybe = np.flatnonzero(self.table[windows >> np.uint64(64 - self._BITS)])
+        return maybe[np.isin(windows[maybe], self.keys)]
+
+
 def find_occurrences(texts: Sequence[str], needles: Sequence[str]) -> list[np.ndarray]:
     """Per needle, every ``(doc, start)`` where it occurs, overlapping occurrences
     included, in corpus order (an empty needle occurs nowhere).
@@ -73,14 +92,21 @@ def find_occurrences(texts: Sequence[str], needles: Sequence[str]) -> list[np.nd
             m = min(len(needle), _ANCHOR)
             key = int(_window_hashes(_codes(needle[:m]), m)[0])
             groups.setdefault(m, {}).setdefault(key, []).append(i)
+    filters = {m: _Prefilter(by_hash) for m, by_hash in groups.items()}
     for d, text in enumerate(texts):
         codes = _codes(text)
+        n = codes.size
+        if n == 0 or not groups:
+            continue
+        # the prefix sums and inverse powers serve every anchor length
+        prefix = np.zeros(n + 1, dtype=np.uint64)
+        np.cumsum(codes * _powers(_BASE, n), dtype=np.uint64, out=prefix[1:])
+        inverse = _powers(_BASE_INV, n)
         for m, by_hash in groups.items():
-            if codes.size < m:
+            if n < m:
                 continue
-            windows = _window_hashes(codes, m)
-            keys = np.fromiter(by_hash, dtype=np.uint64, count=len(by_hash))
-            for start in np.flatnonzero(np.isin(windows, keys)).tolist():
+            windows = (prefix[m:] - prefix[:-m]) * inverse[: n - m + 1]
+            for start in filters[m].matches(windows).tolist():
                 for i in by_hash[int(windows[start])]:
                     if text.startswith(needles[i], start):
                         found[i].append((d, start))
