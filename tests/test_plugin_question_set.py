@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from support.plugin_project import run
 from test_plugin_baseline import DIST
-from test_plugin_baseline_changes import _section, repo
+from test_plugin_baseline_changes import QUESTIONS, _section, repo
 
 __all__ = ["repo"]
 
@@ -113,3 +113,51 @@ def test_removed_emptied_and_not_found_are_named_with_their_reasons(
     allowed = _run(pytester, dist)
     allowed.assert_outcomes(passed=1)
     assert "questions removed: 2 (q-bark, q-parrot)" in _section(allowed)
+
+
+@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+def test_reworded_csv_questions_are_paired_and_compared(
+    pytester: pytest.Pytester,
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dist: bool,
+) -> None:
+    # A CSV set's ids are hashes of the question texts: two questions
+    # reworded (and now losing their answer to a paragraph in their words)
+    # used to be "removed 2, added 2", never compared, and passed ok.
+    from test_plugin_query_formats import _write_format
+
+    ids = _write_format(repo, "csv")
+    run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
+    csv_path = repo / "queries.csv"
+    text = csv_path.read_text()
+    reworded = {
+        QUESTIONS["q-bark"]: "At whom do the dogs bark each morning?",
+        QUESTIONS["q-parrot"]: "For how long can a parrot live in captivity?",
+    }
+    with (repo / "docs" / "space.md").open("a") as fh:
+        for old, new in reworded.items():
+            assert old in text
+            text = text.replace(old, new)
+            fh.write(f"\n{new} {new}\n")
+    csv_path.write_text(text)
+    if dist:
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = _run(pytester, dist, "--chunkeval-json=report.json")
+    result.assert_outcomes(failed=1)
+    from pytest_chunkeval.data.query_types import stable_query_id
+
+    pairs = sorted(
+        [ids[old], stable_query_id("pets", new)] for old, new in reworded.items()
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "E * chunkeval baseline regression in test_rag.py::test_rag",
+            f"E *questions reworded, compared: 2 ({pairs[0][0]} -> {pairs[0][1]}, "
+            f"{pairs[1][0]} -> {pairs[1][1]})",
+        ]
+    )
+    (item,) = json.loads((repo / "report.json").read_text())["results"]
+    assert item["verdict"] == "regressed"
+    assert item["changes"]["reworded"] == pairs
+    assert item["changes"]["removed"] == item["changes"]["added"] == []

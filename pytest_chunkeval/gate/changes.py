@@ -15,8 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.locate import clip
 from pytest_chunkeval.gate.configuration import ConfigChange, config_changes
-from pytest_chunkeval.gate.documents import document_records
+from pytest_chunkeval.gate.documents import (
+    DocumentChange,
+    document_changes,
+    document_records,
+    record_int,
+)
 from pytest_chunkeval.gate.questions import result_hashes
+from pytest_chunkeval.gate.reworded import reworded_of
 
 __all__ = [
     "BaselineChanges",
@@ -32,37 +38,6 @@ if TYPE_CHECKING:
     from pytest_chunkeval.data.query_types import UnplacedQuery
     from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.gate.baseline import Baseline
-
-
-@dataclass(frozen=True)
-class DocumentChange:
-    """A document added, removed or edited since the baseline, with its size
-    before and after (None on the side where it does not exist)."""
-
-    doc_id: str
-    status: str  # "added" | "removed" | "edited"
-    chars_before: int | None = None
-    chars_after: int | None = None
-    sentences_before: int | None = None
-    sentences_after: int | None = None
-
-    @property
-    def size(self) -> str:
-        """``+1 sentence / +87 chars``; ``412 chars`` for an added or removed one."""
-        if self.status != "edited":
-            chars = self.chars_after if self.status == "added" else self.chars_before
-            return f"{chars} chars"
-        parts = []
-        if self.sentences_before is not None and self.sentences_after is not None:
-            moved = self.sentences_after - self.sentences_before
-            if moved:
-                parts.append(f"{moved:+d} sentence{'' if abs(moved) == 1 else 's'}")
-        chars = (self.chars_after or 0) - (self.chars_before or 0)
-        parts.append(f"{chars:+d} chars" if chars else "same length")
-        return " / ".join(parts)
-
-    def __str__(self) -> str:
-        return f"{self.doc_id} ({self.size})"
 
 
 @dataclass(frozen=True)
@@ -98,6 +73,9 @@ class BaselineChanges:
     emptied: tuple[str, ...] = ()
     """Of ``edited``: questions whose excerpts were all deleted from the query
     set (nothing left to score them on)."""
+    reworded: tuple[tuple[str, str], ...] = ()
+    """(old id, new id) of questions reworded under a new id, paired by their
+    excerpts and compared (gate/reworded.py)."""
 
     @property
     def any(self) -> bool:
@@ -111,6 +89,7 @@ class BaselineChanges:
             or self.questions_edited
             or self.incomparable
             or not self.hashes_known
+            or self.reworded
         )
 
     @property
@@ -193,6 +172,8 @@ class BaselineChanges:
             docs = self.of(status)
             if docs:
                 out.append(f"documents {status}: " + ", ".join(str(d) for d in docs))
+        if self.reworded:
+            out.append(f"questions reworded, compared: {self._reworded()}")
         if self.added:
             out.append(f"questions added: {len(self.added)} ({_few(self.added)})")
         if self.removed:
@@ -235,6 +216,8 @@ class BaselineChanges:
             parts.append("questions edited (same ids)")
         if not self.hashes_known:
             parts.append("no per-question hashes (an old baseline)")
+        if self.reworded:
+            parts.append(f"questions reworded, compared: {self._reworded()}")
         if self.added:
             parts.append(f"questions added: {len(self.added)} ({_few(self.added)})")
         if self.removed:
@@ -247,6 +230,11 @@ class BaselineChanges:
         if self.added or self.removed or self.edited:
             parts.append(f"compared on the {self.compared} questions both runs have")
         return "changed since the baseline: " + "; ".join(parts)
+
+    def _reworded(self) -> str:
+        """``2 (q-1a2b -> q-9f8e, ...)``."""
+        pairs = [f"{old} -> {new}" for old, new in self.reworded]
+        return f"{len(pairs)} ({_few(pairs)})"
 
     def to_json(self) -> dict[str, Any]:
         """The same facts as JSON values (for reports)."""
@@ -283,6 +271,7 @@ class BaselineChanges:
             "total": self.total,
             "baseline_total": self.baseline_total,
             "emptied": list(self.emptied),
+            "reworded": [list(pair) for pair in self.reworded],
         }
 
     @classmethod
@@ -303,7 +292,7 @@ class BaselineChanges:
                 DocumentChange(
                     str(d["doc_id"]),
                     str(d["status"]),
-                    *(_int(d, k) for k in _SIZES),
+                    *(record_int(d, k) for k in _SIZES),
                 )
                 for d in data.get("documents", [])
             ),
@@ -321,6 +310,7 @@ class BaselineChanges:
             hashes_known=bool(data.get("hashes_known", True)),
             baseline_total=int(data.get("baseline_total", 0)),
             emptied=tuple(str(i) for i in data.get("emptied", [])),
+            reworded=tuple((str(a), str(b)) for a, b in data.get("reworded", [])),
         )
 
 
@@ -408,36 +398,8 @@ def baseline_changes(baseline: Baseline, result: EvalResult) -> BaselineChanges:
         hashes_known=hashes_known,
         baseline_total=len(before),
         emptied=emptied,
+        reworded=reworded_of(baseline),
     )
-
-
-def document_changes(
-    before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Mapping[str, Any]]
-) -> tuple[DocumentChange, ...]:
-    """Documents added, removed or edited between two sets of records."""
-    out = []
-    for doc_id in sorted({*before, *after}):
-        old, new = before.get(doc_id), after.get(doc_id)
-        if old is not None and new is not None and old.get("hash") == new.get("hash"):
-            continue
-        status = "added" if old is None else "removed" if new is None else "edited"
-        out.append(
-            DocumentChange(
-                doc_id,
-                status,
-                chars_before=_int(old, "chars"),
-                chars_after=_int(new, "chars"),
-                sentences_before=_int(old, "sentences"),
-                sentences_after=_int(new, "sentences"),
-            )
-        )
-    return tuple(out)
-
-
-def _int(record: Mapping[str, Any] | None, key: str) -> int | None:
-    if record is None or not isinstance(record.get(key), int):
-        return None
-    return int(record[key])
 
 
 def _few(items: Iterable[str], n: int = 5) -> str:

@@ -22,6 +22,7 @@ from pytest_chunkeval.gate.messages import (
 )
 from pytest_chunkeval.gate.outcomes import CheckOutcome
 from pytest_chunkeval.gate.repeats import as_the_baseline_measured, confirmed
+from pytest_chunkeval.gate.reworded import paired
 from pytest_chunkeval.gate.verdicts import NOT_COMPARED, noise_notes
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def judged(
     deterministic is asked again before it is reported regressed
     (gate/repeats.py)."""
     result = as_the_baseline_measured(baseline, result)
+    baseline = paired(baseline, result)  # reworded questions under their new ids
     outcome, failure = _judged(baseline, result, nodeid, shown, settings, command, note)
     if isinstance(failure, BaselineRegression) and outcome.status == "regressed":
         metrics = [c.metric for c in failure.report.checks]

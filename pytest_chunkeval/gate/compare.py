@@ -203,7 +203,8 @@ def _paired(
         )
     shared = baseline.queries.keys() - set(changes.edited)
     records = [q for q in current.queries if q.id in shared]
-    if not records and not changes.left_out:
+    if not records and not set(changes.left_out) - set(changes.removed):
+        # every baseline question removed: the set was replaced
         raise GateError(
             "no question in common with the baseline ("
             f"{len(baseline.queries)} recorded, {len(current.queries)} now): "

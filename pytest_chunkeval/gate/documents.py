@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -66,3 +67,64 @@ def valid_records(data: Any) -> dict[str, dict[str, Any]]:
 
 def _count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+@dataclass(frozen=True)
+class DocumentChange:
+    """A document added, removed or edited since the baseline, with its size
+    before and after (None on the side where it does not exist)."""
+
+    doc_id: str
+    status: str  # "added" | "removed" | "edited"
+    chars_before: int | None = None
+    chars_after: int | None = None
+    sentences_before: int | None = None
+    sentences_after: int | None = None
+
+    @property
+    def size(self) -> str:
+        """``+1 sentence / +87 chars``; ``412 chars`` for an added or removed one."""
+        if self.status != "edited":
+            chars = self.chars_after if self.status == "added" else self.chars_before
+            return f"{chars} chars"
+        parts = []
+        if self.sentences_before is not None and self.sentences_after is not None:
+            moved = self.sentences_after - self.sentences_before
+            if moved:
+                parts.append(f"{moved:+d} sentence{'' if abs(moved) == 1 else 's'}")
+        chars = (self.chars_after or 0) - (self.chars_before or 0)
+        parts.append(f"{chars:+d} chars" if chars else "same length")
+        return " / ".join(parts)
+
+    def __str__(self) -> str:
+        return f"{self.doc_id} ({self.size})"
+
+
+def document_changes(
+    before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Mapping[str, Any]]
+) -> tuple[DocumentChange, ...]:
+    """Documents added, removed or edited between two sets of records."""
+    out = []
+    for doc_id in sorted({*before, *after}):
+        old, new = before.get(doc_id), after.get(doc_id)
+        if old is not None and new is not None and old.get("hash") == new.get("hash"):
+            continue
+        status = "added" if old is None else "removed" if new is None else "edited"
+        out.append(
+            DocumentChange(
+                doc_id,
+                status,
+                chars_before=record_int(old, "chars"),
+                chars_after=record_int(new, "chars"),
+                sentences_before=record_int(old, "sentences"),
+                sentences_after=record_int(new, "sentences"),
+            )
+        )
+    return tuple(out)
+
+
+def record_int(record: Mapping[str, Any] | None, key: str) -> int | None:
+    """An integer field of a document record (None: absent or not one)."""
+    if record is None or not isinstance(record.get(key), int):
+        return None
+    return int(record[key])

@@ -34,10 +34,12 @@ def content_hash(question: str, doc_id: str, excerpts: Iterable[str]) -> str:
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
-def result_hashes(result: EvalResult) -> dict[str, str]:
+def result_hashes(result: EvalResult, answers: bool = False) -> dict[str, str]:
     """Question id -> content hash of every question ``result`` scored; empty
     when it carries no corpus (read back from JSON), which holds the excerpt
-    texts."""
+    texts. ``answers``: the hash of its document and excerpts only, without
+    its text (what pairs a reworded question with the one recorded:
+    gate/reworded.py), for the questions that have excerpts."""
     if result.corpus is None:
         return {}
     out = {}
@@ -46,7 +48,10 @@ def result_hashes(result: EvalResult) -> dict[str, str]:
             texts = [result.text(span) for span in record.excerpts]
         except (KeyError, ValueError):  # a span of a document this corpus lacks
             return {}
-        out[record.id] = content_hash(record.question, record.doc_id, texts)
+        if not answers:
+            out[record.id] = content_hash(record.question, record.doc_id, texts)
+        elif texts:
+            out[record.id] = content_hash("", record.doc_id, texts)
     return out
 
 
@@ -58,8 +63,10 @@ VARIANCE_DIGITS = 6
 
 def question_records(result: EvalResult) -> dict[str, dict[str, Any]]:
     """What a baseline keeps per question of ``result`` besides its values: its
-    content hash, and the noise evidence the run measured."""
+    content hash, its answer's (``answer``: its document and excerpts), and
+    the noise evidence the run measured."""
     hashes = result_hashes(result)
+    answers = result_hashes(result, answers=True)
     out: dict[str, dict[str, Any]] = {}
     for record in result.queries:
         kept = {k: record.evidence[k] for k in EVIDENCE_KEYS if k in record.evidence}
@@ -68,6 +75,8 @@ def question_records(result: EvalResult) -> dict[str, dict[str, Any]]:
         if record.id in hashes:
             kept["hash"] = hashes[record.id]
         kept.update(repeat_record(record.repeats))
+        if record.id in answers:
+            kept["answer"] = answers[record.id]
         if kept:
             out[record.id] = kept
     return out

@@ -24,6 +24,7 @@ from pytest_chunkeval.gate.messages import what_changed
 from pytest_chunkeval.gate.outcomes import CheckOutcome
 from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef
 from pytest_chunkeval.gate.repeats import as_the_baseline_measured
+from pytest_chunkeval.gate.reworded import paired
 from pytest_chunkeval.gate.tolerances import GateSettings
 from pytest_chunkeval.util.files import atomic_write_text
 
@@ -69,6 +70,8 @@ def plan_update(
         # a retriever the old baseline found noisy is recorded with repeats
         # (gate/repeats.py)
         result = as_the_baseline_measured(old, result)
+    if old is not None:  # a reworded question keeps its anchor (gate/reworded.py)
+        old = paired(old, result)
     baseline = anchored(Baseline.from_result(result, test.name), old, result, settings)
     text, write_table, shared = baseline.to_text(), _no_table, ""
     if table is not None:
