@@ -535,3 +535,10 @@ def test_a_callable_embedders_cache_version_is_in_its_identity() -> None:
     embed.cache_version = "2"  # type: ignore[attr-defined]
     assert embedder.identity == f"{unversioned}?cache_version=2"
     assert get_embedder(embed, identity="mine").identity == "mine"
+
+
+def test_a_linked_directory_cycle_is_walked_once(tmp_path: Path) -> None:
+    copy = model_copy(tmp_path)
+    before = model_fingerprint(copy)
+    (copy / "1_Pooling" / "loop").symlink_to(copy, target_is_directory=True)
+    assert model_fingerprint(copy) == before  # the directory it links to is seen

@@ -222,7 +222,13 @@ def model_files(directory: str | Path) -> list[Path]:
     ``openvino/``, ``tf_model.h5``...)."""
     root = Path(directory)
     found: list[Path] = []
+    seen: set[str] = set()  # a linked directory is walked once (no cycle)
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in seen:
+            dirnames[:] = []
+            continue
+        seen.add(real)
         dirnames[:] = sorted(
             d for d in dirnames if not d.startswith(".") and d not in _OTHER_BACKENDS
         )
