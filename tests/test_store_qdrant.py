@@ -107,3 +107,12 @@ def test_an_index_is_built_again_under_a_seed(spec):
     _edge()
     with get_store(spec) as store:
         check_rebuild(store)
+
+
+def test_a_baseline_records_no_server_address():
+    from pytest_chunkeval.gate.portable import portable_store
+
+    laptop = STORES.label("qdrant+http://127.0.0.1:6333?m=8")
+    ci = STORES.label("qdrant+https://qdrant.ci.internal:443?m=8")
+    assert portable_store(laptop) == portable_store(ci) == "qdrant?m=8"
+    assert portable_store("hybrid:qdrant+http://h:1?n=5") == "hybrid:qdrant?n=5"

@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import re
 
-# A Chroma location: a server URL (``chroma+http://HOST:PORT``) or a folder
-# (``chroma:PATH``), up to the options (``?``), the next spec (``@``) or the end.
-_CHROMA_LOCATION = re.compile(r"\bchroma(?:\+https?:[^?&@\s]*|:[^?&@\s]+)")
+# Any store's server URL (``NAME+http://HOST:PORT``, ``qdrant+https://...``), up
+# to the options (``?``), the next spec (``@``) or the end: the spec grammar's
+# location form (docs/specs.md), whatever the store.
+_SERVER_LOCATION = re.compile(r"(?<![\w+-])([a-z][\w-]*)\+https?:[^?&@\s]*")
+# A Chroma folder (``chroma:PATH``).
+_CHROMA_FOLDER = re.compile(r"\bchroma:[^?&@\s]+")
 
 
 def portable_store(store: str | None) -> str | None:
-    """``store`` (a store's name or spec) without its location: every Chroma is
-    ``chroma``; other stores are returned as they are."""
+    """``store`` (a store's name or spec) without its location: a server store
+    is its name (``qdrant+http://h:6333?m=8`` is ``qdrant?m=8``, as the store
+    embedded with those settings), a Chroma folder is ``chroma``; other stores
+    are returned as they are (docs/stores.md)."""
     if not store:
         return store
-    return _CHROMA_LOCATION.sub("chroma", store)
+    return _CHROMA_FOLDER.sub("chroma", _SERVER_LOCATION.sub(r"\1", store))
