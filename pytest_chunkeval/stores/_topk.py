@@ -56,7 +56,10 @@ class TopK:
         r, w = tile.shape
         k = self.k
         groups = w // GROUP
-        if groups < k:  # a narrow tile: every score at or above the bound
+        if groups < 2 * k:  # few groups for this k: the tile's own k-th score
+            if w > k:
+                kth = np.partition(tile, w - k, axis=1)[:, w - k]
+                np.maximum(kth, self.bound, out=self.bound)
             at, col = np.nonzero(tile >= self.bound[:, None])
             return at.astype(np.int64), col.astype(np.int64), tile[at, col]
         main = groups * GROUP
