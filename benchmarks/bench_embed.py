@@ -113,7 +113,6 @@ def main() -> None:
     import json
     import platform
 
-    from pytest_chunkeval.embedders import cache as cache_module
     from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.embedders.sentence_transformers import (
         SentenceTransformerEmbedder,
