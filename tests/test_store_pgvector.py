@@ -3,6 +3,7 @@ on 127.0.0.1 by the tests (tests/support/postgres.py; docs/stores.md)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -103,7 +104,8 @@ def test_only_its_own_tables_are_touched_and_dropped(dsn):
         store.index("bbbb", vectors[:60]).search(queries[:3], 5)
         made = store.tables()
         assert len(made) == 2
-        assert all(t.startswith("chunkeval_") and "_main_" in t for t in made)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")  # per worker
+        assert all(t.startswith("chunkeval_") and f"_{worker}_" in t for t in made)
         assert set(made) < set(_tables(dsn))
         store.close()
         assert _tables(dsn) == ["team_docs"]
