@@ -158,7 +158,8 @@ def ask(asker: Asker, repeats: int | None = None, *, noisy: bool = False) -> Ans
     before = asker.requests
     second = asker.ask()
     if not (noisy or _differ(first, second)):
-        return Answers((first,), requests=asker.requests - before)
+        # both asks kept: a later repeat (engine/reask.py Probe) continues them
+        return Answers((first, second), requests=asker.requests - before)
     return repeat(asker, (first, second), repeats, before=before, noisy=noisy)
 
 
