@@ -317,6 +317,8 @@ def test_confirm_before_failing_repeats_a_retriever_that_looked_deterministic(
     assert again is not None
     assert again.noise["noisy"] == ["retriever"]
     assert all(q.repeats["recall"][2] == 4 for q in again.queries)
+    # the cost: the second asks, the confirmations and the repeats
+    assert again.noise["requests"] == 6 + 6 * 4 + 6 * 2
     # a retriever that repeats itself is not asked to repeat
     steady = score(wrong, corpus, queries, cache=cache)
     assert confirmed(baseline, steady, ["recall"]) is None

@@ -204,6 +204,8 @@ class Probe:
         self.answers = answers
         self.rescore = rescore
         self.repeats = repeats
+        self._start = asker.requests - answers.requests
+        """Questions asked when the first ask ended."""
         self._repeated: EvalResult | None = None
         self._confirmed: dict[str, bool] = {}
 
@@ -213,8 +215,10 @@ class Probe:
         if self._repeated is None:
             answers = self.answers
             if not answers.sampled and not self.asker.fixed:
-                before = self.asker.requests
-                answers = repeat(self.asker, answers.asks, self.repeats, before=before)
+                # the cost: every ask beyond the first, confirmations included
+                answers = repeat(
+                    self.asker, answers.asks, self.repeats, before=self._start
+                )
             self._repeated = self.rescore(answers)
             self._repeated.probe = self
         return self._repeated
