@@ -161,3 +161,30 @@ def test_reworded_csv_questions_are_paired_and_compared(
     assert item["verdict"] == "regressed"
     assert item["changes"]["reworded"] == pairs
     assert item["changes"]["removed"] == item["changes"]["added"] == []
+
+
+@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+def test_a_per_question_baseline_whose_question_is_gone_fails_the_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, dist: bool
+) -> None:
+    # Its item is no longer collected: the file was listed as unused and the
+    # run passed (exit 0), a question dropped without a failure.
+    from support.plugin_project import PER_QUESTION_RETRIEVER, write_project
+
+    monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
+    write_project(pytester.path)
+    pytester.makepyfile(test_items=PER_QUESTION_RETRIEVER)
+    run(pytester, "--chunkeval-update").assert_outcomes(passed=6)
+    header, records = _queries(pytester.path)
+    _write_queries(pytester.path, header, [r for r in records if r["id"] != "q-bark"])
+    if dist:
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = _run(pytester, dist)
+    result.assert_outcomes(passed=5)
+    assert result.ret == 1
+    section = _section(result)
+    assert "__chunkeval__/test_items/test_question[q-bark].json" in section
+    assert "1 per-question baseline(s) above fail this run" in section
+    # Recording the new set is the acknowledgement: the file is deleted.
+    _run(pytester, dist, "--chunkeval-update").assert_outcomes(passed=5)
+    assert _run(pytester, dist).ret == 0

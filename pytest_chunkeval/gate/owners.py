@@ -67,6 +67,23 @@ def unused_files(
     return unused
 
 
+def item_files(unused: Iterable[Path]) -> list[Path]:
+    """Of the ``unused`` files, the per-question items' (a file of a function
+    whose items share a corpus table beside it): a question gone from the set,
+    which fails the session as syrupy's unused snapshots do (docs/baselines.md,
+    "The question set is part of the baseline")."""
+    out = []
+    for file in unused:
+        functions = [
+            f
+            for table in file.parent.glob("*.corpus.json")
+            if (f := table_function(table.name[: -len(".json")])) is not None
+        ]
+        if any(file.stem.startswith(f"{f}[") for f in functions):
+            out.append(file)
+    return out
+
+
 def _owns(test: NodeRef, stem: str, names: Callable[[str], list[str]]) -> bool:
     """Whether ``test`` owns the file ``stem``: one of its baselines, or the
     corpus table its function's per-question items share (corpus_table.py)."""

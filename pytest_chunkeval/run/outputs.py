@@ -76,6 +76,9 @@ class SessionEnd:
     """Baseline files no test used (empty in update mode: they were deleted)."""
     fail_unused: bool = False
     """Unused baselines fail the run (``chunkeval_fail_unused``)."""
+    unused_items: list[Path] = field(default_factory=list)
+    """Of ``unused``, per-question items' files (their question is gone): they
+    fail the run whatever ``fail_unused`` says."""
     baselines: list[str] = field(default_factory=list)
     """The baseline store's summary lines."""
     written: list[str] = field(default_factory=list)
@@ -91,7 +94,11 @@ class SessionEnd:
     @property
     def failed(self) -> bool:
         """True when the run must fail although every test passed."""
-        return bool(self.errors) or (self.fail_unused and bool(self.unused))
+        return (
+            bool(self.errors)
+            or bool(self.unused_items)
+            or (self.fail_unused and bool(self.unused))
+        )
 
 
 def _attempt(end: SessionEnd, what: str, write: Callable[[], list[str]]) -> None:

@@ -343,7 +343,13 @@ class ChunkevalSession:
         if self.settings.update:
             store.remove(unused)
             unused = []
-        end = SessionEnd(unused=unused, fail_unused=self.settings.fail_unused)
+        from pytest_chunkeval.gate.owners import item_files
+
+        end = SessionEnd(
+            unused=unused,
+            fail_unused=self.settings.fail_unused,
+            unused_items=item_files(unused),
+        )
         rows = self.summary_rows()
         session_verdicts(
             rows,

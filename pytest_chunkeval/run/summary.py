@@ -285,6 +285,14 @@ FAIL_UNUSED_HINT = (
 )
 
 
+UNUSED_ITEMS_HINT = (
+    "{n} per-question baseline(s) above fail this run: their question is gone "
+    'from the query set (docs/baselines.md, "The question set is part of the '
+    'baseline"); fix the query set, or run pytest --chunkeval-update to delete '
+    "them"
+)
+
+
 def render_end(end: SessionEnd | None) -> list[str]:
     """The session's verdict line (the table's rows by their baseline cell, as
     every report opens with), the baseline files by status with improvements
@@ -295,6 +303,8 @@ def render_end(end: SessionEnd | None) -> list[str]:
     lines += group_passed_items(end.baselines)
     if end.fail_unused and end.unused:
         lines.append(FAIL_UNUSED_HINT)
+    elif end.unused_items:
+        lines.append(UNUSED_ITEMS_HINT.format(n=len(end.unused_items)))
     lines += end.written
     lines += [f"ERROR: {e}" for e in end.errors]
     return lines
