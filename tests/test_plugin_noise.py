@@ -313,13 +313,23 @@ def test_a_small_flaky_drop_within_the_noise_is_noisy_and_named(
     args = ("-k", "test_retriever")
     _run(pytester, False, "--chunkeval-update", *args).assert_outcomes(passed=1)
     monkeypatch.setenv("FLAKY_RETRIEVER", "q-parrot,q-margin")
-    noisy = _run(pytester, False, *args)
+    reports = ("--chunkeval-md=report.md", "--chunkeval-html=report.html")
+    noisy = _run(pytester, False, *args, *reports)
     noisy.assert_outcomes(passed=1)
     summary = _summary(noisy)
     assert "baselines: 1 noisy" in summary, summary
     assert "recall noisy: mean delta -16.67 points" in summary, summary
     assert "SE 13.36 points (a drop up to -22.98 points could hide" in summary
     assert "now: retriever noisy: 8 repeats of 6 questions" in summary, summary
+    # The Markdown and HTML reports say it too: SE, what it could hide, repeats.
+    line = (
+        "noise measured: recall SE 13.36 (a drop up to -22.98 could hide), in "
+        "points; now: retriever noisy: 8 repeats of 6 questions"
+    )
+    for report in ("report.md", "report.html"):
+        text = (project / report).read_text()
+        assert line in text, text
+        assert "-16.67 [-33.33, +0.00] noisy (SE 13.36)" in text, text
 
 
 def test_a_retriever_that_looked_deterministic_is_confirmed_before_failing(
