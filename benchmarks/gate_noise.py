@@ -113,10 +113,17 @@ class _Permuted:
         hits = np.asarray(self.inner.search(queries, k))
         return np.where(hits >= 0, self.order[np.maximum(hits, 0)], -1)
 
+    def rebuild(self, seed: int) -> _Permuted:
+        return _Permuted(self.inner.rebuild(seed), self.order)
+
 
 class ShuffledChroma:
     """The in-process Chroma store, the chunks inserted in a seeded order; named
-    ``chroma`` whatever the order, as the configuration it is."""
+    ``chroma`` whatever the order, as the configuration it is. Approximate, as
+    Chroma is: built ``r`` times through its rebuild hook (docs/baselines.md,
+    "Repeats")."""
+
+    approximate = True
 
     def __init__(self, chroma: ChromaStore, seed: int) -> None:
         self.chroma, self.seed = chroma, seed
