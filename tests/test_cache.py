@@ -223,7 +223,7 @@ def test_corrupt_pack_is_reported_set_aside_and_recomputed(
 def test_pack_of_another_format_version_is_skipped_silently(tmp_path: Path) -> None:
     EmbeddingCache(tmp_path).embed(CountingEmbedder(), ["a"])
     [pack] = packs(tmp_path)
-    pack.write_bytes(b"CEVPACK2" + pack.read_bytes()[8:])
+    pack.write_bytes(b"CEVPACK9" + pack.read_bytes()[8:])
     emb = CountingEmbedder()
     EmbeddingCache(tmp_path).embed(emb, ["a"])  # filterwarnings=error: no warning
     assert emb.embedded == ["a"]

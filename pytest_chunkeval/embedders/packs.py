@@ -11,9 +11,11 @@ Layout::
         <uuid>.pack                      immutable packs of vectors
         <uuid>.pack.corrupt              a pack that failed its check, kept aside
 
-A pack is one binary file: a 40-byte header (magic ``CEVPACK1``, dimension, count,
-an 8-byte hash of the identity, a CRC-32 of the header and payload), then the 16-byte
-BLAKE2b digests of the texts, then the float32 little-endian vectors. It is written
+A pack is one binary file checked as every cache entry is (``util/verified.py``'s
+header: magic ``CEVPACK2``, payload length, SHA-256 of the identity's hash and the
+payload), whose payload is the dimension, the count and an 8-byte hash of the
+identity, then the 16-byte BLAKE2b digests of the texts, then the float32
+little-endian vectors. It is written
 to a temp file and renamed into place, so a reader sees a whole pack or none. Packs
 are never modified; when an identity has more than ``compact_after`` packs, the
 writer merges them into one new pack and deletes the ones it merged.
@@ -30,7 +32,6 @@ import threading
 import time
 import uuid
 import warnings
-import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,14 +41,15 @@ import numpy.typing as npt
 
 from pytest_chunkeval.embedders.base import FloatArray
 from pytest_chunkeval.util.files import atomic_write_text, atomic_writer
+from pytest_chunkeval.util.verified import HEADER_SIZE, check, seal
 from pytest_chunkeval.util.verified import CacheWarning as CacheWarning
 
 DEFAULT_COMPACT_AFTER = 16
 _LOCK_STALE_SECONDS = 600.0
 _TEMP_STALE_SECONDS = 3600.0
 
-_MAGIC = b"CEVPACK1"
-_HEADER = struct.Struct("<8sIIQ8sII")  # magic, flags, dim, n, identity hash, crc, pad
+_MAGIC = b"CEVPACK2"
+_META = struct.Struct("<IQ8s4x")  # dim, n, identity hash: the payload's start
 KEY_SIZE = 16
 PACK_SUFFIX = ".pack"
 CORRUPT_SUFFIX = ".corrupt"
@@ -102,35 +104,38 @@ def _encode_pack(
     id_hash: bytes, keys: Sequence[bytes], vectors: FloatArray
 ) -> list[bytes]:
     n, dim = vectors.shape
-    payload_keys = b"".join(keys)
-    payload_vectors = np.ascontiguousarray(vectors, dtype="<f4").tobytes()
-    head = _HEADER.pack(_MAGIC, 0, dim, n, id_hash, 0, 0)
-    crc = zlib.crc32(payload_vectors, zlib.crc32(payload_keys, zlib.crc32(head)))
-    head = _HEADER.pack(_MAGIC, 0, dim, n, id_hash, crc, 0)
-    return [head, payload_keys, payload_vectors]
+    meta = _META.pack(dim, n, id_hash)
+    body = [
+        meta,
+        b"".join(keys),
+        np.ascontiguousarray(vectors, dtype="<f4").tobytes(),
+    ]
+    return [seal(_MAGIC, id_hash.hex(), body), *body]
 
 
 def _decode_pack(data: bytes, id_hash: bytes) -> _Pack:
-    if len(data) < _HEADER.size:
+    start = HEADER_SIZE + _META.size
+    if len(data) < start:
         raise _CorruptPack(f"truncated: {len(data)} bytes, shorter than the header")
-    magic, flags, dim, n, stored_id, crc, _ = _HEADER.unpack_from(data)
+    magic = data[:8]
     if magic != _MAGIC:
         if magic[:7] == _MAGIC[:7]:
             raise _OtherVersion(magic.decode("ascii", "replace"))
         raise _CorruptPack("not a chunkeval pack (bad magic bytes)")
-    expected = _HEADER.size + n * (KEY_SIZE + 4 * dim)
+    dim, n, stored_id = _META.unpack_from(data, HEADER_SIZE)
+    expected = start + n * (KEY_SIZE + 4 * dim)
     if len(data) != expected:
         raise _CorruptPack(
             f"truncated or padded: {len(data)} bytes, expected {expected}"
         )
-    head = _HEADER.pack(magic, flags, dim, n, stored_id, 0, 0)
-    if zlib.crc32(memoryview(data)[_HEADER.size :], zlib.crc32(head)) != crc:
-        raise _CorruptPack("checksum mismatch")
     if stored_id != id_hash:
         raise _CorruptPack("it belongs to another embedder identity")
-    keys_end = _HEADER.size + n * KEY_SIZE
+    problem = check(data, _MAGIC, id_hash.hex(), "embedding pack")
+    if problem is not None:
+        raise _CorruptPack(problem)
+    keys_end = start + n * KEY_SIZE
     vectors = np.frombuffer(data, dtype="<f4", count=n * dim, offset=keys_end)
-    return _Pack(keys=data[_HEADER.size : keys_end], vectors=vectors.reshape(n, dim))
+    return _Pack(keys=data[start:keys_end], vectors=vectors.reshape(n, dim))
 
 
 def _read_pack_bytes(path: Path) -> bytes:
@@ -365,11 +370,9 @@ def _remove_stale_temps(directory: Path) -> None:
 def read_keys(path: Path) -> tuple[set[bytes], int | None]:
     """The text keys and dimension of a pack, reading only its header and keys."""
     with open(path, "rb") as fh:
-        head = fh.read(_HEADER.size)
-        if len(head) < _HEADER.size:
+        head = fh.read(HEADER_SIZE + _META.size)
+        if len(head) < HEADER_SIZE + _META.size or head[:8] != _MAGIC:
             return set(), None
-        magic, _flags, dim, n, *_ = _HEADER.unpack(head)
-        if magic != _MAGIC:
-            return set(), None
+        dim, n, _ = _META.unpack_from(head, HEADER_SIZE)
         block = fh.read(n * KEY_SIZE)
     return {block[i : i + KEY_SIZE] for i in range(0, len(block), KEY_SIZE)}, dim

@@ -44,7 +44,8 @@ CACHE_KINDS: tuple[CacheKind, ...] = (
         "embeddings",
         "*/*.pack",
         "pytest_chunkeval.embedders.cache",
-        "CRC-32 of header, text digests and vectors; identity hash in the header",
+        "SHA-256 of the identity and the pack (util/verified.py's header); "
+        "identity hash and sizes checked",
     ),
     CacheKind(
         "search",

@@ -38,7 +38,7 @@ import hashlib
 import os
 import struct
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -99,10 +99,35 @@ def entry_key(*parts: str) -> str:
     return h.hexdigest()
 
 
-def _checksum(key: str, payload: bytes | memoryview) -> bytes:
+def _checksum(key: str, parts: Sequence[bytes | memoryview]) -> bytes:
     h = hashlib.sha256(key.encode("ascii") + b"\0")
-    h.update(payload)
+    for part in parts:
+        h.update(part)
     return h.digest()
+
+
+HEADER_SIZE = _HEADER.size
+"""Bytes before an entry's payload."""
+
+
+def seal(magic: bytes, key: str, parts: Sequence[bytes | memoryview]) -> bytes:
+    """The header of an entry of ``key`` whose payload is ``parts`` joined: what
+    :class:`VerifiedStore` writes, and the embedding packs (``embedders/packs.py``:
+    many vectors to a file, merged as they pile up) write in their own files."""
+    length = sum(len(part) for part in parts)
+    return _HEADER.pack(magic, length, _checksum(key, parts))
+
+
+def check(data: bytes, magic: bytes, key: str, what: str) -> str | None:
+    """Why ``data`` is not a whole, unaltered entry of ``key`` (None: it is)."""
+    if len(data) < _HEADER.size or data[:8] != magic:
+        return f"not a chunkeval {what} entry (bad or missing header)"
+    _, length, digest = _HEADER.unpack_from(data)
+    if len(data) != _HEADER.size + length:
+        return f"truncated or padded: {len(data)} bytes"
+    if _checksum(key, [memoryview(data)[_HEADER.size :]]) != digest:
+        return "checksum mismatch"
+    return None
 
 
 class VerifiedStore:
@@ -153,14 +178,7 @@ class VerifiedStore:
         return None
 
     def _check(self, data: bytes, key: str) -> str | None:
-        if len(data) < _HEADER.size or data[:8] != self.magic:
-            return f"not a chunkeval {self.what} entry (bad or missing header)"
-        _, length, digest = _HEADER.unpack_from(data)
-        if len(data) != _HEADER.size + length:
-            return f"truncated or padded: {len(data)} bytes"
-        if _checksum(key, memoryview(data)[_HEADER.size :]) != digest:
-            return "checksum mismatch"
-        return None
+        return check(data, self.magic, key, self.what)
 
     def set_aside(self, path: Path, problem: str) -> None:
         """Warn that ``path`` is not used, and rename it ``*.corrupt`` (or delete
@@ -186,7 +204,7 @@ class VerifiedStore:
         (``util/unwritable.py``)."""
         if self.read_only or storing_stopped(self.directory.parent):
             return
-        head = _HEADER.pack(self.magic, len(payload), _checksum(key, payload))
+        head = seal(self.magic, key, [payload])
         try:
             with atomic_writer(self.path(key), "wb") as fh:
                 fh.write(head)
