@@ -113,6 +113,14 @@ def bm25(data: str, rounds: int, k: int) -> None:
         hit = np.take_along_axis(scores, rows, axis=1) > 0
         return np.where(hit, rows, -1)
 
+    if len(texts) * len(questions) * 4 > 4 << 30:  # 46 GiB at 100x: not run
+        print(
+            f"bm25 {Path(data).name}: {len(questions)} questions x {len(texts)} "
+            f"chunks, k={k}; index {index_s:.2f} s; search this tree {ours:.2f} s; "
+            f"peak RSS {peak_ours:.0f} MiB (the previous search needs "
+            f"{len(texts) * len(questions) * 4 / 2**30:.0f} GiB of scores: not run)"
+        )
+        return
     before, old = cpu(previous, rounds)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
