@@ -136,3 +136,43 @@ def test_an_update_of_some_chunkers_deletes_no_other_baseline(
     assert sorted(p.name for p in folder.iterdir()) == files
     # A whole run still compares both.
     _run(pytester, dist, 0).assert_outcomes(passed=2)
+
+
+ITEMS = """
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+@pytest.mark.chunkeval(per_question=True, baseline=True)
+def test_question(chunkeval):
+    cut = int(os.environ.get("CUT", "0"))
+    lines = Path("queries.jsonl").read_text().splitlines()[1:]
+    answers = {}
+    for record in map(json.loads, lines):
+        text = record["excerpts"][0]["text"]
+        keep = len(text) - cut if record["id"] == "q-bark" else len(text)
+        answers[record["id"]] = [text[:keep]]
+    chunkeval.score(answers, label="rag")
+"""
+
+
+@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+def test_an_item_fails_alone_beyond_the_item_tolerance(
+    pytester: pytest.Pytester,
+    scored: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dist: bool,
+) -> None:
+    # q-bark keeps 34 of its 39 characters: -12.8 points, still retrieved.
+    # Only a flip to recall 0 failed an item before.
+    (scored / "test_rag.py").unlink()
+    pytester.makepyfile(test_items=ITEMS)
+    if dist:
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    _run(pytester, dist, 0, "--chunkeval-update").assert_outcomes(passed=6)
+    _run(pytester, dist, 2).assert_outcomes(passed=6)  # -5.1 points: within
+    result = _run(pytester, dist, 5)
+    result.assert_outcomes(passed=5, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_items.py::test_question[[]q-bark[]]*"])

@@ -321,8 +321,10 @@ class BaselineStore:
     ) -> CheckOutcome:
         """Turn a recorded outcome into a regression (a per-question item's flip,
         which its comparison's tolerance does not judge), or into ``status``
-        (``noisy``: a flip that float drift explains)."""
-        failed = replace(outcome, status=status, message=message)
+        (``noisy``: a flip that float drift explains). Its gated metrics are
+        dropped: the flip is the item's verdict, the whole set's test carries
+        the numbers of the row."""
+        failed = replace(outcome, status=status, message=message, gated=())
         index = next(i for i, o in enumerate(self.outcomes) if o is outcome)
         self.outcomes[index] = failed
         return failed

@@ -7,8 +7,9 @@ parameters) that runs in a process evaluates them, the others replay those resul
 matched by call order and arguments (run/shared.py). Each item is then judged on its
 own question only (:func:`check_question`, on ``EvalResult.only``): its
 ``min_question_<metric>`` thresholds and, with ``baseline=True``, whether its
-question flipped from retrieved (recall > 0) to missed (recall 0) against the
-item's own baseline file. A mean
+question flipped from retrieved (recall > 0) to missed (recall 0) or dropped
+beyond the item tolerance (10 points) against the item's own baseline file. A
+mean
 threshold (``min_recall``) judges a whole set and is refused with ``per_question``
 (run/marker.py).
 """
@@ -183,21 +184,35 @@ def _evidence(result: EvalResult, record: QueryRecord) -> list[str]:
     return lines
 
 
+ITEM_TOLERANCE = "-10pp"
+"""How far one question's gated metric may drop before its item fails on its
+own (docs/baselines.md, "Per-question baselines"): 10 points, absolute."""
+
+
 def _check_baselines(evaluator: Evaluator, question: str) -> str | None:
     """Each result's share of the question against the item's baseline file
-    (written, not compared, under ``--chunkeval-update``): nothing but a flip
-    from retrieved to missed fails, and only when no noise explains it (then the
-    item passes as ``noisy``); a drop that leaves the question retrieved is
-    reported, not failed (the whole set's gate is the place for it)."""
+    (written, not compared, under ``--chunkeval-update``): a flip from retrieved
+    to missed fails, unless noise explains it (then the item passes as
+    ``noisy``), and so does a drop of a gated metric beyond the item tolerance
+    (:data:`ITEM_TOLERANCE`, by the gate's rule on that one question); a smaller
+    drop is the whole set's gate's to judge."""
     from pytest_chunkeval.gate.baseline import BaselineError
+    from pytest_chunkeval.gate.checking import BaselineRegression
 
     store = evaluator.session.baselines
+    gated = [m for m, _ in store.gate.gated()]
+    tolerance = {"*": None, **dict.fromkeys(gated, ITEM_TOLERANCE)}
     failures = []
     for result in evaluator.results:
         try:
             outcome = evaluator.comparisons.check_part(
-                result.only(question), result, tolerance={"*": None}
+                result.only(question), result, tolerance=tolerance
             )
+        except BaselineRegression as exc:
+            if not exc.report.lost:  # a drop beyond the item tolerance
+                failures.append(str(exc))
+                continue
+            outcome = store.outcomes[-1]  # a flip: said as one, below
         except BaselineError as exc:
             failures.append(str(exc))
             continue
