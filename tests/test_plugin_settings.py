@@ -376,10 +376,8 @@ def test_missing_dataset_messages(tmp_path: Path) -> None:
     session = ChunkevalSession(settings)
     with pytest.raises(ChunkevalError) as info:
         session.datasets.queries(session.default_run)
-    assert (
-        "chunkeval generate --corpus docs --out q.raw.jsonl --filtered-out q.jsonl"
-        in str(info.value)
-    )
+    assert "docs/generate.md" in str(info.value)  # one line; the recipe is there
+    assert "\n" not in str(info.value)
     assert str(tmp_path / "q.jsonl") in str(info.value)
 
 

@@ -28,6 +28,7 @@ from pytest_chunkeval.util.files import (
     atomic_writer,
     decode_jsonl,
     iter_jsonl_lines,
+    repair_jsonl_tail,
 )
 
 VERSION_KEY = "chunkeval_queries"
@@ -372,6 +373,14 @@ def append_query(path: str | os.PathLike[str], query: Query) -> None:
         ) from None
 
 
+def repair_query_log(path: str | os.PathLike[str]) -> None:
+    """Before a writer resumes its own JSONL log (``chunkeval generate``): an
+    incomplete last line, left by an interrupted append, is cut away with a
+    :class:`QuerySetWarning`, as :func:`append_query` would before its next
+    append, so that reading the log does not refuse it."""
+    repair_jsonl_tail(path, on_repair=_on_repair)
+
+
 def _on_repair(repair: TailRepair) -> None:
     """Called under the lock before ``append_jsonl`` changes the file."""
     if not repair.cut:
@@ -385,5 +394,5 @@ def _on_repair(repair: TailRepair) -> None:
         f"{repair.path}: cutting an incomplete last line ({len(repair.fragment)} "
         "bytes) before appending",
         QuerySetWarning,
-        stacklevel=4,  # _on_repair <- append_jsonl <- append_query <- caller
+        stacklevel=5,  # _on_repair <- _repair_tail <- append_jsonl <- append_query
     )

@@ -36,7 +36,11 @@ from typing import TYPE_CHECKING, Any
 from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import read_queries
-from pytest_chunkeval.data.query_formats import append_query, write_header
+from pytest_chunkeval.data.query_formats import (
+    append_query,
+    repair_query_log,
+    write_header,
+)
 from pytest_chunkeval.data.query_types import Query, stable_query_id
 from pytest_chunkeval.generation.answers import DUPLICATE, question_key, validate_answer
 from pytest_chunkeval.generation.asking import Asker
@@ -197,6 +201,7 @@ class QueryGenerator:
         if self.out.exists() and not self.overwrite:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
+                repair_query_log(self.out)  # a torn last append is cut, noted
                 existing = read_queries(self.out)
             for w in caught:
                 self.echo(f"note: {w.message}")

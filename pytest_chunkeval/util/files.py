@@ -305,22 +305,48 @@ def append_jsonl(
         return None
     data = "".join(body).encode("utf-8")
     target = Path(path)
-    repair = None
     with _open_append(target, create=create) as fd:
-        size = os.fstat(fd).st_size
-        if size:
-            offset, tail = _last_line(fd, size)
-            if offset != size:
-                cut = bool(tail.strip()) and not _is_json(tail)
-                repair = TailRepair(target, offset, tail, cut)
-                if on_repair is not None:
-                    on_repair(repair)
-                if cut:
-                    os.ftruncate(fd, offset)
-                else:
-                    data = b"\n" + data
+        repair = _repair_tail(fd, target, on_repair)
+        if repair is not None and not repair.cut:
+            data = b"\n" + data
         _write_all(fd, data)
         os.fsync(fd)
+    return repair
+
+
+def repair_jsonl_tail(
+    path: str | os.PathLike[str],
+    on_repair: Callable[[TailRepair], None] | None = None,
+) -> TailRepair | None:
+    """Repair the last line of an existing JSONL file as :func:`append_jsonl`
+    does before it appends (a writer resuming its own log reads it whole first):
+    a complete line gets its newline, a cut one is cut away."""
+    target = Path(path)
+    with _open_append(target, create=False) as fd:
+        repair = _repair_tail(fd, target, on_repair)
+        if repair is not None and not repair.cut:
+            _write_all(fd, b"\n")
+        os.fsync(fd)
+    return repair
+
+
+def _repair_tail(
+    fd: int, target: Path, on_repair: Callable[[TailRepair], None] | None
+) -> TailRepair | None:
+    """The repair of a last line without its newline (None when there is none):
+    cut lines are truncated here, complete ones are the caller's to end."""
+    size = os.fstat(fd).st_size
+    if not size:
+        return None
+    offset, tail = _last_line(fd, size)
+    if offset == size:
+        return None
+    cut = bool(tail.strip()) and not _is_json(tail)
+    repair = TailRepair(target, offset, tail, cut)
+    if on_repair is not None:
+        on_repair(repair)
+    if cut:
+        os.ftruncate(fd, offset)
     return repair
 
 
