@@ -54,6 +54,7 @@ def _copies() -> object:
 
 
 def _search() -> object:
+    pytest.importorskip("bm25s")  # the torch-free suite has no bm25 extra
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(12, 8)).astype(np.float32)
     vectors[5] = vectors[3]  # a tie

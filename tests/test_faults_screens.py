@@ -204,7 +204,8 @@ def test_per_question_items_that_passed_across_a_doc_edit_share_one_block(
         [
             "baselines: 6 ok",
             "  test_items.py::test_question (6 items): passed against their "
-            "baselines across the same changes:",
+            "baselines across the same changes (recall +0.00 points*within "
+            "tolerance):",
             "    documents edited: finance.md (+1 sentence / +32 chars)",
             "    record the new baselines with: pytest --chunkeval-update "
             "test_items.py::test_question",

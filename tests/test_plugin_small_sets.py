@@ -19,7 +19,7 @@ from test_plugin_baseline import BASELINE_CONFTEST, DIST
 FACTS = [
     ("q-harbor", "Which harbor ferries sail at dawn?", "Harbor ferries sail at dawn"),
     ("q-violin", "Who repairs the violin strings?", "Violin strings are repaired"),
-    ("q-glacier", "How fast does the glacier retreat?", "The glacier retreats"),
+    ("q-glacier", "How fast does the glacier retreat a year?", "The glacier retreats"),
     ("q-bakery", "When does the bakery bake rye bread?", "The bakery bakes rye"),
     ("q-comet", "In how many years the comet returns?", "The comet returns"),
     ("q-orchard", "Which orchard grows quince trees?", "The orchard grows quince"),
@@ -44,7 +44,7 @@ FACTS = [
 ENDINGS = [
     "at dawn from the northern pier.",
     "by the old luthier on Tuesdays.",
-    "about forty metres every year.",
+    "about forty metres a year.",
     "every Friday before sunrise.",
     "in seventy-six years.",
     "beside the quince hedge near the river.",
