@@ -23,13 +23,16 @@ message naming the extra to install, and the library versions in identities.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import re
 import secrets
+from collections import OrderedDict
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -238,3 +241,39 @@ def index_settings(
             )
         out[key] = value
     return out
+
+
+class RecentIndexes:
+    """The last few indexes an engine store built, by key: indexing the same key
+    and vectors again a moment later (the search cache's miss, then the
+    evaluation) returns the index built, not a second table or graph. An index
+    pushed out is handed to ``on_evict`` (a server store drops its table)."""
+
+    KEEP = 4
+
+    def __init__(self, on_evict: Callable[[Any], None] | None = None) -> None:
+        self._held: OrderedDict[str, tuple[str, Any]] = OrderedDict()
+        self._on_evict = on_evict
+
+    @staticmethod
+    def digest(vectors: FloatArray) -> str:
+        """What tells one set of vectors from another under the same key."""
+        return hashlib.sha256(vectors.tobytes()).hexdigest()
+
+    def get(self, key: str, digest: str) -> Any:
+        """The index held for ``key`` and these vectors, else None."""
+        held = self._held.get(key)
+        if held is None or held[0] != digest:
+            return None
+        self._held.move_to_end(key)
+        return held[1]
+
+    def put(self, key: str, digest: str, index: Any) -> None:
+        self._held[key] = (digest, index)
+        while len(self._held) > self.KEEP:
+            _, (_, old) = self._held.popitem(last=False)
+            if self._on_evict is not None:
+                self._on_evict(old)
+
+    def clear(self) -> None:
+        self._held.clear()

@@ -13,14 +13,13 @@ index trains its ``nlist`` centroids on the vectors, and fewer vectors than
 
 from __future__ import annotations
 
-import hashlib
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from pytest_chunkeval.stores._base import FloatArray, IdArray, StoreError, as_vectors
 from pytest_chunkeval.stores._candidates import (
+    RecentIndexes,
     RerankedIndex,
     index_settings,
     need,
@@ -34,8 +33,6 @@ DEFAULTS: dict[str, dict[str, int]] = {
     "hnsw": {"M": 32, "efConstruction": 40, "efSearch": 16},
     "ivf": {"nlist": 100, "nprobe": 1},
 }
-KEEP = 4
-"""Indexes a store keeps built, by key, for the next evaluation to reuse."""
 
 
 class FaissStore:
@@ -45,7 +42,7 @@ class FaissStore:
         self.index_type = index
         self.settings = index_settings(index, settings, "faiss", DEFAULTS)
         self.approximate = index != "flat"
-        self._built: OrderedDict[str, tuple[str, RerankedIndex]] = OrderedDict()
+        self._built = RecentIndexes()
         shown = {"index": index, **self.settings}
         self.name = "faiss?" + "&".join(f"{k}={v}" for k, v in shown.items())
 
@@ -62,15 +59,12 @@ class FaissStore:
         """The FAISS index of ``vectors``, reused when the same key and vectors
         were indexed by this store a moment ago."""
         arr = as_vectors(vectors, what=f"vectors for key {key}")
-        digest = hashlib.sha256(arr.tobytes()).hexdigest()
-        held = self._built.get(key)
-        if held is not None and held[0] == digest:
-            self._built.move_to_end(key)
-            return held[1]
+        digest = RecentIndexes.digest(arr)
+        held: RerankedIndex | None = self._built.get(key, digest)
+        if held is not None:
+            return held
         built = RerankedIndex(arr, self._build(arr), self._build)
-        self._built[key] = (digest, built)
-        while len(self._built) > KEEP:
-            self._built.popitem(last=False)
+        self._built.put(key, digest, built)
         return built
 
     def _build(self, arr: FloatArray, seed: int | None = None) -> Any:

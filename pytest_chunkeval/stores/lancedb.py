@@ -13,19 +13,18 @@ fewer vectors than partitions. The folder is removed when the store is closed
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
 import threading
 import weakref
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from pytest_chunkeval.stores._base import FloatArray, IdArray, StoreError, as_vectors
 from pytest_chunkeval.stores._candidates import (
+    RecentIndexes,
     RerankedIndex,
     index_settings,
     need,
@@ -54,7 +53,6 @@ DEFAULTS: dict[str, dict[str, int]] = {
 }
 ZERO_ALLOWED = frozenset({"refine_factor"})
 """Settings where 0 means "off" (no refinement)."""
-KEEP = 4
 
 
 class LanceDBStore:
@@ -68,7 +66,7 @@ class LanceDBStore:
         self.name = "lancedb?" + "&".join(f"{k}={v}" for k, v in shown.items())
         self._db: Any = None
         self._lock = threading.RLock()
-        self._built: OrderedDict[str, tuple[str, RerankedIndex]] = OrderedDict()
+        self._built = RecentIndexes()
         self._folder: dict[str, str] = {}
         weakref.finalize(self, _remove, self._folder)
 
@@ -98,21 +96,18 @@ class LanceDBStore:
         """A table of ``vectors`` (rows ``0..n-1``) with this store's index,
         reused when the same key and vectors were indexed a moment ago."""
         arr = as_vectors(vectors, what=f"vectors for key {key}")
-        digest = hashlib.sha256(arr.tobytes()).hexdigest()
+        digest = RecentIndexes.digest(arr)
         with self._lock:
-            held = self._built.get(key)
-            if held is not None and held[0] == digest:
-                self._built.move_to_end(key)
-                return held[1]
+            held: RerankedIndex | None = self._built.get(key, digest)
+            if held is not None:
+                return held
 
             def again(vectors: FloatArray, seed: int) -> Any:
                 with self._lock:
                     return self._engine(self._table(key, vectors, seed))
 
             built = RerankedIndex(arr, self._engine(self._table(key, arr)), again)
-            self._built[key] = (digest, built)
-            while len(self._built) > KEEP:
-                self._built.popitem(last=False)
+            self._built.put(key, digest, built)
         return built
 
     def _connect(self) -> Any:

@@ -20,12 +20,10 @@ index on a small table too (on a large one it would anyway).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -35,6 +33,7 @@ import numpy as np
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import FloatArray, IdArray, StoreError, as_vectors
 from pytest_chunkeval.stores._candidates import (
+    RecentIndexes,
     RerankedIndex,
     index_settings,
     need,
@@ -50,8 +49,6 @@ DEFAULTS: dict[str, dict[str, int]] = {
     "hnsw": {"m": 16, "ef_construction": 64, "ef_search": 40},
     "ivfflat": {"lists": 100, "probes": 1},
 }
-KEEP = 4
-"""Tables a store keeps, by key, for the next evaluation to reuse."""
 
 
 def _redact(text: str, secret: str | None) -> str:
@@ -92,7 +89,8 @@ class PgvectorStore:
         self._conn: Any = None
         self._lock = threading.RLock()
         self._tables: list[str] = []
-        self._built: OrderedDict[str, tuple[str, RerankedIndex, str]] = OrderedDict()
+        # an index pushed out drops its table: (index, table, connection)
+        self._built = RecentIndexes(on_evict=lambda held: self._drop(held[2], held[1]))
         # what the finalizer needs (at exit too), without a reference to self
         self._shared: dict[str, Any] = {"conn": None, "tables": self._tables}
         weakref.finalize(self, _drop_all, self._shared)
@@ -171,12 +169,11 @@ class PgvectorStore:
         """A table of ``vectors`` (rows ``0..n-1``) with this store's index,
         reused when the same key and vectors were indexed a moment ago."""
         arr = as_vectors(vectors, what=f"vectors for key {key}")
-        digest = hashlib.sha256(arr.tobytes()).hexdigest()
+        digest = RecentIndexes.digest(arr)
         with self._lock:
-            held = self._built.get(key)
-            if held is not None and held[0] == digest:
-                self._built.move_to_end(key)
-                return held[1]
+            held = self._built.get(key, digest)
+            if held is not None:
+                return held[0]  # type: ignore[no-any-return]
             conn = self._connection()
             table = self._create(conn, key, arr)
 
@@ -185,10 +182,7 @@ class PgvectorStore:
                     return self._engine(conn, self._create(conn, key, vectors, seed))
 
             built = RerankedIndex(arr, self._engine(conn, table), again)
-            self._built[key] = (digest, built, table)
-            while len(self._built) > KEEP:
-                _, (_, _, old) = self._built.popitem(last=False)
-                self._drop(conn, old)
+            self._built.put(key, digest, (built, table, conn))
         return built
 
     def _create(

@@ -18,7 +18,6 @@ plugin (``_candidates.py``).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -26,7 +25,6 @@ import tempfile
 import threading
 import time
 import weakref
-from collections import OrderedDict
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,6 +33,7 @@ import numpy as np
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import FloatArray, IdArray, StoreError, as_vectors
 from pytest_chunkeval.stores._candidates import (
+    RecentIndexes,
     RerankedIndex,
     index_settings,
     need,
@@ -55,7 +54,6 @@ DEFAULTS: dict[str, dict[str, int]] = {
         "indexing_threshold": 10000,
     },
 }
-KEEP = 4
 INDEXING_TIMEOUT = 600.0
 
 
@@ -82,7 +80,7 @@ class QdrantStore:
         where = "qdrant" if url is None else f"qdrant+{url}"
         self.name = where + "?" + "&".join(f"{k}={v}" for k, v in shown.items())
         self._lock = threading.RLock()
-        self._built: OrderedDict[str, tuple[str, RerankedIndex]] = OrderedDict()
+        self._built = RecentIndexes()
         # what the finalizer needs (at exit too), without a reference to self
         self._state: dict[str, Any] = {"client": client, "collections": []}
         weakref.finalize(self, _release, self._state)
@@ -118,12 +116,11 @@ class QdrantStore:
         """A collection of ``vectors`` (point ids ``0..n-1``), reused when the
         same key and vectors were indexed a moment ago."""
         arr = as_vectors(vectors, what=f"vectors for key {key}")
-        digest = hashlib.sha256(arr.tobytes()).hexdigest()
+        digest = RecentIndexes.digest(arr)
         with self._lock:
-            held = self._built.get(key)
-            if held is not None and held[0] == digest:
-                self._built.move_to_end(key)
-                return held[1]
+            held: RerankedIndex | None = self._built.get(key, digest)
+            if held is not None:
+                return held
             engine = self._build(key, arr)
 
             def again(vectors: FloatArray, seed: int) -> Any:
@@ -131,9 +128,7 @@ class QdrantStore:
                     return self._build(key, vectors, seed)
 
             built = RerankedIndex(arr, engine, again)
-            self._built[key] = (digest, built)
-            while len(self._built) > KEEP:
-                self._built.popitem(last=False)
+            self._built.put(key, digest, built)
         return built
 
     def _build(self, key: str, arr: FloatArray, seed: int | None = None) -> Any:
