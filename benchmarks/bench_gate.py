@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -58,6 +59,9 @@ from pytest_chunkeval.engine.score import score
 from pytest_chunkeval.gate.baseline import Baseline
 from pytest_chunkeval.stores.chroma import ChromaStore
 from pytest_chunkeval.stores.exact import ExactStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gate_noise import CHUNKS, Permuted, subset
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "example_project"
@@ -85,26 +89,6 @@ class GateSet:
         return f"{self.name} ({len(self.queries)}, {self.embedder})"
 
 
-class MemoChunker:
-    """recursive:200:0, chunking each document once for all the runs."""
-
-    def __init__(self) -> None:
-        from pytest_chunkeval.chunkers import get_chunker
-
-        self.inner = get_chunker(CHUNKER)
-        self.name = CHUNKER
-        self.cache_version = "bench"
-        self._memo: dict[str, Any] = {}
-
-    def chunk_spans(self, text: str) -> Any:
-        if text not in self._memo:
-            self._memo[text] = self.inner.chunk_spans(text)
-        return self._memo[text]
-
-
-CHUNKS = MemoChunker()
-
-
 def _chunk_spans(corpus: Corpus) -> list[tuple[str, int, int]]:
     return [
         (doc.id, int(s), int(e))
@@ -116,12 +100,6 @@ def _chunk_spans(corpus: Corpus) -> list[tuple[str, int, int]]:
 def _texts(corpus: Corpus, queries: QuerySet) -> list[str]:
     chunks = [corpus[d].text[s:e] for d, s, e in _chunk_spans(corpus)]
     return list(dict.fromkeys(chunks + [q.text for q in queries]))
-
-
-def _subset(queries: QuerySet, n: int = 19) -> QuerySet:
-    rng = np.random.default_rng(19)
-    keep = sorted(rng.choice(len(queries), size=n, replace=False).tolist())
-    return QuerySet([queries[i] for i in keep])
 
 
 def load_sets(names: Sequence[str]) -> list[GateSet]:
@@ -143,7 +121,7 @@ def load_sets(names: Sequence[str]) -> list[GateSet]:
         if "example" in names:
             out.append(GateSet("example", handbook, example, "MiniLM", 4, minilm))
         if "example19" in names:
-            sub = _subset(example)
+            sub = subset(example)
             out.append(GateSet("example, 19", handbook, sub, "MiniLM", 4, minilm))
     for s in out:
         s.paragraphs = _chunk_spans(s.corpus)
@@ -179,18 +157,6 @@ class FixedEmbedder:
             rng = np.random.default_rng(self.seed)
             vectors = vectors * (1 + self.relative * rng.standard_normal(vectors.shape))
         return vectors
-
-
-class _Permuted:
-    def __init__(self, inner: Any, order: np.ndarray) -> None:
-        self.inner, self.order = inner, order
-
-    def __len__(self) -> int:
-        return len(self.inner)
-
-    def search(self, queries: np.ndarray, k: int) -> np.ndarray:
-        hits = np.asarray(self.inner.search(queries, k))
-        return np.where(hits >= 0, self.order[np.maximum(hits, 0)], -1)
 
 
 class WorstFirst:
@@ -347,12 +313,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     if args.epsilon:
-        from gate_noise import float_drift  # type: ignore[import-not-found]
+        from gate_noise import float_drift
 
         float_drift()
         return
     if args.noise:
-        from gate_noise import noise_table  # type: ignore[import-not-found]
+        from gate_noise import noise_table
 
         noise_table({"a": 300, "b": 20, "c": 20})
         return
@@ -395,7 +361,7 @@ class ShuffledChroma:
         rng = np.random.default_rng([self.seed, seed])
         order = rng.permutation(len(vectors))
         name = hashlib.sha256(f"{key}:{self.seed}:{seed}".encode()).hexdigest()
-        return _Permuted(self.chroma.index(name, vectors[order]), order)
+        return Permuted(self.chroma.index(name, vectors[order]), order)
 
 
 class _Rebuildable:

@@ -102,7 +102,10 @@ class NoCache(EmbeddingCache):
         return l2_normalize(embedder.embed(list(texts)))
 
 
-class _Permuted:
+class Permuted:
+    """An index whose rows were inserted in ``order``: hits mapped back to the
+    original rows (and rebuilt the same way)."""
+
     def __init__(self, inner: Any, order: np.ndarray) -> None:
         self.inner, self.order = inner, order
 
@@ -113,8 +116,8 @@ class _Permuted:
         hits = np.asarray(self.inner.search(queries, k))
         return np.where(hits >= 0, self.order[np.maximum(hits, 0)], -1)
 
-    def rebuild(self, seed: int) -> _Permuted:
-        return _Permuted(self.inner.rebuild(seed), self.order)
+    def rebuild(self, seed: int) -> Permuted:
+        return Permuted(self.inner.rebuild(seed), self.order)
 
 
 class ShuffledChroma:
@@ -129,10 +132,10 @@ class ShuffledChroma:
         self.chroma, self.seed = chroma, seed
         self.name = "chroma"
 
-    def index(self, key: str, vectors: np.ndarray) -> _Permuted:
+    def index(self, key: str, vectors: np.ndarray) -> Permuted:
         order = np.random.default_rng(self.seed).permutation(len(vectors))
         name = hashlib.sha256(f"{key}:{self.seed}".encode()).hexdigest()
-        return _Permuted(self.chroma.index(name, vectors[order]), order)
+        return Permuted(self.chroma.index(name, vectors[order]), order)
 
 
 class MemoChunker:
@@ -173,7 +176,7 @@ def load_sets(cache_dir: Path | None) -> list[NoiseSet]:
     texts = _texts(corpus, queries)
     hashed = dict(zip(texts, HashingEmbedder().embed(texts), strict=True))
     out = [NoiseSet("bundled benchmark", corpus, queries, "hashing", 5, hashed)]
-    out.append(NoiseSet("19 of its", corpus, _subset(queries), "hashing", 5, hashed))
+    out.append(NoiseSet("19 of its", corpus, subset(queries), "hashing", 5, hashed))
     handbook = Corpus.from_paths([EXAMPLE / "handbook"])
     example = QuerySet.load(EXAMPLE / "tests" / "queries.jsonl", handbook)
     texts = _texts(handbook, example)
@@ -181,11 +184,11 @@ def load_sets(cache_dir: Path | None) -> list[NoiseSet]:
     vectors = cache.embed(get_embedder(MINILM), texts, progress=False)
     minilm = dict(zip(texts, np.asarray(vectors), strict=True))
     out.append(NoiseSet("example project", handbook, example, "MiniLM", 4, minilm))
-    out.append(NoiseSet("19 of its", handbook, _subset(example), "MiniLM", 4, minilm))
+    out.append(NoiseSet("19 of its", handbook, subset(example), "MiniLM", 4, minilm))
     return out
 
 
-def _subset(queries: QuerySet) -> QuerySet:
+def subset(queries: QuerySet) -> QuerySet:
     """19 of ``queries``, drawn with seed 19, in their order."""
     rng = np.random.default_rng(19)
     keep = sorted(rng.choice(len(queries), size=19, replace=False).tolist())
