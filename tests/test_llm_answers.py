@@ -18,7 +18,13 @@ from pytest_chunkeval.llm.answers import (
     AnswerKey,
     hash_input,
 )
-from pytest_chunkeval.llm.batch import BatchStats, ask_batch, plan_batch
+from pytest_chunkeval.llm.batch import (
+    BatchResult,
+    BatchStats,
+    outcome_of,
+    plan_batch,
+    run_batch,
+)
 from pytest_chunkeval.llm.chat import (
     API_ERROR,
     MALFORMED,
@@ -222,6 +228,29 @@ def keys_for(ps: list[Messages], identity: str) -> list[AnswerKey]:
     return [AnswerKey("judge", identity, "1", hash_input(p)) for p in ps]
 
 
+def run_prompts(
+    ps: list[Messages],
+    model: ChatModel | CallableModel,
+    *,
+    keys: list[AnswerKey],
+    cache: AnswerCache | None = None,
+    concurrency: int | None = None,
+    stats: BatchStats | None = None,
+) -> BatchResult:
+    """A batch as a role runs it: each prompt asked of ``model`` (a request only
+    for a chat model; a user's callable sends none, one thread), its answer
+    parsed as a whole number."""
+    sends = isinstance(model, ChatModel)
+    return run_batch(
+        range(len(ps)),
+        key=keys.__getitem__,
+        compute=lambda i: outcome_of(model(ps[i]), int, requests=int(sends)),
+        cache=cache,
+        concurrency=concurrency or (4 if sends else 1),
+        stats=stats,
+    )
+
+
 def test_a_callable_batch_is_cached_and_resumed(tmp_path: Path) -> None:
     calls: list[str] = []
 
@@ -236,7 +265,7 @@ def test_a_callable_batch_is_cached_and_resumed(tmp_path: Path) -> None:
     ps = prompts(5)
     cache = AnswerCache(tmp_path)
     ks = keys_for(ps, model.identity)
-    result = ask_batch(ps, model, keys=ks, parse=int, cache=cache)
+    result = run_prompts(ps, model, keys=ks, cache=cache)
     assert result.values == [0, 1, 2, None, 4]
     assert result.rejections[3] is not None
     assert result.rejections[3].reason == MALFORMED
@@ -246,21 +275,16 @@ def test_a_callable_batch_is_cached_and_resumed(tmp_path: Path) -> None:
         0,  # a callable sends no request
     )
     calls.clear()
-    again = ask_batch(ps, model, keys=ks, parse=int, cache=cache)
+    again = run_prompts(ps, model, keys=ks, cache=cache)
     assert again.values == result.values
     assert calls == ["say 3"]  # only the rejected one is asked again
     assert again.stats.cached == 4
 
 
-def test_a_bare_function_needs_a_name_and_version() -> None:
-    with pytest.raises(TypeError, match="CallableModel"):
-        ask_batch(prompts(1), lambda m: "x", keys=keys_for(prompts(1), "x@1"))
-
-
 def test_a_callable_returning_the_wrong_type_is_an_error() -> None:
     model = CallableModel(lambda m: 3, name="bad", version="1")  # type: ignore[arg-type,return-value]
     with pytest.raises(LLMError, match="bad@1 returned int"):
-        ask_batch(prompts(1), model, keys=keys_for(prompts(1), model.identity))
+        run_prompts(prompts(1), model, keys=keys_for(prompts(1), model.identity))
 
 
 @pytest.fixture
@@ -286,7 +310,7 @@ def test_chat_batch_retries_429_and_500_runs_concurrently_and_caches(
     assert plan.cached == 0
     assert plan.usd is not None
     assert "8 requests to 'gpt-4o-mini'" in str(plan)
-    result = ask_batch(ps, model, keys=ks, parse=int, cache=cache, concurrency=4)
+    result = run_prompts(ps, model, keys=ks, cache=cache, concurrency=4)
     assert result.values == list(range(8))
     assert len(server.requests_to("chat")) == 10  # 8 + the two retried
     assert result.stats.requests == 8
@@ -294,9 +318,7 @@ def test_chat_batch_retries_429_and_500_runs_concurrently_and_caches(
     # nothing left to pay for
     assert plan_batch(ps, model, keys=ks, cache=cache).requests == 0
     server.clear_requests()
-    assert ask_batch(ps, model, keys=ks, parse=int, cache=cache).values == list(
-        range(8)
-    )
+    assert run_prompts(ps, model, keys=ks, cache=cache).values == list(range(8))
     assert server.requests_to("chat") == []
     # the key is in no file the cache wrote
     for path in tmp_path.rglob("*"):
@@ -322,15 +344,13 @@ def test_a_server_that_keeps_failing_stops_and_the_rest_resumes(
     cache = AnswerCache(tmp_path)
     stats = BatchStats()
     with pytest.raises(LLMError, match="3 requests in a row failed"):
-        ask_batch(
-            ps, model, keys=ks, parse=int, cache=cache, concurrency=1, stats=stats
-        )
+        run_prompts(ps, model, keys=ks, cache=cache, concurrency=1, stats=stats)
     assert stats.rejected[API_ERROR] == 3
     assert stats.stopped == "api errors"
     assert stats.answered == 1
     failing["on"] = False
     server.clear_requests()
-    result = ask_batch(ps, model, keys=ks, parse=int, cache=cache)
+    result = run_prompts(ps, model, keys=ks, cache=cache)
     assert result.values == list(range(6))
     assert result.stats.cached == 1
     assert len(server.requests_to("chat")) == 5
@@ -342,4 +362,4 @@ def test_a_wrong_key_stops_at_once(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
     model = ChatModel("test-model", max_retries=0)
     with pytest.raises(LLMError, match="401"):
-        ask_batch(prompts(2), model, keys=keys_for(prompts(2), model.identity))
+        run_prompts(prompts(2), model, keys=keys_for(prompts(2), model.identity))

@@ -42,6 +42,22 @@ class QuerySpans:
         end = ints([s[2] for s in flat])
         return cls(query, doc, start, end)
 
+    def to_lists(
+        self, doc_ids: Sequence[str], n_queries: int
+    ) -> list[list[tuple[str, int, int]]]:
+        """Per query, its spans as ``(doc_id, start, end)`` in their order: the
+        inverse of :meth:`from_lists`."""
+        out: list[list[tuple[str, int, int]]] = [[] for _ in range(n_queries)]
+        for q, d, s, e in zip(
+            self.query.tolist(),
+            self.doc.tolist(),
+            self.start.tolist(),
+            self.end.tolist(),
+            strict=True,
+        ):
+            out[q].append((doc_ids[d], s, e))
+        return out
+
     def __len__(self) -> int:
         return int(self.query.size)
 

@@ -160,6 +160,13 @@ def _assemble(
     chunk_stats = setup.chunk_stats(chunking)
     # Units sent to the LLM per query (|tr|): the cost axis of a budget sweep.
     chunk_stats["sent_units"] = float(scores.retrieved_units.mean()) if n else 0.0
+    judging, judged = setup.judging(judge), None
+    if judging is not None:
+        from pytest_chunkeval.judging.score import judge_retrieved
+
+        judged = judge_retrieved(
+            judging, setup.queries, scored.retrieved, setup.corpus, setup.units
+        )
     result = build_result(
         label or config["chunker"],
         config,
@@ -174,7 +181,7 @@ def _assemble(
         chunking.spans(),
         scored.stages,
         exact=scored.exact,
-        judging=setup.judging(judge),
+        judged=judged,
         evidence=scored.evidence,
     )
     if budget is not None:

@@ -2,12 +2,14 @@
 stored and chosen excerpt spans, retrieved spans, metrics, losses, judged
 values) and the summaries, shared by ``evaluate`` and ``score``; and the one
 builder of an :class:`EvalResult` (:func:`result_of`), which the relationship
-evaluation uses too."""
+evaluation uses too. Assembly only: the judge ran before (``judging/score.py``),
+its judgments come in as a :class:`~pytest_chunkeval.judging.score.Judged`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -34,7 +36,9 @@ from pytest_chunkeval.engine.results import (
     SpanTuple,
     StageResult,
 )
-from pytest_chunkeval.engine.retrieve import timed as _timed
+
+if TYPE_CHECKING:
+    from pytest_chunkeval.judging.score import Judged, JudgedQuery
 
 
 def losses_of(
@@ -84,29 +88,30 @@ def build_result(
     timings: dict[str, float],
     chunk_spans: list[SpanTuple],
     stages: dict[str, StageResult] | None = None,
-    judging: Any = None,
+    judged: Judged | None = None,
     exact: QueryScores | None = None,
     evidence: list[dict[str, Any]] | None = None,
 ) -> EvalResult:
     """The result of an evaluation: each query's record, the summaries over
-    queries and document groups, and what the evaluation measured besides."""
+    queries and document groups, and what the evaluation measured besides
+    (``judged``: the judge's judgments, its identity added to the result's
+    configuration; ``config`` itself is left as given)."""
     scores = without_ground_truth(scores, [bool(q.excerpts) for q in queries])
-    by_query = spans_by_query(retrieved, units.doc_ids, len(queries))
-    judged: list[Any] = [None] * len(queries)
+    by_query = retrieved.to_lists(units.doc_ids, len(queries))
     judged_values: dict[str, Any] | None = None
-    if judging is not None:
-        from pytest_chunkeval.judging.score import judge_retrieved
-
-        with _timed(timings, "judge"):
-            judged = judge_retrieved(judging, queries, by_query, corpus, units)
-        judged_values = {
-            m: np.array([j.metric(m) for j in judged], dtype=np.float64)
-            for m in JUDGED_METRICS
-        }
-        config["judge"] = judging.judge.identity
+    if judged is not None:
+        timings = {**timings, "judge": timings.get("judge", 0.0) + judged.seconds}
+        judged_values = judged.values()
+        config = {**config, "judge": judged.identity}
     losses = losses_of(scores, exact)
     records = query_records(
-        queries, scores, by_query, units.doc_ids, judged, losses, evidence
+        queries,
+        scores,
+        by_query,
+        units.doc_ids,
+        judged.queries if judged is not None else None,
+        losses,
+        evidence,
     )
     overall, groups = summarize(
         scores, [q.doc_id for q in queries], judged_values, metrics=METRICS
@@ -157,28 +162,12 @@ def result_of(
     )
 
 
-def spans_by_query(
-    spans: QuerySpans, doc_ids: tuple[str, ...], n_queries: int
-) -> list[list[SpanTuple]]:
-    """Per query, its spans as ``(doc_id, start, end)``, in their order."""
-    out: list[list[SpanTuple]] = [[] for _ in range(n_queries)]
-    for q, d, s, e in zip(
-        spans.query.tolist(),
-        spans.doc.tolist(),
-        spans.start.tolist(),
-        spans.end.tolist(),
-        strict=True,
-    ):
-        out[q].append((doc_ids[d], s, e))
-    return out
-
-
 def query_records(
     queries: QuerySet,
     scores: QueryScores,
     retrieved: list[list[SpanTuple]],
     doc_ids: tuple[str, ...],
-    judged: list[Any],
+    judged: Sequence[JudgedQuery] | None,
     losses: dict[str, npt.NDArray[np.float64]],
     evidence: list[dict[str, Any]] | None = None,
 ) -> list[QueryRecord]:
@@ -207,7 +196,7 @@ def query_records(
     records, row = [], 0
     for i, (q, (units, taken, first)) in enumerate(zip(queries, counts, strict=True)):
         n_ex = len(q.excerpts)
-        j = judged[i]
+        j = None if judged is None else judged[i]
         records.append(
             QueryRecord(
                 id=q.id,

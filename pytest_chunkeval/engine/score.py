@@ -205,6 +205,13 @@ def _scored(
             stages["candidates"] = _candidate_stage(
                 located.candidates, per_query, setup
             )
+    judged = None
+    if judging is not None:
+        from pytest_chunkeval.judging.score import judge_retrieved
+
+        judged = judge_retrieved(
+            judging, setup.queries, spans, setup.corpus, setup.units
+        )
     return build_result(
         label,
         setup.config(label, k=located.k, **config),
@@ -218,7 +225,7 @@ def _scored(
         timings,
         [],
         stages,
-        judging=judging,
+        judged=judged,
     )
 
 

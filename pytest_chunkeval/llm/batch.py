@@ -1,20 +1,15 @@
 """Ask many things at once, through the answer cache: what every LLM role runs.
 
-Two levels:
-
-- :func:`run_batch` is generic: ``items``, a ``key(item) -> AnswerKey`` and a
-  ``compute(item) -> Outcome`` (the role's own request + parsing, or a call of the
-  user's callable). Cached answers are read (verified) first; the rest are computed
-  on ``concurrency`` threads, each stored in the cache as soon as it arrives, so an
-  interrupted run (Ctrl-C, a crash, a server that gives up) resumes where it stopped
-  by running again. A progress bar shows answered / cached / rejected. After
-  ``max_consecutive_errors`` API errors in a row (after the client's own retries
-  of 429/5xx) the run stops with :class:`LLMError`.
-- :func:`ask_batch` is the common case: chat ``messages`` per item, answered by a
-  :class:`~pytest_chunkeval.llm.chat.ChatModel` (``llm:<model>``) or a
-  :class:`~pytest_chunkeval.llm.chat.CallableModel` (a plain function with a name and
-  a version), then ``parse(text)`` (raise ``ValueError`` to reject an answer as
-  malformed: rejected answers are counted and not cached, so a re-run asks again).
+:func:`run_batch` takes ``items``, a ``key(item) -> AnswerKey`` and a
+``compute(item) -> Outcome`` (the role's own request + parsing, or a call of the
+user's callable; :func:`outcome_of` turns a model's reply and a ``parse(text)`` into
+one: raise ``ValueError`` in ``parse`` to reject an answer as malformed, rejected
+answers are counted and not cached, so a re-run asks again). Cached answers are read
+(verified) first; the rest are computed on ``concurrency`` threads, each stored in
+the cache as soon as it arrives, so an interrupted run (Ctrl-C, a crash, a server
+that gives up) resumes where it stopped by running again. A progress bar shows
+answered / cached / rejected. After ``max_consecutive_errors`` API errors in a row
+(after the client's own retries of 429/5xx) the run stops with :class:`LLMError`.
 
 Before a paid run, :func:`plan_batch` says how many requests are still needed
 (cached ones excluded), their prompt tokens (cl100k_base) and the estimated cost
@@ -26,7 +21,8 @@ Example (a role's code)::
     keys = [AnswerKey("judge", model.identity, PROMPT_VERSION, hash_input(x))
             for x in inputs]
     print(plan_batch(prompts, model, keys=keys, cache=cache))
-    result = ask_batch(prompts, model, keys=keys, cache=cache, parse=parse_answer)
+    result = run_batch(range(len(prompts)), key=keys.__getitem__, cache=cache,
+                       compute=lambda i: outcome_of(model(prompts[i]), parse_answer))
     result.values[i]   # the parsed (or cached) value, None if rejected
 """
 
@@ -43,8 +39,6 @@ from pytest_chunkeval.llm.chat import (
     API_ERROR,
     MALFORMED,
     Answerer,
-    CallableModel,
-    ChatModel,
     LLMError,
     Messages,
     Rejection,
@@ -246,58 +240,6 @@ def run_batch(
         if bar is not None:
             bar.close()
     return BatchResult(values, rejections, stats)
-
-
-def as_answerer(model: Answerer | Callable[[Messages], str]) -> Answerer:
-    """``model`` if it has an identity; a bare function must be registered."""
-    if isinstance(model, ChatModel | CallableModel | Answerer):
-        return model
-    raise TypeError(
-        f"{model!r} has no identity for the answer cache: wrap it as "
-        "CallableModel(fn, name=..., version=...)"
-    )
-
-
-def ask_batch(
-    prompts: Sequence[Messages],
-    model: Answerer | Callable[[Messages], str],
-    *,
-    keys: Sequence[AnswerKey],
-    parse: Callable[[str], Any] = str,
-    cache: AnswerCache | None = None,
-    concurrency: int | None = None,
-    progress: bool | None = None,
-    desc: str = "answers",
-    on_value: Callable[[int, Any], None] | None = None,
-    stats: BatchStats | None = None,
-) -> BatchResult:
-    """Ask ``model`` every prompt not cached under ``keys[i]``; store
-    ``parse(answer)`` (``ValueError`` from ``parse`` rejects it as malformed).
-
-    ``concurrency`` defaults to 4 for a :class:`ChatModel` and 1 for a callable
-    (a user's function need not be thread-safe).
-    """
-    answerer = as_answerer(model)
-    if len(keys) != len(prompts):
-        raise ValueError(f"{len(prompts)} prompts but {len(keys)} keys")
-    if concurrency is None:
-        concurrency = DEFAULT_CONCURRENCY if isinstance(answerer, ChatModel) else 1
-    sends = isinstance(answerer, ChatModel)
-
-    def compute(i: int) -> Outcome:
-        return outcome_of(answerer(prompts[i]), parse, requests=int(sends))
-
-    return run_batch(
-        range(len(prompts)),
-        key=lambda i: keys[i],
-        compute=compute,
-        cache=cache,
-        concurrency=concurrency,
-        progress=progress,
-        desc=desc,
-        on_value=on_value,
-        stats=stats,
-    )
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ from pytest_chunkeval.engine.retrieve import (
     timed,
 )
 from pytest_chunkeval.engine.setup import EvaluationSetup
+from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.relationships.extraction import (
     ExtractionStats,
     cost_plan,
@@ -83,7 +84,7 @@ def _stderr(line: str) -> None:
 
 def _check_k(k: object) -> int:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(
+        raise ConfigError(
             f"k must be a positive integer (relationships retrieved per question), "
             f"got {k!r}"
         )

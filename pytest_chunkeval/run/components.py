@@ -127,16 +127,12 @@ class Components:
         other object is adapted (a function ``str -> list[str]``, a splitter)."""
         self.ensure_registered()
         from pytest_chunkeval.chunkers import get_chunker
-        from pytest_chunkeval.config.registry import UnknownSpec
 
         if not isinstance(spec, str):
             return get_chunker(spec)
         label = self.chunker_label(spec)
         if label not in self._chunkers:
-            try:
-                chunker = get_chunker(label)
-            except UnknownSpec as exc:
-                raise ConfigError(str(exc)) from None
+            chunker = get_chunker(label)
             self._chunkers[label] = chunker
             self._chunker_specs[id(chunker)] = label
         return self._chunkers[label]
@@ -146,12 +142,8 @@ class Components:
         ``recursive:200:0``): one chunker, test id and baseline per component."""
         self.ensure_registered()
         from pytest_chunkeval.chunkers import CHUNKERS
-        from pytest_chunkeval.config.registry import UnknownSpec
 
-        try:
-            return CHUNKERS.label(spec)
-        except UnknownSpec as exc:
-            raise ConfigError(str(exc)) from None
+        return CHUNKERS.label(spec)
 
     def chunker_specs(self, test: str) -> list[str]:
         """What ``chunkeval_chunker`` is parametrized over, canonical and without

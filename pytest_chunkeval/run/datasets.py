@@ -57,14 +57,10 @@ class Datasets:
             ) from None
 
     def _benchmark(self, run: EvaluationSpec) -> tuple[Corpus, QuerySet]:
-        from pytest_chunkeval.config.registry import UnknownSpec
         from pytest_chunkeval.data.benchmarks import load_benchmark
 
         assert run.benchmark is not None
-        try:
-            return load_benchmark(run.benchmark)
-        except UnknownSpec as exc:
-            raise ConfigError(str(exc)) from None
+        return load_benchmark(run.benchmark)
 
     def _beir(self, run: EvaluationSpec) -> tuple[Corpus, QuerySet]:
         from pytest_chunkeval.data.beir import load_beir

@@ -15,8 +15,6 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pytest_chunkeval.errors import ChunkevalError
-
 if TYPE_CHECKING:
     from pytest_chunkeval.config.evaluation import EvaluationSpec
     from pytest_chunkeval.config.options import K
@@ -69,24 +67,21 @@ def setup_of(
     from pytest_chunkeval.engine.keys import setup_key
     from pytest_chunkeval.engine.setup import EvaluationSetup
 
-    try:
-        if queries is None:
-            queries = session.datasets.queries(run)
-        key = setup_key(run, queries.content_hash, retrieval=retrieval)
-        if key not in session.setups:
-            session.components.ensure_registered()
-            session.setups[key] = EvaluationSetup.resolve(
-                session.datasets.corpus(run),
-                queries,
-                embedder=run.embedder,
-                store=session.components.store(run.store) if retrieval else None,
-                unit=run.unit,
-                tokenizer=run.tokenizer,
-                cache=session.components.cache(run.cache_dir),
-                copies=run.copies,
-            )
-    except ChunkevalError as exc:  # anything else is a bug: traceback
-        raise ChunkevalError(str(exc)) from None
+    if queries is None:
+        queries = session.datasets.queries(run)
+    key = setup_key(run, queries.content_hash, retrieval=retrieval)
+    if key not in session.setups:
+        session.components.ensure_registered()
+        session.setups[key] = EvaluationSetup.resolve(
+            session.datasets.corpus(run),
+            queries,
+            embedder=run.embedder,
+            store=session.components.store(run.store) if retrieval else None,
+            unit=run.unit,
+            tokenizer=run.tokenizer,
+            cache=session.components.cache(run.cache_dir),
+            copies=run.copies,
+        )
     return session.setups[key].with_spec(run)
 
 
@@ -98,18 +93,15 @@ def chunker_key(
     chunking, so that it is not chunked twice)."""
     from pytest_chunkeval.engine.chunking import Chunking
 
-    try:
-        components = session.components
-        spec = components.chunker_label(chunker) if isinstance(chunker, str) else None
-        if spec is None:
-            spec = components.spec_of(chunker)
-        if spec is not None:
-            return ("spec", spec), None
-        chunked = setup.with_chunker(components.chunker(chunker))
-        assert chunked.chunker is not None
-        chunking = Chunking(chunked.chunker, setup.corpus, setup.cache)
-    except ChunkevalError as exc:  # anything else is a bug: traceback
-        raise ChunkevalError(str(exc)) from None
+    components = session.components
+    spec = components.chunker_label(chunker) if isinstance(chunker, str) else None
+    if spec is None:
+        spec = components.spec_of(chunker)
+    if spec is not None:
+        return ("spec", spec), None
+    chunked = setup.with_chunker(components.chunker(chunker))
+    assert chunked.chunker is not None
+    chunking = Chunking(chunked.chunker, setup.corpus, setup.cache)
     return ("chunks", chunked.chunker.name, chunking.digest()), chunking
 
 
@@ -197,19 +189,16 @@ def score(
     name = label or (
         qualname if isinstance(qualname, str) else type(retriever).__qualname__
     )
-    try:
-        asker = Asker(
-            retriever,
-            setup.corpus,
-            queries,
-            k=run.score_k,
-            locate=run.locate,
-            copies=run.copies,
-            factory=factory,
-        )
-        answers = ask(asker, run.repeats, noisy=noisy)
-    except ChunkevalError as exc:  # anything else is a bug: traceback
-        raise ChunkevalError(str(exc)) from None
+    asker = Asker(
+        retriever,
+        setup.corpus,
+        queries,
+        k=run.score_k,
+        locate=run.locate,
+        copies=run.copies,
+        factory=factory,
+    )
+    answers = ask(asker, run.repeats, noisy=noisy)
     digest = answers.digest()
     key = (*data, name, digest, tuple(u.id for u in unplaced))
     named = retriever_key(retriever, label)
@@ -254,15 +243,12 @@ def relationships(
     setup = setup_of(session, run)
     subject, _ = chunker_key(session, setup, chunker)
     extractor_obj: str | Extractor
-    try:
-        if isinstance(extractor, str):
-            extractor_obj = extractor
-            extractor_key = ("spec", extractor.strip())
-        else:
-            extractor_obj = get_extractor(extractor)  # type: ignore[arg-type]
-            extractor_key = ("identity", extractor_obj.identity)
-    except ChunkevalError as exc:  # anything else is a bug: traceback
-        raise ChunkevalError(str(exc)) from None
+    if isinstance(extractor, str):
+        extractor_obj = extractor
+        extractor_key = ("spec", extractor.strip())
+    else:
+        extractor_obj = get_extractor(extractor)  # type: ignore[arg-type]
+        extractor_key = ("identity", extractor_obj.identity)
     key = relationships_memo(setup, k, subject, extractor_key)
 
     def compute() -> EvalResult:

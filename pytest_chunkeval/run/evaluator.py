@@ -293,9 +293,10 @@ class Evaluator:
             chunker = self.default_chunker
         depth = self.config.k if k is None else k
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise ValueError(
-                f"chunkeval.relationships(k={depth!r}): k must be a positive number "
-                "of relationships (k='min' is defined for chunks only)"
+            self._fail(
+                f"{self.nodeid}: chunkeval.relationships(k={depth!r}): k must be a "
+                "positive whole number of relationships (k='min' is defined for "
+                "chunks only)"
             )
         chosen = chunker
         result = self._shared(

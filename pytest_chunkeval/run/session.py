@@ -13,6 +13,7 @@ Engine modules (numpy, tokenizers, registries) are imported on first use only.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -39,9 +40,6 @@ if TYPE_CHECKING:
     from pytest_chunkeval.engine.setup import EvaluationSetup
     from pytest_chunkeval.gate.store import BaselineStore
     from pytest_chunkeval.run.judgments import SessionJudges
-
-
-# ``chroma:PATH`` (also inside ``hybrid:...``), not ``chroma+http://``.
 
 
 @dataclass(frozen=True)
@@ -86,7 +84,7 @@ class ChunkevalSession:
         self._memo: dict[tuple[object, ...], EvalResult] = {}
         self.shared = SharedCalls()
         """Results the items of per-question tests share (run/per_question.py)."""
-        self._errors: dict[tuple[object, ...], str] = {}
+        self._errors: dict[tuple[object, ...], ChunkevalError] = {}
         self.datasets = Datasets()
         """The corpus and query sets read so far."""
         self.components = Components(
@@ -128,10 +126,7 @@ class ChunkevalSession:
         """The judging of ``run``'s judge (None: not judged)."""
         if not run.judge:
             return None
-        try:
-            return self.judges.judging(run.judge, run.cache_dir)
-        except ValueError as exc:  # an unknown judge, an unreadable judgments file
-            raise ChunkevalError(str(exc)) from None
+        return self.judges.judging(run.judge, run.cache_dir)
 
     # -- evaluation ---------------------------------------------------------------
 
@@ -152,15 +147,17 @@ class ChunkevalSession:
         ``key``) its summary row, whose last part is ``("object", id)`` when only
         this process can tell what it is."""
         if key in self._errors:  # the same broken configuration fails fast
-            raise ChunkevalError(self._errors[key])
+            raise copy.copy(self._errors[key])
         result = self._memo.get(key)
         reused = result is not None
         if result is None:
             try:
                 result = compute()
             except ChunkevalError as exc:  # anything else is a bug: traceback
-                self._errors[key] = str(exc)
-                raise ChunkevalError(str(exc)) from None
+                # A copy: its class and message, not the traceback's frames (and
+                # the data they hold) for the rest of the session.
+                self._errors[key] = copy.copy(exc)
+                raise
             self._memo[key] = result
             self.evaluations += 1
         else:
