@@ -440,6 +440,7 @@ def pytest_terminal_summary(
         verbosity=int(config.getoption("verbose")),
         evaluations=session.evaluations,
         reused=session.reused,
+        cached=session.cached,
         extra=session.summary_metrics(),
         verdicts=session.end.verdicts if session.end else None,
     ) + render_end(session.end)

@@ -75,6 +75,8 @@ class ChunkevalSession:
         """Evaluations actually run (memo misses)."""
         self.reused = 0
         """Results served from the memo."""
+        self.cached = 0
+        """Evaluations read back from the result cache (engine/result_cache.py)."""
         self.results: list[RecordedResult] = []
         self.rows: dict[str, SummaryRow] = {}
         self._row_of: dict[int, str] = {}
@@ -160,6 +162,8 @@ class ChunkevalSession:
                 raise
             self._memo[key] = result
             self.evaluations += 1
+            # read back whole from the result cache (engine/result_cache.py CACHED)
+            self.cached += "cached" in result.timings
         else:
             self.reused += 1
         if label is not None and label != result.label:
@@ -215,6 +219,7 @@ class ChunkevalSession:
         payload: dict[str, Any] = {
             "evaluations": self.evaluations,
             "reused": self.reused,
+            "cached": self.cached,
             "rows": [row.to_json() for row in self.rows.values()],
             "asked": sorted(self.asked),
         }
@@ -228,6 +233,7 @@ class ChunkevalSession:
         """Add a worker's results to this (controller) session."""
         self.evaluations += int(payload.get("evaluations", 0))
         self.reused += int(payload.get("reused", 0))
+        self.cached += int(payload.get("cached", 0))
         self.asked.update(payload.get("asked", []))
         if "baselines" in payload:
             self.baselines.merge_payload(payload["baselines"])

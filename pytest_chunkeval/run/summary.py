@@ -80,11 +80,16 @@ def _table(
     return format_rows(header, rows, text_columns=text_columns, rule=False).split("\n")
 
 
-def footer(evaluations: int, reused: int) -> str:
-    """``2 configurations evaluated, 18 results reused``."""
+def footer(evaluations: int, reused: int, cached: int = 0) -> str:
+    """``2 configurations evaluated, 18 results reused``; with ``cached`` of the
+    evaluations read back from the result cache (their time cell says ``cached``,
+    engine/result_cache.py), ``2 configurations evaluated (2 read back from the
+    result cache), 0 results reused``: ``reused`` counts the tests that took a
+    result another test of this session evaluated (docs/performance.md)."""
     configs = "configuration" if evaluations == 1 else "configurations"
     results = "result" if reused == 1 else "results"
-    return f"{evaluations} {configs} evaluated, {reused} {results} reused"
+    read = f" ({cached} read back from the result cache)" if cached else ""
+    return f"{evaluations} {configs} evaluated{read}, {reused} {results} reused"
 
 
 def render_summary(
@@ -93,6 +98,7 @@ def render_summary(
     verbosity: int = 0,
     evaluations: int = 0,
     reused: int = 0,
+    cached: int = 0,
     extra: Sequence[str] = (),
     verdicts: Mapping[str, RowVerdict] | None = None,
 ) -> list[str]:
@@ -148,7 +154,7 @@ def render_summary(
         )
     if verbosity >= 0:
         lines += against_baseline(rows, verdicts)
-    lines.append(footer(evaluations, reused))
+    lines.append(footer(evaluations, reused, cached))
     return lines
 
 
