@@ -199,3 +199,28 @@ def test_cli_judge_calibrate(tmp_path: Path, capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         main([*base, "--calibrate", "--show", "-2"])
     assert exc.value.code == 2
+
+
+def test_the_ground_truth_is_the_copy_the_metrics_scored(tmp_path: Path) -> None:
+    """An excerpt whose text is also in another document: the retriever reached
+    that copy, recall counts it (docs/concepts.md), and so does the calibration.
+    It took the stored span as the only truth: the judge's correct label was a
+    false positive (issue 34: 6 of 13,105 labels differed on the benchmark)."""
+    a = "Fish swim in schools. Cats hunt at dawn. Birds sing loudly."
+    b = "Cats hunt at dawn. Dogs bark at night."
+    corpus = Corpus.from_mapping({"a.md": a, "b.md": b})
+    s = a.index("Cats hunt")
+    excerpt = Excerpt("Cats hunt at dawn.", "a.md", s, s + len("Cats hunt at dawn."))
+    queries = QuerySet([Query("q1", "When do cats hunt?", (excerpt,), "a.md")])
+    options = {"embedder": "hashing", "store": "exact", "k": 1, "cache": tmp_path}
+    result = chunkeval.evaluate(
+        "sentence:8", corpus, queries, judge="test-keywords", **options
+    )
+    [record] = result.queries
+    assert record.retrieved == (("b.md", 0, len("Cats hunt at dawn.")),)
+    assert record.recall == 1.0  # the copy in b.md counts
+    cal = chunkeval.calibrate_judge(
+        "test-keywords", corpus, queries, chunker="sentence:8", **options
+    )
+    assert cal.counts == {"tp": 1, "fp": 0, "fn": 0, "tn": 0}
+    assert cal.disagreements == ()

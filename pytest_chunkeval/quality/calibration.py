@@ -3,8 +3,9 @@
 On questions that have excerpts, every sentence of every retrieved chunk (the
 sentences :mod:`~pytest_chunkeval.judging.relevance` counts) gets two labels: the
 judge's (it overlaps a judged span) and the ground truth's (it shares a character
-with an excerpt). Over all those sentences: the judge's precision and recall
-against the ground truth, and Cohen's kappa (agreement beyond chance,
+with an excerpt, at the copy of its text the metrics scored: docs/concepts.md).
+Over all those sentences: the judge's precision and recall against the ground
+truth, and Cohen's kappa (agreement beyond chance,
 ``(p_o - p_e) / (1 - p_e)``). Per question, ``context_relevance`` is correlated
 (Pearson) with its ground-truth counterpart: the same ratio with the excerpts in
 place of the judged spans. Disagreements are listed for review.
@@ -139,8 +140,12 @@ def calibrate(
             unusable += 1
             continue
         questions += 1
+        # the ground truth is what the metrics scored: the copy of each
+        # excerpt's text the retriever reached (docs/concepts.md), not only the
+        # stored span
+        truth = record.scored_excerpts
         labels = sentence_labels(
-            record.retrieved, record.details.get("judged", []), record.excerpts, texts
+            record.retrieved, record.details.get("judged", []), truth, texts
         )
         for sentence, by_judge, by_truth in labels:
             judge_labels.append(by_judge)

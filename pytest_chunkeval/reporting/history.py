@@ -12,6 +12,12 @@ Each record (``chunkeval_history`` schema 1)::
      "groups": {"chatlogs.md": {"recall": 0.79, …}, …},
      "chunks": {"count": 2386, "mean_units": 137.35}}
 
+Paths in ``"config"`` (the query file's, ``"queries"``) are written relative to
+pytest's rootdir when they lie under it, so a committed history file names no
+machine's folders; lines written before with an absolute path still read, and
+:func:`read_history` given the rootdir reads them relative too
+(:func:`relative_config`).
+
 A whole retriever's record (``score()``) holds ``"results_per_question"`` (its mean
 results per question) instead of ``"count"``, which would be results x questions,
 as its baseline does (docs/baselines.md); lines written before hold both
@@ -189,10 +195,12 @@ def history_record(
     git: GitInfo | None = None,
     timestamp: datetime | None = None,
     run: str | None = None,
+    rootdir: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """The history record of one result (see the module docstring). ``run``
     names the pytest session (or CLI call) the record comes from: the records of
-    one run share it, and each run is a point of its own in the trend."""
+    one run share it, and each run is a point of its own in the trend.
+    ``rootdir``: paths under it are written relative to it."""
     when = timestamp or datetime.now(timezone.utc)
     return {
         VERSION_KEY: HISTORY_SCHEMA,
@@ -202,7 +210,7 @@ def history_record(
         "test": test,
         "label": result.label,
         "configuration": result.describe(measured=False),
-        "config": dict(result.config),
+        "config": relative_config(result.config, rootdir),
         "corpus_hash": result.corpus_hash,
         "queries_hash": result.queries_hash,
         "n": max((s.n for s in result.metrics.values()), default=0),
@@ -216,6 +224,31 @@ def history_record(
         },
         "chunks": _chunk_record(result.chunks),
     }
+
+
+PATH_CONFIG_KEYS = ("queries",)
+"""The configuration fields holding a path (the corpus is named by its folder's
+name, not its path)."""
+
+
+def relative_config(
+    config: Mapping[str, Any], rootdir: str | os.PathLike[str] | None
+) -> dict[str, Any]:
+    """``config`` with each absolute path of :data:`PATH_CONFIG_KEYS` under
+    ``rootdir`` made relative to it (POSIX separators); other values as given."""
+    out = dict(config)
+    if rootdir is None:
+        return out
+    root = Path(rootdir).resolve()
+    for key in PATH_CONFIG_KEYS:
+        value = out.get(key)
+        if not isinstance(value, str) or not os.path.isabs(value):
+            continue
+        try:
+            out[key] = Path(value).resolve().relative_to(root).as_posix()
+        except ValueError:  # outside the rootdir: as it was given
+            continue
+    return out
 
 
 def _chunk_record(chunks: Mapping[str, float]) -> dict[str, float | None]:
@@ -273,12 +306,16 @@ def append_history(
     return len(lines)
 
 
-def read_history(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def read_history(
+    path: str | os.PathLike[str], *, rootdir: str | os.PathLike[str] | None = None
+) -> list[dict[str, Any]]:
     """All records of a history file, in file order.
 
     Blank lines are skipped, and so is a last line cut short by a crash (no final
     newline, invalid JSON); a complete last line without its newline is kept.
     Any other bad line is a :class:`HistoryError` naming the file and line.
+    ``rootdir``: the absolute paths older lines hold under it read relative to
+    it, as newer lines are written (:func:`relative_config`).
     """
     path = Path(path)
     try:
@@ -312,6 +349,8 @@ def read_history(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                     f"{path}:{number}: not a chunkeval history record ({problem}); "
                     "fix or delete that line"
                 )
+            if rootdir is not None and isinstance(record.get("config"), dict):
+                record["config"] = relative_config(record["config"], rootdir)
             records.append(record)
     except JsonLineError as exc:
         raise HistoryError(str(exc)) from None

@@ -147,12 +147,17 @@ def _html(
     history: str | None,
     verdict: str,
     inspections: Sequence[Any] = (),
+    rootdir: str | None = None,
 ) -> list[str]:
     from pytest_chunkeval.reporting.history import read_history
     from pytest_chunkeval.reporting.html import html_report
     from pytest_chunkeval.util.files import atomic_write_text
 
-    records = read_history(history) if history and Path(history).exists() else []
+    records = (
+        read_history(history, rootdir=rootdir)
+        if history and Path(history).exists()
+        else []
+    )
     page = html_report(entries, records, verdict=verdict, inspections=inspections)
     atomic_write_text(path, page)
     return [f"HTML report: {path}"]
@@ -238,7 +243,7 @@ def write_outputs(
         _attempt(
             end,
             f"write the HTML report {path}",
-            lambda: _html(path, entries, s.history, verdict, inspections),
+            lambda: _html(path, entries, s.history, verdict, inspections, s.rootdir),
         )
 
 
@@ -264,6 +269,7 @@ def _history(settings: Settings, rows: Sequence[SummaryRow]) -> list[str]:
             git=git,
             timestamp=now,
             run=run,
+            rootdir=settings.rootdir,
         )
         for row in rows
     ]
