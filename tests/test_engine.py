@@ -129,6 +129,7 @@ def test_second_run_is_served_from_the_cache(data):
         calls.append(len(texts))
         return HashingEmbedder().embed(texts)
 
+    embed.cache_version = "1"  # a function is cached only with one
     first = evaluate(
         "fixed:10:0", corpus, queries, embedder=embed, store="exact", cache=cache
     )

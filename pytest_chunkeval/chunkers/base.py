@@ -116,13 +116,14 @@ def spec_name(
 
 
 def chunker_identity(
-    chunker: Any, tokenizer: Tokenizer | None, *extra: str
+    chunker: Any, tokenizer: Tokenizer | None, *extra: str | None
 ) -> str | None:
     """A chunker's ``cache_identity``: what determines its chunks of a document,
     as the chunking cache keys them (``engine/chunking_cache.py``). Its class
     (module and name: a subclass gets its own), its name, the identity of the
     tokenizer its sizes count in, and ``extra`` (an embedder's identity, a prompt
-    version...). None, never cached, when the tokenizer has no identity.
+    version...). None, never cached, when the tokenizer or an ``extra`` part
+    (an embedder computed every time) has no identity.
 
     A chunker without a ``cache_identity`` attribute (or with None) is never
     cached: its output may depend on more than its name says. Nor is a class
@@ -141,8 +142,9 @@ def chunker_identity(
         if tokens is None:
             return None
         parts.append(f"tokens={tokens}")
-    parts.extend(extra)
-    return "|".join(parts)
+    if any(part is None for part in extra):
+        return None
+    return "|".join([*parts, *(part for part in extra if part is not None)])
 
 
 def cache_identity(chunker: Any) -> str | None:

@@ -49,7 +49,7 @@ import numpy.typing as npt
 
 from pytest_chunkeval.chunkers.base import chunker_identity, spec_name
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker, piece_splitter
-from pytest_chunkeval.chunkers.semantic import EmbeddingChunker
+from pytest_chunkeval.chunkers.semantic import EmbeddingChunker, embedder_part
 from pytest_chunkeval.core.spans import IntArray, as_bounds
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.errors import ConfigError
@@ -260,9 +260,7 @@ class ClusterSemanticChunker(EmbeddingChunker):
     def cache_identity(self) -> str | None:
         """What determines the chunks (the chunking cache's key): the sizes, the
         tokenizer's and the embedder's identities."""
-        return chunker_identity(
-            self, self.tokenizer, f"embedder={self.embedder.identity}"
-        )
+        return chunker_identity(self, self.tokenizer, embedder_part(self.embedder))
 
     def chunk_spans(self, text: str) -> IntArray:
         pieces = self.pieces(text)

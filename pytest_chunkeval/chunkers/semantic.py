@@ -65,7 +65,7 @@ from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker, piece_spl
 from pytest_chunkeval.chunkers.sentence import sentence_spans
 from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
 from pytest_chunkeval.core.spans import IntArray, as_bounds
-from pytest_chunkeval.embedders.base import Embedder
+from pytest_chunkeval.embedders.base import Embedder, embedder_cache_identity
 from pytest_chunkeval.embedders.cache import EmbeddingCache, default_cache_dir
 from pytest_chunkeval.embedders.registry import EMBEDDERS, get_embedder
 from pytest_chunkeval.errors import ConfigError
@@ -102,6 +102,14 @@ def resolve_embedding(
     elif not isinstance(cache, EmbeddingCache):
         cache = EmbeddingCache(cache)
     return resolved, cache, "" if is_default else f"@{resolved.identity}"
+
+
+def embedder_part(embedder: Embedder) -> str | None:
+    """What a chunker's cache identity says of its embedder: the embedder's
+    cache identity, read now; None (the chunks never cached) for an embedder
+    computed every time (a user's function without ``cache_version``)."""
+    identity = embedder_cache_identity(embedder)
+    return None if identity is None else f"embedder={identity}"
 
 
 def window_texts(text: str, units: IntArray, buffer: int) -> list[str]:
@@ -219,7 +227,7 @@ class KamradtSemanticChunker(_WindowEmbedding):
         """What determines the chunks (the chunking cache's key): the settings
         and the embedder's identity."""
         return chunker_identity(
-            self, None, f"{self.percentile!r}", f"embedder={self.embedder.identity}"
+            self, None, f"{self.percentile!r}", embedder_part(self.embedder)
         )
 
     def chunk_spans(self, text: str) -> IntArray:
@@ -321,9 +329,7 @@ class KamradtModifiedChunker(_WindowEmbedding):
     def cache_identity(self) -> str | None:
         """What determines the chunks (the chunking cache's key): the settings,
         the tokenizer's and the embedder's identities."""
-        return chunker_identity(
-            self, self.tokenizer, f"embedder={self.embedder.identity}"
-        )
+        return chunker_identity(self, self.tokenizer, embedder_part(self.embedder))
 
     def chunk_spans(self, text: str) -> IntArray:
         units = self.units(text)

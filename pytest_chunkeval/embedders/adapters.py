@@ -41,6 +41,16 @@ class CallableEmbedder:
             return f"{name}?cache_version={version}"
         return name
 
+    @property
+    def cache_identity(self) -> str | None:
+        """What its vectors are cached under: the identity when one was given or
+        the function declares a ``cache_version``; else None, embedded every
+        time (its name cannot see what changed inside it)."""
+        if self._identity:
+            return self._identity
+        version = getattr(self.fn, "cache_version", None)
+        return self.identity if isinstance(version, str) and version else None
+
     def embed(self, texts: Sequence[str]) -> FloatArray:
         texts = list(texts)
         if not texts:

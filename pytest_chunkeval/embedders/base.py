@@ -41,6 +41,17 @@ class Embedder(Protocol):
         ...
 
 
+def embedder_cache_identity(embedder: Embedder) -> str | None:
+    """What the caches key an embedder's vectors on, read now: its
+    ``cache_identity`` where it has one (None: computed every time, never
+    cached; a user's function without ``identity=`` or ``cache_version``,
+    docs/embedders.md), else its ``identity``."""
+    if hasattr(embedder, "cache_identity"):
+        identity = embedder.cache_identity
+        return identity if isinstance(identity, str) and identity else None
+    return embedder.identity
+
+
 @runtime_checkable
 class PartialEmbedder(Protocol):
     """An embedder that hands its vectors over part by part as they are computed

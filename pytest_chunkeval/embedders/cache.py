@@ -23,9 +23,8 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +33,7 @@ from pytest_chunkeval.embedders.base import (
     Embedder,
     FloatArray,
     PartialEmbedder,
+    embedder_cache_identity,
     embedding_parts,
     l2_normalize,
     unit_vectors,
@@ -44,7 +44,9 @@ from pytest_chunkeval.embedders.packs import (
     IDENTITY_FILE,
     LOCK_FILE,
     PACK_SUFFIX,
+    CacheStats,
     CacheWarning,
+    IdentityInfo,
     IdentityStore,
     identity_dirname,
     read_keys,
@@ -62,41 +64,6 @@ DEFAULT_BATCH_SIZE = 1024
 FLUSH_SECONDS = 30.0
 # An auto progress bar appears only when embedding takes longer than this.
 PROGRESS_DELAY_SECONDS = 2.0
-
-
-@dataclass
-class CacheStats:
-    """Unique texts found in the cache (hits) and embedded (misses), cumulative."""
-
-    hits: int = 0
-    misses: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.hits + self.misses
-
-    @property
-    def hit_rate(self) -> float:
-        return self.hits / self.total if self.total else 0.0
-
-    def __str__(self) -> str:
-        if not self.total:
-            return "embedding cache: no lookups"
-        return (
-            f"embedding cache: {self.hits} hits, {self.misses} misses "
-            f"({100 * self.hit_rate:.1f}% hit rate)"
-        )
-
-
-class IdentityInfo(TypedDict):
-    """What :meth:`EmbeddingCache.info` reports for one embedder identity."""
-
-    entries: int
-    bytes: int
-    files: int
-    dimension: int | None
-    corrupt: int
-    path: str
 
 
 def default_cache_dir(rootdir: Path | None = None) -> Path:
@@ -187,8 +154,13 @@ class EmbeddingCache:
             count=len(texts),
         )
         unique_texts = list(unique)
+        identity = embedder_cache_identity(embedder)
+        if identity is None:  # computed every time: nothing read or stored
+            self.stats.misses += len(unique_texts)
+            every = list(range(len(unique_texts)))
+            fresh = self._compute(embedder, None, unique_texts, [], every, progress)
+            return np.stack([fresh[i] for i in every])[inverse]
         keys = [text_key(t) for t in unique_texts]
-        identity = embedder.identity
         store = self._store(identity)
         with store.lock:
             store.refresh()
@@ -221,12 +193,14 @@ class EmbeddingCache:
     def _compute(
         self,
         embedder: Embedder,
-        store: IdentityStore,
+        store: IdentityStore | None,
         texts: list[str],
         keys: list[bytes],
         missing: list[int],
         progress: bool | None,
     ) -> dict[int, FloatArray]:
+        """The vectors of ``texts[missing]``, stored as they come (``store``
+        None: an embedder computed every time, nothing stored)."""
         # Longest first, as sentence-transformers does inside one call: batches of
         # similar length waste less padding, so chunked calls cost what one call does.
         order = sorted(missing, key=lambda i: -len(texts[i]))
@@ -254,7 +228,8 @@ class EmbeddingCache:
                     pending.extend(batch)
                     if bar is not None:
                         bar.update(len(batch))
-                    if received or time.monotonic() - last_flush > FLUSH_SECONDS:
+                    due = received or time.monotonic() - last_flush > FLUSH_SECONDS
+                    if store is not None and due:
                         self._flush(store, keys, computed, pending)
                         pending = []
                         last_flush = time.monotonic()
@@ -263,19 +238,19 @@ class EmbeddingCache:
                 if bar is not None:
                     bar.close()
                 # Also on Ctrl-C, SIGTERM or an API error: keep what was computed.
-                if pending:
+                if pending and store is not None:
                     self._flush(store, keys, computed, pending)
         return computed
 
     def _check_dim(
         self,
-        store: IdentityStore,
+        store: IdentityStore | None,
         vectors: FloatArray,
         embedder: Embedder,
         computed: dict[int, FloatArray],
     ) -> None:
         got = vectors.shape[1]
-        if store.dim is not None and got != store.dim:
+        if store is not None and store.dim is not None and got != store.dim:
             raise ValueError(
                 f"embedder {embedder.identity!r} returned {got}-dim "
                 f"vectors but the cache at {store.directory} holds {store.dim}-dim "

@@ -35,6 +35,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -72,6 +73,41 @@ def identity_dirname(identity: str) -> str:
     """A filesystem-safe, unique directory name for an identity."""
     slug = re.sub(r"[^A-Za-z0-9._@-]+", "_", identity).strip("._")[:80] or "embedder"
     return f"{slug}-{identity_hash(identity).hex()[:12]}"
+
+
+@dataclass
+class CacheStats:
+    """Unique texts found in the cache (hits) and embedded (misses), cumulative."""
+
+    hits: int = 0
+    misses: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.hits + self.misses
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.total if self.total else 0.0
+
+    def __str__(self) -> str:
+        if not self.total:
+            return "embedding cache: no lookups"
+        return (
+            f"embedding cache: {self.hits} hits, {self.misses} misses "
+            f"({100 * self.hit_rate:.1f}% hit rate)"
+        )
+
+
+class IdentityInfo(TypedDict):
+    """What :meth:`EmbeddingCache.info` reports for one embedder identity."""
+
+    entries: int
+    bytes: int
+    files: int
+    dimension: int | None
+    corrupt: int
+    path: str
 
 
 class _CorruptPack(Exception):

@@ -37,10 +37,10 @@ Identities (the cache key of every vector, see ``cache.py``):
   servers serving one model name never share vectors. Never the key.
 - Callables and Chroma / LangChain objects: the ``identity=`` you pass, else a name
   derived from the object (Chroma: ``chroma:NAME:CONFIG_HASH``; callables:
-  ``callable:MODULE.QUALNAME``, plus ``@LINE`` for lambdas and local functions). The
-  cache trusts that name: if you change what such a function computes, pass a new
-  ``identity=``, or give it a ``cache_version`` (part of the name, read when
-  used) and raise it (or clear the cache).
+  ``callable:MODULE.QUALNAME``, plus ``@LINE`` for lambdas and local functions).
+  A callable is cached only under an ``identity=`` or a ``cache_version`` of its
+  own (part of the name, read when used; raise it when its vectors change);
+  without either it is embedded every time (docs/embedders.md, "In Python").
 
 Every embedder returns vectors L2-normalized once, by :func:`l2_normalize`; zero vectors
 stay zero (never NaN).

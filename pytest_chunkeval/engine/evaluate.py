@@ -219,7 +219,9 @@ def _inputs(
             return cache.embed(embedder, inputs.chunk_texts, progress=progress)
 
     inputs.chunk_vector_loader = load
-    inputs.collection_key = collection_key(chunking.digest(), embedder.identity)
+    inputs.collection_key = collection_key(
+        chunking.digest(), embedder, inputs.vectors_of_chunks
+    )
     return inputs
 
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from pytest_chunkeval.chunkers.base import cache_identity
 from pytest_chunkeval.config.evaluation import RESULT_SETTINGS, EvaluationSpec
+from pytest_chunkeval.embedders.base import embedder_cache_identity
 from pytest_chunkeval.engine.results import RESULT_SCHEMA
 from pytest_chunkeval.stores._base import (
     FusionStore,
@@ -139,12 +140,15 @@ def chunker_identity(chunker: Any) -> str | None:
     return cache_identity(chunker)
 
 
-def embedder_identity(embedder: Any) -> str:
-    """An embedder's identity and, where it declares them, the versions of the
-    libraries that compute its vectors (``versions``: not in the identity, which
-    baselines record and compare)."""
+def embedder_identity(embedder: Any) -> str | None:
+    """An embedder's cache identity and, where it declares them, the versions of
+    the libraries that compute its vectors (``versions``: not in the identity,
+    which baselines record and compare); None for one computed every time (a
+    user's function without ``cache_version``: never cached)."""
+    identity = embedder_cache_identity(embedder)
+    if identity is None:
+        return None
     versions = getattr(embedder, "versions", None)
-    identity = str(embedder.identity)
     return f"{identity}\0{versions}" if isinstance(versions, str) else identity
 
 
@@ -214,15 +218,37 @@ def copies_key(corpus_hash: str, needles: Sequence[str]) -> str:
     return entry_key(COPIES.version(), corpus_hash, texts_digest(needles))
 
 
-def collection_key(chunking_digest: str, embedder_identity: str) -> str:
-    """A vector store's collection: the chunks and the embedder of their vectors."""
-    return entry_key("collection", chunking_digest, embedder_identity)
+def _vectors_of(embedder: Any, vectors: Callable[[], np.ndarray | None]) -> str:
+    """An embedder's cache identity, else (computed every time) the digest of
+    the vectors it gave: a persistent store reuses a collection by its key."""
+    identity = embedder_cache_identity(embedder)
+    if identity is not None:
+        return identity
+    given = vectors()
+    if given is None:
+        raise ValueError("an embedder without a cache identity gave no vectors")
+    data = np.ascontiguousarray(given)
+    return f"vectors:{hashlib.sha256(data.tobytes()).hexdigest()}"
 
 
-def graph_key(relationship_texts: Sequence[str], embedder_identity: str) -> str:
-    """A relationship graph's collection: its texts in order and the embedder."""
+def collection_key(
+    chunking_digest: str, embedder: Any, vectors: Callable[[], np.ndarray | None]
+) -> str:
+    """A vector store's collection: the chunks and the embedder of their vectors
+    (``vectors``, the chunks' vectors, read only for an embedder without a
+    cache identity)."""
+    return entry_key("collection", chunking_digest, _vectors_of(embedder, vectors))
+
+
+def graph_key(
+    relationship_texts: Sequence[str],
+    embedder: Any,
+    vectors: Callable[[], np.ndarray | None],
+) -> str:
+    """A relationship graph's collection: its texts in order and the embedder
+    (as :func:`collection_key`)."""
     texts = texts_digest(relationship_texts)
-    return entry_key("relationships", texts, embedder_identity)
+    return entry_key("relationships", texts, _vectors_of(embedder, vectors))
 
 
 def vector_search_key(
@@ -366,7 +392,7 @@ def setup_key(
 def memo_key(setup: EvaluationSetup) -> tuple[object, ...]:
     """What, besides the chunker, the retriever and the per-run settings (k,
     budget, judge), determines a result: equal keys, equal results."""
-    tokenizer, store = setup.tokenizer, setup.store
+    tokenizer, store, embedder = setup.tokenizer, setup.store, setup.embedder
     return (
         setup.corpus.content_hash,
         setup.queries.content_hash,
@@ -374,7 +400,7 @@ def memo_key(setup: EvaluationSetup) -> tuple[object, ...]:
         None
         if tokenizer is None
         else _or_object(tokenizer_identity(tokenizer), tokenizer),
-        setup.embedder.identity if setup.embedder is not None else None,
+        None if embedder is None else _or_object(embedder_identity(embedder), embedder),
         None if store is None else _or_object(store_identity(store), store),
         setup.copies,
         str(setup.cache.directory),

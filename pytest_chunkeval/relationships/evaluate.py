@@ -91,9 +91,12 @@ def _check_k(k: object) -> int:
     return k
 
 
-def _graph_key(relationships: list[Relationship], embedder: Embedder) -> str:
-    """The collection key: the relationship texts in order and the embedder."""
-    return graph_key([r.text for r in relationships], embedder.identity)
+def _graph_key(
+    relationships: list[Relationship], embedder: Embedder, vectors: Any
+) -> str:
+    """The collection key: the relationship texts in order and the embedder
+    (its vectors when it has no cache identity)."""
+    return graph_key([r.text for r in relationships], embedder, lambda: vectors)
 
 
 def evaluate_relationships(
@@ -248,7 +251,7 @@ def _search(
             )
         n = len(relationships)
         inputs.chunk_vectors, inputs.query_vectors = vectors[:n], vectors[n:]
-        inputs.collection_key = _graph_key(relationships, embedder)
+        inputs.collection_key = _graph_key(relationships, embedder, vectors[:n])
     assert setup.store is not None
     ranked = retrieve(
         setup.store,
