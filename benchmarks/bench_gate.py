@@ -56,7 +56,7 @@ from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.engine.score import score
-from pytest_chunkeval.gate.baseline import Baseline
+from pytest_chunkeval.gate.files.baseline import Baseline
 from pytest_chunkeval.stores.chroma import ChromaStore
 from pytest_chunkeval.stores.exact import ExactStore
 
@@ -266,7 +266,7 @@ def run_retriever(s: GateSet, retriever: Any, **options: Any) -> EvalResult:
 def decide(baseline: EvalResult, current: EvalResult) -> str:
     """The default gate's verdict of ``current`` against ``baseline``, as the
     plugin reaches it (the gate's one top-level check)."""
-    from pytest_chunkeval.gate.checking import judged
+    from pytest_chunkeval.gate.outcome.checking import judged
     from pytest_chunkeval.gate.tolerances import GateSettings
 
     recorded = Baseline.from_result(baseline, "bench")

@@ -40,10 +40,13 @@ from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
-from pytest_chunkeval.gate.baseline import Baseline
-from pytest_chunkeval.gate.compare import compare
-from pytest_chunkeval.gate.report import GateReport
-from pytest_chunkeval.gate.sampling import detectable_points, detectable_questions
+from pytest_chunkeval.gate.comparison.compare import compare
+from pytest_chunkeval.gate.comparison.report import GateReport
+from pytest_chunkeval.gate.comparison.sampling import (
+    detectable_points,
+    detectable_questions,
+)
+from pytest_chunkeval.gate.files.baseline import Baseline
 from pytest_chunkeval.stores.chroma import ChromaStore
 from pytest_chunkeval.stores.exact import ExactStore
 

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from support.fake_results import make_result, spread
 
-from pytest_chunkeval.gate.baseline import (
+from pytest_chunkeval.gate.files.baseline import (
     BASELINE_SCHEMA,
     Baseline,
     BaselineCorrupt,
     BaselineMismatch,
     BaselineMissing,
 )
-from pytest_chunkeval.gate.paths import (
+from pytest_chunkeval.gate.files.paths import (
     BaselineLayout,
     NodeRef,
     baseline_path,
@@ -584,8 +584,9 @@ def test_nan_means_round_trip() -> None:
 def test_core_modules_do_not_import_pytest() -> None:
     code = (
         "import sys\n"
-        "import pytest_chunkeval.gate.baseline, pytest_chunkeval.gate.compare\n"
-        "import pytest_chunkeval.gate.store, pytest_chunkeval.gate.messages\n"
+        "import pytest_chunkeval.gate.files.baseline\n"
+        "import pytest_chunkeval.gate.comparison.compare\n"
+        "import pytest_chunkeval.gate.store, pytest_chunkeval.gate.outcome.messages\n"
         "import pytest_chunkeval.reporting.history, pytest_chunkeval.reporting.html\n"
         "import pytest_chunkeval.reporting.markdown\n"
         "import pytest_chunkeval.reporting.json_report\n"
@@ -600,7 +601,7 @@ def test_an_unresolved_model_identity_is_not_drift() -> None:
     from support.fake_results import CONFIG, make_result
     from support.fake_results import config_change_lines as changes
 
-    from pytest_chunkeval.gate.baseline import Baseline
+    from pytest_chunkeval.gate.files.baseline import Baseline
 
     st = "sentence-transformers:all-MiniLM-L6-v2"
     made = {**CONFIG, "embedder_identity": f"{st}@2eb320e241974489:d384"}

@@ -1,5 +1,6 @@
-"""What a baseline comparison says changed besides the metrics (gate/changes.py,
-gate/documents.py) and the query set's lenient placement (QuerySet.placeable)."""
+"""What a baseline comparison says changed besides the metrics
+(gate/comparison/changes.py, gate/files/documents.py) and the query set's lenient
+placement (QuerySet.placeable)."""
 
 from __future__ import annotations
 
@@ -17,16 +18,16 @@ from pytest_chunkeval.data.query_types import (
     QuerySetError,
     UnplacedQuery,
 )
-from pytest_chunkeval.gate.baseline import Baseline
-from pytest_chunkeval.gate.changes import (
+from pytest_chunkeval.gate.comparison.changes import (
     BaselineChanges,
     DocumentChange,
     baseline_changes,
     document_changes,
 )
-from pytest_chunkeval.gate.compare import GateError, compare
-from pytest_chunkeval.gate.documents import count_sentences, document_records
-from pytest_chunkeval.gate.outcomes import CheckOutcome
+from pytest_chunkeval.gate.comparison.compare import GateError, compare
+from pytest_chunkeval.gate.files.baseline import Baseline
+from pytest_chunkeval.gate.files.documents import count_sentences, document_records
+from pytest_chunkeval.gate.outcome.outcomes import CheckOutcome
 
 CORPUS = Corpus.from_mapping(
     {

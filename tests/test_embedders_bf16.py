@@ -108,7 +108,7 @@ def test_a_baseline_sees_a_precision_change(native: None) -> None:
     from support.fake_results import CONFIG, make_result
     from support.fake_results import config_change_lines as changes
 
-    from pytest_chunkeval.gate.baseline import Baseline
+    from pytest_chunkeval.gate.files.baseline import Baseline
 
     fp32 = fresh(MINILM).identity
     made = {**CONFIG, "embedder_identity": fp32}

@@ -539,7 +539,7 @@ def test_a_baseline_holds_no_store_address(
 ) -> None:
     from support.fake_results import config_change_lines as changes
 
-    from pytest_chunkeval.gate.baseline import Baseline
+    from pytest_chunkeval.gate.files.baseline import Baseline
 
     clean = _evaluate("recursive:20:0", tmp_path)
 
@@ -676,7 +676,7 @@ def test_two_ids_that_sanitize_alike_get_two_baseline_files(
 def test_a_baseline_under_its_former_file_name_is_found_and_moved(
     pytester: pytest.Pytester, project: Path
 ) -> None:
-    from pytest_chunkeval.gate.paths import legacy_sanitize_name, sanitize_name
+    from pytest_chunkeval.gate.files.paths import legacy_sanitize_name, sanitize_name
 
     pytester.makepyfile(
         test_old="""

@@ -63,8 +63,8 @@ def test_comparison_block_says_the_rows_verdict_when_nothing_moved() -> None:
     """3 of 25 questions left out (more than 10%): the check fails "not compared",
     while the 22 compared questions did not move. The one line of the "against the
     baseline" block said ``ok`` beside the row's ``not compared (...)``."""
-    from pytest_chunkeval.gate.rows import RowVerdict
-    from pytest_chunkeval.gate.verdicts import GatedMetric
+    from pytest_chunkeval.gate.comparison.verdicts import GatedMetric
+    from pytest_chunkeval.gate.outcome.rows import RowVerdict
     from pytest_chunkeval.run.outputs import SummaryRow
     from pytest_chunkeval.run.summary import against_baseline
 
@@ -222,7 +222,7 @@ def test_docs_comparison_blocks_use_the_verdict_vocabulary() -> None:
     """docs/ci.md showed ``recall, precision, iou  unchanged`` where the summary
     prints the verdict (``ok``) and the change (``+0.00``) of a row where no
     question moved."""
-    from pytest_chunkeval.gate.verdicts import STATUS_VERDICTS
+    from pytest_chunkeval.gate.comparison.verdicts import STATUS_VERDICTS
 
     shown = {str(v).partition(" (")[0] for v in STATUS_VERDICTS.values()}
     shown |= {"REGRESSED"}

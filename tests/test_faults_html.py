@@ -29,7 +29,7 @@ from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
-from pytest_chunkeval.gate.flips import Flip, Flips
+from pytest_chunkeval.gate.comparison.flips import Flip, Flips
 from pytest_chunkeval.reporting.colors import PALETTE, config_colors
 from pytest_chunkeval.reporting.history import GitInfo, history_record
 from pytest_chunkeval.reporting.html import html_report

@@ -19,16 +19,16 @@ from pytest_chunkeval.config.tolerances import (
 )
 from pytest_chunkeval.core.metric_names import format_percent
 from pytest_chunkeval.errors import ConfigError
-from pytest_chunkeval.gate import compare as gate
-from pytest_chunkeval.gate.baseline import Baseline
-from pytest_chunkeval.gate.compare import (
+from pytest_chunkeval.gate.comparison import compare as gate
+from pytest_chunkeval.gate.comparison.compare import (
     GateError,
     GateReport,
     bootstrap_intervals,
     compare,
     per_metric_level,
 )
-from pytest_chunkeval.gate.messages import format_failure, format_improvement
+from pytest_chunkeval.gate.files.baseline import Baseline
+from pytest_chunkeval.gate.outcome.messages import format_failure, format_improvement
 from pytest_chunkeval.gate.tolerances import (
     DEFAULT_TOLERANCE,
     GateSettings,
@@ -410,7 +410,8 @@ def test_parsing_options_needs_no_numpy() -> None:
     """The plugin validates tolerances at start-up: that must stay cheap."""
     code = (
         "import sys\n"
-        "import pytest_chunkeval.gate.baseline, pytest_chunkeval.gate.compare\n"
+        "import pytest_chunkeval.gate.files.baseline\n"
+        "import pytest_chunkeval.gate.comparison.compare\n"
         "import pytest_chunkeval.gate.store, pytest_chunkeval.reporting.history\n"
         "from pytest_chunkeval.gate.tolerances import GateSettings\n"
         "GateSettings.from_options('recall:-1%', 'paired', '95%')\n"
@@ -421,7 +422,7 @@ def test_parsing_options_needs_no_numpy() -> None:
 
 
 def test_session_verdict_line_counts_verdicts() -> None:
-    from pytest_chunkeval.gate.verdicts import headline
+    from pytest_chunkeval.gate.comparison.verdicts import headline
 
     verdicts = {"a": "regressed", "b": "regressed", "c": "improved", "d": "ok"}
     assert headline({**verdicts, "e": "not compared", "f": "noisy"}) == (

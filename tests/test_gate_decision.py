@@ -14,11 +14,16 @@ import pytest
 from support.fake_results import make_result
 
 from pytest_chunkeval.engine.results import EvalResult
-from pytest_chunkeval.gate.baseline import Baseline
-from pytest_chunkeval.gate.compare import GateReport, MetricCheck, compare, decide
-from pytest_chunkeval.gate.drift import swapped_within
-from pytest_chunkeval.gate.messages import format_pass, report_table
-from pytest_chunkeval.gate.noise import z_value
+from pytest_chunkeval.gate.comparison.compare import (
+    GateReport,
+    MetricCheck,
+    compare,
+    decide,
+)
+from pytest_chunkeval.gate.comparison.drift import swapped_within
+from pytest_chunkeval.gate.comparison.noise import z_value
+from pytest_chunkeval.gate.files.baseline import Baseline
+from pytest_chunkeval.gate.outcome.messages import format_pass, report_table
 from pytest_chunkeval.gate.tolerances import GateSettings
 
 RECALL_ONLY = GateSettings.from_options(tolerance="recall:-1pp")

@@ -1,6 +1,6 @@
-"""The questions that flipped against a baseline (gate/flips.py), the gated
-metrics a comparison reports (gate/verdicts.py), and how check outcomes become a
-report row's verdict, without pytest runs."""
+"""The questions that flipped against a baseline (gate/comparison/flips.py), the
+gated metrics a comparison reports (gate/comparison/verdicts.py), and how check
+outcomes become a report row's verdict, without pytest runs."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from support.fake_results import make_result
 
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.engine.results import EvalResult
-from pytest_chunkeval.gate.baseline import Baseline
-from pytest_chunkeval.gate.compare import compare, gated_metrics
-from pytest_chunkeval.gate.flips import MAX_LISTED, Flip, Flips, flips
-from pytest_chunkeval.gate.outcomes import CheckOutcome
-from pytest_chunkeval.gate.rows import row_verdicts
+from pytest_chunkeval.gate.comparison.compare import compare, gated_metrics
+from pytest_chunkeval.gate.comparison.flips import MAX_LISTED, Flip, Flips, flips
+from pytest_chunkeval.gate.comparison.verdicts import GatedMetric, severity
+from pytest_chunkeval.gate.files.baseline import Baseline
+from pytest_chunkeval.gate.outcome.outcomes import CheckOutcome
+from pytest_chunkeval.gate.outcome.rows import row_verdicts
 from pytest_chunkeval.gate.tolerances import GateSettings
-from pytest_chunkeval.gate.verdicts import GatedMetric, severity
 
 TEXT = {"a.md": "Alpha holds the answer.", "b.md": "Beta is somewhere else."}
 

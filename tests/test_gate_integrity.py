@@ -1,4 +1,4 @@
-"""Whether a gated metric can be compared at all (gate/integrity.py, issue 21
+"""Whether a gated metric can be compared at all (gate/comparison/integrity.py, issue 21
 item 8): a judged metric whose answers this run could not use is ``not compared
 (n unusable)`` and fails the check; a metric the baseline's schema predates is
 ``not compared (recorded before it existed)`` and passes; a schema 3 baseline
@@ -17,10 +17,10 @@ from support.fake_results import make_result
 
 from pytest_chunkeval.core.metrics import describe
 from pytest_chunkeval.engine.results import EvalResult
-from pytest_chunkeval.gate.baseline import Baseline
-from pytest_chunkeval.gate.compare import compare
-from pytest_chunkeval.gate.integrity import RECORDED_BEFORE, DamagedBaseline
-from pytest_chunkeval.gate.report import GateReport, MetricCheck
+from pytest_chunkeval.gate.comparison.compare import compare
+from pytest_chunkeval.gate.comparison.integrity import RECORDED_BEFORE, DamagedBaseline
+from pytest_chunkeval.gate.comparison.report import GateReport, MetricCheck
+from pytest_chunkeval.gate.files.baseline import Baseline
 from pytest_chunkeval.gate.tolerances import GateSettings
 
 JUDGE = {"judge": "openai:gpt-4o-mini"}

@@ -1,4 +1,4 @@
-"""A report row's verdict, counts and label (gate/rows.py), without pytest runs:
+"""A report row's verdict, counts and label (gate/outcome/rows.py), without pytest runs:
 the failed tests named first, collection order for the rest, questions counted
 once from the query set however many checks compared them, a comparison that
 did not run as ``not compared (reason)``, skipped tests apart from failed ones."""
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 
-from pytest_chunkeval.gate.changes import BaselineChanges
-from pytest_chunkeval.gate.flips import Flip, FlipIds, Flips
-from pytest_chunkeval.gate.outcomes import CheckOutcome
-from pytest_chunkeval.gate.rows import (
+from pytest_chunkeval.gate.comparison.changes import BaselineChanges
+from pytest_chunkeval.gate.comparison.flips import Flip, FlipIds, Flips
+from pytest_chunkeval.gate.outcome.outcomes import CheckOutcome
+from pytest_chunkeval.gate.outcome.rows import (
     RowVerdict,
     label_tests,
     ordered_tests,

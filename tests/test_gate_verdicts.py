@@ -9,13 +9,13 @@ import json
 import pytest
 from support.fake_results import make_result
 
-from pytest_chunkeval.gate import compare as gate
-from pytest_chunkeval.gate.baseline import Baseline
-from pytest_chunkeval.gate.compare import compare, gated_metrics
-from pytest_chunkeval.gate.outcomes import FAILED, OUTCOMES, CheckOutcome
-from pytest_chunkeval.gate.sampling import detectable_points, detectable_questions
-from pytest_chunkeval.gate.tolerances import GateSettings
-from pytest_chunkeval.gate.verdicts import (
+from pytest_chunkeval.gate.comparison import compare as gate
+from pytest_chunkeval.gate.comparison.compare import compare, gated_metrics
+from pytest_chunkeval.gate.comparison.sampling import (
+    detectable_points,
+    detectable_questions,
+)
+from pytest_chunkeval.gate.comparison.verdicts import (
     STATUS_VERDICTS,
     VERDICTS,
     GatedMetric,
@@ -23,6 +23,9 @@ from pytest_chunkeval.gate.verdicts import (
     verdict_of,
     worst,
 )
+from pytest_chunkeval.gate.files.baseline import Baseline
+from pytest_chunkeval.gate.outcome.outcomes import FAILED, OUTCOMES, CheckOutcome
+from pytest_chunkeval.gate.tolerances import GateSettings
 
 
 def _baseline(values: list[float]) -> Baseline:

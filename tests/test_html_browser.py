@@ -22,7 +22,7 @@ from support.fake_results import make_result
 from support.png import read_png
 
 from pytest_chunkeval.engine.results import EvalResult, QueryRecord
-from pytest_chunkeval.gate.flips import Flip, Flips
+from pytest_chunkeval.gate.comparison.flips import Flip, Flips
 from pytest_chunkeval.reporting.history import GitInfo, history_record
 from pytest_chunkeval.reporting.html import html_report
 from pytest_chunkeval.reporting.rows import ReportEntry

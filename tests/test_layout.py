@@ -134,7 +134,7 @@ def test_the_graph_sees_every_level_of_import(tmp_path: Path) -> None:
         "from typing import TYPE_CHECKING\n"
         "from pytest_chunkeval.core import spans\n"
         "if TYPE_CHECKING:\n"
-        "    from pytest_chunkeval.gate.baseline import Baseline\n"
+        "    from pytest_chunkeval.gate.files.baseline import Baseline\n"
         "def f():\n"
         "    from pytest_chunkeval.run import session\n"
         "    from .sibling import helper\n"
@@ -142,7 +142,7 @@ def test_the_graph_sees_every_level_of_import(tmp_path: Path) -> None:
     path = tmp_path / "pytest_chunkeval" / "engine" / "x.py"
     found = imports_of("pytest_chunkeval.engine.x", path, ast.parse(source))
     assert ("pytest_chunkeval.core", "spans") in found
-    assert ("pytest_chunkeval.gate.baseline", "Baseline") in found
+    assert ("pytest_chunkeval.gate.files.baseline", "Baseline") in found
     assert ("pytest_chunkeval.run", "session") in found  # inside a function
     assert ("pytest_chunkeval.engine.sibling", "helper") in found  # relative
 

@@ -1,5 +1,5 @@
 """The noise evidence a run records per question (engine/margins.py,
-engine/search_cache.py, gate/questions.py): decisive and order margins, scored
+engine/search_cache.py, gate/files/questions.py): decisive and order margins, scored
 search-cache entries, and the content hash that tells a question edited under
 its id."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from pytest_chunkeval.engine.margins import decisive_margins, relative_gap
 from pytest_chunkeval.engine.search_cache import SearchCache
-from pytest_chunkeval.gate.questions import content_hash, valid_questions
+from pytest_chunkeval.gate.files.questions import content_hash, valid_questions
 from pytest_chunkeval.util.verified import CacheWarning
 
 

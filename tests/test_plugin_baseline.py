@@ -60,7 +60,7 @@ BASELINE = Path("__chunkeval__", "test_rag", "test_rag.json")
 
 def _file(test: str) -> str:
     """The baseline file name of a test id (a hash is added when sanitized)."""
-    from pytest_chunkeval.gate.paths import sanitize_name
+    from pytest_chunkeval.gate.files.paths import sanitize_name
 
     return f"{sanitize_name(test)}.json"
 

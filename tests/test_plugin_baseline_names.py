@@ -13,8 +13,8 @@ from support.plugin_project import run, write_project
 from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, DIST, KEEP
 
 from pytest_chunkeval.errors import ConfigError
-from pytest_chunkeval.gate.names import BaselineNames
-from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef
+from pytest_chunkeval.gate.files.names import BaselineNames
+from pytest_chunkeval.gate.files.paths import BaselineLayout, NodeRef
 
 NAMES = """
 def test_three(chunkeval):

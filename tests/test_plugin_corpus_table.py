@@ -170,7 +170,7 @@ def test_the_table_is_its_items_and_goes_with_them(
 
 
 def test_an_item_file_read_without_its_table_says_so(tmp_path: Path) -> None:
-    from pytest_chunkeval.gate.baseline import Baseline, BaselineCorrupt
+    from pytest_chunkeval.gate.files.baseline import Baseline, BaselineCorrupt
 
     path = tmp_path / "test_q[q-bark].json"
     path.write_text(

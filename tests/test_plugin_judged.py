@@ -238,7 +238,7 @@ def test_a_judge_answering_garbage_is_not_compared_and_fails(
     pytester: pytest.Pytester,
     server: OpenAIServer,  # noqa: F811
 ) -> None:
-    # gate/integrity.py end to end (issue 21): baselines recorded with usable
+    # gate/comparison/integrity.py end to end (issue 21): baselines recorded with usable
     # answers, then every answer of the judge unusable and nothing judged earlier
     # to fall back on. (A plain Python judge cannot answer "unusable": a wrong
     # return is a JudgeError; so the judge is llm: against the local server.)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support.plugin_project import INI, run, write_project
 
-from pytest_chunkeval.gate.paths import sanitize_name
+from pytest_chunkeval.gate.files.paths import sanitize_name
 
 TEST_IDS = """
 def test_x(chunkeval, chunkeval_chunker):

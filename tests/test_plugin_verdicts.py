@@ -23,7 +23,7 @@ import pytest
 from support.plugin_project import run, write_project
 from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, DIST, KEEP, _section
 
-from pytest_chunkeval.gate.verdicts import VERDICTS, verdict_text
+from pytest_chunkeval.gate.comparison.verdicts import VERDICTS, verdict_text
 
 VERDICT_TESTS = """
 def test_steady(chunkeval):

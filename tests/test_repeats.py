@@ -301,9 +301,9 @@ class LaterNoise:
 def test_confirm_before_failing_repeats_a_retriever_that_looked_deterministic(
     data, monkeypatch
 ):
-    from pytest_chunkeval.gate.baseline import Baseline
-    from pytest_chunkeval.gate.checking import judged
-    from pytest_chunkeval.gate.repeats import changed, confirmed
+    from pytest_chunkeval.gate.comparison.repeats import changed, confirmed
+    from pytest_chunkeval.gate.files.baseline import Baseline
+    from pytest_chunkeval.gate.outcome.checking import judged
     from pytest_chunkeval.gate.tolerances import GateSettings
 
     corpus, queries, cache = data
@@ -334,8 +334,8 @@ def test_confirm_before_failing_repeats_a_retriever_that_looked_deterministic(
 
 
 def test_a_retriever_the_baseline_found_noisy_is_repeated(data):
-    from pytest_chunkeval.gate.baseline import Baseline
-    from pytest_chunkeval.gate.repeats import as_the_baseline_measured
+    from pytest_chunkeval.gate.comparison.repeats import as_the_baseline_measured
+    from pytest_chunkeval.gate.files.baseline import Baseline
 
     corpus, queries, cache = data
     noisy = score(Alternating(), corpus, queries, cache=cache, repeats=4)
@@ -353,10 +353,10 @@ def test_a_retriever_the_baseline_found_noisy_is_repeated(data):
 def test_an_update_records_a_retriever_the_old_baseline_found_noisy_with_repeats(
     data, tmp_path
 ):
-    from pytest_chunkeval.gate.baseline import Baseline
-    from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef
+    from pytest_chunkeval.gate.files.baseline import Baseline
+    from pytest_chunkeval.gate.files.paths import BaselineLayout, NodeRef
+    from pytest_chunkeval.gate.files.writing import plan_update
     from pytest_chunkeval.gate.tolerances import GateSettings
-    from pytest_chunkeval.gate.writing import plan_update
 
     corpus, queries, cache = data
     path = tmp_path / "t.json"

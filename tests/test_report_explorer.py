@@ -112,7 +112,7 @@ def test_blob_stores_text_and_questions_once(tmp_path: Path) -> None:
 
 
 def test_flipped_questions_carry_their_baseline_recall(tmp_path: Path) -> None:
-    from pytest_chunkeval.gate.flips import Flip, Flips
+    from pytest_chunkeval.gate.comparison.flips import Flip, Flips
 
     result = _evaluate("fixed:60:0", tmp_path)
     piece = explorer_piece(result)

@@ -12,9 +12,9 @@ from pytest_chunkeval.config.evaluation import EvaluationSpec
 from pytest_chunkeval.config.options import OPTIONS_BY_NAME, resolve_settings
 from pytest_chunkeval.config.scoring import SCORING_RULES, check_copies, parse_copies
 from pytest_chunkeval.errors import ConfigError
-from pytest_chunkeval.gate.baseline import Baseline
-from pytest_chunkeval.gate.changes import baseline_changes
-from pytest_chunkeval.gate.compare import compare
+from pytest_chunkeval.gate.comparison.changes import baseline_changes
+from pytest_chunkeval.gate.comparison.compare import compare
+from pytest_chunkeval.gate.files.baseline import Baseline
 from pytest_chunkeval.gate.tolerances import GateSettings
 from pytest_chunkeval.run.marker import MARKER_KEYWORDS
 

@@ -30,8 +30,8 @@ from pytest_chunkeval.config.specs import (
     parse,
 )
 from pytest_chunkeval.embedders.registry import EMBEDDERS
-from pytest_chunkeval.gate.configuration import same_spec as _same_spec
-from pytest_chunkeval.gate.legacy import (
+from pytest_chunkeval.gate.comparison.configuration import same_spec as _same_spec
+from pytest_chunkeval.gate.files.legacy import (
     legacy_baseline_paths,
     legacy_test_names,
     spec_aliases,

@@ -110,7 +110,7 @@ def test_an_index_is_built_again_under_a_seed(spec):
 
 
 def test_a_baseline_records_no_server_address():
-    from pytest_chunkeval.gate.portable import portable_store
+    from pytest_chunkeval.gate.files.portable import portable_store
 
     laptop = STORES.label("qdrant+http://127.0.0.1:6333?m=8")
     ci = STORES.label("qdrant+https://qdrant.ci.internal:443?m=8")

@@ -12,7 +12,7 @@ real change (docs/baselines.md, "Noise is measured, not assumed"):
 - ``top``, ``k`` and ``eps``: where a margin is below the embedder's declared ε
   (``eps``), the text hashes and scores of the first ``k`` + 1 ranks whose gaps
   decide it (and of the ranks after them within ε of the ``k``-th score), so
-  that a later run can check that a swap was within ε (gate/drift.py);
+  that a later run can check that a swap was within ε (gate/comparison/drift.py);
   ``ordered`` when every rank's order counts (a fused list).
 
 :func:`reference_depth` is how deep an exact search looks for them.
@@ -169,7 +169,7 @@ def _rounded(value: float) -> float | None:
 
 
 class _TopRanks:
-    """A near tie's ranks as the drift check reads them (gate/drift.py): the
+    """A near tie's ranks as the drift check reads them (gate/comparison/drift.py): the
     text hash and score of each of the first ``k`` + 1 ranks, and of the ranks
     after them still within ε of the ``k``-th score."""
 

@@ -1,11 +1,20 @@
-"""The regression gate: baselines, tolerances, paired comparison, assertions.
+"""The regression gate: a result checked against its committed baseline.
 
-Stage: after the engine; compares an :class:`EvalResult` with its baseline.
-Central types: :class:`Baseline` (``baseline.py``), :class:`BaselineStore`
-(``store.py``), :class:`GateSettings` (``tolerances.py``), :func:`compare` /
-:class:`GateReport` (``compare.py``), the ``assert_*_at_least`` helpers
-(``assertions.py``).
+Stage: after the engine, before the reports. It reads as its flow:
 
-May import: ``config/``, ``core/``, ``data/``, ``engine/``, ``util/`` and ``errors``
-(see docs/architecture.md#layering).
+- ``files/``: the baseline file, what it holds (:class:`Baseline`,
+  ``files/baseline.py``), where it is (``paths.py``, ``names.py``,
+  ``lookup.py``), reading and writing it (``reading.py``, ``writing.py``);
+- ``comparison/``: a result against a baseline, metric by metric
+  (:func:`compare` / :class:`GateReport`, ``comparison/compare.py``), with the
+  question set paired, noise measured by repeats, float drift, the anchor;
+- ``outcome/``: what one check did (:class:`CheckOutcome`), its messages, and
+  a report row's verdict (``outcome/rows.py``);
+- ``check.py``: one check, top to bottom (the one function to read first);
+  ``store.py``: the session's checks (:class:`BaselineStore`);
+  ``tolerances.py``: what the gate allows (:class:`GateSettings`);
+  ``assertions.py``: the ``assert_*_at_least`` helpers.
+
+May import: ``config/``, ``core/``, ``tokenizers/``, ``data/``, ``engine/``,
+``util/`` and ``errors`` (see docs/architecture.md#layering).
 """

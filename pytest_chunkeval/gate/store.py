@@ -10,24 +10,24 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_chunkeval.gate.baseline import BaselineUnwritable
-from pytest_chunkeval.gate.checking import BaselineRegression, judged
-from pytest_chunkeval.gate.corpus_table import table_path
-from pytest_chunkeval.gate.legacy import SpecAliases
-from pytest_chunkeval.gate.lookup import BaselineLookup
-from pytest_chunkeval.gate.names import BaselineNames
-from pytest_chunkeval.gate.outcomes import FAILED, CheckOutcome
-from pytest_chunkeval.gate.owners import unused_files
-from pytest_chunkeval.gate.paths import BaselineLayout, NodeRef, absolute
-from pytest_chunkeval.gate.reading import Refused, read_for_check
-from pytest_chunkeval.gate.session_summary import summary_lines
-from pytest_chunkeval.gate.tolerances import GateSettings
-from pytest_chunkeval.gate.writing import (
+from pytest_chunkeval.gate.files.baseline import BaselineUnwritable
+from pytest_chunkeval.gate.files.corpus_table import table_path
+from pytest_chunkeval.gate.files.legacy import SpecAliases
+from pytest_chunkeval.gate.files.lookup import BaselineLookup
+from pytest_chunkeval.gate.files.names import BaselineNames
+from pytest_chunkeval.gate.files.owners import unused_files
+from pytest_chunkeval.gate.files.paths import BaselineLayout, NodeRef, absolute
+from pytest_chunkeval.gate.files.reading import Refused, read_for_check
+from pytest_chunkeval.gate.files.writing import (
     TablePlan,
     plan_update,
     remove_empty,
     unwritable_message,
 )
+from pytest_chunkeval.gate.outcome.checking import BaselineRegression, judged
+from pytest_chunkeval.gate.outcome.outcomes import FAILED, CheckOutcome
+from pytest_chunkeval.gate.outcome.session_summary import summary_lines
+from pytest_chunkeval.gate.tolerances import GateSettings
 
 __all__ = ["UPDATE_COMMAND", "BaselineRegression", "BaselineStore"]
 
@@ -72,7 +72,8 @@ class BaselineStore:
         self.outcomes: list[CheckOutcome] = []
         self.removed: list[Path] = []
         self.notes: list[str] = []
-        """Summary lines of shared corpus tables written (gate/corpus_table.py)."""
+        """Summary lines of shared corpus tables written
+        (gate/files/corpus_table.py)."""
         self._tables: dict[Path, str] = {}
         self.collected: dict[str, None] = {}
         """Collected node ids in collection order (deselected ones included)."""
@@ -89,7 +90,7 @@ class BaselineStore:
             partial=self.partial,
         )
         self.replacing: dict[str, str] = {}
-        """Node id -> the test whose baseline it took over (gate/lookup.py)."""
+        """Node id -> the test whose baseline it took over (gate/files/lookup.py)."""
         self._row = ""  # the row of the result check() is checking
 
     # -- one test ---------------------------------------------------------------
@@ -101,7 +102,7 @@ class BaselineStore:
     def path_for(self, test: NodeRef, name: str | None = None) -> Path:
         """The file of the test's next baseline: ``<test>.json`` for its first
         unnamed check, then ``<test>.2.json``...; ``<test>.<name>.json`` if named
-        (names are checked: gate/names.py)."""
+        (names are checked: gate/files/names.py)."""
         return self.layout.path(test.path, test.name, self._suffix(test, name))
 
     def _suffix(self, test: NodeRef, name: str | None) -> str | None:
@@ -120,7 +121,7 @@ class BaselineStore:
         """Where a test without a file of its own finds its baseline: a file
         under its former name, or the file of the parameter it replaced (and
         what that is, for the messages); else None and why no unused baseline
-        was taken (gate/lookup.py)."""
+        was taken (gate/files/lookup.py)."""
         former = self.lookup.former(test, suffix)
         if former is not None:
             return former, "its former name"
@@ -157,7 +158,7 @@ class BaselineStore:
         ``row`` names the result's summary row (kept in the outcome);
         ``per_question``: a per-question item's share of a result, whose file
         shares its corpus table with the function's other items
-        (gate/corpus_table.py).
+        (gate/files/corpus_table.py).
         """
         settings = self.gate.override(
             tolerance=tolerance, mode=mode, confidence=confidence
@@ -378,7 +379,7 @@ class BaselineStore:
         partial: Iterable[str | os.PathLike[str]] | None = None,
     ) -> list[Path]:
         """Baseline files no test used, among the modules this session
-        collected (gate/owners.py says which). ``collected`` (deselected tests
+        collected (gate/files/owners.py says which). ``collected`` (deselected tests
         included), ``passed`` and ``partial`` (test files selected by node id)
         default to what :meth:`note_collected`, :meth:`note_passed` and
         :meth:`note_partial` recorded, merged from workers; node ids resolve

@@ -26,7 +26,7 @@ import numpy as np
 
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
-from pytest_chunkeval.gate.sampling import (
+from pytest_chunkeval.gate.comparison.sampling import (
     bootstrap_intervals,
     detectable_points,
     detectable_questions,

@@ -9,7 +9,11 @@ from collections.abc import Sequence
 
 from pytest_chunkeval.core.metric_names import format_interval, header
 from pytest_chunkeval.core.metric_names import format_points as _pts
-from pytest_chunkeval.gate.verdicts import GatedMetric, severity, verdict_text
+from pytest_chunkeval.gate.comparison.verdicts import (
+    GatedMetric,
+    severity,
+    verdict_text,
+)
 from pytest_chunkeval.reporting.escape import breakable, esc
 from pytest_chunkeval.reporting.md_table import md_cell, md_table
 from pytest_chunkeval.reporting.rows import ReportEntry, ResultRow

@@ -229,7 +229,9 @@ def _explorer(
         n = seen[row.label] = seen.get(row.label, 0) + 1
         label = row.shown if n == 1 else f"{row.shown} ({n})"
         piece = entry.explorer
-        if entry.flips is not None:  # what changed since the baseline (gate/flips.py)
+        if (
+            entry.flips is not None
+        ):  # what changed since the baseline (gate/comparison/flips.py)
             flipped = entry.flips.lost + entry.flips.gained
             piece = with_baseline(piece, {f.id: f.before for f in flipped})
         pieces.append((label, colors[row.label], piece))

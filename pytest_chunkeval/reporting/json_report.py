@@ -81,9 +81,9 @@ def read_json_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
             f"results file {path} is not a chunkeval JSON report "
             f"(--chunkeval-json) of schema {REPORT_SCHEMA}"
         )
-    from pytest_chunkeval.gate.changes import BaselineChanges
-    from pytest_chunkeval.gate.flips import Flips
-    from pytest_chunkeval.gate.verdicts import GatedMetric, NoiseNote
+    from pytest_chunkeval.gate.comparison.changes import BaselineChanges
+    from pytest_chunkeval.gate.comparison.flips import Flips
+    from pytest_chunkeval.gate.comparison.verdicts import GatedMetric, NoiseNote
 
     return [
         ReportEntry(

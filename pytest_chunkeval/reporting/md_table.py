@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from pytest_chunkeval.core.metric_names import header
-from pytest_chunkeval.gate.rows import label_tests
+from pytest_chunkeval.gate.outcome.rows import label_tests
 from pytest_chunkeval.reporting.rows import (
     ResultRow,
     chunk_cell,

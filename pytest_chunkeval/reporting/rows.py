@@ -18,15 +18,15 @@ from pytest_chunkeval.core.metric_names import (
 )
 from pytest_chunkeval.engine.labels import chunker_text, k_text, measured_text
 from pytest_chunkeval.engine.results import EvalResult
-from pytest_chunkeval.gate.verdicts import severity
+from pytest_chunkeval.gate.comparison.verdicts import severity
 from pytest_chunkeval.reporting.explorer import explorer_piece
 from pytest_chunkeval.reporting.history import commit_key, record_chunks
 
 if TYPE_CHECKING:
-    from pytest_chunkeval.gate.changes import BaselineChanges
-    from pytest_chunkeval.gate.flips import Flips
-    from pytest_chunkeval.gate.rows import RowVerdict
-    from pytest_chunkeval.gate.verdicts import GatedMetric, NoiseNote
+    from pytest_chunkeval.gate.comparison.changes import BaselineChanges
+    from pytest_chunkeval.gate.comparison.flips import Flips
+    from pytest_chunkeval.gate.comparison.verdicts import GatedMetric, NoiseNote
+    from pytest_chunkeval.gate.outcome.rows import RowVerdict
 
 REPORT_SCHEMA = 1
 TABLE_METRICS = names(PRESENCE)
@@ -71,7 +71,8 @@ class ReportEntry:
     outcome: str = ""
     """The tests' outcome ("passed" / "failed"; "" when unknown)."""
     verdict: str = ""
-    """The baseline verdict (gate/verdicts.py; "" when no baseline was checked)."""
+    """The baseline verdict (gate/comparison/verdicts.py; "" when no baseline
+    was checked)."""
     gated: tuple[GatedMetric, ...] = ()
     """Per gated metric: the baseline, the change and its confidence interval."""
     flips: Flips | None = None
@@ -82,13 +83,13 @@ class ReportEntry:
     changes: BaselineChanges | None = None
     """What differs from the baseline besides the metrics (None: nothing)."""
     reason: str = ""
-    """Why a ``not compared`` verdict was not (gate/rows.py)."""
+    """Why a ``not compared`` verdict was not (gate/outcome/rows.py)."""
     failed: tuple[str, ...] = ()
     """The tests that failed or gave the failing verdict (named first)."""
     skipped: tuple[str, ...] = ()
     """The tests pytest skipped."""
     noise: tuple[NoiseNote, ...] = ()
-    """The questions whose change float drift explains (gate/drift.py)."""
+    """The questions whose change float drift explains (gate/comparison/drift.py)."""
 
     @classmethod
     def of_row(
@@ -116,7 +117,7 @@ class ReportEntry:
 
     @property
     def row_verdict(self) -> RowVerdict:
-        from pytest_chunkeval.gate.rows import RowVerdict
+        from pytest_chunkeval.gate.outcome.rows import RowVerdict
 
         return RowVerdict(
             self.outcome,
@@ -141,8 +142,8 @@ class ReportEntry:
         return self.row_verdict.outcome_cell(len(self.nodeids))
 
     def tests_cell(self, listed: int = 3) -> str:
-        """The tests, the failed ones named first (gate/rows.py)."""
-        from pytest_chunkeval.gate.rows import label_tests
+        """The tests, the failed ones named first (gate/outcome/rows.py)."""
+        from pytest_chunkeval.gate.outcome.rows import label_tests
 
         return label_tests(self.nodeids, self.failed, listed=listed)
 

@@ -112,6 +112,6 @@ def end_has_work(settings: Settings, collected: Sequence[str]) -> bool:
         return True
     if not collected:
         return False
-    from pytest_chunkeval.gate.paths import baselines_exist
+    from pytest_chunkeval.gate.files.paths import baselines_exist
 
     return baselines_exist(collected, settings.rootdir, settings.baseline_dir)

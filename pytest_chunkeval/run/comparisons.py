@@ -14,8 +14,8 @@ from pytest_chunkeval.errors import ConfigError
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult
-    from pytest_chunkeval.gate.outcomes import CheckOutcome
-    from pytest_chunkeval.gate.paths import NodeRef
+    from pytest_chunkeval.gate.files.paths import NodeRef
+    from pytest_chunkeval.gate.outcome.outcomes import CheckOutcome
     from pytest_chunkeval.run.session import ChunkevalSession
 
 
@@ -47,7 +47,7 @@ class BaselineComparisons:
 
     def test(self) -> NodeRef:
         """The test, as the baseline store names it."""
-        from pytest_chunkeval.gate.paths import NodeRef
+        from pytest_chunkeval.gate.files.paths import NodeRef
 
         if self.path is not None:
             return NodeRef(self.nodeid, self.path)
@@ -158,7 +158,7 @@ class BaselineComparisons:
         it (``regressed``, ``not compared (test failed first)``)."""
         if not self._begun:
             return []
-        from pytest_chunkeval.gate.rows import check_text
+        from pytest_chunkeval.gate.outcome.rows import check_text
 
         return [
             ("chunkeval.baseline", f"{check_text(o.status, o.reason)}: {o.path}")
@@ -179,7 +179,7 @@ class BaselineComparisons:
         ]
         if not unchecked:
             return None
-        from pytest_chunkeval.gate.changes import format_unplaced
+        from pytest_chunkeval.gate.comparison.changes import format_unplaced
 
         return (
             f"{self.nodeid}: {format_unplaced(unchecked[0].unplaced)}\nOnly a "
@@ -192,7 +192,7 @@ class BaselineComparisons:
         """``@pytest.mark.chunkeval(baseline=True)``: every result the test
         produced and did not check itself, compared after the test; the failures
         as one text (None: all passed)."""
-        from pytest_chunkeval.gate.baseline import BaselineError
+        from pytest_chunkeval.gate.files.baseline import BaselineError
 
         if not self.results:
             return (

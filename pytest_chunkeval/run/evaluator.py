@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pytest_chunkeval.data.corpus import Corpus
     from pytest_chunkeval.data.queries import QuerySet
     from pytest_chunkeval.engine.results import EvalResult
-    from pytest_chunkeval.gate.outcomes import CheckOutcome
+    from pytest_chunkeval.gate.outcome.outcomes import CheckOutcome
     from pytest_chunkeval.run.session import ChunkevalSession
 
 
@@ -332,7 +332,7 @@ class Evaluator:
         check. Raises an ``AssertionError`` (a ``BaselineError``) whose text says
         what changed and the command that records the new numbers."""
         __tracebackhide__ = True
-        from pytest_chunkeval.gate.baseline import BaselineError
+        from pytest_chunkeval.gate.files.baseline import BaselineError
 
         try:  # a bad tolerance=, mode= or confidence= names this call
             self.session.baselines.gate.override(

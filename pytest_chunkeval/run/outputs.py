@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest_chunkeval.config.options import Settings
     from pytest_chunkeval.engine.results import EvalResult
-    from pytest_chunkeval.gate.outcomes import CheckOutcome
-    from pytest_chunkeval.gate.rows import RowVerdict
+    from pytest_chunkeval.gate.outcome.outcomes import CheckOutcome
+    from pytest_chunkeval.gate.outcome.rows import RowVerdict
     from pytest_chunkeval.reporting.rows import ReportEntry
 
 
@@ -177,7 +177,11 @@ def session_verdicts(
     and put each row's tests in the order every report lists them (the failed
     ones first, then collection ``order``); ``passed``: the node ids whose every
     phase passed (None: unknown), ``skipped``: those pytest skipped."""
-    from pytest_chunkeval.gate.rows import ordered_tests, row_headline, row_verdicts
+    from pytest_chunkeval.gate.outcome.rows import (
+        ordered_tests,
+        row_headline,
+        row_verdicts,
+    )
 
     end.verdicts = row_verdicts(
         ((r.key, r.nodeids) for r in rows), outcomes, passed, skipped, order
@@ -214,7 +218,7 @@ def write_outputs(
         )
     if not (s.json or s.md or s.html):
         return
-    from pytest_chunkeval.gate.rows import RowVerdict
+    from pytest_chunkeval.gate.outcome.rows import RowVerdict
     from pytest_chunkeval.reporting.rows import ReportEntry
 
     entries = [
@@ -290,7 +294,7 @@ def own_outputs(settings: Settings) -> Callable[[Path], bool]:
     under ``--chunkeval-update`` the baselines): such a change does not make the
     work tree dirty, or a committed history file would mark every second run on
     a clean commit as ``dirty``."""
-    from pytest_chunkeval.gate.paths import BASELINE_DIRNAME
+    from pytest_chunkeval.gate.files.paths import BASELINE_DIRNAME
 
     root = Path(settings.rootdir)
     files = {

@@ -196,8 +196,8 @@ def _check_baselines(evaluator: Evaluator, question: str) -> str | None:
     ``noisy``), and so does a drop of a gated metric beyond the item tolerance
     (:data:`ITEM_TOLERANCE`, by the gate's rule on that one question); a smaller
     drop is the whole set's gate's to judge."""
-    from pytest_chunkeval.gate.baseline import BaselineError
-    from pytest_chunkeval.gate.checking import BaselineRegression
+    from pytest_chunkeval.gate.files.baseline import BaselineError
+    from pytest_chunkeval.gate.outcome.checking import BaselineRegression
 
     store = evaluator.session.baselines
     gated = [m for m, _ in store.gate.gated()]

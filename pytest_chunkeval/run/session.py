@@ -276,8 +276,8 @@ class ChunkevalSession:
     def baselines(self) -> BaselineStore:
         """The session's baseline store (created on first use)."""
         if self._baselines is None:
-            from pytest_chunkeval.gate.legacy import spec_aliases
-            from pytest_chunkeval.gate.paths import BaselineLayout
+            from pytest_chunkeval.gate.files.legacy import spec_aliases
+            from pytest_chunkeval.gate.files.paths import BaselineLayout
             from pytest_chunkeval.gate.store import BaselineStore
             from pytest_chunkeval.gate.tolerances import GateSettings
 
@@ -310,7 +310,7 @@ class ChunkevalSession:
         self, nodeids: Sequence[str], partial: Sequence[str] = ()
     ) -> None:
         """Node ids collected (deselected ones included), test files selected
-        by node id: where a replaced chunker's baseline is (gate/lookup.py)."""
+        by node id: where a replaced chunker's baseline is (gate/files/lookup.py)."""
         self._collected = list(nodeids)
         self._partial = list(partial)
         if self._baselines is not None:
@@ -346,7 +346,7 @@ class ChunkevalSession:
         if self.settings.update:
             store.remove(unused)
             unused = []
-        from pytest_chunkeval.gate.owners import item_files
+        from pytest_chunkeval.gate.files.owners import item_files
 
         end = SessionEnd(
             unused=unused,

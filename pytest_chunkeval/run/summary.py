@@ -21,8 +21,8 @@ from pytest_chunkeval.core.metric_names import (
 )
 from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.engine.labels import chunker_text, k_text
-from pytest_chunkeval.gate.rows import RowVerdict, label_tests
-from pytest_chunkeval.gate.verdicts import severity, verdict_text, worst
+from pytest_chunkeval.gate.comparison.verdicts import severity, verdict_text, worst
+from pytest_chunkeval.gate.outcome.rows import RowVerdict, label_tests
 from pytest_chunkeval.run.grouped_lines import group_passed_items
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
 from pytest_chunkeval.util.text import format_rows
@@ -46,7 +46,7 @@ def _mean(result: Mapping[str, Any], metric: str) -> Any:
 
 def _test_cell(row: SummaryRow, verdict: RowVerdict | None = None) -> str:
     """The row's first failed test (else its first), shortened, and how many
-    others: ``t.py::test_whole (+7 more, 4 of them failed)`` (gate/rows.py)."""
+    others: ``t.py::test_whole (+7 more, 4 of them failed)`` (gate/outcome/rows.py)."""
     if not row.nodeids:
         return "?"
     failed = verdict.failed if verdict is not None else ()

@@ -102,7 +102,7 @@ def spread(n: int, seed: int = 0) -> list[float]:
 
 def config_change_lines(baseline: Any, result: EvalResult) -> list[str]:
     """The configuration changes between a baseline and a result, as text."""
-    from pytest_chunkeval.gate.changes import config_changes
+    from pytest_chunkeval.gate.comparison.changes import config_changes
 
     judged, refused = config_changes(baseline.config, result.config)
     return [str(c) for c in (*judged, *refused)]
