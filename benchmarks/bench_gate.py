@@ -266,11 +266,13 @@ def run_retriever(s: GateSet, retriever: Any, **options: Any) -> EvalResult:
 def decide(baseline: EvalResult, current: EvalResult) -> str:
     """The default gate's verdict of ``current`` against ``baseline``, as the
     plugin reaches it (the gate's one top-level check)."""
-    from pytest_chunkeval.gate.outcome.checking import judged
+    from pytest_chunkeval.gate.check import decide as gate_decide
     from pytest_chunkeval.gate.tolerances import GateSettings
 
     recorded = Baseline.from_result(baseline, "bench")
-    outcome, _ = judged(recorded, current, "bench", "bench.json", GateSettings(), "")
+    outcome, _ = gate_decide(
+        recorded, current, "bench", "bench.json", GateSettings(), ""
+    )
     return outcome.verdict.name
 
 

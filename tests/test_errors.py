@@ -77,7 +77,7 @@ def test_every_public_exception_has_the_root(qualname: str) -> None:
         ("data.query_types", "UnknownQuery", KeyError),
         ("engine.results", "UnknownName", KeyError),
         ("gate.store", "BaselineRegression", AssertionError),
-        ("gate.baseline", "BaselineMissing", AssertionError),
+        ("gate.files.baseline", "BaselineMissing", AssertionError),
         ("reporting.history", "HistoryError", ValueError),
         ("stores._base", "StoreError", RuntimeError),
         ("embedders.base", "EmbedderUnavailable", RuntimeError),

@@ -301,9 +301,9 @@ class LaterNoise:
 def test_confirm_before_failing_repeats_a_retriever_that_looked_deterministic(
     data, monkeypatch
 ):
+    from pytest_chunkeval.gate.check import decide
     from pytest_chunkeval.gate.comparison.repeats import changed, confirmed
     from pytest_chunkeval.gate.files.baseline import Baseline
-    from pytest_chunkeval.gate.outcome.checking import judged
     from pytest_chunkeval.gate.tolerances import GateSettings
 
     corpus, queries, cache = data
@@ -324,12 +324,13 @@ def test_confirm_before_failing_repeats_a_retriever_that_looked_deterministic(
     assert confirmed(baseline, steady, ["recall"]) is None
     # the gate asks before it reports a regression: r more times, then until
     # each question has r answers (no noise forgiven: the decision's rule)
-    # (the module judged() calls: pytester runs may have imported it again)
-    compare_globals = judged.__globals__["compare"].__globals__
+    # (the module decide() calls: pytester runs may have imported it again)
+    checking = decide.__globals__["outcome_of"].__globals__
+    compare_globals = checking["compare"].__globals__
     monkeypatch.setitem(compare_globals, "explain_noise", lambda *a, **k: {})
     later = LaterNoise()
     result = score(later, corpus, queries, cache=cache, repeats=4)
-    judged(baseline, result, "t", "t.json", GateSettings(), "pytest")
+    decide(baseline, result, "t", "t.json", GateSettings(), "pytest")
     assert set(later.asked.values()) == {2 + 4 + 2}
 
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_chunkeval.gate.check import Located, check_baseline
 from pytest_chunkeval.gate.files.baseline import BaselineUnwritable
 from pytest_chunkeval.gate.files.corpus_table import table_path
 from pytest_chunkeval.gate.files.legacy import SpecAliases
@@ -17,14 +18,13 @@ from pytest_chunkeval.gate.files.lookup import BaselineLookup
 from pytest_chunkeval.gate.files.names import BaselineNames
 from pytest_chunkeval.gate.files.owners import unused_files
 from pytest_chunkeval.gate.files.paths import BaselineLayout, NodeRef, absolute
-from pytest_chunkeval.gate.files.reading import Refused, read_for_check
 from pytest_chunkeval.gate.files.writing import (
     TablePlan,
     plan_update,
     remove_empty,
     unwritable_message,
 )
-from pytest_chunkeval.gate.outcome.checking import BaselineRegression, judged
+from pytest_chunkeval.gate.outcome.checking import BaselineRegression
 from pytest_chunkeval.gate.outcome.outcomes import FAILED, CheckOutcome
 from pytest_chunkeval.gate.outcome.session_summary import summary_lines
 from pytest_chunkeval.gate.tolerances import GateSettings
@@ -91,7 +91,6 @@ class BaselineStore:
         )
         self.replacing: dict[str, str] = {}
         """Node id -> the test whose baseline it took over (gate/files/lookup.py)."""
-        self._row = ""  # the row of the result check() is checking
 
     # -- one test ---------------------------------------------------------------
 
@@ -116,6 +115,27 @@ class BaselineStore:
     def _names(self, test: str) -> list[str]:
         """The test's id and the ids it had before (see legacy.py)."""
         return self.lookup.names(test)
+
+    def locate(self, test: NodeRef, name: str | None = None) -> Located:
+        """Where the test's baseline (check ``name``) is: its own file, else
+        the same file under a former name, else the file of the parameter it
+        replaced (gate/files/lookup.py); each file seen is counted as used."""
+        suffix = self._suffix(test, name)
+        path = self.layout.path(test.path, test.name, suffix)
+        self.touched.add(absolute(path))
+        former, why = (None, "") if path.is_file() else self._elsewhere(test, suffix)
+        accepted = tuple(self._names(test.name))
+        if former is None:
+            return Located(path, path, self._shown(path), None, why, accepted)
+        self.touched.add(absolute(former))
+        taken = self.replacing.get(test.nodeid)
+        whose = why if taken else f"the baseline of {test.nodeid} under a former name"
+        note = (
+            f"{self._shown(former)}: {whose}; `{self.update_command}` moves it "
+            f"to {self._shown(path)}"
+        )
+        accepted += (taken,) if taken else ()
+        return Located(path, former, self._shown(former), former, why, accepted, note)
 
     def _elsewhere(self, test: NodeRef, suffix: str | None) -> tuple[Path | None, str]:
         """Where a test without a file of its own finds its baseline: a file
@@ -150,7 +170,8 @@ class BaselineStore:
         row: str = "",
         per_question: bool = False,
     ) -> CheckOutcome:
-        """Compare ``result`` with the test's baseline (or write it in update mode).
+        """Compare ``result`` with the test's baseline (or write it in update
+        mode): gate/check.py's :func:`check_baseline` with this session's files.
 
         Raises a :class:`BaselineError` subclass when the test should fail; returns
         the outcome otherwise (``improved`` outcomes carry the update hint). The
@@ -163,83 +184,29 @@ class BaselineStore:
         settings = self.gate.override(
             tolerance=tolerance, mode=mode, confidence=confidence
         )
-        self._row = row
-        try:
-            table = table_path(self.layout, test) if per_question else None
-            return self._check(result, test, name, settings, table)
-        finally:
-            self._row = ""
-
-    def _check(
-        self,
-        result: EvalResult,
-        test: NodeRef,
-        name: str | None,
-        settings: GateSettings,
-        table: Path | None = None,
-    ) -> CheckOutcome:
-        suffix = self._suffix(test, name)
-        path = self.layout.path(test.path, test.name, suffix)
-        self.touched.add(absolute(path))
-        former, found = (None, "") if path.is_file() else self._elsewhere(test, suffix)
-        if former is not None:
-            self.touched.add(absolute(former))
-        if self.update:
-            return self._write(result, test, path, (former, found), settings, table)
-        shown, note = self._shown(path), ""
-        accepted = self._names(test.name)
-        if former is not None:
-            taken = self.replacing.get(test.nodeid)
-            whose = (
-                found
-                if taken
-                else (f"the baseline of {test.nodeid} under a former name")
-            )
-            note = (
-                f"{self._shown(former)}: {whose}; `{self.update_command}` moves it "
-                f"to {shown}"
-            )
-            path, shown = former, self._shown(former)
-            accepted += [taken] if taken else []
-        read = read_for_check(
-            path,
-            nodeid=test.nodeid,
-            shown=shown,
-            command=self.command(test.nodeid),
-            accepted=accepted,
-            found=found,
-        )
-        if isinstance(read, Refused):
-            self._record(read.outcome)
-            raise read.error
-        if read.table is not None:
-            self.touched.add(absolute(read.table))
-        outcome, failure = judged(
-            read.baseline,
+        return check_baseline(
+            self,
             result,
-            test.nodeid,
-            shown,
-            settings,
-            self.command(test.nodeid),
-            note,
+            test,
+            name=name,
+            settings=settings,
+            row=row,
+            per_question=per_question,
         )
-        outcome = self._record(outcome)
-        if failure is not None:
-            failure.path = path
-            raise failure
-        return outcome
 
-    def _write(
+    def write(
         self,
         result: EvalResult,
         test: NodeRef,
-        path: Path,
-        found: tuple[Path | None, str],
+        where: Located,
         settings: GateSettings,
-        table: Path | None,
+        *,
+        row: str = "",
+        per_question: bool = False,
     ) -> CheckOutcome:
         """Update mode: write (or stage) ``result`` as the test's baseline."""
-        shared = None
+        path, shared = where.path, None
+        table = table_path(self.layout, test) if per_question else None
         if table is not None:
             self.touched.add(absolute(table))
             shared = TablePlan(table, self._tables, self.notes.append)
@@ -248,24 +215,25 @@ class BaselineStore:
                 result,
                 test,
                 path,
-                found,
+                (where.former, where.why),
                 settings,
                 layout=self.layout,
                 shown_of=self._shown,
                 table=shared,
             )
             if self.staged:
-                outcome = replace(outcome, row=self._row)
+                outcome = replace(outcome, row=row)
                 self._pending.setdefault(test.nodeid, []).append((outcome, write, path))
                 return outcome
             write()
         except OSError as exc:
             message = unwritable_message(path, exc, self._shown)
-            self._record(
-                CheckOutcome(test.nodeid, self._shown(path), "unwritable", message)
+            self.record(
+                CheckOutcome(test.nodeid, self._shown(path), "unwritable", message),
+                row,
             )
             raise BaselineUnwritable(message, path) from None
-        return self._record(outcome)
+        return self.record(outcome, row)
 
     def commit(self, nodeid: str) -> str | None:
         """Write the test's staged baselines (it passed otherwise); the failure
@@ -276,14 +244,14 @@ class BaselineStore:
                 write()
             except OSError as exc:
                 message = unwritable_message(path, exc, self._shown)
-                self._record(
+                self.record(
                     CheckOutcome(
                         nodeid, outcome.path, "unwritable", message, outcome.row
                     )
                 )
                 failures.append(message)
                 continue
-            self._record(outcome)
+            self.record(outcome)
         return "\n\n".join(failures) or None
 
     def discard(self, nodeid: str, reason: str) -> None:
@@ -294,7 +262,7 @@ class BaselineStore:
                 f"not recorded: {nodeid} failed ({reason}); {outcome.path} is left "
                 "as it was"
             )
-            self._record(
+            self.record(
                 CheckOutcome(nodeid, outcome.path, "not recorded", message, outcome.row)
             )
 
@@ -315,7 +283,7 @@ class BaselineStore:
                 f"not compared: {test.nodeid} failed before its baseline "
                 f"comparison ({reason}); {shown} was not read"
             )
-        return self._record(CheckOutcome(test.nodeid, shown, status, message, row))
+        return self.record(CheckOutcome(test.nodeid, shown, status, message, row))
 
     def regressed(
         self, outcome: CheckOutcome, message: str, status: str = "regressed"
@@ -330,9 +298,11 @@ class BaselineStore:
         self.outcomes[index] = failed
         return failed
 
-    def _record(self, outcome: CheckOutcome) -> CheckOutcome:
-        if self._row and not outcome.row:  # during check(): its result's row
-            outcome = replace(outcome, row=self._row)
+    def record(self, outcome: CheckOutcome, row: str = "") -> CheckOutcome:
+        """Keep a check's outcome, in ``row`` (its result's report row) unless
+        it names one already."""
+        if row and not outcome.row:
+            outcome = replace(outcome, row=row)
         self.outcomes.append(outcome)
         return outcome
 

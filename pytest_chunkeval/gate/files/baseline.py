@@ -310,7 +310,7 @@ class Baseline:
             raise _corrupt(
                 where,
                 "a per-question item's file: its corpus is in the table it shares "
-                "(gate/corpus_table.load_baseline reads both)",
+                "(gate/files/corpus_table.load_baseline reads both)",
             )
         for key, kind in _REQUIRED.items():
             if not isinstance(data.get(key), kind):

@@ -1,6 +1,7 @@
 """One baseline check's comparison, as what the store records and raises: the
 gate's report turned into a :class:`CheckOutcome` (its status, message and what
-the comparison found) and, when the test must fail, the error to raise."""
+the comparison found) and, when the test must fail, the error to raise
+(:func:`outcome_of`; the steps before it are gate/check.py's)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,6 @@ from pytest_chunkeval.gate.comparison.compare import (
 )
 from pytest_chunkeval.gate.comparison.flips import flips
 from pytest_chunkeval.gate.comparison.integrity import DamagedBaseline
-from pytest_chunkeval.gate.comparison.repeats import as_the_baseline_measured, confirmed
-from pytest_chunkeval.gate.comparison.reworded import paired
 from pytest_chunkeval.gate.comparison.verdicts import NOT_COMPARED, noise_notes
 from pytest_chunkeval.gate.files.baseline import (
     BaselineCorrupt,
@@ -45,7 +44,7 @@ class BaselineRegression(BaselineError):
         self.report = report
 
 
-def judged(
+def outcome_of(
     baseline: Baseline,
     result: EvalResult,
     nodeid: str,
@@ -54,34 +53,10 @@ def judged(
     command: str,
     note: str = "",
 ) -> tuple[CheckOutcome, BaselineError | None]:
-    """The outcome of comparing ``result`` with ``baseline`` (file ``shown``,
-    test ``nodeid``), and the error that fails the test (None: it passes).
-    ``command`` re-records the baseline; ``note`` is added to a passing message
-    (a baseline found under a former name).
-
-    A retriever the baseline found noisy is repeated first; one that looked
-    deterministic is asked again before it is reported regressed
-    (gate/comparison/repeats.py)."""
-    result = as_the_baseline_measured(baseline, result)
-    baseline = paired(baseline, result)  # reworded questions under their new ids
-    outcome, failure = _judged(baseline, result, nodeid, shown, settings, command, note)
-    if isinstance(failure, BaselineRegression) and outcome.status == "regressed":
-        metrics = [c.metric for c in failure.report.checks]
-        again = confirmed(baseline, result, metrics)
-        if again is not None:
-            return _judged(baseline, again, nodeid, shown, settings, command, note)
-    return outcome, failure
-
-
-def _judged(
-    baseline: Baseline,
-    result: EvalResult,
-    nodeid: str,
-    shown: str,
-    settings: GateSettings,
-    command: str,
-    note: str,
-) -> tuple[CheckOutcome, BaselineError | None]:
+    """``result`` compared with ``baseline`` (the question sets already paired,
+    the repeats made: gate/check.py), then with its anchor when it passed: the
+    outcome and the error that fails the test (None: it passes). ``command``
+    re-records the baseline; ``note`` is added to a passing message."""
     try:
         report = compare(baseline, result, settings)
     except DamagedBaseline as exc:
