@@ -5,8 +5,12 @@ Standard library only: the terminal summary renders stored JSON rows with these.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+UNSCORED = "not scored: no excerpts and no judge"
+"""What a question without excerpts is, in a run without a judge
+(docs/formats.md)."""
 
 
 def degraded_text(chunks: Mapping[str, Any]) -> str | None:
@@ -45,3 +49,24 @@ def measured_text(chunks: Mapping[str, Any]) -> str:
     if degraded:
         parts.append(f"[{degraded}]")
     return " ".join(parts)
+
+
+def unscored_text(results: Iterable[Mapping[str, Any]], shown: int = 8) -> str:
+    """The questions no metric scored (no excerpts and no judge) over the results
+    (``EvalResult.to_json``, with or without details), each named once per query
+    set (by its file name) however many results have it: ``not scored: no excerpts and no judge: 1
+    question of queries.jsonl (q-open)``; "" when there is none."""
+    by_set: dict[str, dict[str, None]] = {}
+    for result in results:
+        ids = result.get("unscored") or ()
+        if ids:
+            path = str((result.get("config") or {}).get("queries") or "queries")
+            source = path.replace("\\", "/").rsplit("/", 1)[-1]  # the file's name
+            by_set.setdefault(source, {}).update(dict.fromkeys(map(str, ids)))
+    parts = []
+    for source, found in by_set.items():
+        ids = list(found)
+        named = ", ".join(ids[:shown]) + (", ..." if len(ids) > shown else "")
+        noun = "question" if len(ids) == 1 else "questions"
+        parts.append(f"{len(ids)} {noun} of {source} ({named})")
+    return f"{UNSCORED}: {'; '.join(parts)}" if parts else ""

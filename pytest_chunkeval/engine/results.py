@@ -29,6 +29,7 @@ Schema (``to_json``; version ``RESULT_SCHEMA``)::
      "budget": {"budget", "over_budget", "mean_units"},  # with a token budget
      "graph": {"relationships", "entities", "extraction", ...},          # if any
      "unplaced": [{"id", "question", "doc_id", "reason"}, ...],  # if any
+     "unscored": [id, ...],  # no excerpts and no judge: nothing scored, if any
      "noise": {"noisy", "repeats", "sampled", "requests", ...}}   # if repeated
 
 A question repeated (docs/baselines.md, "Repeats") holds the mean of its repeats in
@@ -173,10 +174,25 @@ class EvalResult:
     """What was repeated and what it cost (engine/repeats.py): ``noisy``,
     ``repeats``, ``sampled``, ``requests``, ``rebuild_seconds``,
     ``mean_variance``; empty when nothing was."""
+    unscored: tuple[str, ...] = ()
+    """Questions no metric scored: no excerpts, and no judge to score them
+    (docs/formats.md); computed from ``queries`` when they are held, read from
+    JSON otherwise."""
     probe: Any = field(default=None, repr=False, compare=False)
     """What asks a user's retriever again (engine/reask.py ``Probe``:
     ``repeated()``, ``confirm(ids)``); None when the result was not produced by
     one, or was read back from JSON."""
+
+    def __post_init__(self) -> None:
+        if not self.unscored and self.queries and "context_relevance" not in (
+            self.metrics
+        ):  # with a judge, a question without excerpts is scored by it
+            self.unscored = tuple(
+                q.id
+                for q in self.queries
+                if not q.excerpts
+                and all(math.isnan(q.metric(m)) for m in self.metrics)
+            )
 
     @property
     def scored_of(self) -> str:
@@ -259,6 +275,7 @@ class EvalResult:
             },
             # The other queries' placement is the other items' concern.
             unplaced=(),
+            unscored=(),  # this query's, from its record
         )
 
     def text(self, span: SpanTuple) -> str:
@@ -320,6 +337,8 @@ class EvalResult:
             data["unplaced"] = [u.to_json() for u in self.unplaced]
         if self.noise:
             data["noise"] = self.noise
+        if self.unscored:
+            data["unscored"] = list(self.unscored)
         return data
 
     @classmethod
@@ -353,4 +372,5 @@ class EvalResult:
                 UnplacedQuery.from_json(u) for u in data.get("unplaced", [])
             ),
             noise=dict(data.get("noise", {})),
+            unscored=tuple(str(i) for i in data.get("unscored", ())),
         )

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.metric_names import format_percent
 from pytest_chunkeval.core.metrics import METRICS
+from pytest_chunkeval.engine.labels import unscored_text
 from pytest_chunkeval.reporting.escape import breakable, esc
 from pytest_chunkeval.reporting.explorer import (
     explorer_blob,
@@ -238,6 +239,12 @@ def _explorer(
     return explorer_section(explorer_blob(pieces)) if pieces else ""
 
 
+def _unscored(entries: Sequence[ReportEntry]) -> list[str]:
+    """The questions no metric scored, named once (docs/formats.md)."""
+    text = unscored_text(e.result for e in entries)
+    return [f'<p class="note" id="unscored">{esc(text)}</p>'] if text else []
+
+
 def _figure(svg: str, legend: str = "", wide: bool = False) -> str:
     cls = ' class="wide"' if wide else ""
     return f"<figure{cls}>{svg}{legend}</figure>"
@@ -325,6 +332,7 @@ def _result_sections(
         '<section id="results"><h2>Results</h2>',
         '<p class="note">Click a column header to sort.</p>',
         _html_table(rows, entries),
+        *_unscored(entries),
         "</section>",
         baseline_html(entries),
         changes_html(entries),

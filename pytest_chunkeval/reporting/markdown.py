@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.core.metric_names import format_percent, header
+from pytest_chunkeval.engine.labels import unscored_text
 from pytest_chunkeval.reporting.history import append_lines, commits, runs
 from pytest_chunkeval.reporting.md_table import md_table, result_rows
 from pytest_chunkeval.reporting.rows import ResultRow, table_metrics, worst_first
@@ -46,6 +47,9 @@ def markdown_report(
     head = f"**{verdict}**\n\n" if verdict else ""
     table = md_table(headers, body, 4 if headers[2] == "Outcome" else 2)
     text = f"{head}## {title}\n\n{table}\n"
+    unscored = unscored_text(e.result for e in entries)
+    if unscored:  # docs/formats.md
+        text += f"\n{unscored}\n"
     for section in (baseline_markdown(entries), changes_markdown(entries)):
         if section:
             text += f"\n{section}"

@@ -20,7 +20,7 @@ from pytest_chunkeval.core.metric_names import (
     unit_label,
 )
 from pytest_chunkeval.core.metric_names import format_points as _pts
-from pytest_chunkeval.engine.labels import chunker_text, k_text
+from pytest_chunkeval.engine.labels import chunker_text, k_text, unscored_text
 from pytest_chunkeval.gate.comparison.verdicts import severity, verdict_text, worst
 from pytest_chunkeval.gate.outcome.rows import RowVerdict, label_tests
 from pytest_chunkeval.run.grouped_lines import group_passed_items
@@ -154,6 +154,9 @@ def render_summary(
         )
     if verbosity >= 0:
         lines += against_baseline(rows, verdicts)
+    unscored = unscored_text(r.result for r in rows)
+    if unscored:  # named once, whatever the verbosity (docs/formats.md)
+        lines.append(unscored)
     lines.append(footer(evaluations, reused, cached))
     return lines
 
