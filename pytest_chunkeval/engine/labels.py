@@ -54,8 +54,9 @@ def measured_text(chunks: Mapping[str, Any]) -> str:
 def unscored_text(results: Iterable[Mapping[str, Any]], shown: int = 8) -> str:
     """The questions no metric scored (no excerpts and no judge) over the results
     (``EvalResult.to_json``, with or without details), each named once per query
-    set (by its file name) however many results have it: ``not scored: no excerpts and no judge: 1
-    question of queries.jsonl (q-open)``; "" when there is none."""
+    set (by its file name) however many results have it: ``not scored: no
+    excerpts and no judge: 1 question of queries.jsonl (q-open)``; "" when there
+    is none."""
     by_set: dict[str, dict[str, None]] = {}
     for result in results:
         ids = result.get("unscored") or ()
