@@ -184,14 +184,15 @@ class EvalResult:
     one, or was read back from JSON."""
 
     def __post_init__(self) -> None:
-        if not self.unscored and self.queries and "context_relevance" not in (
-            self.metrics
+        if (
+            not self.unscored
+            and self.queries
+            and "context_relevance" not in self.metrics
         ):  # with a judge, a question without excerpts is scored by it
             self.unscored = tuple(
                 q.id
                 for q in self.queries
-                if not q.excerpts
-                and all(math.isnan(q.metric(m)) for m in self.metrics)
+                if not q.excerpts and all(math.isnan(q.metric(m)) for m in self.metrics)
             )
 
     @property
