@@ -36,8 +36,8 @@ from pytest_chunkeval.engine.margins import (
 )
 from pytest_chunkeval.engine.retrieve import RetrievalInputs, retrieve
 from pytest_chunkeval.engine.search_cache import SearchCache
-from pytest_chunkeval.stores._base import FusionStore, Retrieval, Store, TextStore
-from pytest_chunkeval.stores.exact import ExactStore
+from pytest_chunkeval.stores import measures_loss, reference_store
+from pytest_chunkeval.stores._base import FusionStore, Retrieval, Store
 from pytest_chunkeval.stores.rerank import Reranker
 
 IntArray = npt.NDArray[np.int64]
@@ -51,10 +51,9 @@ def reference_depth(k_max: int) -> int:
 
 
 def approximate(store: object) -> bool:
-    """A vector store other than exact search (HNSW...): its loss is measurable."""
-    return isinstance(store, Store) and not isinstance(
-        store, (ExactStore, TextStore, FusionStore)
-    )
+    """A vector store other than exact search (HNSW...): its loss is measurable
+    (what the store declares: stores/_base.py ``measures_loss``)."""
+    return measures_loss(store)
 
 
 def search(
@@ -73,7 +72,7 @@ def search(
     if approximate(store):
         found = retrieve(store, inputs, k_max, cache, timings)
         return found, retrieve(
-            ExactStore(), inputs, reference_depth(k_max), cache, timings
+            reference_store(), inputs, reference_depth(k_max), cache, timings
         )
     # exact search: searched once, past the scored depth; its first ``k_max``
     # ranks are what a search at that depth returns (one order, ties by content)

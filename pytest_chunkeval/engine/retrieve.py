@@ -41,8 +41,11 @@ from pytest_chunkeval.stores._base import (
     FusionStore,
     IdArray,
     Retrieval,
+    ScoredIndex,
     Store,
+    StoreError,
     TextStore,
+    VectorIndex,
     is_approximate,
     rebuilt,
 )
@@ -150,16 +153,45 @@ def _vector_search(
         with timed(timings, "rebuild"):
             index = rebuilt(store, index, seed)
     with timed(timings, "search"):
-        found = (
-            index.search(inputs.query_vectors, k, ties=inputs.ties)  # type: ignore[call-arg]
-            if getattr(index, "content_ties", False)
-            else index.search(inputs.query_vectors, k)
-        )
-        hits = np.asarray(found, dtype=np.int64)
-        scores = row_scores(inputs.query_vectors, vectors, hits)
+        hits, scores = _scored(store, index, inputs, vectors, k)
     if key is not None:
         cache.put(key, hits, scores)
     return Retrieval(hits, scores=scores)
+
+
+def _scored(
+    store: Store,
+    index: VectorIndex,
+    inputs: RetrievalInputs,
+    vectors: FloatArray,
+    k: int,
+) -> tuple[IdArray, npt.NDArray[np.float64]]:
+    """``index``'s top ``k`` rows and their cosines: those the index gives with
+    its rows when it declares them (stores/_base.py ``ScoredIndex``), else
+    computed here."""
+    assert inputs.query_vectors is not None  # checked by the caller
+    ties = getattr(index, "content_ties", False)
+    if isinstance(index, ScoredIndex):
+        found, given = (
+            index.search_scored(inputs.query_vectors, k, ties=inputs.ties)
+            if ties
+            else index.search_scored(inputs.query_vectors, k)
+        )
+        hits = np.asarray(found, dtype=np.int64)
+        scores = np.asarray(given, dtype=np.float64)
+        if scores.shape != hits.shape:
+            raise StoreError(
+                f"store {store.name!r} returned scores of shape {scores.shape} "
+                f"for rows of shape {hits.shape}"
+            )
+        return hits, scores
+    found = (
+        index.search(inputs.query_vectors, k, ties=inputs.ties)  # type: ignore[call-arg]
+        if ties
+        else index.search(inputs.query_vectors, k)
+    )
+    hits = np.asarray(found, dtype=np.int64)
+    return hits, row_scores(inputs.query_vectors, vectors, hits)
 
 
 def _text_search(

@@ -4,7 +4,6 @@ stores and evaluation caches, one object per canonical spec per session, after t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
     from pytest_chunkeval.stores import AnyStore
 
 Register = Callable[[str, "Registry[Any]"], None]
-_LOCAL_CHROMA = re.compile(r"(?<![\w+])chroma:(?!//)[^?&@\s]+")
 
 
 class Components:
@@ -168,17 +166,15 @@ class Components:
     def store(self, spec: str = DEFAULT_STORE) -> AnyStore:
         """The store a spec names (one client per spec per session)."""
         if spec not in self._stores:
-            if self.distributed and _LOCAL_CHROMA.search(spec):
-                raise ConfigError(
-                    f"{spec}: a local Chroma folder cannot be shared by pytest-xdist "
-                    "workers (they would write one database at once); use exact or "
-                    "chroma (in memory, one per worker), or a Chroma server: "
-                    "chroma+http://HOST:PORT"
-                )
             self.ensure_registered()
-            from pytest_chunkeval.stores import get_store
+            from pytest_chunkeval.stores import get_store, xdist_problem
 
-            self._stores[spec] = get_store(spec)
+            store = get_store(spec)
+            # what the store declares (docs/stores.md), checked before it is used
+            problem = xdist_problem(store) if self.distributed else None
+            if problem:
+                raise ConfigError(f"{spec}: {problem}")
+            self._stores[spec] = store
         return self._stores[spec]
 
     def cache(self, directory: str) -> CacheDir:

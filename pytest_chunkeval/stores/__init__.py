@@ -33,18 +33,23 @@ from __future__ import annotations
 
 from pytest_chunkeval.config.registry import Param, Registry, Signature
 from pytest_chunkeval.config.values import parse_non_negative_int, parse_positive_int
+from pytest_chunkeval.errors import ChunkevalError
 from pytest_chunkeval.stores._base import (
     AnyStore,
     FloatArray,
     FusionStore,
     IdArray,
     Retrieval,
+    ScoredIndex,
     Store,
     StoreError,
     TextIndex,
     TextStore,
     VectorIndex,
+    measures_loss,
+    portable_name,
     uses_vectors,
+    xdist_problem,
 )
 from pytest_chunkeval.stores.bm25 import BM25Index, BM25Store, bm25_from_spec
 from pytest_chunkeval.stores.chroma import (
@@ -101,6 +106,7 @@ __all__ = [
     "PgvectorStore",
     "QdrantStore",
     "Retrieval",
+    "ScoredIndex",
     "Store",
     "StoreError",
     "TextIndex",
@@ -108,8 +114,13 @@ __all__ = [
     "VectorIndex",
     "collection_name",
     "get_store",
+    "measures_loss",
+    "portable_name",
+    "portable_spec",
+    "reference_store",
     "rrf_fuse",
     "uses_vectors",
+    "xdist_problem",
 ]
 
 STORES: Registry[AnyStore] = Registry("store")
@@ -244,3 +255,22 @@ def get_store(spec: str | AnyStore) -> AnyStore:
         f"expected a store spec string or an object with .name and .index() "
         f"(vectors) or .index_texts() (texts), got {type(spec).__name__}"
     )
+
+
+def reference_store() -> Store:
+    """The store other stores' loss is measured against: exact search
+    (``reference = True``, docs/stores.md)."""
+    return ExactStore()
+
+
+def portable_spec(spec: str) -> str:
+    """What a baseline records of the store ``spec`` names: its
+    :func:`portable_name` (``chroma:/home/ann/db`` is ``chroma``,
+    ``qdrant+http://h:6333?m=8`` is ``qdrant?index=hnsw&m=8...``). Building a
+    store connects to nothing; a spec that names no store here (an older
+    baseline's, a store registered by a plugin not loaded) is kept as it is."""
+    try:
+        store = STORES.create(spec)
+    except (ChunkevalError, ValueError, TypeError):
+        return spec
+    return portable_name(store)

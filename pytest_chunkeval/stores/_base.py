@@ -14,6 +14,7 @@ from pytest_chunkeval.errors import DataError, UnavailableError
 
 FloatArray = npt.NDArray[np.float32]
 IdArray = npt.NDArray[np.int64]
+ScoreArray = npt.NDArray[np.float64]
 
 
 class StoreError(UnavailableError):
@@ -44,6 +45,19 @@ class RebuildableIndex(Protocol):
 
 
 @runtime_checkable
+class ScoredIndex(Protocol):
+    """An index whose search gives, with each row, the cosine it ranked it by."""
+
+    def search_scored(
+        self, queries: FloatArray, k: int, *, ties: IdArray | None = None
+    ) -> tuple[IdArray, ScoreArray]:
+        """``(q, k)`` rows as :meth:`VectorIndex.search` returns them (equal
+        cosines by the tie keys ``ties``), and ``(q, k)`` float64 cosines of the
+        query with each row, NaN where the row is ``-1``."""
+        ...
+
+
+@runtime_checkable
 class Store(Protocol):
     """Builds a :class:`VectorIndex` from L2-normalized float32 vectors.
 
@@ -57,7 +71,22 @@ class Store(Protocol):
     results (type, every setting, the library's version; for a server, the
     server's), which the search and result caches key on. A store of your own
     is searched on every run unless it declares a ``cache_version``, which then
-    is part of its identity (docs/retrieval.md)."""
+    is part of its identity (docs/retrieval.md).
+
+    What the rest of the plugin knows of a store, it reads from these
+    declarations, never from its type (docs/stores.md, "What a store declares"):
+
+    - ``portable_name``: its name without where it lives (a folder, a server's
+      address), what a baseline records: the same on every machine
+      (:func:`portable_name`; default: ``name``);
+    - ``xdist_safe = False``: pytest-xdist workers cannot share it (they would
+      write one database at once), with ``xdist_reason`` saying what to use
+      instead (:func:`xdist_problem`; default: safe);
+    - ``reference = True``: its search is exact search itself, the one other
+      stores' loss is measured against (:func:`measures_loss`);
+    - an index with ``search_scored``: its rows come with their cosines
+      (:class:`ScoredIndex`), which the engine keeps instead of computing them
+      again."""
 
     @property
     def name(self) -> str:
@@ -142,6 +171,44 @@ def is_approximate(store: object) -> bool:
     if isinstance(store, FusionStore):
         return any(is_approximate(leg) for leg in store.legs.values())
     return getattr(store, "approximate", False) is True
+
+
+def portable_name(store: object) -> str:
+    """What a baseline records of a store: its declared ``portable_name`` (its
+    name without a folder or a server's address: ``chroma:/home/ann/db`` and
+    ``chroma`` search alike), else its name, else its type's name."""
+    for attribute in ("portable_name", "name"):
+        value = getattr(store, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(store).__name__
+
+
+def xdist_problem(store: object) -> str | None:
+    """Why pytest-xdist workers cannot share ``store`` (it, or a fused store's
+    leg, declares ``xdist_safe = False``), None when they can."""
+    if isinstance(store, FusionStore):
+        found = (xdist_problem(leg) for leg in store.legs.values())
+        return next((problem for problem in found if problem), None)
+    if getattr(store, "xdist_safe", True) is not False:
+        return None
+    reason = getattr(store, "xdist_reason", None)
+    if isinstance(reason, str) and reason:
+        return reason
+    return (
+        f"the store {portable_name(store)!r} declares xdist_safe = False: "
+        "pytest-xdist workers cannot share it; run without -n"
+    )
+
+
+def measures_loss(store: object) -> bool:
+    """Whether a store's loss against exact search is measured: a vector store
+    that is not itself the reference (``reference = True``, docs/stores.md)."""
+    return (
+        isinstance(store, Store)
+        and not isinstance(store, (TextStore, FusionStore))
+        and getattr(store, "reference", False) is not True
+    )
 
 
 def rebuilt(store: object, index: VectorIndex, seed: int) -> VectorIndex:

@@ -41,6 +41,7 @@ from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import (
     FloatArray,
     IdArray,
+    ScoreArray,
     StoreError,
     as_vectors,
     check_search,
@@ -75,11 +76,21 @@ def rerank(
     cosine (float64, rounded to float32), best first, equal cosines by the tie
     rule (``core/ranking.py`` ``best_first``: the rows' content keys ``ties``,
     the row without); ``-1`` padded to the candidates' width."""
+    return rerank_scored(queries, vectors, candidates, ties)[0]
+
+
+def rerank_scored(
+    queries: FloatArray,
+    vectors: FloatArray,
+    candidates: IdArray,
+    ties: IdArray | None = None,
+) -> tuple[IdArray, ScoreArray]:
+    """:func:`rerank`'s rows and their float64 cosines (NaN where ``-1``)."""
     cand = np.asarray(candidates, dtype=np.int64)
     n_q, width = cand.shape
     out = empty_result(n_q, width)
     if width == 0 or n_q == 0:
-        return out
+        return out, np.full(out.shape, np.nan)
     rows = np.sort(cand, axis=1)
     dup = np.zeros_like(rows, dtype=bool)
     dup[:, 1:] = rows[:, 1:] == rows[:, :-1]
@@ -93,9 +104,10 @@ def rerank(
         scores[lo : lo + _BLOCK] = np.einsum("qd,qmd->qm", q, c)
     rounded = scores.astype(np.float32)
     rounded[~valid] = np.nan
+    scores[~valid] = np.nan
     order = best_first(rounded, rows, ties)
     out[:, :] = np.take_along_axis(rows, order, axis=1)
-    return out
+    return out, np.take_along_axis(scores, order, axis=1)
 
 
 def _needs_more(
@@ -154,11 +166,20 @@ class RerankedIndex:
         """Top-``k`` rows by cosine among the engine's candidates, best first,
         equal cosines by the tie keys ``ties`` (the row without), ``-1`` padded
         (see the module docstring)."""
+        return self.search_scored(queries, k, ties=ties)[0]
+
+    def search_scored(
+        self, queries: FloatArray, k: int, *, ties: IdArray | None = None
+    ) -> tuple[IdArray, ScoreArray]:
+        """:meth:`search`'s rows with the float64 cosines they were ranked by
+        (NaN where ``-1``): the engine keeps them instead of computing them
+        again (stores/_base.py ``ScoredIndex``)."""
         n = len(self)
         q = check_search(queries, k, self.vectors.shape[1] if n else None)
         out = empty_result(q.shape[0], k)
+        scores = np.full(out.shape, np.nan)
         if n == 0 or k == 0 or q.shape[0] == 0:
-            return out
+            return out, scores
         pending = np.arange(q.shape[0])
         depth = fetch_depth(k, n)
         while pending.size:
@@ -168,15 +189,16 @@ class RerankedIndex:
                     f"the engine returned rows of shape {found.shape}, expected "
                     f"{(pending.size, depth)}"
                 )
-            ranked = rerank(q[pending], self.vectors, found, ties)
+            ranked, cosines = rerank_scored(q[pending], self.vectors, found, ties)
             take = min(k, depth)
             out[pending, :take] = ranked[:, :take]
+            scores[pending, :take] = cosines[:, :take]
             more = _needs_more(q[pending], self.vectors, ranked, k, depth)
             if depth >= n:
                 break
             pending = pending[more]
             depth = min(n, depth * 2)
-        return out
+        return out, scores
 
 
 # -- names, extras, versions ----------------------------------------------------

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_chunkeval.stores._base import FloatArray
+from pytest_chunkeval.stores._base import FloatArray, StoreError
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -179,3 +179,36 @@ def server_version(url: str, timeout: float) -> str:
         return str(answer.json())
     except (httpx.HTTPError, ValueError):
         return "unknown"
+
+
+def http_client(
+    chromadb: Any,
+    server: tuple[str, int, bool],
+    *,
+    connect_timeout: float,
+    timeout: float | None,
+) -> ClientAPI:
+    """A client of the Chroma server at ``(host, port, ssl)``, probed first and
+    with every request bounded: chromadb's own client has no timeout at all and
+    a vague error, so a down server fails fast with its URL and a hung one
+    cannot hang a test run."""
+    import httpx
+
+    host, port, ssl = server
+    shown = f"[{host}]" if ":" in host else host
+    url = f"{'https' if ssl else 'http'}://{shown}:{port}"
+    try:
+        httpx.get(f"{url}/api/v2/heartbeat", timeout=connect_timeout)
+    except httpx.HTTPError as exc:
+        raise StoreError(
+            f"cannot reach Chroma server {url} ({connection_reason(exc)}); "
+            f"is it running? Start one with: chroma run --host {host} "
+            f"--port {port} --path DIR"
+        ) from None
+    settings = client_settings(chroma_server_host=host, chroma_server_http_port=port)
+    client = chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
+    # The session is private to chromadb, hence the defensive lookup.
+    for session in client_sessions(client):
+        if isinstance(session, httpx.Client):
+            session.timeout = httpx.Timeout(timeout, connect=connect_timeout)
+    return client  # type: ignore[no-any-return]

@@ -45,12 +45,10 @@ from pytest_chunkeval.stores._base import (
 )
 from pytest_chunkeval.stores._chroma_client import (
     EPHEMERAL,
-    client_sessions,
-    client_settings,
     close_client,
-    connection_reason,
     holds,
     holds_prefix,
+    http_client,
     is_connection_error,
     server_version,
     shared_client,
@@ -185,11 +183,31 @@ class ChromaStore:
         """The canonical spec: where, and the HNSW settings that differ from
         :data:`DEFAULT_HNSW` (``chroma?ef_search=1``)."""
         if self.host is not None:
-            where = f"chroma+{self.url}"
-        elif self.path is not None:
-            where = f"chroma:{self.path}"
-        else:
-            where = "chroma"
+            return self._spec(f"chroma+{self.url}")
+        if self.path is not None:
+            return self._spec(f"chroma:{self.path}")
+        return self._spec("chroma")
+
+    @property
+    def portable_name(self) -> str:
+        """The name without a folder or server (``chroma:/home/ann/db`` and
+        ``chroma+http://ci:8000`` search as ``chroma`` does): what a baseline
+        records (docs/stores.md)."""
+        return self._spec("chroma")
+
+    @property
+    def xdist_safe(self) -> bool:
+        """pytest-xdist workers would write one local folder at once; in memory
+        each worker has its own, and a server serves them all."""
+        return self.path is None
+
+    xdist_reason = (
+        "a local Chroma folder cannot be shared by pytest-xdist workers (they "
+        "would write one database at once); use exact or chroma (in memory, one "
+        "per worker), or a Chroma server: chroma+http://HOST:PORT"
+    )
+
+    def _spec(self, where: str) -> str:
         changed = {
             k: v for k, v in sorted(self.hnsw.items()) if DEFAULT_HNSW.get(k) != v
         }
@@ -308,33 +326,13 @@ class ChromaStore:
             return shared_client(lambda s: chromadb.EphemeralClient(settings=s))
 
     def _connect_http(self, chromadb: Any) -> ClientAPI:
-        import httpx
-
-        # chromadb's own client has no timeout at all and a vague error; probe
-        # first so that a down server fails fast with its URL.
-        try:
-            httpx.get(f"{self.url}/api/v2/heartbeat", timeout=self.connect_timeout)
-        except httpx.HTTPError as exc:
-            raise StoreError(
-                f"cannot reach Chroma server {self.url} ({connection_reason(exc)}); "
-                f"is it running? Start one with: chroma run --host {self.host} "
-                f"--port {self.port} --path DIR"
-            ) from None
         with self._failures("connecting"):
-            settings = client_settings(
-                chroma_server_host=self.host, chroma_server_http_port=self.port
+            return http_client(
+                chromadb,
+                (self.host or "", self.port, self.ssl),
+                connect_timeout=self.connect_timeout,
+                timeout=self.timeout,
             )
-            client = chromadb.HttpClient(
-                host=self.host, port=self.port, ssl=self.ssl, settings=settings
-            )
-        # Bound every later request as well, so a hung server cannot hang a test
-        # run. The session is private to chromadb, hence the defensive lookup.
-        for session in client_sessions(client):
-            if isinstance(session, httpx.Client):
-                session.timeout = httpx.Timeout(
-                    self.timeout, connect=self.connect_timeout
-                )
-        return client  # type: ignore[no-any-return]
 
     # -- indexing -----------------------------------------------------------------
 

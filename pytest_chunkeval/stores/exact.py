@@ -145,6 +145,8 @@ class ExactStore:
     """Brute-force cosine search (vectors are normalized, so cosine = dot)."""
 
     name = "exact"
+    reference = True
+    """Exact search itself: other stores' loss is measured against it."""
 
     def __init__(self, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> None:
         self.block_bytes = block_bytes

@@ -21,7 +21,7 @@ import numpy as np
 from pytest_chunkeval.config.registry import parse_options, positive_float, positive_int
 from pytest_chunkeval.core.ranking import best_first
 from pytest_chunkeval.errors import ConfigError
-from pytest_chunkeval.stores._base import IdArray, Store, TextStore
+from pytest_chunkeval.stores._base import IdArray, Store, TextStore, portable_name
 from pytest_chunkeval.stores.bm25 import BM25_OPTIONS, BM25Store
 
 DEFAULT_CANDIDATES = 50
@@ -109,6 +109,14 @@ class HybridStore:
     @property
     def name(self) -> str:
         """The canonical spec: non-default options only."""
+        return self._spec(self.dense.name)
+
+    @property
+    def portable_name(self) -> str:
+        """The name with its dense store's portable name (docs/stores.md)."""
+        return self._spec(portable_name(self.dense))
+
+    def _spec(self, dense_name: str) -> str:
         defaults = {"n": str(DEFAULT_CANDIDATES), "rrf": f"{DEFAULT_RRF:g}"}
         defaults["weights"] = "1,1"
         bm25_defaults = BM25Store().options()
@@ -116,7 +124,7 @@ class HybridStore:
             **{k: v for k, v in self._fusion_options().items() if defaults[k] != v},
             **{k: v for k, v in self.bm25.options().items() if bm25_defaults[k] != v},
         }
-        dense = "" if self.dense.name == DEFAULT_DENSE else f":{self.dense.name}"
+        dense = "" if dense_name == DEFAULT_DENSE else f":{dense_name}"
         query = "&".join(f"{k}={v}" for k, v in sorted(options.items()))
         return f"hybrid{dense}" + (f"?{query}" if query else "")
 

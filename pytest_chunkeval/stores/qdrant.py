@@ -77,8 +77,12 @@ class QdrantStore:
         self.api_key_env = api_key_env
         self.approximate = index != "none"
         shown = {"index": index, **self.settings}
+        query = "?" + "&".join(f"{k}={v}" for k, v in shown.items())
         where = "qdrant" if url is None else f"qdrant+{url}"
-        self.name = where + "?" + "&".join(f"{k}={v}" for k, v in shown.items())
+        self.name = where + query
+        self.portable_name = "qdrant" + query
+        """The name without the server's address: a server and the engine
+        embedded with the same settings are one configuration (docs/stores.md)."""
         self._lock = threading.RLock()
         self._built = RecentIndexes()
         # what the finalizer needs (at exit too), without a reference to self
