@@ -129,7 +129,7 @@ def test_judge_writes_a_query_set_that_eval_scores_without_any_llm(
     assert "Some parrots live eighty years." in by_id["parrots"]
     assert any("Phobos and Deimos" in t for t in by_id["mars"])
     meta = read_queries(project / "judged.jsonl").metadata
-    assert meta["judge"] == "llm:gpt-4o-mini"
+    assert meta["judge"] == f"llm:gpt-4o-mini+server={server.base_url.rstrip('/')}"
     assert meta["nothing_relevant"] == ["tax"]
     assert len(meta["configurations"]) == 2
 

@@ -38,8 +38,9 @@ def test_judge_with_only_unusable_answers_exits_1_and_writes_nothing(
     server.chat_handler = lambda request: "I would rather not say."
     assert chunkeval_cli(judge_args(project)) == 1
     captured = capsys.readouterr()
+    judge = f"llm:gpt-4o-mini+server={server.base_url.rstrip('/')}"
     assert captured.err.startswith(
-        "chunkeval judge: nothing could be judged: the judge llm:gpt-4o-mini gave "
+        f"chunkeval judge: nothing could be judged: the judge {judge} gave "
         "no usable answer for any of the 3 question(s) ("
     ), captured.err
     assert captured.err.endswith(f"; {project / 'judged.jsonl'} not written\n")

@@ -268,7 +268,8 @@ def test_a_judge_answering_garbage_is_not_compared_and_fails(
             "not compared  * -       -       -",
             "verdict: 0 regressions, 0 improvements, 0 ok, 2 not compared",
             "baselines: 2 incomplete",
-            "judge llm:judge-model: 8 contexts: 0 committed, 0 cached, 0 new; "
+            "judge llm:judge-model+server=http://127.0.0.1:*/v1: 8 contexts: "
+            "0 committed, 0 cached, 0 new; "
             "8 unusable answers (8 malformed), not scored",
         ]
     )

@@ -55,9 +55,9 @@ from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.errors import ChunkevalWarning, ConfigError, UnavailableError
 from pytest_chunkeval.llm.answers import AnswerCache, AnswerKey, hash_input
-from pytest_chunkeval.llm.client import DEFAULT_BASE_URL, LazyClient
+from pytest_chunkeval.llm.client import LazyClient, server_part
 from pytest_chunkeval.tokenizers.base import DEFAULT_ENCODING, Tokenizer, get_tokenizer
-from pytest_chunkeval.util.secret import Secret, as_secret, url_identity
+from pytest_chunkeval.util.secret import Secret, as_secret
 
 DEFAULT_MODEL = "gpt-4o"
 DEFAULT_PIECE_TOKENS = 50
@@ -230,8 +230,7 @@ class LLMSemanticChunker:
     def identity(self) -> str:
         """What answers, for the answer cache: model, sampling settings and,
         when it is not OpenAI's, the server (its URL without credentials)."""
-        server = self._connection.base_url_identity
-        at = "" if server == url_identity(DEFAULT_BASE_URL) else f"+server={server}"
+        at = server_part(self._connection.base_url_identity)
         return (
             f"llm:{self.model}@t={self.temperature:g}"
             f"+max_tokens={self.max_answer_tokens}{at}"

@@ -18,6 +18,7 @@ from pytest_chunkeval.generation.chat import request_chat
 from pytest_chunkeval.generation.prompts import PROMPT_VERSION
 from pytest_chunkeval.llm.answers import AnswerCache, AnswerKey, hash_input
 from pytest_chunkeval.llm.chat import Reply
+from pytest_chunkeval.llm.client import client_url_identity, server_part
 
 ROLE = "generate"
 
@@ -41,7 +42,9 @@ class Asker:
             options.append(f"temperature={self.temperature:g}")
         if self.json_mode:
             options.append("json")
-        return f"llm:{self.model}" + (f"?{'&'.join(options)}" if options else "")
+        server = server_part(client_url_identity(self.client))
+        listed = f"?{'&'.join(options)}" if options else ""
+        return f"llm:{self.model}{listed}{server}"
 
     def key(self, seed: int, attempt: int, messages: list[dict[str, str]]) -> AnswerKey:
         return AnswerKey(

@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pytest_chunkeval.core.locate import preview
 from pytest_chunkeval.errors import UnavailableError
-from pytest_chunkeval.llm.client import DEFAULT_BASE_URL, LazyClient
+from pytest_chunkeval.llm.client import DEFAULT_BASE_URL, LazyClient, server_part
 from pytest_chunkeval.util.secret import Secret, as_secret
 
 Messages = list[dict[str, str]]
@@ -103,8 +103,13 @@ class ChatModel:
 
     @property
     def identity(self) -> str:
+        """What answers, for the answer cache and the committed judgments: the
+        model, a temperature other than 0 and, when it is not OpenAI's, the
+        server (its URL without credentials, ``util/secret.url_identity``),
+        read when used: one model name on two servers is two identities."""
         extra = "" if self.temperature in (None, 0.0) else f"@t={self.temperature:g}"
-        return f"llm:{self.model}{extra}"
+        server = server_part(self._connection.base_url_identity)
+        return f"llm:{self.model}{extra}{server}"
 
     @property
     def base_url(self) -> str:

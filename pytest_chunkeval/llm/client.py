@@ -44,6 +44,21 @@ def base_url_identity(base_url: str | Secret | None) -> str:
     return url_identity(DEFAULT_BASE_URL if url is None else url)
 
 
+def client_url_identity(client: Any) -> str:
+    """The API root of an OpenAI client object (its ``base_url``, else
+    OpenAI's) as an identity names it: without user info or keys."""
+    url = getattr(client, "base_url", None)
+    if url is None or url == "":
+        return url_identity(DEFAULT_BASE_URL)
+    return url_identity(url if isinstance(url, Secret) else str(url))
+
+
+def server_part(server: str, sep: str = "+server=") -> str:
+    """What an identity says of its server: nothing for OpenAI's API, else
+    ``sep`` and the server (its URL without credentials)."""
+    return "" if server == url_identity(DEFAULT_BASE_URL) else f"{sep}{server}"
+
+
 def openai_client(
     *,
     who: str,
@@ -116,7 +131,11 @@ class LazyClient:
 
     @property
     def base_url_identity(self) -> str:
-        """Where requests go, as an identity names it (no credentials)."""
+        """Where requests go, as an identity names it (no credentials): the
+        given client's own root when a client was given."""
+        given = getattr(self._given, "base_url", None)
+        if given is not None and not callable(given):  # a str, an httpx URL
+            return client_url_identity(self._given)
         return base_url_identity(self._base_url)
 
     def get(self) -> Any:
