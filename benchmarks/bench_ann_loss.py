@@ -77,7 +77,7 @@ def _recalls(rows: Any, corpus: Any, queries: Any, spans: list[Any]) -> Any:
         for q, row in zip(queries, rows.tolist(), strict=True)
     }
     result = score(ranked, corpus, queries, k=rows.shape[1])
-    return np.array([r.recall for r in result.queries])
+    return np.array([r.scores["recall"] for r in result.queries])
 
 
 def main() -> None:

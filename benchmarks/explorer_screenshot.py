@@ -90,9 +90,9 @@ def explorer(out: Path) -> int:
             qa
             for qa, qb in zip(a, b, strict=True)
             if len(qa.excerpts) == 1
-            and qa.recall is not None
-            and 0 < qa.recall < 1
-            and qb.recall == 1.0
+            and qa.scores["recall"] is not None
+            and 0 < qa.scores["recall"] < 1
+            and qb.scores["recall"] == 1.0
             and len(qa.question) < 90
         )
         url = f"{page.as_uri()}#a=0&b=1&q={query.id}"

@@ -71,7 +71,7 @@ def agreement(corpus, queries, cache, k: int) -> None:
                     copies=copies,
                 )
                 theirs = peer_mrr(r, k)
-                ours = {q.id: float(q.mrr or 0.0) for q in r.queries}
+                ours = {q.id: float(q.scores["mrr"] or 0.0) for q in r.queries}
                 differ = [i for i in ours if abs(ours[i] - theirs[i]) > 1e-12]
                 chosen = sum(1 for q in r.queries if q.chosen)
                 print(

@@ -53,15 +53,17 @@ def _record(
         doc_id=doc,
         excerpts=(_span(corpus, doc, excerpt),),
         retrieved=tuple(_span(corpus, d, s) for d, s in retrieved),
-        recall=recall,
-        precision=recall / 2,
-        iou=recall / 3,
-        f1=recall / 2.5,
-        precision_omega=precision_omega,
         excerpt_units=5,
         retrieved_units=10,
         first_relevant_rank=1 if recall else 0,
         excerpt_coverage=(recall,),
+        scores={
+            "recall": recall,
+            "precision": recall / 2,
+            "iou": recall / 3,
+            "f1": recall / 2.5,
+            "precision_omega": precision_omega,
+        },
     )
 
 

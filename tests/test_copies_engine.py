@@ -64,7 +64,7 @@ def test_tie_order_among_identical_chunks_does_not_change_the_score(copies):
         return
     assert _metrics(results[0]) == _metrics(results[1])
     assert _metrics(results[2]) == _metrics(results[3])
-    assert results[1].queries[0].recall == 1.0
+    assert results[1].queries[0].scores["recall"] == 1.0
     assert results[1].queries[0].chosen == (second,)
     assert results[0].queries[0].chosen == ()  # scored where it is stored
 
@@ -87,12 +87,12 @@ def test_a_copied_answer_inserted_earlier_does_not_move_the_answer():
     paragraph = _span(text, PARAGRAPH.strip())
     for how in ([paragraph], [PARAGRAPH.strip()]):  # a span, or its text
         result = score({"q1": how}, edited, placed, unit="char")
-        assert result.queries[0].recall == 1.0
-        assert result.queries[0].mrr == 1.0
+        assert result.queries[0].scores["recall"] == 1.0
+        assert result.queries[0].scores["mrr"] == 1.0
         assert result.config["scoring_rules"] == SCORING_RULES
     # Under the stored span only, the FAQ copy took the answer away.
     strict = score({"q1": [paragraph]}, edited, placed, unit="char", copies="strict")
-    assert strict.queries[0].recall == 0.0
+    assert strict.queries[0].scores["recall"] == 0.0
 
 
 def test_strict_refuses_a_retrieved_text_found_twice():
@@ -111,10 +111,10 @@ def test_identical_excerpts_of_a_question_are_merged():
     excerpts = tuple(Excerpt(ROW, *span) for span in (a, b))
     queries = QuerySet([Query("q1", "?", excerpts, "pricing.md")])
     merged = score({"q1": [b]}, corpus, queries, unit="char")
-    assert merged.queries[0].recall == 1.0
+    assert merged.queries[0].scores["recall"] == 1.0
     assert merged.queries[0].chosen == (b, b)
     strict = score({"q1": [b]}, corpus, queries, unit="char", copies="strict")
-    assert strict.queries[0].recall == 0.5
+    assert strict.queries[0].scores["recall"] == 0.5
     assert strict.config["copies"] == "strict"
     assert "copies" not in merged.config
 
@@ -150,4 +150,4 @@ def test_evaluate_records_the_rules_and_the_chosen_spans_round_trip(tmp_path):
         copies="strict",
     )
     assert strict.queries[0].chosen == ()
-    assert result.queries[0].recall >= strict.queries[0].recall
+    assert result.queries[0].scores["recall"] >= strict.queries[0].scores["recall"]

@@ -183,14 +183,14 @@ def test_score_whole_retriever_from_texts_and_spans(data):
     assert result.mean("recall") == 1.0
     assert result.mean("precision") == 1.0
     assert result.metrics["precision_omega"].n == 0
-    assert result.queries[0].precision_omega is None
+    assert result.queries[0].scores["precision_omega"] is None
 
     def retriever(question):
         return [("space.md", 0, 40)]
 
     result = score(retriever, corpus, queries, unit="char")
-    assert result.queries[1].recall == 0.0
-    assert result.queries[0].precision == 0.0
+    assert result.queries[1].scores["recall"] == 0.0
+    assert result.queries[0].scores["precision"] == 0.0
 
 
 def test_score_unlocatable_text_is_a_clear_error(data):

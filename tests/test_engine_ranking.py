@@ -45,16 +45,18 @@ def test_rank_metrics_are_in_the_result_and_its_json(data):
         assert name in result.metrics
         assert result.metrics[name].n == 3
     for q in result.queries:
-        assert q.recall <= q.ceiling
-        assert 0 <= q.ndcg <= 1
-        assert (q.mrr > 0) == (q.first_relevant_rank > 0)
-        assert q.loss["chunking"] == pytest.approx(1 - q.ceiling)
-        assert q.loss["search"] == pytest.approx(q.ceiling - q.recall)
+        assert q.scores["recall"] <= q.scores["ceiling"]
+        assert 0 <= q.scores["ndcg"] <= 1
+        assert (q.scores["mrr"] > 0) == (q.first_relevant_rank > 0)
+        assert q.loss["chunking"] == pytest.approx(1 - q.scores["ceiling"])
+        assert q.loss["search"] == pytest.approx(
+            q.scores["ceiling"] - q.scores["recall"]
+        )
     assert result.loss["chunking"].mean == pytest.approx(
         1 - result.mean("ceiling"), abs=1e-12
     )
     back = EvalResult.from_json(json.loads(json.dumps(result.to_json())))
-    assert back.queries[2].ndcg == result.queries[2].ndcg
+    assert back.queries[2].scores["ndcg"] == result.queries[2].scores["ndcg"]
     assert back.loss["search"].mean == result.loss["search"].mean
     assert "approximation" not in result.loss  # exact search loses nothing
 
@@ -118,7 +120,7 @@ def test_an_approximate_stores_loss_is_measured_against_exact_search(data):
         loss["exact_recall"].mean - loss["store_recall"].mean
     )
     assert result.queries[0].loss["approximation"] == pytest.approx(
-        result.queries[0].loss["exact_recall"] - result.queries[0].recall
+        result.queries[0].loss["exact_recall"] - result.queries[0].scores["recall"]
     )
 
 
@@ -145,9 +147,9 @@ def test_score_with_a_two_stage_retriever_reports_the_candidate_pool(data):
     assert result.mean("recall") == stage.recall_at_k.mean
     # q1 (parrots): the best single candidate covers it, the first does not.
     assert stage.ceiling.mean == pytest.approx((1 + 0 + 35 / 58) / 3)
-    assert result.queries[0].mrr == 0.0
+    assert result.queries[0].scores["mrr"] == 0.0
     assert math.isnan(result.mean("ndcg"))
-    assert result.queries[0].ndcg is None
+    assert result.queries[0].scores["ndcg"] is None
 
     as_mapping = score(
         lambda q: {"candidates": retriever(q).candidates, "results": []},

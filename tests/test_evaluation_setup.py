@@ -136,7 +136,7 @@ def test_score_takes_its_cache_from_the_setup(
         corpus, queries, store=None, unit="char", cache=tmp_path / "cache"
     )
     result = score({"q1": [SENTENCES[0]], "q2": []}, corpus, queries, setup=setup)
-    assert result.queries[0].recall == 1.0
+    assert result.queries[0].scores["recall"] == 1.0
     assert (tmp_path / "cache" / "copies").is_dir()
 
 

@@ -218,8 +218,10 @@ def _page(folder: Path, changed: bool) -> tuple[Path, list[EvalResult]]:
     ]
     entries = [dataclasses.replace(e, outcome="passed", verdict="ok") for e in entries]
     if changed:  # the third configuration missed a question before
-        query = next(q for q in results[2].queries if q.recall)
-        flip = Flip(query.id, query.question, query.doc_id, 0.0, query.recall, "", "")
+        query = next(q for q in results[2].queries if q.scores["recall"])
+        flip = Flip(
+            query.id, query.question, query.doc_id, 0.0, query.scores["recall"], "", ""
+        )
         flips = Flips("recall", len(results[2].queries), gained=(flip,), gained_count=1)
         entries[2] = dataclasses.replace(entries[2], flips=flips)
     page = folder / "report.html"
@@ -318,7 +320,7 @@ def test_the_explorer_opens_on_the_question_that_changed(
     changed_page: tuple[dict[str, Any], list[EvalResult]],
 ) -> None:
     data, results = changed_page
-    changed = next(q for q in results[2].queries if q.recall)
+    changed = next(q for q in results[2].queries if q.scores["recall"])
     assert data["opened"] == changed.question
 
 
@@ -330,6 +332,7 @@ def test_without_changes_the_explorer_opens_on_the_worst_question(
     # the first configuration is shown; its question of lowest recall, first
     # listed among equals
     worst = min(
-        results[0].queries, key=lambda q: q.recall if q.recall is not None else 2
+        results[0].queries,
+        key=lambda q: q.scores["recall"] if q.scores["recall"] is not None else 2,
     )
     assert data["opened"] == worst.question

@@ -43,7 +43,9 @@ def _repeated(
     """``result`` as a run that found its retriever noisy and repeated the
     questions of ``variances`` (id -> recall variance) ``r`` times."""
     result.queries = [
-        dataclasses.replace(q, repeats={"recall": (q.recall, variances[q.id], r)})
+        dataclasses.replace(
+            q, repeats={"recall": (q.scores["recall"], variances[q.id], r)}
+        )
         if q.id in variances
         else q
         for q in result.queries

@@ -31,7 +31,7 @@ def _judged(relevance: Sequence[float]) -> EvalResult:
     judge's answer was unusable)."""
     result = make_result([1.0] * len(relevance), config=JUDGE)
     queries = [
-        dataclasses.replace(q, scores={"context_relevance": v})
+        dataclasses.replace(q, scores={**q.scores, "context_relevance": v})
         for q, v in zip(result.queries, relevance, strict=True)
     ]
     values = np.array(relevance, dtype=np.float64)
@@ -42,7 +42,9 @@ def _judged(relevance: Sequence[float]) -> EvalResult:
 def _ranked(n: int = 6) -> EvalResult:
     """``n`` questions at recall 1 and MRR 1."""
     result = make_result([1.0] * n)
-    queries = [dataclasses.replace(q, mrr=1.0) for q in result.queries]
+    queries = [
+        dataclasses.replace(q, scores={**q.scores, "mrr": 1.0}) for q in result.queries
+    ]
     metrics = {**result.metrics, "mrr": describe(np.ones(n))}
     return dataclasses.replace(result, queries=queries, metrics=metrics)
 

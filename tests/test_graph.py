@@ -311,7 +311,9 @@ def test_every_metric_against_a_hand_computation(
     assert result.graph["entities"] == 9
     assert result.config["retrieves"] == "relationships"
     # The chunk metrics are not measured: absent, never zero.
-    assert all(q.recall is None and q.iou is None for q in result.queries)
+    assert all(
+        q.scores["recall"] is None and q.scores["iou"] is None for q in result.queries
+    )
     with pytest.raises(KeyError, match="unknown metric 'recall'"):
         result.mean("recall")
 

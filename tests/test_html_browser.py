@@ -254,7 +254,9 @@ def general_report(
     ]
     # the first configuration's baseline missed the question the tests open
     query = _opened_question(results[0])
-    flip = Flip(query.id, query.question, query.doc_id, 0.0, query.recall or 0, "", "")
+    flip = Flip(
+        query.id, query.question, query.doc_id, 0.0, query.scores["recall"] or 0, "", ""
+    )
     flips = Flips("recall", 472, gained=(flip,), gained_count=1)
     entries[0] = dataclasses.replace(entries[0], flips=flips)
     page = folder / "report.html"
@@ -267,7 +269,9 @@ def _opened_question(result: EvalResult) -> QueryRecord:
     return next(
         q
         for q in result.queries
-        if len(q.excerpts) == 1 and q.recall is not None and 0 < q.recall < 1
+        if len(q.excerpts) == 1
+        and q.scores["recall"] is not None
+        and 0 < q.scores["recall"] < 1
     )
 
 
@@ -430,7 +434,8 @@ def test_explorer_filters_by_document_and_status(
     expected = [
         qa.id
         for qa, qb in zip(a, b, strict=True)
-        if qa.doc_id == "finance.md" and status(qa.recall) != status(qb.recall)
+        if qa.doc_id == "finance.md"
+        and status(qa.scores["recall"]) != status(qb.scores["recall"])
     ]
     assert 0 < len(expected) < 100
     url = f"{page.as_uri()}#a=0&b=1&doc={docs.index('finance.md')}&status=diff"

@@ -91,7 +91,7 @@ def test_a_questions_only_set_gets_judged_metrics_and_no_span_metrics(
     # no ground truth: absent, not zero
     assert result.metrics["recall"].n == 0
     assert math.isnan(result.mean("recall"))
-    assert all(q.recall is None for q in result.queries)
+    assert all(q.scores["recall"] is None for q in result.queries)
     data = result.to_json()
     assert data["queries"][0]["recall"] is None
     assert data["queries"][0]["details"]["judged"]
@@ -118,8 +118,8 @@ def test_a_mixed_set_scores_each_kind(corpus: Corpus, tmp_path: Path) -> None:
     queries = QuerySet([with_gt, Query("u1", "How long do parrots live?", (), "")])
     result = run(corpus, queries, tmp_path, judge=keyword_judge([]))
     assert result.metrics["recall"].n == 1
-    assert result.queries[0].recall == 1.0
-    assert result.queries[1].recall is None
+    assert result.queries[0].scores["recall"] == 1.0
+    assert result.queries[1].scores["recall"] is None
     assert result.metrics["context_relevance"].n == 2
     # without a judge the span metrics still work; judged ones are not measured
     plain = run(corpus, queries, tmp_path)

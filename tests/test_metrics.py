@@ -190,10 +190,10 @@ def test_touching_chunk_does_not_overlap():
         [[("doc", 0, 5)]],
         [("doc", 0, 5), ("doc", 5, 10)],
     )
-    assert got.recall[0] == 0.0
-    assert got.precision[0] == 0.0
+    assert got.metric("recall")[0] == 0.0
+    assert got.metric("precision")[0] == 0.0
     assert got.omega_chunks[0] == 1
-    assert got.precision_omega[0] == 1.0
+    assert got.metric("precision_omega")[0] == 1.0
     assert got.first_relevant_rank[0] == 0
 
 
@@ -205,19 +205,19 @@ def test_repeated_chunk_counts_twice_in_precision():
         [[("doc", 0, 5), ("doc", 0, 5)]],
         [("doc", 0, 5)],
     )
-    assert got.recall[0] == 1.0
-    assert got.precision[0] == 0.5
-    assert got.iou[0] == 0.5
+    assert got.metric("recall")[0] == 1.0
+    assert got.metric("precision")[0] == 0.5
+    assert got.metric("iou")[0] == 0.5
     assert got.retrieved_units[0] == 10
 
 
 def test_excerpt_spanning_chunks_and_empty_retrieval():
     chunks = [("doc", 0, 4), ("doc", 4, 8), ("doc", 8, 12)]
     got = run_core(TEXT, "char", [[("doc", 2, 10)], [("doc", 0, 1)]], [[], []], chunks)
-    assert got.recall.tolist() == [0.0, 0.0]
-    assert got.precision.tolist() == [0.0, 0.0]
+    assert got.metric("recall").tolist() == [0.0, 0.0]
+    assert got.metric("precision").tolist() == [0.0, 0.0]
     assert got.omega_chunks.tolist() == [3, 1]
-    assert got.precision_omega[0] == pytest.approx(8 / 12)
+    assert got.metric("precision_omega")[0] == pytest.approx(8 / 12)
     assert got.n_retrieved.tolist() == [0, 0]
 
 
@@ -231,7 +231,7 @@ def test_token_unit_counts_tokens_not_characters():
     assert got.excerpt_units[0] == 1
     assert got.retrieved_units[0] == 2
     assert bounds.shape[0] >= 5
-    assert got.precision[0] == 0.5
+    assert got.metric("precision")[0] == 0.5
 
 
 def test_describe_uses_population_std():

@@ -74,5 +74,5 @@ def test_every_question_s_mrr_agrees_with_ir_measures(tmp_path, copies, chunker)
         copies=copies,
     )
     theirs = _peer_mrr(result, 4)
-    ours = {q.id: float(q.mrr or 0.0) for q in result.queries}
+    ours = {q.id: float(q.scores["mrr"] or 0.0) for q in result.queries}
     assert ours == pytest.approx(theirs, abs=1e-12)

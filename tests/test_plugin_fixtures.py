@@ -173,7 +173,7 @@ def test_score_a_whole_retriever(pytester: pytest.Pytester, project: Path) -> No
             result = chunkeval.score(retrieve, label="perfect")
             assert result.label == "perfect"
             assert_recall_at_least(result, 1.0)
-            assert result.queries[0].precision_omega is None
+            assert result.queries[0].scores["precision_omega"] is None
         """
     )
     result = run(pytester)

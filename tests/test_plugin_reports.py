@@ -87,7 +87,7 @@ def test_reports_and_history(
     assert len(first.queries) == 6
     assert all(q.retrieved for q in first.queries)
     assert first.mean("recall") == pytest.approx(
-        sum(q.recall for q in first.queries) / 6
+        sum(q.scores["recall"] for q in first.queries) / 6
     )
     assert first.chunk_spans
 

@@ -90,7 +90,7 @@ def test_a_varying_retriever_is_repeated_and_each_value_is_the_mean(data):
         mean, var, r = q.repeats["recall"]
         assert (mean, r) == (0.5, 4)
         assert var == pytest.approx(1 / 3)  # [1, 0, 1, 0]: denominator r - 1
-        assert q.recall == 0.5
+        assert q.scores["recall"] == 0.5
         assert q.retrieved  # the first repeat's
     assert result.mean("recall") == 0.5
     assert result.noise["mean_variance"]["recall"] == pytest.approx(1 / 3)
@@ -198,7 +198,7 @@ def test_a_large_set_repeats_its_sample_only(tmp_path):
     # asked twice each, then twice more for the sample
     assert result.noise["requests"] == 240 + 2 * 200
     once = [q for q in result.queries if not q.repeats]
-    assert all(q.recall in (0.0, 1.0) for q in once)
+    assert all(q.scores["recall"] in (0.0, 1.0) for q in once)
     assert not math.isnan(result.mean("recall"))
 
 

@@ -77,7 +77,7 @@ def test_piece_keeps_text_around_excerpts_and_of_retrieved_chunks(
     kept = sum(len(t) for parts in segments.values() for _, t in parts)
     assert kept < sum(map(len, DOCS.values()))
     row = piece["rows"][0]
-    assert row[0] == status(result.queries[0].recall)
+    assert row[0] == status(result.queries[0].scores["recall"])
     assert len(row[4]) == 3 * len(result.queries[0].retrieved)
 
 

@@ -44,19 +44,19 @@ def test_the_boundary_token_is_joined_across_the_cut():
 def test_a_chunk_sharing_only_a_boundary_token_is_no_hit():
     after = ("doc", 19, len(TEXT))  # starts right after the excerpt
     got = _score([[ANSWER]], [[after]], [("doc", 0, 19), after])
-    assert got.recall[0] == 0.0
+    assert got.metric("recall")[0] == 0.0
     assert got.true_positive_units[0] == 0
-    assert got.mrr[0] == 0.0
+    assert got.metric("mrr")[0] == 0.0
     assert got.first_relevant_rank[0] == 0
     assert got.omega_chunks[0] == 1  # only the chunk holding the excerpt
-    assert got.precision_omega[0] == 1.0
+    assert got.metric("precision_omega")[0] == 1.0
 
 
 def test_the_boundary_token_counts_where_the_excerpt_characters_are():
     before = ("doc", 0, 19)
     got = _score([[ANSWER]], [[before]], [before, ("doc", 19, len(TEXT))])
-    assert got.recall[0] == 1.0
-    assert got.mrr[0] == 1.0
+    assert got.metric("recall")[0] == 1.0
+    assert got.metric("mrr")[0] == 1.0
 
 
 def test_adjacent_chunks_split_inside_an_excerpt_token_give_ceiling_at_most_one():
@@ -65,14 +65,14 @@ def test_adjacent_chunks_split_inside_an_excerpt_token_give_ceiling_at_most_one(
     excerpt = [("doc", 4, 13)]  # "answer is"
     for k in (1, 2):
         got = _score([excerpt], [chunks[:k]], chunks, k=k)
-        assert got.ceiling[0] <= 1.0
-        assert got.depth_recall[0] <= got.ceiling[0]
-        assert 0.0 <= got.ndcg[0] <= 1.0
+        assert got.metric("ceiling")[0] <= 1.0
+        assert got.depth_recall[0] <= got.metric("ceiling")[0]
+        assert 0.0 <= got.metric("ndcg")[0] <= 1.0
     got = _score([excerpt], [chunks], chunks, k=2)
-    assert got.ceiling[0] == 1.0
-    assert got.recall[0] == 1.0
+    assert got.metric("ceiling")[0] == 1.0
+    assert got.metric("recall")[0] == 1.0
     # both chunks hold characters of " answer": each shares that token
-    assert got.mrr[0] == 1.0
+    assert got.metric("mrr")[0] == 1.0
 
 
 def test_judged_token_relevance_counts_shared_characters():

@@ -109,7 +109,7 @@ def run(store: object, tmp_path: object, k: int = 2, **kwargs: object) -> EvalRe
 
 
 def recalls(result: EvalResult) -> dict[str, float]:
-    return {q.id: q.recall for q in result.queries}
+    return {q.id: q.scores["recall"] for q in result.queries}
 
 
 def test_bm25_finds_the_rare_keyword_dense_the_paraphrase_hybrid_both(tmp_path):

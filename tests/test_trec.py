@@ -48,7 +48,7 @@ def test_ir_measures_reproduce_mrr_per_question(unit: str, tmp_path: Path) -> No
     run.write_text(run_text(piece))
     qrels.write_text(qrels_text(piece))
     got = _per_query(ir_measures.RR, run, qrels)
-    ours = {q.id: q.mrr for q in result.queries}
+    ours = {q.id: q.scores["mrr"] for q in result.queries}
     assert set(got) <= set(ours)
     assert got == {qid: pytest.approx(ours[qid]) for qid in got}
     # a question whose ranking holds no relevant chunk scores 0 in both

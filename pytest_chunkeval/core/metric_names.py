@@ -48,6 +48,8 @@ class MetricName:
     """A fraction in [0, 1], shown in percent."""
     meaning: str = ""
     """What it measures, in a few words (the assertion helper's docstring)."""
+    needs_chunking: bool = False
+    """Undefined for a whole retriever scored without a chunking (``score``)."""
 
     @property
     def marker_keyword(self) -> str:
@@ -96,6 +98,7 @@ METRIC_TABLE: tuple[MetricName, ...] = (
         PRESENCE,
         marker=True,
         meaning="precision at perfect recall, a property of the chunking",
+        needs_chunking=True,
     ),
     M(
         "mrr",
@@ -113,6 +116,7 @@ METRIC_TABLE: tuple[MetricName, ...] = (
         marker=True,
         meaning="new excerpt tokens per rank, discounted, against the best ranking "
         "of this chunking",
+        needs_chunking=True,
     ),
     M(
         "complete",
@@ -122,7 +126,7 @@ METRIC_TABLE: tuple[MetricName, ...] = (
         marker=True,
         meaning="share of questions whose every excerpt token was retrieved",
     ),
-    M("ceiling", "Ceiling", "ceiling", RANK),
+    M("ceiling", "Ceiling", "ceiling", RANK, needs_chunking=True),
     M(
         "context_relevance",
         "Context relevance",

@@ -26,7 +26,12 @@ from pytest_chunkeval.core.metric_names import (
 )
 from pytest_chunkeval.core.query_spans import QuerySpans as QuerySpans
 from pytest_chunkeval.core.query_spans import columns
-from pytest_chunkeval.core.ranking import budget_prefix, max_coverage, rank_scores
+from pytest_chunkeval.core.ranking import (
+    RankScores,
+    budget_prefix,
+    max_coverage,
+    rank_scores,
+)
 from pytest_chunkeval.core.shared import shared_intervals
 from pytest_chunkeval.core.spans import IntArray
 from pytest_chunkeval.core.units import UnitMap
@@ -42,26 +47,20 @@ best (ceiling). ``ndcg`` and ``ceiling`` need a chunking (NaN for a whole retrie
 METRICS: tuple[str, ...] = PRESENCE_METRICS + RANK_METRICS
 """Every per-query metric of a chunk evaluation, in table order."""
 JUDGED_METRICS: tuple[str, ...] = names(JUDGED)
+"""Reference-free, from a judge's spans (docs/judged.md#the-two-measures); see
+``judging/``. Measured only when a judge runs; stored in a query record's ``scores``."""
 REL_METRICS: tuple[str, ...] = names(RELATIONSHIP)
 """Relationship retrieval (docs/relationships.md#the-method, ``relationships/``): named
 apart from the chunk metrics; stored in a query record's ``scores``."""
-"""Reference-free, from a judge's spans (docs/judged.md#the-two-measures); see
-``judging/``. Measured only when a judge runs; stored in a query record's ``scores``."""
 
 
 @dataclass(frozen=True)
 class QueryScores:
     """Per-query metric values and counts, in query order."""
 
-    recall: FloatArray
-    precision: FloatArray
-    iou: FloatArray
-    f1: FloatArray
-    precision_omega: FloatArray  # NaN when no chunking was given
-    mrr: FloatArray  # over the first d ranks
-    ndcg: FloatArray  # over the first d ranks; NaN when no chunking was given
-    complete: FloatArray  # 1.0 when TP = |te|, else 0.0
-    ceiling: FloatArray  # C_d: NaN when no chunking was given
+    values: Mapping[str, FloatArray]
+    """Per metric of :data:`METRICS`, by name, each query's value: NaN where it is
+    undefined (``precision_omega``, ``ndcg`` and ``ceiling`` without a chunking)."""
     excerpt_units: IntArray  # |te|
     retrieved_units: IntArray  # |tr|, the sum over retrieved chunks
     true_positive_units: IntArray  # TP
@@ -76,14 +75,13 @@ class QueryScores:
 
     def metric(self, name: str) -> FloatArray:
         """The per-query values of metric ``name`` (one of ``METRICS``)."""
-        if name not in PRESENCE_METRICS + RANK_METRICS:
-            known = ", ".join(PRESENCE_METRICS + RANK_METRICS)
+        if name not in self.values:
+            known = ", ".join(METRICS)
             raise KeyError(f"unknown metric {name!r}; expected one of {known}")
-        values: FloatArray = getattr(self, name)
-        return values
+        return self.values[name]
 
     def __len__(self) -> int:
-        return int(self.recall.size)
+        return int(self.excerpt_units.size)
 
 
 def pool_ceiling(
@@ -161,6 +159,30 @@ def _first_relevant_rank(
     return first_rank
 
 
+def _formulas(
+    tp: IntArray,
+    te: IntArray,
+    tr: IntArray,
+    precision_omega: FloatArray,
+    ranked: RankScores,
+) -> dict[str, FloatArray]:
+    """Each chunk metric of the table (core/metric_names.py) by name, per query,
+    from the unit counts (true positives, excerpt and retrieved units), precision
+    Ω of the chunking and the rank-aware terms (core/ranking.py): adding a metric
+    is its row there and its formula here."""
+    return {
+        "recall": _ratio(tp, te),
+        "precision": _ratio(tp, tr),
+        "iou": _ratio(tp, te + tr - tp),
+        "f1": _ratio(2 * tp, te + tr),
+        "precision_omega": precision_omega,
+        "mrr": ranked.mrr,
+        "ndcg": ranked.ndcg,
+        "complete": ((tp == te) & (te > 0)).astype(np.float64),
+        "ceiling": ranked.ceiling,
+    }
+
+
 def score_queries(
     units: UnitMap,
     excerpts: QuerySpans,
@@ -220,15 +242,7 @@ def score_queries(
         excerpts = QuerySpans(*(a[copies.group] for a in columns(excerpts)))
 
     return QueryScores(
-        recall=_ratio(tp, te),
-        precision=_ratio(tp, tr),
-        iou=_ratio(tp, te + tr - tp),
-        f1=_ratio(2 * tp, te + tr),
-        precision_omega=precision_omega,
-        mrr=ranked.mrr,
-        ndcg=ranked.ndcg,
-        complete=((tp == te) & (te > 0)).astype(np.float64),
-        ceiling=ranked.ceiling,
+        values=_formulas(tp, te, tr, precision_omega, ranked),
         excerpt_units=te,
         retrieved_units=tr,
         true_positive_units=tp,
@@ -275,15 +289,7 @@ def without_ground_truth(scores: QueryScores, has_excerpts: Any) -> QueryScores:
 
     return replace(
         scores,
-        recall=masked(scores.recall),
-        precision=masked(scores.precision),
-        iou=masked(scores.iou),
-        f1=masked(scores.f1),
-        precision_omega=masked(scores.precision_omega),
-        mrr=masked(scores.mrr),
-        ndcg=masked(scores.ndcg),
-        complete=masked(scores.complete),
-        ceiling=masked(scores.ceiling),
+        values={m: masked(v) for m, v in scores.values.items()},
         depth_recall=masked(scores.depth_recall),
     )
 

@@ -222,8 +222,8 @@ def stage_result(
     return StageResult(
         name,
         depth,
-        describe(whole.recall),
-        describe(at_k.recall),
+        describe(whole.metric("recall")),
+        describe(at_k.metric("recall")),
         tuple(tuple(p) for p in per_query),
         ceiling=describe(
             pool_ceiling(units, excerpts, pool, n_queries, k, copies=copies)

@@ -18,8 +18,6 @@ from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.core.metrics import (
     JUDGED_METRICS,
     METRICS,
-    PRESENCE_METRICS,
-    RANK_METRICS,
     MetricStats,
     QueryScores,
     QuerySpans,
@@ -45,14 +43,12 @@ def losses_of(
     scores: QueryScores, exact: QueryScores | None
 ) -> dict[str, npt.NDArray[np.float64]]:
     """Per query, where recall was lost (docs/metrics.md); NaN where undefined."""
-    out = {
-        "chunking": 1.0 - scores.ceiling,
-        "search": scores.ceiling - scores.depth_recall,
-    }
+    ceiling, recall = scores.metric("ceiling"), scores.metric("recall")
+    out = {"chunking": 1.0 - ceiling, "search": ceiling - scores.depth_recall}
     if exact is not None:
-        out["approximation"] = exact.recall - scores.recall
-        out["exact_recall"] = exact.recall
-        out["store_recall"] = scores.recall
+        out["approximation"] = exact.metric("recall") - recall
+        out["exact_recall"] = exact.metric("recall")
+        out["store_recall"] = recall
     return out
 
 
@@ -178,9 +174,7 @@ def query_records(
     chosen = _spans_by_row(scores.chosen, doc_ids)
     # every column as a list first: indexing numpy arrays per query costs more
     # than the records (47,200 of them at 100x)
-    metric: dict[str, Any] = {
-        m: _present(scores.metric(m)) for m in PRESENCE_METRICS + RANK_METRICS
-    }
+    metric = {m: _present(scores.metric(m)) for m in METRICS}
     counts = zip(
         *(
             np.asarray(a).astype(np.int64).tolist()
@@ -197,6 +191,9 @@ def query_records(
     for i, (q, (units, taken, first)) in enumerate(zip(queries, counts, strict=True)):
         n_ex = len(q.excerpts)
         j = None if judged is None else judged[i]
+        values = {m: column[i] for m, column in metric.items()}
+        if j is not None:
+            values.update((m, present(j.metric(m))) for m in JUDGED_METRICS)
         records.append(
             QueryRecord(
                 id=q.id,
@@ -204,14 +201,11 @@ def query_records(
                 doc_id=q.doc_id,
                 excerpts=tuple((e.doc_id, e.start, e.end) for e in q.excerpts),
                 retrieved=tuple(retrieved[i]),
-                **{m: values[i] for m, values in metric.items()},
                 excerpt_units=units,
                 retrieved_units=taken,
                 first_relevant_rank=first,
                 excerpt_coverage=tuple(coverage[row : row + n_ex]),
-                scores={}
-                if j is None
-                else {m: present(j.metric(m)) for m in JUDGED_METRICS},
+                scores=values,
                 details={} if j is None else {"judged": [list(s) for s in j.judged]},
                 loss={p: x for p, v in lost.items() if (x := v[i]) is not None},
                 evidence=evidence[i] if evidence is not None else {},

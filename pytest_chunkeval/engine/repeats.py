@@ -3,8 +3,9 @@ questions, and the result whose questions hold the mean of their repeats.
 
 A noisy component (a user's retriever whose answers vary, an approximate store
 built again in another order) is measured ``r`` times; each repeated question's
-metric fields become the mean of its ``r`` values and its ``repeats`` hold, per
-metric, ``(mean, sample variance with denominator r - 1, r)``. Judged metrics are
+metric values (its record's ``scores``) become the mean of its ``r`` values and
+its ``repeats`` hold, per metric, ``(mean, sample variance with denominator
+r - 1, r)``. Judged metrics are
 never repeated (a judge's answers cost money): they stay the first repeat's.
 
 On a set of more than :data:`MAX_SAMPLED` questions only a fixed sample is
@@ -95,10 +96,9 @@ def _stats(values: Sequence[float]) -> tuple[float, float, int] | None:
 def _repeated(record: QueryRecord, values: Values) -> QueryRecord:
     """``record`` with each metric's mean over its repeats, and the repeats."""
     repeats = {m: s for m, v in values.items() if (s := _stats(v)) is not None}
-    means: dict[str, Any] = {
-        m: s[0] for m, s in repeats.items() if m in REPEATED_METRICS
-    }
-    return dataclasses.replace(record, repeats=repeats, **means)
+    means = {m: s[0] for m, s in repeats.items() if m in REPEATED_METRICS}
+    scores = {**record.scores, **means}
+    return dataclasses.replace(record, repeats=repeats, scores=scores)
 
 
 def with_repeats(

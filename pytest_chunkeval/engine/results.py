@@ -33,7 +33,7 @@ Schema (``to_json``; version ``RESULT_SCHEMA``)::
      "noise": {"noisy", "repeats", "sampled", "requests", ...}}   # if repeated
 
 A question repeated (docs/baselines.md, "Repeats") holds the mean of its repeats in
-its metric fields and ``repeats`` per metric; ``noise`` says what was repeated.
+its metric values and ``repeats`` per metric; ``noise`` says what was repeated.
 
 ``stages`` holds the earlier retrieval stages (a hybrid store's legs ``dense`` and
 ``bm25``, a reranker's ``candidates``, the ``candidates`` of a two-stage retriever

@@ -176,7 +176,7 @@ def check_metric(
     if values.size == 0:
         if not result.queries:
             why = "there are no queries"
-        elif metric in ("precision_omega", "ndcg", "ceiling"):
+        elif METRIC_NAMES[metric].needs_chunking:
             why = "it is undefined for a whole retriever scored without a chunking"
         elif metric in JUDGED_METRICS:
             why = (

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_chunkeval.core.metrics import JUDGED_METRICS
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
@@ -95,7 +96,7 @@ def promote(
         result = evaluate(chunker, corpus, queries, judge=judging, **evaluate_options)
         labels.append(result.describe())
         for record in result.queries:
-            if any(v is not None for v in record.scores.values()):
+            if any(record.scores.get(m) is not None for m in JUDGED_METRICS):
                 usable.add(record.id)  # judged (an unusable answer scores None)
             judged[record.id].extend(
                 (d, int(s), int(e)) for d, s, e in record.details.get("judged", ())

@@ -37,6 +37,7 @@ from pytest_chunkeval.config.defaults import (
 from pytest_chunkeval.config.scoring import DEFAULT_COPIES
 from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.core.metrics import (
+    METRICS,
     REL_METRICS,
     ChunkIndex,
     MetricStats,
@@ -76,6 +77,9 @@ from pytest_chunkeval.tokenizers.base import Tokenizer
 __all__ = ["REL_METRICS", "evaluate_relationships"]
 
 _PHASES = ("chunk", "extract", "embed", "index", "search", "score")
+EVIDENCE = "evidence_"
+"""The relationship metrics named ``evidence_<m>`` are chunk metric ``m`` with the
+retrieved relationships' evidence spans as chunks (docs/relationships.md)."""
 
 
 def _stderr(line: str) -> None:
@@ -288,15 +292,14 @@ def _score(
     )
     scores = score_queries(units, excerpts, spans, n, index, copies=copies)
     rel = [relationship_scores(r, g) for r, g in zip(retrieved, gold, strict=True)]
-    values: dict[str, np.ndarray] = {  # in REL_METRICS order
+    values: dict[str, np.ndarray] = {
         "rel_recall": np.array([r for r, _ in rel], dtype=np.float64),
         "rel_precision": np.array([p for _, p in rel], dtype=np.float64),
-        "evidence_recall": scores.recall,
-        "evidence_precision": scores.precision,
-        "evidence_iou": scores.iou,
-        "evidence_f1": scores.f1,
-        "evidence_precision_omega": scores.precision_omega,
     }
+    for m in REL_METRICS:  # evidence_<m>: the chunk metric m of the evidence spans
+        if m.startswith(EVIDENCE):
+            values[m] = scores.metric(m.removeprefix(EVIDENCE))
+    values = {m: values[m] for m in REL_METRICS}  # in the table's order
     coverage = scores.excerpt_coverage.tolist()
     records, row = [], 0
     for i, q in enumerate(queries):
@@ -308,16 +311,14 @@ def _score(
                 doc_id=q.doc_id,
                 excerpts=tuple((e.doc_id, e.start, e.end) for e in q.excerpts),
                 retrieved=tuple(evidence[i]),
-                recall=None,
-                precision=None,
-                iou=None,
-                f1=None,
-                precision_omega=None,
                 excerpt_units=int(scores.excerpt_units[i]),
                 retrieved_units=int(scores.retrieved_units[i]),
                 first_relevant_rank=_first_match(hit_r),
                 excerpt_coverage=tuple(coverage[row : row + len(q.excerpts)]),
-                scores={m: present(v[i]) for m, v in values.items()},
+                scores={
+                    **dict.fromkeys(METRICS),  # no chunk metric: None, never 0
+                    **{m: present(v[i]) for m, v in values.items()},
+                },
                 details={
                     "retrieved_relationships": [
                         [r.subject, r.predicate, r.object, hit]

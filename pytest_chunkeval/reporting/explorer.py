@@ -78,10 +78,10 @@ def explorer_piece(result: EvalResult) -> dict[str, Any] | None:
         questions.append([q.id, q.question, q.doc_id, _flat(q.excerpts)])
         rows.append(
             [
-                status(q.recall),
-                _r(q.recall),
-                _r(q.precision),
-                _r(q.iou),
+                status(q.scores.get("recall")),
+                _r(q.scores.get("recall")),
+                _r(q.scores.get("precision")),
+                _r(q.scores.get("iou")),
                 _flat(q.retrieved),
                 None,
                 _flat(q.chosen) if q.chosen else None,

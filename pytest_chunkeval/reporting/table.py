@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pytest_chunkeval.core.metric_names import METRIC_TABLE, format_mean_std, unit_label
+from pytest_chunkeval.core.metric_names import (
+    METRIC_TABLE,
+    PRESENCE,
+    RANK,
+    format_mean_std,
+    names,
+    unit_label,
+)
 from pytest_chunkeval.engine.labels import chunker_text, k_text
 from pytest_chunkeval.util.text import format_rows
 
@@ -15,13 +22,10 @@ if TYPE_CHECKING:  # runtime import would load numpy for plain text formatting
 REPORT_COLUMNS = ("recall", "precision", "precision_omega", "iou")
 CHUNK_COLUMNS = (
     *REPORT_COLUMNS,
-    "f1",
-    "mrr",
-    "ndcg",
-    "complete",
-    "ceiling",
+    *(m for m in names(PRESENCE) + names(RANK) if m not in REPORT_COLUMNS),
 )
-"""Every chunk metric a table can show (``--metric``)."""
+"""Every chunk metric a table can show (``--metric``): the report's columns first,
+then the others of the metric table."""
 RELATIONSHIP_COLUMNS = (
     "rel_recall",
     "rel_precision",

@@ -52,15 +52,18 @@ def make_result(
             doc_id=docs[i],
             excerpts=((docs[i], 0, 10),),
             retrieved=((docs[i], 0, 20),),
-            recall=float(recall[i]),
-            precision=float(precision[i]),
-            iou=float(iou[i]),
-            f1=2 * float(iou[i]) / (1 + float(iou[i])),
-            precision_omega=_opt(omega[i]),
             excerpt_units=10,
             retrieved_units=20,
             first_relevant_rank=1 if recall[i] > 0 else 0,
             excerpt_coverage=(float(recall[i]),),
+            scores={
+                **dict.fromkeys(METRICS),
+                "recall": float(recall[i]),
+                "precision": float(precision[i]),
+                "iou": float(iou[i]),
+                "f1": 2 * float(iou[i]) / (1 + float(iou[i])),
+                "precision_omega": _opt(omega[i]),
+            },
         )
         for i in range(n)
     ]

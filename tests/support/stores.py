@@ -85,7 +85,15 @@ def per_question(store: Any, cache: Path, *, copies: bool = False) -> list[Any]:
         cache=cache,
     )
     return [
-        (r.id, r.retrieved, r.recall, r.precision, r.iou, r.mrr) for r in result.queries
+        (
+            r.id,
+            r.retrieved,
+            r.scores["recall"],
+            r.scores["precision"],
+            r.scores["iou"],
+            r.scores["mrr"],
+        )
+        for r in result.queries
     ]
 
 
