@@ -218,7 +218,7 @@ def test_the_ground_truth_is_the_copy_the_metrics_scored(tmp_path: Path) -> None
     )
     [record] = result.queries
     assert record.retrieved == (("b.md", 0, len("Cats hunt at dawn.")),)
-    assert record.recall == 1.0  # the copy in b.md counts
+    assert record.scores["recall"] == 1.0  # the copy in b.md counts
     cal = chunkeval.calibrate_judge(
         "test-keywords", corpus, queries, chunker="sentence:8", **options
     )
