@@ -146,7 +146,7 @@ def test_html_is_self_contained_with_every_plot() -> None:
     assert not re.search(r"<(link|img|iframe)\b|\bsrc=", page)
     assert "<title>RAG report</title>" in page
     kinds = _svgs(page)
-    assert kinds.count("bars") == 2  # recall and IoU per corpus
+    assert kinds.count("bars") == 2  # recall and IoU per document
     assert kinds.count("scatter") == 2  # recall vs IoU, recall vs precision
     assert kinds.count("history") == 5  # one per metric
     assert page.count('<rect class="mark"') == 2 * 2 * 2  # metrics x corpora x rows

@@ -70,10 +70,19 @@ def normalize_whitespace(text: str) -> str:
 
 
 def clip(text: str, width: int) -> str:
-    """``text`` on one line (whitespace runs collapsed), cut to ``width``
-    characters with an ellipsis when longer."""
+    """``text`` on one line (whitespace runs collapsed), cut to at most
+    ``width`` characters with an ellipsis when longer: at the end of a word,
+    unless that would drop more than half of them (``not found (no…``, never
+    ``not found (no sp…``)."""
     flat = normalize_whitespace(text)
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    if len(flat) <= width:
+        return flat
+    cut = flat[: width - 1]
+    if flat[width - 1] != " ":  # the cut falls inside a word: end before it
+        space = cut.rfind(" ")
+        if space >= width // 2:
+            cut = cut[:space]
+    return cut.rstrip() + "…"
 
 
 def preview(text: str, width: int = 60) -> str:

@@ -255,6 +255,35 @@ def format_points(value: float | None, signed: bool = False) -> str:
     return format_percent(value, 2, signed=signed)
 
 
+MAX_CHANGE_DIGITS = 4
+"""The most decimals :func:`format_change` shows to make its three numbers agree."""
+
+
+def format_change(
+    before: float | None, after: float | None, delta: float | None = None
+) -> tuple[str, str, str]:
+    """A baseline, the value now and the change between them, in points, with
+    the fewest decimals (two at least) at which the change shown is the
+    difference of the two values shown: ``7.096 -> 7.104: +0.008`` where two
+    decimals would read ``7.10 -> 7.10: +0.01``. ``delta``: the change as
+    measured (default ``after - before``); when no precision up to
+    :data:`MAX_CHANGE_DIGITS` makes them agree (a change over other questions
+    than the means), two decimals."""
+    if before is None or after is None:
+        return (format_points(before), format_points(after), format_points(delta, True))
+    change = after - before if delta is None else delta
+    for digits in range(2, MAX_CHANGE_DIGITS + 1):
+        shown = [format_percent(v, digits) for v in (before, after)]
+        if "-" in shown:
+            break
+        difference = (float(shown[1]) - float(shown[0])) / 100
+        if format_percent(difference, digits, signed=True) == format_percent(
+            change, digits, signed=True
+        ):
+            return shown[0], shown[1], format_percent(change, digits, signed=True)
+    return (format_points(before), format_points(after), format_points(change, True))
+
+
 def format_interval(low: float | None, high: float | None) -> str:
     """A confidence interval in signed points (``[-27.11, -2.53]``); ``-`` when
     there is none (mean mode)."""

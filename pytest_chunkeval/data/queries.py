@@ -285,7 +285,9 @@ class QuerySet:
                             q,
                             f"query {q.id!r} ({preview(q.text)}), excerpt {i} "
                             f"{preview(ex.text)}: {checked}",
-                            f"excerpt {i} {preview(ex.text)} "
+                            # short enough for its line in the gate's list
+                            # of questions left out (gate/comparison/changes.py)
+                            f"excerpt {i} {preview(ex.text, 40)} "
                             + checked.replace(f" in document {q.doc_id!r}", ""),
                         )
                     )

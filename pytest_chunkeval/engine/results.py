@@ -81,6 +81,7 @@ from pytest_chunkeval.engine.labels import degraded_text
 from pytest_chunkeval.engine.query_record import QueryRecord as QueryRecord
 from pytest_chunkeval.engine.query_record import SpanTuple as SpanTuple
 from pytest_chunkeval.errors import ConfigError
+from pytest_chunkeval.util.text import plural
 
 RESULT_SCHEMA = 1
 
@@ -201,7 +202,7 @@ class EvalResult:
         if not self.unplaced:
             return ""
         total = len(self.queries) + len(self.unplaced)
-        return f"scored {len(self.queries)} of {total} questions"
+        return f"scored {len(self.queries)} of {plural(total, 'question')}"
 
     def mean(self, metric: str, group: str | None = None) -> float:
         """Mean of ``metric`` overall, or for one group (source document)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_chunkeval.core.metric_names import format_interval, header
+from pytest_chunkeval.core.metric_names import format_change, format_interval, header
 from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.gate.comparison.verdicts import (
     GatedMetric,
@@ -17,6 +17,7 @@ from pytest_chunkeval.gate.comparison.verdicts import (
 from pytest_chunkeval.reporting.escape import breakable, esc
 from pytest_chunkeval.reporting.md_table import md_cell, md_table
 from pytest_chunkeval.reporting.rows import ReportEntry, ResultRow
+from pytest_chunkeval.util.text import plural
 
 BASELINE_NOTE = (
     "Each gated metric as baseline → now: change [{ci}], in points. The change "
@@ -66,7 +67,8 @@ def gated_cell(g: GatedMetric) -> str:
     (unchanged)`` when no question moved."""
     if g.unchanged:
         return f"{_pts(g.before)} (unchanged)"
-    text = f"{_pts(g.before)} → {_pts(g.after)}: {_pts(g.delta, True)}"
+    before, after, change = format_change(g.before, g.after, g.delta)
+    text = f"{before} → {after}: {change}"
     if g.low is not None and g.high is not None:
         text += f" {format_interval(g.low, g.high)}"
     if g.status != "ok":
@@ -205,7 +207,8 @@ def _counts(entry: ReportEntry) -> str:
     f = entry.flips
     assert f is not None
     return (
-        f"{f.lost_count} of {f.compared} questions retrieved before and missed now, "
+        f"{f.lost_count} of {plural(f.compared, 'question')} retrieved before and "
+        "missed now, "
         f"{f.gained_count} missed before and retrieved now"
     )
 

@@ -336,7 +336,7 @@ def _result_sections(
         "</section>",
         baseline_html(entries),
         changes_html(entries),
-        '<section id="corpora"><h2>Per corpus</h2><div class="plots">',
+        '<section id="corpora"><h2>Per document</h2><div class="plots">',
         *(
             _figure(bars_svg(rows, m, colors), legend, wide=True)
             for m in BAR_METRICS

@@ -30,7 +30,9 @@ def json_report(
     counted once from the query set), ``changes`` when something besides the
     metrics differs from the baseline (configuration, documents, questions left
     out, added or removed: ``BaselineChanges.to_json``) and ``noise`` (the
-    questions whose change float drift explains). ``inspections``:
+    questions whose change float drift explains), ``others`` when the row's
+    other tests have verdicts its own does not say (``1 test not compared (no
+    baseline)``). ``inspections``:
     the query sets' inspections (``Inspection.to_json()``), under
     ``"inspections"``."""
     payload: dict[str, object] = {"chunkeval_report": REPORT_SCHEMA}
@@ -62,6 +64,8 @@ def _item(entry: ReportEntry) -> dict[str, object]:
         item["changes"] = entry.changes.to_json()
     if entry.noise:
         item["noise"] = [n.to_json() for n in entry.noise]
+    if entry.others:
+        item["others"] = list(entry.others)
     item["result"] = dict(entry.result)
     return item
 
@@ -102,6 +106,7 @@ def read_json_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
             failed=tuple(item.get("failed", [])),
             skipped=tuple(item.get("skipped", [])),
             noise=tuple(NoiseNote.from_json(n) for n in item.get("noise", [])),
+            others=tuple(str(o) for o in item.get("others", [])),
         )
         for item in data.get("results", [])
     ]

@@ -90,6 +90,9 @@ class ReportEntry:
     """The tests pytest skipped."""
     noise: tuple[NoiseNote, ...] = ()
     """The questions whose change float drift explains (gate/comparison/drift.py)."""
+    others: tuple[str, ...] = ()
+    """The row's other tests' verdicts that its own does not say
+    (gate/outcome/rows.py ``RowVerdict.others``)."""
 
     @classmethod
     def of_row(
@@ -113,6 +116,7 @@ class ReportEntry:
             verdict.failed,
             verdict.skipped,
             verdict.noise,
+            verdict.others,
         )
 
     @property
@@ -129,6 +133,7 @@ class ReportEntry:
             self.failed,
             self.skipped,
             self.noise,
+            self.others,
         )
 
     @property

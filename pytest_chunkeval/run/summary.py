@@ -13,6 +13,7 @@ from typing import Any
 from pytest_chunkeval.core.metric_names import (
     JUDGED,
     PRESENCE,
+    format_change,
     format_interval,
     format_percent,
     names,
@@ -216,9 +217,7 @@ def against_baseline(
                 _test_cell(row, v) if i == 0 else "",
                 g.metric,
                 verdict_text(g.status),
-                _pts(g.before),
-                _pts(g.after),
-                _pts(g.delta, True),
+                *format_change(g.before, g.after, g.delta),
                 format_interval(g.low, g.high),
             ]
             for i, g in enumerate(v.gated)

@@ -23,6 +23,7 @@ from pytest_chunkeval.gate.files.documents import (
     record_int,
 )
 from pytest_chunkeval.gate.files.questions import result_hashes
+from pytest_chunkeval.util.text import plural
 
 __all__ = [
     "BaselineChanges",
@@ -158,7 +159,8 @@ class BaselineChanges:
         """``scored 5 of 6 questions`` when some were left out, else ``""``."""
         if not self.unplaced:
             return ""
-        return f"scored {self.total - len(self.unplaced)} of {self.total} questions"
+        scored = self.total - len(self.unplaced)
+        return f"scored {scored} of {plural(self.total, 'question')}"
 
     def lines(self) -> list[str]:
         """What changed, one line each (indented continuation lines)."""
@@ -190,7 +192,7 @@ class BaselineChanges:
         if self.unplaced:
             out.append(format_unplaced(self.unplaced))
         if self.unplaced or self.added or self.removed or self.edited:
-            line = f"compared on the {self.compared} questions both runs have"
+            line = f"compared on the {plural(self.compared, 'question')} both runs have"
             if self.scored:
                 line = f"{self.scored}; {line}"
             out.append(line)
@@ -228,7 +230,8 @@ class BaselineChanges:
             left = _few(f"{u.id} ({u.doc_id})" for u in self.unplaced)
             parts.append(f"{self.scored}; left out: {left}")
         if self.added or self.removed or self.edited:
-            parts.append(f"compared on the {self.compared} questions both runs have")
+            both = plural(self.compared, "question")
+            parts.append(f"compared on the {both} both runs have")
         return "changed since the baseline: " + "; ".join(parts)
 
     def _reworded(self) -> str:

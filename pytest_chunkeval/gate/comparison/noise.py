@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
+from pytest_chunkeval.util.text import plural
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -184,7 +186,7 @@ def repeats_text(side: Side) -> str:
     if isinstance(repeats, int):
         what = f"{repeats} repeats"
         if isinstance(sampled, int):
-            what += f" of {sampled} questions"
+            what += f" of {plural(sampled, 'question')}"
         parts.append(what)
     requests = noise.get("requests")
     if isinstance(requests, int) and requests:

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.core.locate import clip
-from pytest_chunkeval.core.metric_names import format_interval
+from pytest_chunkeval.core.metric_names import format_change, format_interval
 from pytest_chunkeval.core.metric_names import format_points as _pts
+from pytest_chunkeval.util.text import plural
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult
@@ -37,7 +38,7 @@ def method_line(report: GateReport) -> str:
         f"{100 * s.confidence:g}% confidence{joint}"
     )
     if s.mode == "paired":
-        return f"paired over {report.n} queries: {interval}"
+        return f"paired over {plural(report.n, 'query', 'queries')}: {interval}"
     explained = len(report.noise)
     drift = (
         f"; float drift explains {explained} change{'' if explained == 1 else 's'}"
@@ -47,7 +48,7 @@ def method_line(report: GateReport) -> str:
     z = f"z {_z(report):.2f}" if report.checks else "z -"
     measured = "; ".join(report.repeats) or "no noise found: SE 0"
     return (
-        f"changes over {report.n} questions: the mean change against the "
+        f"changes over {plural(report.n, 'question')}: the mean change against the "
         f"tolerance plus {z} SEs of noise ({measured}){drift}; "
         f"sampling view: {interval}"
     )
@@ -92,7 +93,7 @@ def report_table(report: GateReport) -> str:
     headers += ["tolerance", "verdict"]
     rows = []
     for c in report.checks:
-        row = [c.metric, _pts(c.before), _pts(c.after), _pts(c.delta, True)]
+        row = [c.metric, *format_change(c.before, c.after, c.delta)]
         if changes:
             row += [_pts(present(c.se)), _hides(c), _ci(c), _detectable(c)]
         else:
@@ -114,7 +115,8 @@ def sampling_line(report: GateReport) -> str:
     )
     return (
         f"sampling view: the bootstrap interval could tell a drop only once {m} of "
-        f"{report.n} questions moved the same way ({drops} points); information "
+        f"{plural(report.n, 'question')} moved the same way ({drops} points); "
+        "information "
         "only, the verdict counts every change"
     )
 
@@ -123,7 +125,8 @@ def _verdict_line(check: MetricCheck, report: GateReport | None = None) -> str:
     if check.low is not None and check.high is not None:
         where = f"mean delta {_pts(check.delta, True)} points, CI {_ci(check)}"
     else:
-        where = f"{_pts(check.before)} -> {_pts(check.after)}"
+        before, after, _ = format_change(check.before, check.after, check.delta)
+        where = f"{before} -> {after}"
     noise = not math.isnan(check.se) and check.se > 0
     if noise:
         where += (
@@ -215,12 +218,19 @@ def edited_sources(report: GateReport) -> list[str]:
         return [
             f"none of the {len(worse)} queries that got worse comes from an edited "
             "document"
+            if len(worse) > 1
+            else "the query that got worse does not come from an edited document"
         ]
     ids = list(from_edited)
     shown = ", ".join(ids[:8]) + (", ..." if len(ids) > 8 else "")
     return [
-        f"{len(from_edited)} of the {len(worse)} queries that got worse come from "
-        f"edited documents ({docs}): {shown}"
+        (
+            f"{len(from_edited)} of the {len(worse)} queries that got worse come "
+            "from edited documents"
+            if len(worse) > 1
+            else "the query that got worse comes from an edited document"
+        )
+        + f" ({docs}): {shown}"
     ]
 
 
@@ -238,19 +248,19 @@ def format_failure(report: GateReport, *, test: str, path: str, command: str) ->
     for check in report.regressed:
         if check.by_group and len(check.by_group) > 1:
             parts = ", ".join(f"{g} {_pts(d, True)}" for g, d in check.by_group.items())
-            lines += ["", f"{check.metric} delta by corpus (points): {parts}"]
+            lines += ["", f"{check.metric} delta by document (points): {parts}"]
     # Metrics whose worst queries read the same (often precision and IoU, which
     # both fall to 0 on a miss) share one block instead of repeating it.
     blocks: dict[tuple[str, ...], list[str]] = {}
     for check in report.regressed:
         if check.worst:
-            block = (f"{check.changed} of {check.n}", *_worst_rows(check))
+            changed = f"{check.changed} of {plural(check.n, 'query', 'queries')}"
+            block = (changed, *_worst_rows(check))
             blocks.setdefault(block, []).append(check.metric)
     for (counts, *rows), metrics in blocks.items():
         lines += [
             "",
-            f"queries whose {_and(metrics)} got worse the most "
-            f"({counts} queries changed):",
+            f"queries whose {_and(metrics)} got worse the most ({counts} changed):",
             *rows,
         ]
     lines += [
@@ -269,7 +279,8 @@ def format_incomplete(report: GateReport, *, test: str, path: str, command: str)
     compared = [c for c in report.checks if c.status != "not compared"]
     if compared:
         verdicts = "; ".join(f"{c.metric} {c.status}" for c in compared)
-        lines.append(f"  on the {report.n} questions compared: {verdicts}")
+        on = plural(report.n, "question")
+        lines.append(f"  on the {on} compared: {verdicts}")
     lines += [f"  {line}" for line in lost_line(report) + noise_lines(report)]
     rows = report.changes.not_compared_rows()
     if rows:
@@ -311,7 +322,8 @@ def format_noisy(report: GateReport, *, test: str) -> str:
 def _within(check: MetricCheck) -> str:
     if check.low is not None and check.high is not None:
         return f"{check.metric} {_pts(check.delta, True)} points, CI {_ci(check)}"
-    return f"{check.metric} {_pts(check.before)} -> {_pts(check.after)}"
+    before, after, _ = format_change(check.before, check.after, check.delta)
+    return f"{check.metric} {before} -> {after}"
 
 
 def format_pass(report: GateReport, *, test: str, command: str, note: str = "") -> str:
@@ -384,5 +396,6 @@ def what_changed(
             before = old.metrics[metric].mean
             after = round(result.metrics[metric].mean, MEAN_DECIMALS)
             if not (math.isnan(before) or math.isnan(after)) and before != after:
-                moved.append(f"{metric} {100 * before:.2f} -> {100 * after:.2f}")
+                shown = format_change(before, after)
+                moved.append(f"{metric} {shown[0]} -> {shown[1]}")
     return f": {', '.join(moved)}" if moved else ""

@@ -16,11 +16,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from pytest_chunkeval.gate.comparison.verdicts import (
+    NOT_COMPARED,
     GatedMetric,
     NoiseNote,
     Verdict,
     fails,
     headline,
+    severity,
     verdict_of,
     verdict_text,
     worst_verdict,
@@ -83,6 +85,11 @@ class RowVerdict:
     no longer be placed)."""
     noise: tuple[NoiseNote, ...] = ()
     """The questions whose change float drift explains, over the row's checks."""
+    others: tuple[str, ...] = ()
+    """The other verdicts of the row's tests, each counted by test, where one
+    of them was not compared or fails otherwise than the row's verdict says:
+    ``1 test not compared (no baseline)``; the row's label counts those tests
+    among the failed ones."""
 
     @property
     def fails(self) -> bool:
@@ -94,7 +101,8 @@ class RowVerdict:
         """The Baseline cell: ``REGRESSED``, ``not compared (test failed
         first)``, ``passed``; "-" for none."""
         text = verdict_text(self.verdict)
-        return f"{text} ({self.reason})" if self.reason else text
+        text = f"{text} ({self.reason})" if self.reason else text
+        return f"{text}; also {', '.join(self.others)}" if self.others else text
 
     def outcome_cell(self, tests: int) -> str:
         """The Outcome cell: ``passed``, ``failed (1 skipped)``; "-" unknown."""
@@ -150,8 +158,31 @@ def row_verdicts(
             ),
             skipped=tuple(n for n in nodeids if n in skipped),
             noise=tuple(noise.values()),
+            others=_others(nodeids, mine, found),
         )
     return out
+
+
+def _others(
+    nodeids: Sequence[str], mine: Sequence[Checked], found: Verdict | None
+) -> tuple[str, ...]:
+    """What :attr:`RowVerdict.others` lists: per test of the row, the worst
+    verdict of its checks, where that is not the row's and is ``not compared``
+    or fails; counted by verdict, worst first."""
+    if found is None:
+        return ()
+    by_test: dict[str, list[Verdict]] = {}
+    for o in mine:
+        by_test.setdefault(o.nodeid, []).append(_verdict(o))
+    counts: dict[Verdict, int] = {}
+    for nodeid in [*nodeids, *(n for n in by_test if n not in nodeids)]:
+        own = worst_verdict(by_test.get(nodeid, ()))
+        if own is None or str(own) == str(found):
+            continue
+        if own.fails or own.name == NOT_COMPARED:
+            counts[own] = counts.get(own, 0) + 1
+    ranked = sorted(counts, key=lambda v: severity(str(v)))
+    return tuple(f"{counts[v]} test{'' if counts[v] == 1 else 's'} {v}" for v in ranked)
 
 
 def _verdict(check: Checked) -> Verdict:

@@ -1,0 +1,112 @@
+"""How the gate's messages and the reports word what they show (issue 34): a
+change agrees with the two values it is the difference of; counts of one have
+their noun in the singular; documents are called documents; a cut text ends at
+a word; a question left out names why in full."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_chunkeval.config.tolerances import Tolerance
+from pytest_chunkeval.core.locate import clip
+from pytest_chunkeval.core.metric_names import format_change
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.data.query_types import Excerpt, Query
+from pytest_chunkeval.gate.comparison.changes import BaselineChanges, format_unplaced
+from pytest_chunkeval.gate.comparison.report import (
+    ChangedQuery,
+    GateReport,
+    MetricCheck,
+)
+from pytest_chunkeval.gate.comparison.verdicts import GatedMetric
+from pytest_chunkeval.gate.files.documents import DocumentChange
+from pytest_chunkeval.gate.outcome.messages import format_failure
+from pytest_chunkeval.gate.tolerances import GateSettings
+from pytest_chunkeval.reporting.gate_report import gated_cell
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "delta", "shown"),
+    [
+        (0.07096, 0.07104, None, ("7.096", "7.104", "+0.008")),  # was 7.10 7.10 +0.01
+        (0.5, 0.4, None, ("50.00", "40.00", "-10.00")),
+        (0.1, 0.1, 0.0, ("10.00", "10.00", "+0.00")),
+        (0.071049, 0.071051, None, ("7.105", "7.105", "+0.000")),
+        (None, 0.3, None, ("-", "30.00", "-")),
+    ],
+)
+def test_a_change_is_the_difference_of_the_values_shown(
+    before: float | None,
+    after: float | None,
+    delta: float | None,
+    shown: tuple[str, str, str],
+) -> None:
+    assert format_change(before, after, delta) == shown
+
+
+def test_the_reports_cell_shows_a_change_its_values_add_up_to() -> None:
+    g = GatedMetric("recall", 0.07096, 0.07104, 0.00008, None, None, "ok", 0.95)
+    assert gated_cell(g) == "7.096 → 7.104: +0.008"
+
+
+def _report(n: int = 1) -> GateReport:
+    check = MetricCheck(
+        "recall",
+        Tolerance(0.02),
+        before=0.9,
+        after=0.4,
+        delta=-0.5,
+        allowed=0.02,
+        status="regressed",
+        n=n,
+        worst=(ChangedQuery("q1", "Who audits?", "a.md", 1.0, 0.0),),
+        by_group={"a.md": -0.5, "b.md": 0.0},
+        changed=1,
+        worse=(("q1", "a.md"),),
+    )
+    changes = BaselineChanges(
+        corpus_changed=True,
+        documents=(DocumentChange("a.md", "edited", 100, 90, 3, 2),),
+        added=("q2",),
+        compared=n,
+        total=n + 1,
+    )
+    return GateReport((check,), GateSettings().override(mode="mean"), n, changes)
+
+
+def test_counts_of_one_read_in_the_singular() -> None:
+    text = format_failure(
+        _report(), test="t.py::test_rag", path="b.json", command="pytest --u"
+    )
+    assert "1 questions" not in text
+    assert "1 queries" not in text
+    assert "none of the 1" not in text
+    assert "the query that got worse comes from an edited document (a.md): q1" in text
+    assert "compared on the 1 question both runs have" in text
+    assert "(1 of 1 query changed)" in text
+    assert "recall delta by document (points): a.md -50.00, b.md +0.00" in text
+    many = format_failure(
+        _report(6), test="t.py::test_rag", path="b.json", command="pytest --u"
+    )
+    assert "compared on the 6 questions both runs have" in many
+    assert "(1 of 6 queries changed)" in many
+
+
+def test_a_cut_text_ends_at_a_word() -> None:
+    assert clip("hello world foo", 12) == "hello world…"
+    assert clip("hello world foo", 11) == "hello…"
+    assert clip("abcdefghijklmnopqrstuvwxyz", 10) == "abcdefghi…"  # one long word
+    assert clip("short", 10) == "short"
+
+
+def test_a_question_left_out_says_why_in_full() -> None:
+    """`not found (no sp…`: the reason was cut mid-word at 90 characters."""
+    text = "Refunds are issued to the original payment method within five days."
+    corpus = Corpus.from_mapping({"a.md": "Returns are free.", "b.md": "Other text."})
+    kept = Query("q0", "Free?", (Excerpt("Returns are free.", "a.md", 0, 17),), "a.md")
+    lost = Query("q1", "Refunds?", (Excerpt(text, "a.md", -1, -1),), "a.md")
+    placed, unplaced = QuerySet([kept, lost]).placeable(corpus)
+    assert [q.id for q in placed] == ["q0"]
+    line = format_unplaced(unplaced)
+    assert line.splitlines()[1].endswith("not found (no span))"), line
