@@ -511,3 +511,114 @@ def test_every_threshold_metric_has_its_assertion_helper() -> None:
         assert helper.__name__ == name
         assert helper.__doc__, name
     assert assert_metric_at_least.__module__ == "pytest_chunkeval.gate.assertions"
+
+
+# -- stores declare themselves ----------------------------------------------------
+
+_STRING_CALLS = {"startswith", "endswith", "removeprefix", "removesuffix"}
+_REGEX_CALLS = {"compile", "search", "match", "fullmatch", "sub", "findall", "split"}
+
+
+@cache
+def _store_types() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The store types (registered names without a scheme: ``chroma``, ``faiss``),
+    the modules of stores/ that implement one, and the classes those define."""
+    from pytest_chunkeval.stores import STORES
+
+    names = frozenset(name.split("+")[0] for name in STORES)
+    modules, classes = set(), set()
+    for path in sorted((PACKAGE / "stores").glob("*.py")):
+        if path.stem.lstrip("_").split("_")[0] not in names:
+            continue
+        modules.add(f"pytest_chunkeval.stores.{path.stem}")
+        tree = _tree(path)
+        classes |= {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    return names, frozenset(modules), frozenset(classes)
+
+
+def _names_a_store(text: str, names: frozenset[str], *, pattern: bool) -> bool:
+    """Whether a string compared with, or searched for, names a store type: the
+    name itself or a spec of it (``chroma:PATH``, ``qdrant+http://``,
+    ``faiss?M=8``); inside a regular expression or a prefix, anywhere."""
+    alternatives = "|".join(sorted(names))
+    spec = rf"(?<![A-Za-z0-9_])({alternatives})(?![A-Za-z0-9_])([:+?]|$)"
+    if pattern:  # an escape (``\bchroma:``) does not join the name
+        return re.search(spec, re.sub(r"\\[A-Za-z]", " ", text)) is not None
+    return text in names or re.match(spec, text) is not None
+
+
+def store_type_mentions(tree: ast.Module) -> list[tuple[int, str]]:
+    """Where a module outside stores/ names a store type in its code (docstrings
+    and messages aside): an import of a store's module or class, a store class,
+    a comparison with a store's name or spec, a prefix or a regular expression
+    matching one."""
+    names, modules, classes = _store_types()
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in modules:
+            found.append((node.lineno, f"imports {node.module}"))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name in modules]
+        elif isinstance(node, ast.alias) and node.name in classes:
+            found.append((getattr(node, "lineno", 0), node.name))
+        elif isinstance(node, ast.Name) and node.id in classes:
+            found.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute) and node.attr in classes:
+            found.append((node.lineno, node.attr))
+        elif isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            texts = [
+                c.value
+                for side in sides
+                for c in ast.walk(side)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            ]
+            found += [
+                (node.lineno, repr(t))
+                for t in texts
+                if _names_a_store(t, names, pattern=False)
+            ]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            regex = node.func.attr in _REGEX_CALLS and ast.unparse(node.func.value) in (
+                "re",
+                "regex",
+            )
+            if not (regex or node.func.attr in _STRING_CALLS):
+                continue
+            found += [
+                (node.lineno, repr(c.value))
+                for arg in node.args
+                for c in ast.walk(arg)
+                if isinstance(c, ast.Constant)
+                and isinstance(c.value, str)
+                and _names_a_store(c.value, names, pattern=regex)
+            ]
+    return found
+
+
+def test_no_module_outside_stores_names_a_store_type() -> None:
+    # docs/stores.md, "What a store declares": what the plugin knows of a store it
+    # reads from the store's declarations (stores/_base.py), so adding a store is
+    # one module and one registration.
+    found = [
+        f"{path.relative_to(ROOT)}:{line} {what}"
+        for module, path in _modules().items()
+        if not module.startswith("pytest_chunkeval.stores")
+        for line, what in store_type_mentions(_tree(path))
+    ]
+    assert not found, "a store type named outside stores/: " + "; ".join(found)
+
+
+def test_the_store_type_check_finds_each_kind_of_mention() -> None:
+    tree = ast.parse(
+        "import re\n"
+        "from pytest_chunkeval.stores.exact import ExactStore\n"
+        "LOCAL = re.compile(r'(?<![\\w+])chroma:(?!//)[^?&@\\s]+')\n"
+        "FOLDER = re.compile(r'\\bchroma:[^?&@\\s]+')\n"
+        "def f(store, spec, locate):\n"
+        "    if isinstance(store, ExactStore) or spec == 'faiss':\n"
+        "        return spec.startswith('qdrant+http')\n"
+        "    return locate == 'normalized' and store.name in ('x', 'y')\n"
+    )
+    lines = sorted({line for line, _ in store_type_mentions(tree)})
+    assert lines == [2, 3, 4, 6, 7]
