@@ -70,11 +70,16 @@ class ExactIndex:
         width = min(n, self.tile_columns)
         rows = max(1, self.block_bytes // (4 * width))
         vectors = self.vectors
+        # one tile's scores, written in place by each product (no new pages)
+        scratch = np.empty(min(rows, q.shape[0]) * width, dtype=np.float32)
         for lo in range(0, q.shape[0], rows):
             block = q[lo : lo + rows]
             best = TopK(block.shape[0], take, ties)
             for first in range(0, n, width):
-                best.add(block @ vectors[first : first + width].T, first)
+                part = vectors[first : first + width]
+                tile = scratch[: block.shape[0] * part.shape[0]]
+                tile = tile.reshape(block.shape[0], part.shape[0])
+                best.add(np.matmul(block, part.T, out=tile), first)
             out[lo : lo + block.shape[0], :take] = best.result()
         return out
 
