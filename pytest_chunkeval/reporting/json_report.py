@@ -87,14 +87,25 @@ def read_json_report(path: str | os.PathLike[str]) -> list[ReportEntry]:
         )
     from pytest_chunkeval.gate.comparison.changes import BaselineChanges
     from pytest_chunkeval.gate.comparison.flips import Flips
-    from pytest_chunkeval.gate.comparison.verdicts import GatedMetric, NoiseNote
+    from pytest_chunkeval.gate.comparison.verdicts import (
+        VERDICTS,
+        GatedMetric,
+        NoiseNote,
+        verdict_of,
+    )
+
+    def verdict(item: Mapping[str, Any]) -> str:
+        """A row's verdict in today's words: an earlier version's status
+        (``passed``) read as the verdict it stands for (``ok``)."""
+        found = str(item.get("verdict", ""))
+        return found if not found or found in VERDICTS else verdict_of(found).name
 
     return [
         ReportEntry(
             item["result"],
             tuple(item.get("tests", [])),
             str(item.get("outcome", "")),
-            str(item.get("verdict", "")),
+            verdict(item),
             tuple(GatedMetric.from_json(g) for g in item.get("gated", [])),
             Flips.from_json(item["flips"]) if item.get("flips") else None,
             changes=(
