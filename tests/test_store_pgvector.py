@@ -183,3 +183,37 @@ def test_an_index_is_built_again_under_a_seed(dsn, spec):
         check_rebuild(store)
         assert len(store.tables()) == 2
     assert _tables(dsn) == []
+
+
+def test_the_connection_string_is_held_as_a_secret(dsn):
+    with get_store("pgvector?index=none") as store:
+        store.index("k", np.eye(3, dtype=np.float32))
+        held = [repr(v) for v in vars(store).values()]
+        assert PASSWORD not in " ".join(held)
+        assert "Secret('***')" in held
+
+
+def test_a_failing_server_under_showlocals_prints_no_password(
+    pytester: pytest.Pytester, server: str, monkeypatch: pytest.MonkeyPatch
+):
+    # pytest --showlocals prints every local of every frame of a traceback with
+    # repr: the connection string is never a plain str in one (util/secret.py)
+    monkeypatch.setenv("CHUNKEVAL_PG_DSN", server.replace(PASSWORD, "Wr0ng-pass-xyz"))
+    monkeypatch.setenv("CHUNKEVAL_CACHE_DIR", str(pytester.path / "cache"))
+    pytester.makepyfile(
+        test_store="""
+import numpy as np
+from pytest_chunkeval.stores import get_store
+
+def test_store():
+    get_store("pgvector?index=none").index("k", np.eye(3, dtype=np.float32))
+"""
+    )
+    result = pytester.runpytest_subprocess(
+        "--showlocals", "--tb=long", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(failed=1)
+    text = "\n".join(result.outlines + result.errlines)
+    assert "password authentication failed" in text
+    assert "dsn" in text  # the locals were shown
+    assert "Wr0ng-pass-xyz" not in text

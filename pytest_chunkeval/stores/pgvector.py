@@ -5,8 +5,10 @@ cosine distance (``<=>``).
 
 Where to connect is never in the spec: the connection string is read from the
 environment variable ``dsn_env`` names (``CHUNKEVAL_PG_DSN`` by default) when
-the store first connects, kept in this object only, and cut out of every
-message (``_redact``); names, identities and files hold the variable's name.
+the store first connects, held as a ``util/secret.py`` ``Secret`` (``***`` in
+every ``str``, ``repr`` and ``--showlocals``, never pickled, revealed only in the
+call that connects) and cut out of every message (``_redact``); names,
+identities and files hold the variable's name.
 The server is never harmed: the store creates its own tables, named per run and
 per pytest-xdist worker (``_candidates.run_tag``) with ``CREATE TABLE`` (a
 name already there is an error, never reused), reads and writes only those,
@@ -41,6 +43,7 @@ from pytest_chunkeval.stores._candidates import (
     run_tag,
     settings_text,
 )
+from pytest_chunkeval.util.secret import REDACTED, Secret, as_secret
 
 DEFAULT_DSN_ENV = "CHUNKEVAL_PG_DSN"
 TABLE_PREFIX = "chunkeval_"
@@ -51,24 +54,24 @@ DEFAULTS: dict[str, dict[str, int]] = {
 }
 
 
-def _redact(text: str, secret: str | None) -> str:
+def _redact(text: str, dsn: Secret | None) -> str:
     """``text`` with the connection string's password (and the string) cut out."""
-    if not secret:
+    if not dsn:
         return text
-    text = text.replace(secret, "<connection string>")
-    password = _password(secret)
-    return text.replace(password, "***") if password else text
+    text = text.replace(dsn.reveal(), "<connection string>")
+    password = _password(dsn)
+    return text.replace(password.reveal(), REDACTED) if password else text
 
 
-def _password(dsn: str) -> str | None:
+def _password(dsn: Secret) -> Secret | None:
     try:
         from psycopg.conninfo import conninfo_to_dict
 
-        value = conninfo_to_dict(dsn).get("password")
+        value = conninfo_to_dict(dsn.reveal()).get("password")
     except Exception:
-        match = re.search(r"://[^:/@]*:([^@]*)@", dsn)
+        match = re.search(r"://[^:/@]*:([^@]*)@", dsn.reveal())
         value = match.group(1) if match else None
-    return str(value) if value else None
+    return as_secret(str(value)) if value else None
 
 
 class PgvectorStore:
@@ -85,7 +88,7 @@ class PgvectorStore:
         self.approximate = index != "none"
         shown = {"index": index, **self.settings}
         self.name = "pgvector?" + "&".join(f"{k}={v}" for k, v in shown.items())
-        self._dsn: str | None = None
+        self._dsn: Secret | None = None
         self._conn: Any = None
         self._lock = threading.RLock()
         self._tables: list[str] = []
@@ -123,7 +126,7 @@ class PgvectorStore:
             return self._conn
         psycopg: Any = need("psycopg", extra="pgvector", store=self.name)
         register: Any = need("pgvector.psycopg", extra="pgvector", store=self.name)
-        dsn = os.environ.get(self.dsn_env)
+        dsn = as_secret(os.environ.get(self.dsn_env))
         if not dsn:
             raise StoreError(
                 f"{self.name}: set the environment variable {self.dsn_env} to the "
@@ -132,7 +135,7 @@ class PgvectorStore:
             )
         self._dsn = dsn
         with self._failures(f"connecting to the server in ${self.dsn_env}"):
-            conn = psycopg.connect(dsn, autocommit=True, connect_timeout=10)
+            conn = psycopg.connect(dsn.reveal(), autocommit=True, connect_timeout=10)
             have = conn.execute(
                 "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
             ).fetchone()
