@@ -27,8 +27,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy
 
+# On every core (pytest-xdist), then the tests that assert a wall-clock budget
+# (marked perf) alone and serially, where the rest's load cannot fail them.
 unit: $(STAMP)
-	$(BIN)/python -m pytest -p no:cacheprovider
+	$(BIN)/python -m pytest -p no:cacheprovider -n auto -m "not perf"
+	$(BIN)/python -m pytest -p no:cacheprovider -m perf
 
 # A venv per Python with the torch-free stack; tests needing torch or Chroma skip there.
 # A missing interpreter is a warning on a laptop and an error in CI.
@@ -47,7 +50,7 @@ compat: $(foreach v,$(COMPAT_PYTHONS),.venv-$(v)/.installed)
 	@for v in $(COMPAT_PYTHONS); do \
 		test -x .venv-$$v/bin/python || continue; \
 		echo "== torch-free suite on Python $$v"; \
-		.venv-$$v/bin/python -m pytest -p no:cacheprovider -q -n 2 -m "not slow" || exit 1; \
+		.venv-$$v/bin/python -m pytest -p no:cacheprovider -q -n auto -m "not slow and not perf" || exit 1; \
 	done
 
 # Without -q: mkdocs stops counting warnings under -q and --strict would pass.

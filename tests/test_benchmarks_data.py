@@ -112,6 +112,7 @@ def test_round_trip_through_jsonl(tmp_path: Path) -> None:
     assert back.metadata == queries.metadata
 
 
+@pytest.mark.perf
 def test_uncached_load_is_fast() -> None:
     load = benchmarks._load.__wrapped__
     load("general")  # warm the file system cache and imports

@@ -186,6 +186,7 @@ def test_bootstrap_leaves_nan_cells_out() -> None:
     assert high.tolist() == [1.0, 0.5]
 
 
+@pytest.mark.perf
 def test_bootstrap_is_vectorized() -> None:
     data = np.random.default_rng(0).normal(size=(472, 3))
     start = time.perf_counter()

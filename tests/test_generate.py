@@ -266,20 +266,26 @@ def test_approximate_match_is_off_by_default_and_marked_when_on(
     )
 
 
-def test_fuzzy_find_is_word_aligned_and_fast() -> None:
+def test_fuzzy_find_is_word_aligned() -> None:
     text = guide_text("ops", 60)
     target = rule(30)
     start = text.index(target)
     typo = target.replace("the", "teh").replace(" by", "")
-    began = time.perf_counter()
     found = fuzzy_find(text, typo, 0, len(text), 0.9)
-    elapsed = time.perf_counter() - began
     assert found is not None
     assert found[:2] == (start, start + len(target))
-    assert elapsed < 0.5
     assert (
         fuzzy_find(text, "Completely unrelated words here.", 0, len(text), 0.9) is None
     )
+
+
+@pytest.mark.perf
+def test_fuzzy_find_is_fast() -> None:
+    text = guide_text("ops", 60)
+    typo = rule(30).replace("the", "teh").replace(" by", "")
+    began = time.perf_counter()
+    assert fuzzy_find(text, typo, 0, len(text), 0.9) is not None
+    assert time.perf_counter() - began < 0.5
 
 
 # ---------------------------------------------------------------------- windows

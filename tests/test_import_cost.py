@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 HEAVY = ("torch", "chromadb", "sentence_transformers", "openai", "transformers")
 # Not heavy by itself, but a sign the engine was loaded.
 ENGINE = ("numpy", "tiktoken", "pytest_chunkeval.run.session")
@@ -117,6 +119,7 @@ def _import_ms() -> float:
     raise AssertionError(f"no import time for the plugin in:\n{proc.stderr[-2000:]}")
 
 
+@pytest.mark.perf
 def test_plugin_import_time_is_small() -> None:
     # Best of three: the machine may be busy; the budget is 50 ms of start-up.
     best = min(_import_ms() for _ in range(3))
