@@ -183,7 +183,7 @@ def test_the_json_report_keeps_the_gate_for_chunkeval_report(tmp_path: Path) -> 
     markdown = markdown_report([read])
     line = next(x for x in markdown.splitlines() if x.startswith("| lost |"))
     assert line.startswith(
-        r"| lost | A \| B &lt;b&gt;? (q000, a.md) | Alpha hold | Beta |"
+        r"| lost | A \| B &lt;b&gt;? (q000, a.md) | Alpha hold | #1: Beta |"
     )
     assert line.count(" | ") == 3  # four cells
 

@@ -227,7 +227,7 @@ def _flip_rows(entry: ReportEntry) -> list[list[str]]:
                     kind,
                     f"{flip.question} ({flip.id}, {flip.doc_id})",
                     flip.excerpt or "-",
-                    flip.instead or "-",
+                    flip.shown or "-",
                 ]
             )
         if count > len(flips):
@@ -235,7 +235,9 @@ def _flip_rows(entry: ReportEntry) -> list[list[str]]:
     return rows
 
 
-FLIP_HEADERS = ["Change", "Question", "Excerpt", "Retrieved now (top chunk)"]
+FLIP_HEADERS = ["Change", "Question", "Excerpt", "Retrieved now"]
+"""The last column: the top chunk (``#1: …``) of a question lost, the chunk
+holding the excerpt (``#3, holding the excerpt: …``) of one gained."""
 
 
 def changes_markdown(entries: Sequence[ReportEntry]) -> str:

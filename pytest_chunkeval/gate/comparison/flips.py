@@ -45,9 +45,26 @@ class Flip:
     excerpt: str
     """The question's excerpt text, shortened ("" without the corpus)."""
     instead: str
-    """The current run's top-ranked chunk, shortened ("" when none or unknown)."""
+    """A chunk the current run retrieved, shortened ("" when none or unknown):
+    its top-ranked one, or for a question gained the first that holds part of
+    its excerpt (:attr:`holds`)."""
     why: str = ""
     """The kind of noise that explains the change ("" when it is real)."""
+    rank: int = 1
+    """The rank of :attr:`instead` in the current run (1-based)."""
+    holds: bool = False
+    """Whether :attr:`instead` holds part of the excerpt (a question gained);
+    False for the top chunk of a question lost, and in reports of earlier
+    versions, which showed the top chunk for every flip."""
+
+    @property
+    def shown(self) -> str:
+        """:attr:`instead` as the reports show it: ``#1: TEXT``, ``#3, holding
+        the excerpt: TEXT``; "" when there is none."""
+        if not self.instead:
+            return ""
+        where = f"#{self.rank}, holding the excerpt" if self.holds else f"#{self.rank}"
+        return f"{where}: {self.instead}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +76,8 @@ class Flip:
             "excerpt": self.excerpt,
             "instead": self.instead,
             "why": self.why,
+            "rank": self.rank,
+            "holds": self.holds,
         }
 
     @classmethod
@@ -72,6 +91,8 @@ class Flip:
             str(data.get("excerpt", "")),
             str(data.get("instead", "")),
             str(data.get("why", "")),
+            int(data.get("rank", 1)),
+            bool(data.get("holds", False)),
         )
 
 
@@ -224,6 +245,9 @@ def _value(value: float | None) -> float | None:
 def _flip(
     record: QueryRecord, result: EvalResult, before: float, after: float, why: str
 ) -> Flip:
+    # a question gained: the chunk that now holds its excerpt, not the top one
+    # (which can be unrelated, and read as if the question were still missed)
+    rank = record.first_relevant_rank if before == 0 and after > 0 else 0
     return Flip(
         record.id,
         record.question,
@@ -231,8 +255,10 @@ def _flip(
         before,
         after,
         _texts(result, record.excerpts),
-        _texts(result, record.retrieved[:1]),
+        _texts(result, record.retrieved[max(rank, 1) - 1 : max(rank, 1)]),
         why,
+        max(rank, 1),
+        rank > 0,
     )
 
 
