@@ -33,6 +33,7 @@ from pytest_chunkeval.llm.chat import (
     LLMError,
     Messages,
 )
+from pytest_chunkeval.util.verified import HEADER_SIZE, seal
 
 KEY = "sk-test-answers-0123456789"
 
@@ -68,27 +69,33 @@ def test_bad_keys_are_refused() -> None:
         AnswerKey("judge", " ", "1", hash_input("a"))
 
 
-def tamper(path: Path, change: Any) -> None:
-    record = json.loads(path.read_text())
+def tamper(path: Path, change: Any, *, reseal: bool) -> None:
+    """Edit the record of an entry, its header kept (its checksum then fails)
+    or ``reseal``-ed (a whole entry of another content under this name)."""
+    data = path.read_bytes()
+    record = json.loads(data[HEADER_SIZE:])
     change(record)
-    path.write_text(json.dumps(record))
+    payload = json.dumps(record).encode()
+    digest = path.name.removesuffix(".ans")
+    head = seal(data[:8], digest, [payload]) if reseal else data[:HEADER_SIZE]
+    path.write_bytes(head + payload)
 
 
 @pytest.mark.parametrize(
-    "change",
+    ("change", "reseal"),
     [
-        lambda r: r.update(value={"spans": [[0, 99]]}),  # value edited by hand
-        lambda r: r.update(identity="fn@2"),  # entry of another key
-        lambda r: r.pop("checksum"),
-        lambda r: r.update(format="chunkeval-answer/0"),
+        (lambda r: r.update(value={"spans": [[0, 99]]}), False),  # edited by hand
+        (lambda r: r.update(identity="fn@2"), True),  # entry of another key
+        (lambda r: r.update(format="chunkeval-answer/1"), True),
+        (lambda r: r.pop("value"), True),
     ],
 )
 def test_an_entry_that_fails_its_check_is_never_trusted(
-    tmp_path: Path, change: Any
+    tmp_path: Path, change: Any, reseal: bool
 ) -> None:
     cache = AnswerCache(tmp_path)
     path = cache.put(key("a"), {"spans": [[0, 3]]})
-    tamper(path, change)
+    tamper(path, change, reseal=reseal)
     with pytest.warns(AnswerCacheWarning, match=str(path.name)):
         assert cache.get(key("a")) is None
     assert not path.exists()
@@ -105,7 +112,7 @@ def test_a_copied_entry_under_another_key_is_refused(tmp_path: Path) -> None:
     target = cache.path(key("b"))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(source.read_bytes())
-    with pytest.warns(AnswerCacheWarning, match="another input"):
+    with pytest.warns(AnswerCacheWarning, match="checksum mismatch"):
         assert cache.get(key("b")) is None
 
 

@@ -191,11 +191,9 @@ def _print_answers(answers: Any) -> None:
     print(f"LLM answers at {answers.root}")
     if not info:
         print("  (none)")
+    if aside := answers.set_aside():
+        print(f"  {aside} corrupt set aside")
     for role, entry in sorted(info.items()):
-        corrupt = f", {entry['corrupt']} corrupt set aside" if entry["corrupt"] else ""
-        print(
-            f"  {role}: {entry['entries']} answers, "
-            f"{entry['bytes'] / 1e6:.1f} MB{corrupt}"
-        )
+        print(f"  {role}: {entry['entries']} answers, {entry['bytes'] / 1e6:.1f} MB")
         for identity, count in sorted(entry["identities"].items()):
             print(f"    {identity}: {count}")

@@ -86,7 +86,7 @@ class CacheDir:
 
     def answers(self) -> AnswerCache:
         """The LLM answers kept here."""
-        return AnswerCache(self.directory, read_only=self.read_only)
+        return AnswerCache(self.directory, store=self.store("answers"))
 
 
 _OPEN: dict[str, CacheDir] = {}

@@ -15,21 +15,21 @@ An answer is keyed by :class:`AnswerKey`:
 
 The value is any JSON value (a role stores what it needs: raw text, parsed spans).
 
-Layout (under the evaluation cache, ``default_cache_dir()``)::
+Layout (under the evaluation cache, ``default_cache_dir()``; one kind of
+``util/verified.py`` entry, ``util/cache_kinds.py``)::
 
-    <cache>/answers/<role>/<identity-slug>-<hash>/
-        identity.txt                  the identity, for `chunkeval cache info`
-        <aa>/<digest>.json            one entry; <digest> hashes the whole key
-        <aa>/<digest>.json.corrupt    an entry that failed its check, set aside
+    <cache>/answers/<aa>/<digest>.ans          one entry; <digest> hashes the whole key
+    <cache>/answers/<aa>/<digest>.ans.corrupt  an entry that failed its check
 
-Every entry holds its full key and a SHA-256 checksum of key + value. A read
-verifies both: an entry that is unreadable, of another key (a digest collision, a
-copied file) or whose checksum fails is never trusted: it is reported with
-:class:`AnswerCacheWarning`, set aside as ``*.corrupt`` and the caller computes the
-answer again. Entries are written atomically (temp file + rename,
-:mod:`pytest_chunkeval.util.files`), so concurrent processes (pytest-xdist workers,
-parallel CI jobs) see a whole entry or none; two processes storing the same key
-write the same answer and the last rename wins.
+An entry is checked as every cache entry is (``util/verified.py``: its header's
+SHA-256 of the digest and the payload), and its payload, the key's parts and the
+value as JSON, must name this key: an entry that fails is never trusted, it is
+reported with :class:`AnswerCacheWarning`, set aside as ``*.corrupt`` and the
+caller computes the answer again. Entries are written atomically, so concurrent
+processes (pytest-xdist workers, parallel CI jobs) see a whole entry or none;
+two processes storing the same key write the same answer and the last rename
+wins. Answers an earlier version stored (``*.json`` under a folder per role and
+answerer, with a checksum of their own) are not read: asked again once.
 
 Typical use (see :mod:`pytest_chunkeval.llm.batch` for asking many at once)::
 
@@ -51,21 +51,21 @@ import json
 import os
 import re
 import time
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from pytest_chunkeval.errors import ChunkevalWarning
-from pytest_chunkeval.util.files import atomic_write_text, ensure_cache_root
-from pytest_chunkeval.util.unwritable import refused_write, uncached_message
+from pytest_chunkeval.util.cache_kinds import verified_store
+from pytest_chunkeval.util.files import ensure_cache_root
+from pytest_chunkeval.util.verified import (
+    SET_ASIDE,
+    CacheWarning,
+    EntryRefused,
+    VerifiedStore,
+)
 
-FORMAT = "chunkeval-answer/1"
-ANSWERS_DIR = "answers"
-_IDENTITY_FILE = "identity.txt"
-_SUFFIX = ".json"
-_CORRUPT_SUFFIX = ".corrupt"
+FORMAT = "chunkeval-answer/2"
 LLM_ROLES = ("chunker", "generate", "judge", "relations")
 """The roles the package's LLM features ask under (``chunkeval cache clear
 --role`` takes these and any other role found in the cache)."""
@@ -73,9 +73,9 @@ LLM_ROLES = ("chunker", "generate", "judge", "relations")
 _ROLE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 
 
-class AnswerCacheWarning(ChunkevalWarning):
-    """A cached answer could not be trusted (corrupt, foreign key); it is set aside
-    and computed again."""
+AnswerCacheWarning = CacheWarning
+"""A cached answer could not be trusted (corrupt, foreign key): it is set aside
+and computed again (``util/verified.py``'s warning)."""
 
 
 def hash_input(value: Any) -> str:
@@ -157,62 +157,55 @@ class RoleInfo(TypedDict):
 
     entries: int
     bytes: int
-    corrupt: int
     identities: dict[str, int]
-
-
-def _checksum(record: dict[str, Any]) -> str:
-    body = {k: v for k, v in record.items() if k != "checksum"}
-    return hash_input(body)
-
-
-def _slug(identity: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9._@-]+", "_", identity).strip("._")[:60] or "answerer"
-    return f"{slug}-{hash_input(identity)[:12]}"
 
 
 class AnswerCache:
     """Verified, atomic, process-safe answers under ``<directory>/answers``.
 
     ``directory`` is the evaluation cache directory (the embedding cache's);
-    nothing is created until the first :meth:`put`.
+    ``store``: its ``answers`` entries when a ``CacheDir`` owns them
+    (``engine/cache_dir.py``). Nothing is created until the first :meth:`put`.
     """
 
     def __init__(
-        self, directory: str | os.PathLike[str], *, read_only: bool = False
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        store: VerifiedStore | None = None,
     ) -> None:
         self.directory = Path(directory)
-        self.root = self.directory / ANSWERS_DIR
+        self._store = store or verified_store(self.directory, "answers", read_only)
+        self._store.read_only = self._store.read_only or read_only
+        self.root = self._store.directory
         self.stats = AnswerStats()
-        self.read_only = read_only
+
+    @property
+    def read_only(self) -> bool:
         """Answers are read, never stored (a read-only cache directory)."""
+        return self._store.read_only
+
+    @read_only.setter
+    def read_only(self, value: bool) -> None:
+        self._store.read_only = value
 
     def __repr__(self) -> str:
         return f"AnswerCache({str(self.directory)!r})"
 
     def path(self, key: AnswerKey) -> Path:
         """Where the entry of ``key`` lives (whether or not it exists)."""
-        digest = key.digest()
-        return (
-            self.root / key.role / _slug(key.identity) / digest[:2] / (digest + _SUFFIX)
-        )
+        return self._store.path(key.digest())
 
     def get(self, key: AnswerKey) -> CachedAnswer | None:
         """The verified answer for ``key``, or None (missing or not trustworthy)."""
-        path = self.path(key)
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            self._miss(key)
-            return None
-        except OSError as exc:
-            self._distrust(path, f"unreadable ({exc})")
-            self._miss(key)
-            return None
-        problem, record = _verify(raw, key)
-        if problem is not None:
-            self._distrust(path, problem)
-            self._miss(key)
+        digest = key.digest()
+        present = self._store.path(digest).exists()
+        record = self._store.get(digest, lambda payload: _decode(payload, key))
+        if record is None:
+            self.stats.corrupt += present
+            self.stats.misses += 1
+            self.stats._count(key.role, False)
             return None
         self.stats.hits += 1
         self.stats._count(key.role, True)
@@ -220,7 +213,8 @@ class AnswerCache:
 
     def put(self, key: AnswerKey, value: Any) -> Path:
         """Store ``value`` (JSON-serializable) for ``key``; returns the entry's path
-        (nothing is written when the cache is read-only)."""
+        (nothing is written when the cache is read-only or its disk refused a
+        write: warned about once, ``util/verified.py``)."""
         record: dict[str, Any] = {
             "format": FORMAT,
             **key.as_dict(),
@@ -228,7 +222,7 @@ class AnswerCache:
             "value": value,
         }
         try:
-            record["checksum"] = _checksum(record)
+            text = json.dumps(record, ensure_ascii=False, sort_keys=True)
         except (TypeError, ValueError) as exc:
             raise TypeError(
                 f"answer for role {key.role!r} is not JSON-serializable: {exc}"
@@ -236,119 +230,72 @@ class AnswerCache:
         path = self.path(key)
         if self.read_only:
             return path
-        text = json.dumps(record, ensure_ascii=False, sort_keys=True)
-        try:
+        with contextlib.suppress(OSError):  # a refused write is the store's to tell
             ensure_cache_root(self.directory)
-            identity_file = path.parent.parent / _IDENTITY_FILE
-            if not identity_file.exists():
-                atomic_write_text(identity_file, key.identity + "\n")
-            atomic_write_text(path, text)
-        except OSError as exc:
-            if not refused_write(exc):
-                raise
-            self.read_only = True  # one warning, then answered and not stored
-            message = uncached_message(f"{key.role} answers", self.directory, exc)
-            warnings.warn(message, AnswerCacheWarning, stacklevel=3)
-            return path
-        self.stats.writes += 1
+        self._store.put(key.digest(), text.encode("utf-8", "surrogatepass"))
+        self.stats.writes += not self.read_only
         return path
-
-    def _miss(self, key: AnswerKey) -> None:
-        self.stats.misses += 1
-        self.stats._count(key.role, False)
-
-    def _distrust(self, path: Path, problem: str) -> None:
-        self.stats.corrupt += 1
-        warnings.warn(
-            f"{path}: cached answer not used ({problem}); it is set aside as "
-            f"{path.name}{_CORRUPT_SUFFIX} and computed again",
-            AnswerCacheWarning,
-            stacklevel=3,
-        )
-        with contextlib.suppress(OSError):  # another process may have moved it
-            os.replace(path, path.with_name(path.name + _CORRUPT_SUFFIX))
 
     # ----------------------------------------------------------------- listing
 
-    def _identity_dirs(
+    def _entries(
         self, role: str | None = None
-    ) -> Iterator[tuple[str, str, Path]]:
-        if not self.root.is_dir():
-            return
-        for role_dir in sorted(self.root.iterdir()):
-            if not role_dir.is_dir() or not _ROLE.match(role_dir.name):
-                continue
-            if role is not None and role_dir.name != role:
-                continue
-            for ident_dir in sorted(role_dir.iterdir()):
-                if not ident_dir.is_dir():
-                    continue
-                try:
-                    identity = (ident_dir / _IDENTITY_FILE).read_text("utf-8").strip()
-                except OSError:
-                    identity = ident_dir.name
-                yield role_dir.name, identity, ident_dir
+    ) -> Iterator[tuple[Path, dict[str, Any]]]:
+        """Every entry (of ``role``) that passes its check, with its record."""
+        for path in self._store.entries():
+            digest = path.name.removesuffix(self._store.suffix)
+            record = self._store.get(digest, _record)
+            if record is not None and role in (None, record.get("role")):
+                yield path, record
 
     def info(self) -> dict[str, RoleInfo]:
-        """Per role: entries, bytes, corrupt entries set aside, entries per identity."""
+        """Per role: entries, bytes, entries per identity."""
         result: dict[str, RoleInfo] = {}
-        for role, identity, path in self._identity_dirs():
-            info = result.setdefault(
-                role, RoleInfo(entries=0, bytes=0, corrupt=0, identities={})
-            )
-            count = 0
-            for entry in path.glob("*/*"):
-                with contextlib.suppress(FileNotFoundError):
-                    info["bytes"] += entry.stat().st_size
-                if entry.name.endswith(_CORRUPT_SUFFIX):
-                    info["corrupt"] += 1
-                elif entry.name.endswith(_SUFFIX) and not entry.name.startswith("."):
-                    count += 1
-            info["entries"] += count
-            info["identities"][identity] = info["identities"].get(identity, 0) + count
+        for path, record in self._entries():
+            role = str(record.get("role"))
+            info = result.setdefault(role, RoleInfo(entries=0, bytes=0, identities={}))
+            with contextlib.suppress(FileNotFoundError):
+                info["bytes"] += path.stat().st_size
+            info["entries"] += 1
+            identity = str(record.get("identity"))
+            info["identities"][identity] = info["identities"].get(identity, 0) + 1
         return result
 
+    def set_aside(self) -> int:
+        """Entries that failed their check, kept aside (whose role is not known)."""
+        return len(list(self.root.glob(f"*/*{self._store.suffix}{SET_ASIDE}")))
+
     def clear(self, role: str | None = None, identity: str | None = None) -> int:
-        """Delete the entries of one role / identity (all if None); returns how many
-        entries were removed. Only files the cache wrote are deleted."""
+        """Delete the entries of one role / identity (all if None, set-aside ones
+        too); returns how many entries were removed."""
+        if role is None and identity is None:
+            return self._store.clear()
         removed = 0
-        for _, ident, path in list(self._identity_dirs(role)):
-            if identity is not None and ident != identity:
-                continue
-            for entry in list(path.glob("*/*")):
-                name = entry.name
-                ours = name.endswith((_SUFFIX, _CORRUPT_SUFFIX)) or (
-                    name.startswith(".") and name.endswith(".tmp")
-                )
-                if not ours:
-                    continue
+        for path, record in list(self._entries(role)):
+            if identity is None or record.get("identity") == identity:
                 with contextlib.suppress(FileNotFoundError):
-                    entry.unlink()
-                    if name.endswith(_SUFFIX) and not name.startswith("."):
-                        removed += 1
-            for sub in list(path.iterdir()):
-                with contextlib.suppress(OSError):  # not empty: a concurrent writer
-                    sub.rmdir()
-            with contextlib.suppress(FileNotFoundError):
-                (path / _IDENTITY_FILE).unlink()
-            with contextlib.suppress(OSError):
-                path.rmdir()
+                    path.unlink()
+                    removed += 1
         return removed
 
 
-def _verify(raw: bytes, key: AnswerKey) -> tuple[str | None, dict[str, Any]]:
-    """(None, record) for an entry that is whole and of ``key``; else (why, {})."""
+def _record(payload: memoryview) -> dict[str, Any]:
+    """An entry's record (its checksum passed), else :class:`EntryRefused`."""
     try:
-        record = json.loads(raw.decode("utf-8"))
+        record = json.loads(bytes(payload).decode("utf-8", "surrogatepass"))
     except (UnicodeDecodeError, ValueError) as exc:
-        return f"not valid JSON: {exc}", {}
-    if not isinstance(record, dict):
-        return "not a JSON object", {}
-    if record.get("format") != FORMAT:
-        return f"format {record.get('format')!r}, expected {FORMAT!r}", {}
+        raise EntryRefused(f"not valid JSON: {exc}") from None
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise EntryRefused(f"not an answer of format {FORMAT!r}")
+    if "value" not in record:
+        raise EntryRefused("no value")
+    return record
+
+
+def _decode(payload: memoryview, key: AnswerKey) -> dict[str, Any]:
+    """The record of ``key``'s entry: whole, and stored for this very key."""
+    record = _record(payload)
     for name, expected in key.as_dict().items():
         if record.get(name) != expected:
-            return f"stored for another {name} ({record.get(name)!r})", {}
-    if "value" not in record or record.get("checksum") != _checksum(record):
-        return "checksum mismatch", {}
-    return None, record
+            raise EntryRefused(f"stored for another {name} ({record.get(name)!r})")
+    return record

@@ -91,9 +91,12 @@ CACHE_KINDS: tuple[CacheKind, ...] = (
     ),
     CacheKind(
         "answers",
-        "answers/*/*/*/*.json",
+        "answers/*/*.ans",
         "pytest_chunkeval.llm.answers",
-        "SHA-256 of the full key and the value; the key is stored and compared",
+        "SHA-256 of the key (role, answerer, prompt version, input) and the "
+        "answer; the key's parts are stored and compared",
+        magic=b"CEVANSW2",
+        what="LLM answers",
     ),
 )
 
@@ -101,7 +104,6 @@ METADATA_PATTERNS: tuple[str, ...] = (
     ".gitignore",
     "CACHEDIR.TAG",
     "*/identity.txt",
-    "answers/*/*/identity.txt",
     "*/.compact.lock",
 )
 """Files that only describe the cache (never read as results)."""
