@@ -27,6 +27,7 @@ from typing import Any
 
 from pytest_chunkeval.config.defaults import K
 from pytest_chunkeval.config.options import OPTIONS_BY_NAME, Settings
+from pytest_chunkeval.config.scoring import DEFAULT_COPIES, SCORING_RULES
 
 RESULT_SETTINGS: tuple[str, ...] = (
     "corpus",
@@ -168,6 +169,19 @@ class EvaluationSpec:
             raise TypeError(f"not result settings: {sorted(unknown)}")
         k_set = self.k_set or "k" in changes
         return dataclasses.replace(self, k_set=k_set, **changes)
+
+    def recorded(self, *, whole_retriever: bool = False) -> dict[str, Any]:
+        """What a result's configuration (a baseline's) records of this spec's
+        plain settings, after the components' labels (``engine/setup.py``): the
+        scoring rules, ``copies`` when not the default, ``k`` (a whole
+        retriever's: :attr:`score_k`) and a budget when there is one."""
+        out: dict[str, Any] = {"scoring_rules": SCORING_RULES}
+        if self.copies != DEFAULT_COPIES:
+            out["copies"] = self.copies
+        out["k"] = self.score_k if whole_retriever else self.k
+        if self.budget is not None:
+            out["budget"] = self.budget
+        return out
 
     @property
     def score_k(self) -> int | None:

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from pytest_chunkeval.config.scoring import DEFAULT_COPIES, SCORING_RULES, check_copies
+from pytest_chunkeval.config.scoring import check_copies
 from pytest_chunkeval.core.copies import ExcerptCopies
 from pytest_chunkeval.core.query_spans import QuerySpans
 from pytest_chunkeval.data.corpus import Corpus
@@ -235,16 +234,6 @@ def candidates_by_query(
     ):
         out[q].append((ids[d], s, e))
     return out
-
-
-def scoring_config(copies: str) -> dict[str, Any]:
-    """What a result's configuration records of its scoring rules: their version
-    and, when not the default, ``copies`` (absent for ``any``, so that only the
-    version tells results of the default apart)."""
-    config: dict[str, Any] = {"scoring_rules": SCORING_RULES}
-    if check_copies(copies) != DEFAULT_COPIES:
-        config["copies"] = copies
-    return config
 
 
 def _occurrences(

@@ -114,8 +114,6 @@ def evaluate(
     reranker = get_reranker(rerank) if rerank is not None else None
     config = setup.config(
         setup.chunker.name if setup.chunker is not None else "",
-        k=k,
-        **({"budget": budget} if budget is not None else {}),
         **(
             {"rerank": reranker.identity, "rerank_candidates": reranker.candidates}
             if reranker is not None

@@ -127,6 +127,7 @@ def score(
             cache=cache,
             copies=copies,
         )
+    setup = _with_call(setup, retrieved, k, locate=locate, judge=judge, repeats=repeats)
     asker = None
     if isinstance(retrieved, LocatedResults):
         retrieved = Answers((retrieved,))
@@ -144,6 +145,16 @@ def score(
     if asker is not None:
         result.probe = Probe(asker, retrieved, rescore, repeats)
     return result
+
+
+def _with_call(
+    setup: EvaluationSetup, retrieved: Any, k: int | None, **settings: Any
+) -> EvaluationSetup:
+    """``setup`` with this call's own settings in its spec (what the record
+    says): ``k`` when given (results located already: what they were cut to)."""
+    if k is None and isinstance(retrieved, LocatedResults):
+        k = retrieved.k
+    return setup.with_run(**settings, **({} if k is None else {"k": k}))
 
 
 def scored(
@@ -214,7 +225,7 @@ def _scored(
         )
     return build_result(
         label,
-        setup.config(label, k=located.k, **config),
+        setup.config(label, **config),
         setup.corpus,
         setup.queries,
         setup.units,

@@ -38,7 +38,7 @@ from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.registry import EMBEDDERS, get_embedder
 from pytest_chunkeval.engine.cache_dir import CacheDir, cache_at
 from pytest_chunkeval.engine.chunking import Chunking, excerpt_spans, unit_map
-from pytest_chunkeval.engine.copies import copies_for, scoring_config
+from pytest_chunkeval.engine.copies import copies_for
 from pytest_chunkeval.engine.records import judging_for
 from pytest_chunkeval.errors import DataError
 from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
@@ -235,14 +235,17 @@ class EvaluationSetup:
         return setup
 
     def config(self, name: str, **fields: Any) -> dict[str, Any]:
-        """The configuration a result records, named ``name`` (a chunker's name, a
-        retriever's label): the components, the data, the unit and the scoring
-        rules, then ``fields`` (``k``, ``budget``, ``extractor``...)."""
+        """The configuration a result records (its baseline's), named ``name`` (a
+        chunker's name, a retriever's label): the components by their labels,
+        the data, then the spec's settings (``EvaluationSpec.recorded``: scoring
+        rules, ``k``, budget...; a whole retriever's ``k`` is what it is scored
+        on), then ``fields``, what no setting says (a reranker's or an
+        extractor's identity)."""
         config: dict[str, Any] = {
             "chunker": name,
             "embedder": self.embedder_label,
             "store": self.store_label,
-            "unit": self.unit,
+            "unit": self.spec.unit,
             "tokenizer": self.tokenizer.name if self.tokenizer is not None else None,
             "corpus": self.corpus.name,
             "queries": self.queries.source or "queries",
@@ -251,7 +254,7 @@ class EvaluationSetup:
             config["embedder_identity"] = (
                 self.embedder.identity if self.embedder is not None else None
             )
-        config.update(scoring_config(self.copies))
+        config.update(self.spec.recorded(whole_retriever=self.store is None))
         config.update(fields)
         return config
 

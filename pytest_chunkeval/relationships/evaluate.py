@@ -136,7 +136,7 @@ def evaluate_relationships(
     k = _check_k(k)
     setup = EvaluationSetup.given_or_resolved(
         setup, chunker, corpus, queries, embedder, store, unit, tokenizer, cache, copies
-    )
+    ).with_run(k=k)  # this call's own settings: what the spec records
     chunker_obj = setup.chunker
     assert chunker_obj is not None
     extractor_obj = get_extractor(extractor)
@@ -155,7 +155,6 @@ def evaluate_relationships(
         chunker_obj.name,
         extractor=extractor if isinstance(extractor, str) else extractor_obj.identity,
         extractor_identity=extractor_obj.identity,
-        k=k,
         retrieves="relationships",
     )
     return result_of(
