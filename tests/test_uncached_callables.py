@@ -268,3 +268,17 @@ def test_relationships_on_a_function_embedder_are_embedded_every_time(
     switch.on = True
     warm, cold = related(tmp_path / "warm"), related(tmp_path / "cold")
     assert numbers(warm) == numbers(cold)
+
+
+def test_an_uncached_embedder_gives_what_the_cache_would(tmp_path: Path) -> None:
+    from pytest_chunkeval.embedders.registry import get_embedder
+
+    cache = EmbeddingCache(tmp_path)
+    function = get_embedder(lambda texts: HashingEmbedder().embed(texts))
+    texts = ["a b", "c d", "a b"]
+    assert np.array_equal(
+        cache.embed(function, texts), cache.embed(HashingEmbedder(), texts)
+    )
+    assert cache.embed(function, []).shape[0] == 0
+    assert cache.stats.misses == 4  # the function's 2 texts, the hashing ones
+    assert list(cache.info()) == [HashingEmbedder().identity]

@@ -159,7 +159,10 @@ class EmbeddingCache:
             self.stats.misses += len(unique_texts)
             every = list(range(len(unique_texts)))
             fresh = self._compute(embedder, None, unique_texts, [], every, progress)
-            return np.stack([fresh[i] for i in every])[inverse]
+            out = np.empty((len(every), _first_dim(fresh)), dtype=np.float32)
+            for i, vector in fresh.items():
+                out[i] = vector
+            return out[inverse]
         keys = [text_key(t) for t in unique_texts]
         store = self._store(identity)
         with store.lock:
