@@ -316,7 +316,8 @@ NOT_WORKING = (
 _PRELUDE = (
     "import functools\n"
     "import pytest\n"
-    "from pytest_chunkeval import assert_recall_at_least, assert_iou_at_least\n"
+    "from pytest_chunkeval import assert_recall_at_least\n"
+    "from pytest_chunkeval.assertions import assert_iou_at_least\n"
     "from test_docs_blocks_standins import *  # noqa: F403\n\n"
 )
 

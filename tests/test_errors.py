@@ -99,8 +99,8 @@ def test_families_and_their_bases() -> None:
     assert issubclass(UnavailableError, RuntimeError)
     assert issubclass(CheckFailed, AssertionError)
     assert issubclass(ChunkevalWarning, UserWarning)
-    # the package root exports them
-    for name in ("ChunkevalError", "ConfigError", "CheckFailed", "ChunkevalWarning"):
+    # the package root exports the roots (the families: pytest_chunkeval.errors)
+    for name in ("ChunkevalError", "ChunkevalWarning"):
         assert getattr(pytest_chunkeval, name) is getattr(errors, name)
 
 
@@ -118,7 +118,7 @@ def test_file_error_is_one_line_and_keeps_the_os_details(tmp_path) -> None:
 
 
 def test_constructor_arguments_are_config_errors() -> None:
-    from pytest_chunkeval import FixedTokenChunker
+    from pytest_chunkeval.chunkers import FixedTokenChunker
 
     with pytest.raises(ConfigError, match="chunk_overlap"):
         FixedTokenChunker(100, 100)

@@ -38,7 +38,7 @@ def test_core_modules_do_not_import_pytest() -> None:
     code = (
         "import sys\n"
         "import pytest_chunkeval.run.session, pytest_chunkeval.config.options\n"
-        "import pytest_chunkeval.run.summary, pytest_chunkeval.gate.assertions\n"
+        "import pytest_chunkeval.run.summary, pytest_chunkeval.assertions\n"
         "import pytest_chunkeval.hookspecs, pytest_chunkeval.engine.evaluate\n"
         "print(sorted(m for m in sys.modules if 'pytest' in m.split('.')[0]))\n"
     )

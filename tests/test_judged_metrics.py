@@ -208,7 +208,7 @@ def test_score_a_retriever_with_a_judge(corpus: Corpus, tmp_path: Path) -> None:
 
 
 def test_the_helper_checks_judged_relevance(corpus: Corpus, tmp_path: Path) -> None:
-    import pytest_chunkeval as chunkeval
+    from pytest_chunkeval import assertions
 
     result = run(
         corpus,
@@ -216,13 +216,13 @@ def test_the_helper_checks_judged_relevance(corpus: Corpus, tmp_path: Path) -> N
         tmp_path,
         judge=keyword_judge([]),
     )
-    chunkeval.assert_context_relevance_at_least(result, 0.1)
-    chunkeval.assert_context_relevance_at_least(result, 0.1, tokens=True)
+    assertions.assert_context_relevance_at_least(result, 0.1)
+    assertions.assert_context_relevance_at_least(result, 0.1, tokens=True)
     with pytest.raises(AssertionError, match="context_relevance"):
-        chunkeval.assert_context_relevance_at_least(result, 1.0)
+        assertions.assert_context_relevance_at_least(result, 1.0)
     plain = run(corpus, make_gt(corpus), tmp_path)
     with pytest.raises(ValueError, match="need a judge"):
-        chunkeval.assert_context_relevance_at_least(plain, 0.1)
+        assertions.assert_context_relevance_at_least(plain, 0.1)
 
 
 def make_gt(corpus: Corpus) -> QuerySet:

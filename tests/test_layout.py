@@ -2,13 +2,15 @@
 declared layering (docs/architecture.md#layering) and never form a cycle, at any
 level (an import inside a function is still a dependency); private names stay in
 their module; modules and functions stay small; every folder introduces itself;
-the public API is listed once in three agreeing places.
+the public API is small and each of its names written once.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import re
+from collections import Counter
 from functools import cache
 from pathlib import Path
 
@@ -371,40 +373,63 @@ def test_validators_raise_config_error_and_one_place_adapts_them() -> None:
     )
 
 
-def _public_api() -> tuple[set[str], set[str], set[str]]:
-    """The names in ``__all__``, ``_LAZY`` and the ``TYPE_CHECKING`` imports of
-    the package's ``__init__.py``."""
+PUBLIC_API_SIZE = 40
+"""At most this many names at the package's top level (docs/architecture.md)."""
+
+
+def _public_api() -> list[tuple[str, str]]:
+    """``(module, name)`` of each ``TYPE_CHECKING`` import of the package's
+    ``__init__.py``: the public API."""
     tree = _tree(PACKAGE / "__init__.py")
-    listed: set[str] = set()
-    lazy: set[str] = set()
-    stubs: set[str] = set()
+    found = []
     for node in tree.body:
-        if isinstance(node, ast.Assign | ast.AnnAssign):
-            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
-            name = target.id if isinstance(target, ast.Name) else ""
-            if name == "__all__":
-                listed = set(ast.literal_eval(node.value))  # type: ignore[arg-type]
-            elif name == "_LAZY":
-                lazy = set(ast.literal_eval(node.value))  # type: ignore[arg-type]
-        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
             for stmt in node.body:
-                if isinstance(stmt, ast.ImportFrom):
-                    stubs.update(a.asname or a.name for a in stmt.names)
-    return listed, lazy, stubs
+                assert isinstance(stmt, ast.ImportFrom), ast.unparse(stmt)
+                for alias in stmt.names:
+                    # ``X as X``: re-exported for type checkers (PEP 484)
+                    assert alias.asname == alias.name, ast.unparse(stmt)
+                    found.append((stmt.module or "", alias.name))
+    return found
 
 
-def test_the_public_api_is_listed_alike_three_times() -> None:
-    listed, lazy, stubs = _public_api()
-    assert listed, "no __all__ found"
-    assert listed == lazy, f"__all__ vs _LAZY: {sorted(listed ^ lazy)}"
-    assert listed == stubs, f"__all__ vs TYPE_CHECKING: {sorted(listed ^ stubs)}"
+def test_the_public_api_is_small_and_each_name_written_once() -> None:
+    import pytest_chunkeval
+
+    api = _public_api()
+    names = [name for _, name in api]
+    assert len(set(names)) == len(names), "a public name imported twice"
+    assert 0 < len(names) <= PUBLIC_API_SIZE, len(names)
+    # __all__ and the lazy table are read from the imports, not repeated
+    assert pytest_chunkeval.__all__ == sorted(names)
+    assert pytest_chunkeval._public() == {name: module for module, name in api}
+    # written once: an import (``X as X``), never again as a string or a name
+    written = Counter(
+        alias.name
+        for node in ast.walk(_tree(PACKAGE / "__init__.py"))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    )
+    for node in ast.walk(_tree(PACKAGE / "__init__.py")):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            written[node.value] += 1
+        elif isinstance(node, ast.Name):
+            written[node.id] += 1
+    again = {name: written[name] for name in names if written[name] != 1}
+    assert not again, f"public names written more than once: {again}"
+    # no public name from a private module
+    private = [
+        f"{m}.{n}" for m, n in api if any(p.startswith("_") for p in m.split("."))
+    ]
+    assert not private, private
 
 
 def test_every_public_name_resolves_from_its_module() -> None:
     import pytest_chunkeval
 
-    for name in pytest_chunkeval.__all__:
-        assert getattr(pytest_chunkeval, name) is not None, name
+    for module, name in _public_api():
+        value = getattr(pytest_chunkeval, name)
+        assert value is getattr(importlib.import_module(module), name), name
 
 
 KEY_MODULE = "pytest_chunkeval.engine.keys"
@@ -499,18 +524,20 @@ def test_the_key_check_finds_a_key_built_elsewhere() -> None:
 
 def test_every_threshold_metric_has_its_assertion_helper() -> None:
     """The metric table's threshold metrics (the marker's ``min_*``) each have an
-    ``assert_<metric>_at_least`` in the public API, one implementation for all."""
-    import pytest_chunkeval
-    from pytest_chunkeval.core.metric_names import thresholds
-    from pytest_chunkeval.gate.assertions import assert_metric_at_least
+    ``assert_<metric>_at_least`` in ``pytest_chunkeval.assertions``, one
+    implementation for all, and no other metric has one."""
+    from pytest_chunkeval import assertions
+    from pytest_chunkeval.core.metric_names import METRIC_TABLE, thresholds
 
     for metric in thresholds().values():
         name = f"assert_{metric}_at_least"
-        assert name in pytest_chunkeval.__all__, name
-        helper = getattr(pytest_chunkeval, name)
+        helper = getattr(assertions, name)
         assert helper.__name__ == name
+        assert helper.__module__ == "pytest_chunkeval.assertions"
         assert helper.__doc__, name
-    assert assert_metric_at_least.__module__ == "pytest_chunkeval.gate.assertions"
+    others = {f"assert_{m.name}_at_least" for m in METRIC_TABLE if not m.marker}
+    assert not others & set(vars(assertions)), others & set(vars(assertions))
+    assert assertions.assert_metric_at_least.__module__ == assertions.__name__
 
 
 # -- stores declare themselves ----------------------------------------------------

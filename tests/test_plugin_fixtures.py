@@ -532,7 +532,8 @@ def test_assertion_helper_failure_text(
 ) -> None:
     pytester.makepyfile(
         """
-        from pytest_chunkeval import assert_iou_at_least, share_at_least
+        from pytest_chunkeval import share_at_least
+        from pytest_chunkeval.assertions import assert_iou_at_least
 
         def test_iou(chunkeval):
             result = chunkeval.evaluate("recursive:60:0", k=1)

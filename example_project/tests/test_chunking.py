@@ -9,11 +9,8 @@ references. Thresholds sit a little below the values measured when they were set
 from __future__ import annotations
 
 import pytest
-from pytest_chunkeval import (
-    assert_iou_at_least,
-    assert_recall_at_least,
-    share_at_least,
-)
+from pytest_chunkeval import assert_recall_at_least, share_at_least
+from pytest_chunkeval.assertions import assert_iou_at_least
 
 OURS = "handbook:600"
 GENERIC = "recursive:200:0"

@@ -10,7 +10,8 @@ corpus).
 from __future__ import annotations
 
 import pytest
-from pytest_chunkeval import assert_precision_at_least, assert_recall_at_least
+from pytest_chunkeval import assert_recall_at_least
+from pytest_chunkeval.assertions import assert_precision_at_least
 
 
 @pytest.mark.chunkeval(min_recall=0.95, min_iou=0.08)

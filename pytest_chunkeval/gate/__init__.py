@@ -12,8 +12,8 @@ Stage: after the engine, before the reports. It reads as its flow:
   a report row's verdict (``outcome/rows.py``);
 - ``check.py``: one check, top to bottom (the one function to read first);
   ``store.py``: the session's checks (:class:`BaselineStore`);
-  ``tolerances.py``: what the gate allows (:class:`GateSettings`);
-  ``assertions.py``: the ``assert_*_at_least`` helpers.
+  ``tolerances.py``: what the gate allows (:class:`GateSettings`). The
+  ``assert_*_at_least`` helpers are the public module ``pytest_chunkeval.assertions``.
 
 May import: ``config/``, ``core/``, ``tokenizers/``, ``data/``, ``engine/``,
 ``util/`` and ``errors`` (see docs/architecture.md#layering).

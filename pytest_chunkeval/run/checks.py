@@ -61,7 +61,7 @@ def check_thresholds(
             "test produced no chunkeval result: request the chunkeval fixture and "
             "call chunkeval.evaluate(...) or chunkeval.score(...)"
         )
-    from pytest_chunkeval.gate.assertions import check_metric
+    from pytest_chunkeval.assertions import check_metric
 
     failures = []
     for metric, minimum in thresholds.items():

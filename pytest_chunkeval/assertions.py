@@ -1,8 +1,11 @@
-"""Assertion helpers on an :class:`~pytest_chunkeval.engine.results.EvalResult`.
+"""Assertion helpers on an :class:`~pytest_chunkeval.engine.results.EvalResult`:
+one ``assert_<metric>_at_least`` per threshold metric of the metric table
+(``core/metric_names.py``), all of them :func:`assert_metric_at_least`.
 
 ::
 
     from pytest_chunkeval import assert_recall_at_least, percentile, share_at_least
+    from pytest_chunkeval.assertions import assert_iou_at_least
 
     assert_recall_at_least(result, 0.80)                     # mean recall >= 0.80
     assert_recall_at_least(result, 0.50, statistic="p10")    # 10th percentile
@@ -13,6 +16,9 @@
 A failure raises ``AssertionError`` whose first line says the metric, statistic,
 observed and required values and the configuration, followed by the five worst
 queries: question, the excerpt text that was missed, and what was retrieved instead.
+
+May import: ``core/``, ``engine/`` (types only), ``util/`` and ``errors`` (see
+docs/architecture.md#layering).
 """
 
 from __future__ import annotations
