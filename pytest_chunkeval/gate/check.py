@@ -11,12 +11,14 @@
 4. :func:`decide`: repeat what the baseline found noisy, pair reworded
    questions, compare, check the anchor, confirm a regression by asking again
    (``comparison/``, ``outcome/checking.py``);
-5. record the outcome; raise the error that fails the test.
+5. record the outcome (a per-question item's with its question and numbers,
+   for its test function's decision at the session's end:
+   ``outcome/together.py``); raise the error that fails the test.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -102,6 +104,7 @@ def check_baseline(
             result, test, where, settings, row=row, per_question=per_question
         )
     command = session.command(test.nodeid)
+    question = result.queries[0].id if per_question and result.queries else ""
     read = read_for_check(
         where.read,
         nodeid=test.nodeid,
@@ -111,13 +114,15 @@ def check_baseline(
         found=where.why,
     )
     if isinstance(read, Refused):
-        session.record(read.outcome, row)
+        session.record(replace(read.outcome, question=question), row)
         raise read.error
     if read.table is not None:
         session.touched.add(absolute(read.table))
     outcome, failure = decide(
         read.baseline, result, test.nodeid, where.shown, settings, command, where.note
     )
+    if question:
+        outcome = replace(outcome, question=question, values=outcome.gated)
     outcome = session.record(outcome, row)
     if failure is not None:
         failure.path = where.read

@@ -27,6 +27,7 @@ from pytest_chunkeval.gate.files.writing import (
 from pytest_chunkeval.gate.outcome.checking import BaselineRegression
 from pytest_chunkeval.gate.outcome.outcomes import FAILED, CheckOutcome
 from pytest_chunkeval.gate.outcome.session_summary import summary_lines
+from pytest_chunkeval.gate.outcome.together import decided_together
 from pytest_chunkeval.gate.tolerances import GateSettings
 
 __all__ = ["UPDATE_COMMAND", "BaselineRegression", "BaselineStore"]
@@ -402,6 +403,19 @@ class BaselineStore:
         self.outcomes += [
             CheckOutcome.from_json(o) for o in payload.get("outcomes", [])
         ]
+
+    def decide_items(self) -> list[CheckOutcome]:
+        """At the session's end (the controller, every worker merged): each
+        test function's per-question items decided together, recorded; those
+        that fail the run (gate/outcome/together.py). Update mode decides
+        nothing."""
+        if self.update:
+            return []
+        together = decided_together(
+            self.outcomes, self.gate, self.collected, self.command
+        )
+        self.outcomes += together
+        return [o for o in together if o.status in FAILED]
 
     def failed(self) -> bool:
         """True when some check failed (regressed, missing, corrupt...)."""

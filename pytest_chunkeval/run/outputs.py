@@ -79,6 +79,9 @@ class SessionEnd:
     unused_items: list[Path] = field(default_factory=list)
     """Of ``unused``, per-question items' files (their question is gone): they
     fail the run whatever ``fail_unused`` says."""
+    together: list[str] = field(default_factory=list)
+    """Per-question items that regressed together (gate/outcome/together.py):
+    each item passed, the run fails."""
     baselines: list[str] = field(default_factory=list)
     """The baseline store's summary lines."""
     written: list[str] = field(default_factory=list)
@@ -97,6 +100,7 @@ class SessionEnd:
         return (
             bool(self.errors)
             or bool(self.unused_items)
+            or bool(self.together)
             or (self.fail_unused and bool(self.unused))
         )
 

@@ -352,6 +352,7 @@ class ChunkevalSession:
             unused=unused,
             fail_unused=self.settings.fail_unused,
             unused_items=item_files(unused),
+            together=[o.message for o in store.decide_items()],
         )
         rows = self.summary_rows()
         session_verdicts(

@@ -309,6 +309,7 @@ def render_end(end: SessionEnd | None) -> list[str]:
         return []
     lines = [f"verdict: {end.headline}"] if end.headline else []
     lines += group_passed_items(end.baselines)
+    lines += [f"FAILED {message}" for message in end.together]
     if end.fail_unused and end.unused:
         lines.append(FAIL_UNUSED_HINT)
     elif end.unused_items:

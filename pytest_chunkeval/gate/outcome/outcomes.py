@@ -49,7 +49,10 @@ class CheckOutcome:
     result, ``gated`` and ``flips`` what the comparison found (when it ran),
     ``changes`` what else differs from the baseline (None: nothing), ``noise``
     the questions whose change float drift explains, ``reason`` why it was not
-    compared (replacing the status table's)."""
+    compared (replacing the status table's). A per-question item's check names
+    its ``question`` and keeps its own numbers in ``values`` (``gated`` may be
+    dropped: a flip is the item's verdict), for its test function's decision
+    at the end of the session (gate/outcome/together.py)."""
 
     nodeid: str
     path: str
@@ -61,6 +64,8 @@ class CheckOutcome:
     changes: BaselineChanges | None = None
     reason: str = ""
     noise: tuple[NoiseNote, ...] = ()
+    question: str = ""
+    values: tuple[GatedMetric, ...] = ()
 
     @property
     def verdict(self) -> Verdict:
@@ -87,6 +92,10 @@ class CheckOutcome:
             data["flips"] = self.flips.to_json()
         if self.changes is not None:
             data["changes"] = self.changes.to_json()
+        if self.question:
+            data["question"] = self.question
+        if self.values:
+            data["values"] = [g.to_json() for g in self.values]
         return data
 
     @classmethod
@@ -103,4 +112,6 @@ class CheckOutcome:
             None if changes is None else BaselineChanges.from_json(changes),
             str(data.get("reason", "")),
             tuple(NoiseNote.from_json(n) for n in data.get("noise", [])),
+            str(data.get("question", "")),
+            tuple(GatedMetric.from_json(g) for g in data.get("values", [])),
         )

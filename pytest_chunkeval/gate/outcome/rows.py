@@ -139,7 +139,13 @@ def row_verdicts(
         ]
         found = worst_verdict(_verdict(o) for o in mine)
         chosen = [o for o in mine if _verdict(o) == found]
-        detail = next((o for o in chosen if o.gated), chosen[0] if chosen else None)
+        # the numbers of the check of the most questions (a whole-set test's,
+        # per-question items decided together), the first in order of those
+        detail = max(
+            (o for o in chosen if o.gated),
+            key=lambda o: max(g.n for g in o.gated),
+            default=chosen[0] if chosen else None,
+        )
         if detail is not None:  # the check whose numbers the row shows: named first
             chosen = [detail, *(o for o in chosen if o is not detail)]
         noise = {n.id: n for o in mine for n in o.noise}

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pytest_chunkeval.gate.outcome.outcomes import OUTCOMES, CheckOutcome
+from pytest_chunkeval.gate.outcome.together import quiet
 
 LISTED = frozenset(
     {"ok", "noisy", "improved", "predates", "updated", "created", "not recorded"}
@@ -26,6 +27,7 @@ def summary_lines(
 ) -> list[str]:
     """Counts, the listed outcomes' messages, ``notes`` (files written beside
     the checks' own), and the files removed or unused."""
+    outcomes = [o for o in outcomes if not quiet(o)]
     if not outcomes and not unused and not removed and not notes:
         return []
     counts: dict[str, int] = {}
