@@ -91,3 +91,13 @@ def test_the_json_keeps_its_schema_and_reads_old_records() -> None:
     assert written["recall"] is None
     assert written["scores"] == dict.fromkeys(names(RELATIONSHIP), 0.5)
     assert QueryRecord.from_json(written) == rel
+
+
+def test_every_judged_metric_of_the_table_has_its_formula() -> None:
+    from pytest_chunkeval.core.metric_names import JUDGED
+    from pytest_chunkeval.judging.relevance import Relevance
+    from pytest_chunkeval.judging.score import ABSENT
+
+    fields = {f.name for f in dataclasses.fields(Relevance)}
+    assert set(names(JUDGED)) <= fields
+    assert set(ABSENT.scores) == set(names(JUDGED))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,25 +32,17 @@ from pytest_chunkeval.judging.run import Judging
 
 @dataclass(frozen=True)
 class JudgedQuery:
-    """One query's judged spans (corpus coordinates) and its two measures (NaN
-    when the judge gave no usable answer)."""
+    """One query's judged spans (corpus coordinates) and its judged metrics by name
+    (NaN when the judge gave no usable answer)."""
 
     judged: tuple[SpanTuple, ...]
-    context_relevance: float
-    context_relevance_tokens: float
-
-    @property
-    def ok(self) -> bool:
-        return not math.isnan(self.context_relevance)
+    scores: Mapping[str, float]
 
     def metric(self, name: str) -> float:
-        if name not in CR_METRICS:
-            raise KeyError(name)
-        value: float = getattr(self, name)
-        return value
+        return self.scores[name]
 
 
-ABSENT = JudgedQuery((), math.nan, math.nan)
+ABSENT = JudgedQuery((), dict.fromkeys(CR_METRICS, math.nan))
 
 
 @dataclass(frozen=True)
@@ -96,8 +89,8 @@ def judge_retrieved(
             continue
         judged = judged_corpus_spans(judgment, spans, offsets)
         r = context_relevance(spans, judged, texts, units)
-        out.append(
-            JudgedQuery(tuple(judged), r.context_relevance, r.context_relevance_tokens)
-        )
+        # each judged metric of the table is the field of its name (relevance.py)
+        scores = {m: float(getattr(r, m)) for m in CR_METRICS}
+        out.append(JudgedQuery(tuple(judged), scores))
     seconds = time.perf_counter() - started
     return Judged(judging.judge.identity, tuple(out), seconds)
