@@ -192,3 +192,62 @@ def test_copies_search_with_a_prefilter_finds_every_occurrence(
             needles.append(text[lo : lo + data.draw(st.integers(1, 60))])
     got = [found.tolist() for found in find_occurrences(texts, needles)]
     assert got == reference_occurrences(texts, needles)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    texts=st.lists(
+        # stop words, repeated and capitalised words, empty and stop-word-only texts
+        st.lists(
+            st.sampled_from([*WORDS, "the", "and", "Pump", "VALVE", "a", "x1"]),
+            max_size=8,
+        ).map(" ".join),
+        min_size=1,
+        max_size=30,
+    ).filter(lambda texts: any(texts)),
+    questions=st.lists(
+        st.lists(st.sampled_from([*WORDS, "the", "Oil"]), max_size=3).map(" ".join),
+        min_size=1,
+        max_size=6,
+    ),
+    lower=st.booleans(),
+    stopwords=st.sampled_from(["en", "none"]),
+    stem=st.sampled_from(["none", "english"]),
+    method=st.sampled_from(["lucene", "robertson", "atire", "bm25l", "bm25+"]),
+)
+def test_bm25_index_from_ids_scores_as_the_index_from_strings(
+    texts: list[str],
+    questions: list[str],
+    lower: bool,
+    stopwords: str,
+    stem: str,
+    method: str,
+) -> None:
+    """The index built from bm25s-style ids (stores/bm25.py tokenize_ids) scores
+    every chunk bitwise as the one built from bm25s.tokenize's strings did."""
+    bm25s = pytest.importorskip("bm25s")
+    if stem != "none":
+        pytest.importorskip("Stemmer")
+    from pytest_chunkeval.stores import bm25
+
+    store = bm25.BM25Store(lower=lower, stopwords=stopwords, stem=stem, method=method)
+    tokens_before = store.tokenize(texts)
+    if not any(tokens_before):  # bm25s cannot index a corpus without a term
+        return
+    before = bm25s.BM25(k1=store.k1, b=store.b, method=store.method)
+    before.index(tokens_before, show_progress=False)
+    now = store.index_texts(texts)
+    if stem == "none":  # the same ids as bm25s.tokenize's, the same vocabulary
+        made = bm25s.tokenize(
+            texts,
+            lower=lower,
+            stopwords="en" if stopwords == "en" else None,
+            show_progress=False,
+        )
+        got = store.tokenize_ids(texts)
+        assert got.ids == made.ids
+        assert got.vocab == made.vocab
+    for tokens in store.tokenize(questions):
+        if tokens:
+            want = before.get_scores(tokens)
+            np.testing.assert_array_equal(now._model.get_scores(tokens), want)

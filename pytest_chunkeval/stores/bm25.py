@@ -11,6 +11,7 @@ words are all unknown (or all stop words) retrieves fewer than ``k`` chunks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,6 +26,8 @@ BLOCK_BYTES = 4 << 20
 """Scores of one block of questions (float32, every chunk)."""
 _POSITIVE = float(np.nextafter(np.float32(0), np.float32(1)))
 """The smallest positive float32: a chunk must score above 0 to be returned."""
+TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+"""bm25s.tokenize's default pattern: words of two or more word characters."""
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 STOPWORDS = ("en", "none")
 
@@ -91,7 +94,9 @@ class BM25Index:
         if self.size:
             bm25s = _bm25s()
             self._model = bm25s.BM25(k1=store.k1, b=store.b, method=store.method)
-            self._model.index(store.tokenize(texts), show_progress=False)
+            # ids and vocabulary as bm25s.tokenize makes them: the index skips its
+            # own pass turning strings into ids (the same scores, bitwise)
+            self._model.index(store.tokenize_ids(texts), show_progress=False)
 
     def __len__(self) -> int:
         return self.size
@@ -198,6 +203,34 @@ class BM25Store:
             show_progress=False,
         )
         return tokens
+
+    def tokenize_ids(self, texts: Sequence[str]) -> Any:
+        """``bm25s.tokenize(texts, ..., return_ids=True)``: each text's term ids
+        and the vocabulary (a term's id: its first occurrence's rank). Without a
+        stemmer the same loop as bm25s's, without its per-text stop-word set and
+        progress bar (docs/performance.md, "Search at the floor")."""
+        bm25s = _bm25s()
+        if self._stemmer is not None:
+            return bm25s.tokenize(
+                list(texts),
+                lower=self.lower,
+                stopwords="en" if self.stopwords == "en" else None,
+                stemmer=self._stemmer,
+                return_ids=True,
+                show_progress=False,
+            )
+        from bm25s.stopwords import STOPWORDS_EN
+
+        split = re.compile(TOKEN_PATTERN).findall
+        stop = frozenset(STOPWORDS_EN if self.stopwords == "en" else ())
+        vocab: dict[str, int] = {}
+        ids: list[list[int]] = []
+        for text in texts:
+            words = split(text.lower() if self.lower else text)
+            ids.append(
+                [vocab.setdefault(w, len(vocab)) for w in words if w not in stop]
+            )
+        return bm25s.tokenization.Tokenized(ids=ids, vocab=vocab)
 
     def index_texts(self, texts: Sequence[str]) -> BM25Index:
         return BM25Index(self, list(texts))
