@@ -5,6 +5,7 @@ with a ``DeprecationWarning`` naming where it is now."""
 from __future__ import annotations
 
 import importlib
+import re
 
 import pytest
 
@@ -73,3 +74,17 @@ def test_every_assertion_helper_is_in_the_assertions_module() -> None:
         pytest_chunkeval.Store
         is importlib.import_module("pytest_chunkeval.stores").Store
     )
+
+
+def test_the_docs_name_the_whole_public_api() -> None:
+    # docs/index.md, "The Python API": its count and every name, kept in step
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "index.md"
+    section = page.read_text(encoding="utf-8").split("## The Python API", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    count = re.search(r"`pytest_chunkeval` itself names (\d+) things", section)
+    assert count is not None
+    assert int(count[1]) == len(pytest_chunkeval.__all__)
+    named = set(re.findall(r"`(\w+)`", section))
+    assert set(pytest_chunkeval.__all__) <= named, set(pytest_chunkeval.__all__) - named
