@@ -9,7 +9,7 @@ import pytest
 
 from pytest_chunkeval.config.tolerances import Tolerance
 from pytest_chunkeval.core.locate import clip
-from pytest_chunkeval.core.metric_names import format_change
+from pytest_chunkeval.core.metric_names import format_change, format_pair
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
@@ -43,6 +43,12 @@ def test_a_change_is_the_difference_of_the_values_shown(
     shown: tuple[str, str, str],
 ) -> None:
     assert format_change(before, after, delta) == shown
+
+
+def test_two_values_that_differ_never_read_the_same() -> None:
+    assert format_pair(0.07096, 0.07104) == ("7.096", "7.104")  # was 7.10 -> 7.10
+    assert format_pair(0.0917, 0.2743) == ("9.17", "27.43")
+    assert format_pair(0.5, 0.5) == ("50.00", "50.00")
 
 
 def test_the_reports_cell_shows_a_change_its_values_add_up_to() -> None:

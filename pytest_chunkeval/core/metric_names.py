@@ -284,6 +284,16 @@ def format_change(
     return (format_points(before), format_points(after), format_points(change, True))
 
 
+def format_pair(before: float, after: float) -> tuple[str, str]:
+    """Two values in points, with two decimals unless those show a change as no
+    change (``7.096 -> 7.104``, never ``7.10 -> 7.10``)."""
+    for digits in range(2, MAX_CHANGE_DIGITS + 1):
+        shown = format_percent(before, digits), format_percent(after, digits)
+        if shown[0] != shown[1] or before == after:
+            break
+    return shown
+
+
 def format_interval(low: float | None, high: float | None) -> str:
     """A confidence interval in signed points (``[-27.11, -2.53]``); ``-`` when
     there is none (mean mode)."""

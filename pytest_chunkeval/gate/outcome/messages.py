@@ -8,7 +8,11 @@ from typing import TYPE_CHECKING
 
 from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.core.locate import clip
-from pytest_chunkeval.core.metric_names import format_change, format_interval
+from pytest_chunkeval.core.metric_names import (
+    format_change,
+    format_interval,
+    format_pair,
+)
 from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.util.text import plural
 
@@ -396,6 +400,6 @@ def what_changed(
             before = old.metrics[metric].mean
             after = round(result.metrics[metric].mean, MEAN_DECIMALS)
             if not (math.isnan(before) or math.isnan(after)) and before != after:
-                shown = format_change(before, after)
+                shown = format_pair(before, after)
                 moved.append(f"{metric} {shown[0]} -> {shown[1]}")
     return f": {', '.join(moved)}" if moved else ""
