@@ -65,7 +65,13 @@ def _search() -> object:
     # ties by content (scoring rules 3): keys from made-up texts, another order
     # than the rows'
     ties = content_ties([f"row {i}" for i in range(len(vectors))])  # 5 before 3
+    # mathematically equal cosines a float32 product rounds apart (one vector's
+    # components rotated, a uniform query): ranked in float64, they tie
+    rotated = np.stack([np.roll(vectors[0], s) for s in range(8)])
+    uniform = np.full((1, 8), 8**-0.5, dtype=np.float32)
+    rotations = get_store("exact").index("golden", rotated)  # type: ignore[union-attr]
     return {
+        "exact_float_ties": np.asarray(rotations.search(uniform, 8)).tolist(),
         "exact": np.asarray(exact.search(queries, 5)).tolist(),
         "bm25": np.asarray(bm25.search_texts(QUESTIONS, 4)).tolist(),
         "exact_ties": np.asarray(exact.search(queries, 12, ties=ties)).tolist(),

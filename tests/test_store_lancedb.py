@@ -32,8 +32,7 @@ def test_without_index_gives_the_exact_stores_per_question_results(tmp_path):
         found = per_question(store, tmp_path)
     finally:
         store.close()
-    assert [row[2:] for row in found] == [row[2:] for row in exact]
-    assert sum(a == b for a, b in zip(exact, found, strict=True)) >= len(exact) - 2
+    assert found == exact  # every question's rows and metrics, ties included
 
 
 def test_ann_indexes_are_built_and_searched():

@@ -19,6 +19,7 @@ from pytest_chunkeval.stores._base import (
     check_search,
     empty_result,
 )
+from pytest_chunkeval.stores._candidates import RerankedIndex
 from pytest_chunkeval.stores._topk import TopK
 
 # Scores of one tile of questions x chunks: bounds memory for any corpus size.
@@ -161,9 +162,18 @@ class ExactStore:
         """The type, its one setting and numpy's version (its products)."""
         return f"exact@numpy-{np.__version__}?block_bytes={self.block_bytes}"
 
-    def index(self, key: str, vectors: FloatArray) -> ExactIndex:
-        """Keep ``vectors`` in memory (no copy when already contiguous float32)."""
-        return ExactIndex(vectors, block_bytes=self.block_bytes)
+    def index(self, key: str, vectors: FloatArray) -> RerankedIndex:
+        """Keep ``vectors`` in memory (no copy when already contiguous float32).
+
+        Every search scores every vector by tiles in float32 (:class:`ExactIndex`)
+        and its best rows are ranked again as every engine store's candidates
+        are (stores/_candidates.py): the cosine summed in float64, rounded once,
+        equal ones by the tie rule. Two chunks whose cosines are mathematically
+        equal then tie whatever the BLAS library's or the tile's rounding, and
+        an exact configuration of any engine returns exactly these rows
+        (docs/stores.md, "Test your production index")."""
+        exact = ExactIndex(vectors, block_bytes=self.block_bytes)
+        return RerankedIndex(exact.vectors, exact.search)
 
     def __repr__(self) -> str:
         return "ExactStore()"
