@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.plugin_project import run, write_project
@@ -86,3 +87,46 @@ def test_a_judge_scores_it(tmp_path: Path) -> None:
     )
     assert judged.unscored == ()
     assert unscored_text([judged.to_json(details=False)]) == ""
+
+
+def test_chunkeval_eval_names_it_once(tmp_path: Path, capsys: Any) -> None:
+    from support.cli_project import eval_args
+    from support.cli_project import write_project as write_cli_project
+
+    from pytest_chunkeval.cli.main import main
+
+    write_cli_project(tmp_path)
+    queries = tmp_path / "queries.jsonl"
+    record = {"id": "q-open", "question": "Why?", "doc_id": "a.md", "excerpts": []}
+    queries.write_text(queries.read_text() + json.dumps(record) + "\n")
+    argv = eval_args(tmp_path, "--chunker", "recursive:20:0", "--chunker", "fixed:8:0")
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("not scored") == 1, out
+    assert (
+        "not scored: no excerpts and no judge: 1 question of queries.jsonl (q-open)"
+        in out
+    )
+
+
+def test_its_own_item_says_why_it_fails(pytester: pytest.Pytester) -> None:
+    """A per-question item of such a question read 'recall undefined < 0.5'."""
+    _with_open_question(pytester.path)
+    pytester.makepyfile(
+        test_items="""
+import pytest
+
+
+@pytest.mark.chunkeval(per_question=True, min_question_recall=0.5)
+def test_q(chunkeval):
+    chunkeval.evaluate("recursive:30:0")
+"""
+    )
+    done = run(pytester)
+    done.assert_outcomes(passed=6, failed=1)
+    done.stdout.fnmatch_lines(
+        [
+            "question q-open *: recall undefined < 0.5 "
+            "(not scored: no excerpts and no judge)"
+        ]
+    )

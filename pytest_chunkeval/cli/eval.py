@@ -117,6 +117,7 @@ def run_eval(args: argparse.Namespace) -> int:
     corpus, queries = load_data(args, config)
 
     from pytest_chunkeval.engine.cache_dir import open_cache
+    from pytest_chunkeval.engine.labels import unscored_text
     from pytest_chunkeval.reporting.table import loss_lines, results_table
     from pytest_chunkeval.util.files import atomic_write_text
     from pytest_chunkeval.util.json_text import outline_json
@@ -145,6 +146,9 @@ def run_eval(args: argparse.Namespace) -> int:
         + f", unit {unit}"
     )
     print(results_table(results, args.metric))
+    unscored = unscored_text(r.to_json(details=False) for r in results)
+    if unscored:  # docs/formats.md: named once
+        print(unscored)
     if args.loss:
         print("where recall is lost (points of recall):")
         for line in loss_lines(results):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from pytest_chunkeval.config.evaluation import EvaluationSpec
 from pytest_chunkeval.core.locate import preview
+from pytest_chunkeval.engine.labels import UNSCORED
 from pytest_chunkeval.run.marker import MarkerOptions
 
 if TYPE_CHECKING:
@@ -161,6 +162,8 @@ def _below(
         f"question {record.id} {preview(record.question, 70)} [{result.label}]: "
         f"{metric} {shown} < {minimum:g}"
     )
+    if record.id in result.unscored:  # docs/formats.md
+        head += f" ({UNSCORED})"
     return "\n".join([head, *_evidence(result, record)])
 
 
