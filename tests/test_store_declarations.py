@@ -185,3 +185,23 @@ def test_engine_stores_give_the_cosines_they_ranked_by():
     rows, scores = index.search_scored(queries, 45)  # past the end: -1 and NaN
     assert np.isnan(scores[rows < 0]).all()
     assert (rows[:, 40:] == -1).all()
+
+
+def test_a_spec_is_built_once_for_what_a_baseline_records():
+    built = []
+
+    def factory(rest):
+        built.append(rest)
+        return OwnStore("mine+http://10.0.0.7:9000", portable_name="mine")
+
+    restore = STORES.snapshot()
+    try:
+        STORES.register("mine", factory)
+        assert portable_spec("mine") == portable_spec("mine") == "mine"
+        assert len(built) == 1
+        # another factory under the name: built again
+        STORES.register("mine", lambda rest: OwnStore("mine", portable_name="m2"))
+        assert portable_spec("mine") == "m2"
+    finally:
+        restore()
+    assert portable_spec("mine") == "mine"  # no longer registered: kept as it is

@@ -263,14 +263,21 @@ def reference_store() -> Store:
     return ExactStore()
 
 
+_PORTABLE: dict[str, str] = {}
+STORES.on_change(_PORTABLE.clear)
+
+
 def portable_spec(spec: str) -> str:
     """What a baseline records of the store ``spec`` names: its
     :func:`portable_name` (``chroma:/home/ann/db`` is ``chroma``,
-    ``qdrant+http://h:6333?m=8`` is ``qdrant?index=hnsw&m=8...``). Building a
-    store connects to nothing; a spec that names no store here (an older
-    baseline's, a store registered by a plugin not loaded) is kept as it is."""
-    try:
-        store = STORES.create(spec)
-    except (ChunkevalError, ValueError, TypeError):
-        return spec
-    return portable_name(store)
+    ``qdrant+http://h:6333?m=8`` is ``qdrant?index=hnsw&m=8...``), built once
+    per spec. Building a store connects to nothing; a spec that names no store
+    here (an older baseline's, a store registered by a plugin not loaded) is
+    kept as it is."""
+    if spec not in _PORTABLE:
+        try:
+            store = STORES.create(spec)
+        except (ChunkevalError, ValueError, TypeError):
+            return spec
+        _PORTABLE[spec] = portable_name(store)
+    return _PORTABLE[spec]
