@@ -58,6 +58,7 @@ def test_option_table_is_complete_and_prefixed() -> None:
         "gate_mode",
         "gate_confidence",
         "max_left_out",
+        "gate_by",
         "fail_unused",
         "repeats",
         "history",

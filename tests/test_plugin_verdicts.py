@@ -84,11 +84,11 @@ def test_every_report_shows_the_regression_first(
     assert re.search(r"recursive:30:0\s+passed\s+-\s+50\s", summary), summary
     block = summary.split("against the baseline", 1)[1].splitlines()
     assert re.match(
-        r"test\s+metric\s+verdict\s+baseline\s+now\s+change\s+95% CI", block[1]
+        r"test\s+metric\s+verdict\s+baseline\s+now\s+change\s+SE\s+95% CI", block[1]
     )
     assert re.match(
         r"test_rag\.py::test_rag\s+recall\s+REGRESSED\s+100\.00\s+33\.33\s+-66\.67\s+"
-        r"\[-\d+\.\d\d, -\d+\.\d\d\]$",
+        r"0\.00\s+\[-\d+\.\d\d, -\d+\.\d\d\]$",
         block[2],
     ), summary
     steady = next(i for i, line in enumerate(block) if "::test_steady" in line)

@@ -62,6 +62,7 @@ OTHER_SETTINGS: Mapping[str, str] = {
     "gate_mode": "the gate: how a result is compared, not the result",
     "gate_confidence": "the gate: how a result is compared, not the result",
     "max_left_out": "the gate: how much of a baseline a comparison may leave out",
+    "gate_by": "the gate: what fails a check, not the result",
     "fail_unused": "the gate: unused baseline files",
     "history": "an output file",
     "json": "an output file",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pytest_chunkeval.config.option import Option
 from pytest_chunkeval.config.values import (
     parse_confidence,
+    parse_gate_by,
     parse_gate_mode,
     parse_max_left_out,
     parse_path,
@@ -68,6 +69,15 @@ GATE_OPTIONS: tuple[Option, ...] = (
         parse_max_left_out,
         metavar="SHARE",
         default_text="0: every baseline question is compared",
+    ),
+    Option(
+        "gate_by",
+        "What fails a check: 'set' (the whole set's mean change; documents whose "
+        "drop is beyond their own tolerance are named in every report) or "
+        "'document' (such a document fails the check too).",
+        parse_gate_by,
+        metavar="WHAT",
+        default_text="set",
     ),
     Option(
         "fail_unused",

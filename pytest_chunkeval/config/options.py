@@ -280,6 +280,7 @@ class Settings:
     gate_mode: str | None = None
     gate_confidence: float | None = None
     max_left_out: float | None = None
+    gate_by: str | None = None
     fail_unused: bool = False
     repeats: int | None = None
     # Output files, as absolute paths (resolved against rootdir).

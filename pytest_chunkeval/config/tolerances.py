@@ -210,3 +210,19 @@ def parse_gate_mode(text: str) -> str:
             f"bad gate mode {text!r}; expected one of {', '.join(GATE_MODES)}"
         )
     return value
+
+
+GATE_BY: tuple[str, ...] = ("set", "document")
+"""What a check fails on (docs/baselines.md, "Documents"): ``set``, the whole
+set's mean (documents beyond their own tolerance are named); ``document``,
+also any document beyond its own tolerance."""
+
+
+def parse_gate_by(text: str) -> str:
+    """``set`` or ``document``."""
+    value = text.strip().lower()
+    if value not in GATE_BY:
+        raise ConfigError(
+            f"bad chunkeval_gate_by {text!r}; expected one of {', '.join(GATE_BY)}"
+        )
+    return value

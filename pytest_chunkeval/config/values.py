@@ -159,6 +159,13 @@ def parse_max_left_out(value: str) -> float:
     return parse_share(value)
 
 
+def parse_gate_by(value: str) -> str:
+    """``set`` or ``document``: see :func:`.config.tolerances.parse_gate_by`."""
+    from pytest_chunkeval.config.tolerances import parse_gate_by as parse
+
+    return parse(value)
+
+
 def parse_confidence(value: str) -> float:
     """``95%``, ``95`` or ``0.95`` -> 0.95."""
     from pytest_chunkeval.config.tolerances import parse_confidence as parse

@@ -11,7 +11,9 @@
 4. :func:`decide`: repeat what the baseline found noisy, pair reworded
    questions, compare, check the anchor, confirm a regression by asking again
    (``comparison/``, ``outcome/checking.py``);
-5. record the outcome (a per-question item's with its question and numbers,
+5. record the outcome and, when the gate repeated the result, that result as
+   its row's (the reports show what was decided); a per-question item's
+   outcome with its question and numbers,
    for its test function's decision at the session's end:
    ``outcome/together.py``); raise the error that fails the test.
 """
@@ -83,6 +85,8 @@ class Session(Protocol):
 
     def record(self, outcome: CheckOutcome, row: str = "") -> CheckOutcome: ...
 
+    def repeated(self, row: str, result: EvalResult) -> None: ...
+
 
 def check_baseline(
     session: Session,
@@ -118,9 +122,11 @@ def check_baseline(
         raise read.error
     if read.table is not None:
         session.touched.add(absolute(read.table))
-    outcome, failure = decide(
+    outcome, failure, used = decided(
         read.baseline, result, test.nodeid, where.shown, settings, command, where.note
     )
+    if used is not result and row and not per_question:
+        session.repeated(row, used)  # the row shows the repeated result
     if question:
         outcome = replace(outcome, question=question, values=outcome.gated)
     outcome = session.record(outcome, row)
@@ -147,6 +153,23 @@ def decide(
     A retriever the baseline found noisy is repeated first; one that looked
     deterministic is asked again before it is reported regressed
     (docs/baselines.md, "Repeats")."""
+    outcome, failure, _ = decided(
+        baseline, result, nodeid, shown, settings, command, note
+    )
+    return outcome, failure
+
+
+def decided(
+    baseline: Baseline,
+    result: EvalResult,
+    nodeid: str,
+    shown: str,
+    settings: GateSettings,
+    command: str,
+    note: str = "",
+) -> tuple[CheckOutcome, BaselineError | None, EvalResult]:
+    """:func:`decide`, and the result it decided on: ``result``, or ``result``
+    with the repeats the gate asked for."""
     result = as_the_baseline_measured(baseline, result)
     baseline = paired(baseline, result)  # reworded questions under their new ids
     outcome, failure = outcome_of(
@@ -156,5 +179,8 @@ def decide(
         metrics = [c.metric for c in failure.report.checks]
         again = confirmed(baseline, result, metrics)
         if again is not None:
-            return outcome_of(baseline, again, nodeid, shown, settings, command, note)
-    return outcome, failure
+            outcome, failure = outcome_of(
+                baseline, again, nodeid, shown, settings, command, note
+            )
+            return outcome, failure, again
+    return outcome, failure, result

@@ -56,6 +56,7 @@ class BaselineStore:
         aliases: SpecAliases | None = None,
         staged: bool = False,
         chunkers: Sequence[str] = (),
+        on_repeated: Callable[[str, EvalResult], None] | None = None,
     ) -> None:
         self.update = update
         self.staged = staged
@@ -90,6 +91,9 @@ class BaselineStore:
             chunkers=chunkers,
             partial=self.partial,
         )
+        self.on_repeated = on_repeated
+        """Told a row's result when the gate repeated it (run/session.py
+        shows the repeated result in the row)."""
         self.replacing: dict[str, str] = {}
         """Node id -> the test whose baseline it took over (gate/files/lookup.py)."""
 
@@ -212,7 +216,7 @@ class BaselineStore:
             self.touched.add(absolute(table))
             shared = TablePlan(table, self._tables, self.notes.append)
         try:
-            outcome, write = plan_update(
+            outcome, write, written = plan_update(
                 result,
                 test,
                 path,
@@ -222,6 +226,8 @@ class BaselineStore:
                 shown_of=self._shown,
                 table=shared,
             )
+            if written is not result and row and not per_question:
+                self.repeated(row, written)
             if self.staged:
                 outcome = replace(outcome, row=row)
                 self._pending.setdefault(test.nodeid, []).append((outcome, write, path))
@@ -298,6 +304,12 @@ class BaselineStore:
         index = next(i for i, o in enumerate(self.outcomes) if o is outcome)
         self.outcomes[index] = failed
         return failed
+
+    def repeated(self, row: str, result: EvalResult) -> None:
+        """``result``, the gate's repeats of the result of ``row``: the one
+        the reports show."""
+        if self.on_repeated is not None:
+            self.on_repeated(row, result)
 
     def record(self, outcome: CheckOutcome, row: str = "") -> CheckOutcome:
         """Keep a check's outcome, in ``row`` (its result's report row) unless

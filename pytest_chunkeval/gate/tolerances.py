@@ -21,6 +21,7 @@ from pytest_chunkeval.config.tolerances import (
     Tolerances,
     metric_name,
     parse_confidence,
+    parse_gate_by,
     parse_gate_mode,
     parse_share,
     parse_tolerance_value,
@@ -113,6 +114,9 @@ class GateSettings:
     seed: int = DEFAULT_SEED
     worst: int = DEFAULT_WORST
     max_left_out: float = DEFAULT_MAX_LEFT_OUT
+    gate_by: str = "set"
+    """``document``: a document beyond its own tolerance fails the check too
+    (docs/baselines.md, "Documents")."""
 
     @classmethod
     def from_options(
@@ -121,6 +125,7 @@ class GateSettings:
         mode: str | None = None,
         confidence: str | float | None = None,
         max_left_out: str | float | None = None,
+        gate_by: str | None = None,
     ) -> GateSettings:
         """Session settings from ini/flag strings (None: the default). A configured
         tolerance replaces the default one: only the metrics it names are gated.
@@ -131,6 +136,8 @@ class GateSettings:
         )
         if max_left_out is not None:
             base = replace(base, max_left_out=parse_share(max_left_out))
+        if gate_by is not None:
+            base = replace(base, gate_by=parse_gate_by(gate_by))
         return replace(base, tolerances=tolerances).override(
             mode=mode, confidence=confidence
         )

@@ -11,6 +11,7 @@ from pytest_chunkeval.core.metric_names import format_change, format_interval, h
 from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.gate.comparison.verdicts import (
     GatedMetric,
+    groups_line,
     severity,
     verdict_text,
 )
@@ -134,6 +135,11 @@ def changed_rows(entries: Sequence[ReportEntry]) -> list[tuple[str, str]]:
         noise = noise_line(entry.gated)
         if noise:
             out.append((who, noise))
+        out += [
+            (who, line)
+            for g in entry.gated
+            if (line := groups_line(g.metric, g.groups))
+        ]
     return out
 
 

@@ -247,6 +247,18 @@ class ChunkevalSession:
             else:
                 mine.nodeids += [n for n in row.nodeids if n not in mine.nodeids]
 
+    def _repeated(self, key: str, result: EvalResult) -> None:
+        """The gate repeated the result of row ``key`` (docs/baselines.md,
+        "Repeats"): the row, and so the table, the reports and the history,
+        show the mean of the repeats it decided on, not the first ask."""
+        row = self.rows.get(key)
+        if row is None:
+            return
+        fresh = SummaryRow.of_result(key, result, self.settings)
+        fresh.nodeids = row.nodeids
+        self.rows[key] = fresh
+        self._row_of[id(result)] = key
+
     def row_of(self, result: EvalResult) -> str:
         """The summary row key of a result this session produced ("" for any
         other result, e.g. one read from a file)."""
@@ -299,8 +311,13 @@ class ChunkevalSession:
                     Path(s.baseline_dir) if s.baseline_dir else None, Path(s.rootdir)
                 ),
                 gate=GateSettings.from_options(
-                    s.tolerance, s.gate_mode, s.gate_confidence, s.max_left_out
+                    s.tolerance,
+                    s.gate_mode,
+                    s.gate_confidence,
+                    s.max_left_out,
+                    s.gate_by,
                 ),
+                on_repeated=self._repeated,
             )
             self._baselines.note_collected(self._collected)
             self._baselines.note_partial(self._partial)

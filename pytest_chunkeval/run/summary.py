@@ -22,7 +22,12 @@ from pytest_chunkeval.core.metric_names import (
 )
 from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.engine.labels import chunker_text, k_text, unscored_text
-from pytest_chunkeval.gate.comparison.verdicts import severity, verdict_text, worst
+from pytest_chunkeval.gate.comparison.verdicts import (
+    groups_line,
+    severity,
+    verdict_text,
+    worst,
+)
 from pytest_chunkeval.gate.outcome.rows import RowVerdict, label_tests
 from pytest_chunkeval.run.grouped_lines import group_passed_items
 from pytest_chunkeval.run.outputs import SessionEnd, SummaryRow
@@ -193,7 +198,7 @@ def against_baseline(
     checked.sort(key=lambda rv: severity(rv[1].verdict, rv[1].outcome))
     levels = {g.confidence for _, v in checked for g in v.gated}
     ci = f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
-    header = ["test", "metric", "verdict", "baseline", "now", "change", ci]
+    header = ["test", "metric", "verdict", "baseline", "now", "change", "SE", ci]
     body = []
     for row, v in checked:
         if not v.gated:  # a failing verdict without gated metrics
@@ -201,7 +206,7 @@ def against_baseline(
             note = (
                 "" if flips is None else f"{flips.lost_count} of {flips.compared} lost"
             )
-            body.append([_test_cell(row, v), "-", v.cell, "", "", note, ""])
+            body.append([_test_cell(row, v), "-", v.cell, "", "", note, "", ""])
             continue
         if all(g.unchanged for g in v.gated):  # one line: nothing moved
             names = ", ".join(g.metric for g in v.gated)
@@ -210,7 +215,9 @@ def against_baseline(
             said = (
                 v.cell if v.verdict else verdict_text(worst(g.status for g in v.gated))
             )
-            body.append([_test_cell(row, v), names, said, "", "", _pts(0.0, True), ""])
+            body.append(
+                [_test_cell(row, v), names, said, "", "", _pts(0.0, True), "", ""]
+            )
             continue
         body += [
             [
@@ -218,6 +225,7 @@ def against_baseline(
                 g.metric,
                 verdict_text(g.status),
                 *format_change(g.before, g.after, g.delta),
+                "-" if g.se is None else _pts(g.se),
                 format_interval(g.low, g.high),
             ]
             for i, g in enumerate(v.gated)
@@ -236,10 +244,18 @@ def against_baseline(
         if any(g.low is not None for g in gated)
         else " (points; the change is the difference of the means)"
     )
+    # documents beyond their own tolerance, named whatever the verdict
+    groups = [
+        f"{_test_cell(row, v)}: {line}"
+        for row, v in checked
+        for g in v.gated
+        if (line := groups_line(g.metric, g.groups))
+    ]
     return [
         f"against the baseline{how}:",
         *changed,
         *_table(header, body, 3),
+        *groups,
     ]
 
 

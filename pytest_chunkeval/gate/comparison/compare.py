@@ -42,6 +42,7 @@ from pytest_chunkeval.core.absent import nan_if_absent
 from pytest_chunkeval.core.metric_names import RANK, names
 from pytest_chunkeval.gate.comparison.changes import baseline_changes
 from pytest_chunkeval.gate.comparison.drift import explain_drift
+from pytest_chunkeval.gate.comparison.groups import beyond_their_own
 from pytest_chunkeval.gate.comparison.integrity import NOT_GATED, Standing, standing
 from pytest_chunkeval.gate.comparison.noise import (
     baseline_side,
@@ -79,6 +80,7 @@ from pytest_chunkeval.gate.comparison.verdicts import (
     NOT_COMPARED,
     OK,
     REGRESSED,
+    GroupDrop,
 )
 from pytest_chunkeval.gate.files.baseline import MEAN_DECIMALS
 from pytest_chunkeval.gate.tolerances import GateSettings
@@ -156,6 +158,7 @@ def compare(
                 float(high[j]),
                 cells[:, j],
                 z,
+                len(gated),
             ),
             baseline,
             current,
@@ -268,6 +271,8 @@ class _Column:
     high: float
     cells: FloatArray
     z: float
+    metrics: int = 1
+    """How many metrics are gated (the groups' minimum detectable effect)."""
 
 
 def _check(
@@ -296,6 +301,7 @@ def _check(
     moved = finite & (column != 0)
     raw = float(column[finite].mean()) if finite.any() else math.nan
     se = math.nan
+    counted = column
     if settings.mode == "mean":
         delta = after_mean - before_mean
         status = _status(sign * delta, sign * delta, -allowed, 0.0)
@@ -308,6 +314,9 @@ def _check(
         delta = float(counted[finite].mean()) if finite.any() else math.nan
         se = standard_error(col.cells, finite)
         status = decide(sign * delta, allowed, col.z * se)
+    groups = _documents(counted, col, records, sign, tol, settings)
+    if groups and settings.gate_by == "document":
+        status = REGRESSED  # a document beyond its own tolerance fails
     gains = sign * column
     order = np.argsort(np.where(finite, gains, np.inf), kind="stable")
     worse = [i for i in order.tolist() if finite[i] and gains[i] < 0]
@@ -340,6 +349,29 @@ def _check(
         se=se,
         hides=allowed + col.z * se if not math.isnan(se) else math.nan,
         mde=nan_if_absent(detectable_points(mde, n, before_mean)),
+        groups=groups,
+    )
+
+
+def _documents(
+    counted: FloatArray,
+    col: _Column,
+    records: Sequence[QueryRecord],
+    sign: float,
+    tol: Tolerance,
+    settings: GateSettings,
+) -> tuple[GroupDrop, ...]:
+    """The documents beyond their own tolerance (gate/comparison/groups.py)."""
+    return beyond_their_own(
+        counted,
+        col.before,
+        col.cells,
+        [q.doc_id for q in records],
+        sign=sign,
+        tolerance=tol,
+        z=col.z,
+        metrics=col.metrics,
+        confidence=settings.confidence,
     )
 
 

@@ -23,6 +23,7 @@ from pytest_chunkeval.gate.comparison.verdicts import (
     OK,
     REGRESSED,
     GatedMetric,
+    GroupDrop,
 )
 from pytest_chunkeval.gate.tolerances import GateSettings
 
@@ -86,6 +87,9 @@ class MetricCheck:
     fails_check: bool = False
     """A metric not compared for a reason that fails the check (its values
     unusable), not one it passes with (recorded before it existed)."""
+    groups: tuple[GroupDrop, ...] = ()
+    """Documents whose change is beyond their own tolerance
+    (gate/comparison/groups.py)."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +190,7 @@ def gated_metrics(report: GateReport) -> tuple[GatedMetric, ...]:
             n=c.n,
             mde=present(c.mde),
             mde_questions=report.mde_questions if c.reason == "" else None,
+            groups=c.groups,
         )
         for c in report.checks
     )

@@ -156,6 +156,51 @@ def severity(verdict: str, outcome: str = "") -> int:
 
 
 @dataclass(frozen=True)
+class GroupDrop:
+    """A document whose mean change of a metric is beyond its own tolerance
+    (gate/comparison/groups.py): its ``n`` questions' mean change ``delta``
+    (``now - baseline``), that tolerance ``allowed`` in the metric's units (the
+    larger of the set's and the document's minimum detectable effect) and the
+    ``se`` of its noise."""
+
+    group: str
+    n: int
+    delta: float
+    allowed: float
+    se: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "document": self.group,
+            "n": self.n,
+            "delta": self.delta,
+            "allowed": self.allowed,
+            "se": self.se,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GroupDrop:
+        return cls(
+            str(data["document"]),
+            int(data.get("n", 0)),
+            float(data["delta"]),
+            float(data.get("allowed", 0.0)),
+            float(data.get("se", 0.0)),
+        )
+
+
+def groups_line(metric: str, groups: Iterable[GroupDrop]) -> str:
+    """``recall of documents beyond their own tolerance: finance.md -18.00
+    points over 30 questions (its own tolerance -16.67)`` ("" for none)."""
+    parts = ", ".join(
+        f"{g.group} {100 * g.delta:+.2f} points over {g.n} question"
+        f"{'' if g.n == 1 else 's'} (its own tolerance {-100 * g.allowed:.2f})"
+        for g in groups
+    )
+    return f"{metric} of documents beyond their own tolerance: {parts}" if parts else ""
+
+
+@dataclass(frozen=True)
 class GatedMetric:
     """One gated metric of a baseline comparison, as the reports show it.
 
@@ -171,7 +216,9 @@ class GatedMetric:
     ``delta`` (None in ``mean`` mode) at the joint level ``confidence``, and
     ``mde`` the minimum detectable effect in the metric's units
     (``mde_questions`` questions lost in one direction). ``changed``: questions
-    whose value moved; ``drift``: those float drift explains."""
+    whose value moved; ``drift``: those float drift explains. ``groups``: the
+    documents whose change is beyond their own tolerance (named in every
+    report; a failure with ``chunkeval_gate_by = "document"``)."""
 
     metric: str
     before: float | None
@@ -192,6 +239,7 @@ class GatedMetric:
     n: int = 0
     mde: float | None = None
     mde_questions: int | None = None
+    groups: tuple[GroupDrop, ...] = ()
 
     @property
     def unchanged(self) -> bool:
@@ -207,7 +255,7 @@ class GatedMetric:
         return f"{self.status} ({self.reason})" if self.reason else self.status
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "metric": self.metric,
             "baseline": self.before,
             "now": self.after,
@@ -228,6 +276,9 @@ class GatedMetric:
             "mde": self.mde,
             "mde_questions": self.mde_questions,
         }
+        if self.groups:  # documents beyond their own tolerance
+            data["documents"] = [g.to_json() for g in self.groups]
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> GatedMetric:
@@ -252,6 +303,7 @@ class GatedMetric:
             n=int(data.get("n", 0)),
             mde=present(data.get("mde")),
             mde_questions=None if questions is None else int(questions),
+            groups=tuple(GroupDrop.from_json(g) for g in data.get("documents", [])),
         )
 
 

@@ -57,10 +57,11 @@ def plan_update(
     layout: BaselineLayout,
     shown_of: Callable[[Path], str],
     table: TablePlan | None = None,
-) -> tuple[CheckOutcome, Write]:
+) -> tuple[CheckOutcome, Write, EvalResult]:
     """The outcome of writing ``result`` as the test's baseline at ``path``
     (moved from the ``found`` file, under its former name or the replaced
-    parameter's, if it has one), and the write itself; with ``table``, a
+    parameter's, if it has one), the write itself, and the result written
+    (with the repeats the old baseline asks for); with ``table``, a
     per-question item's file naming its shared corpus table (written first)."""
     former, what = found
     shown = shown_of(path)
@@ -94,7 +95,8 @@ def plan_update(
             atomic_write_text(path, text)
 
     if not source.is_file():
-        return CheckOutcome(test.nodeid, shown, "created", f"created {shown}"), write
+        created = CheckOutcome(test.nodeid, shown, "created", f"created {shown}")
+        return created, write, result
     try:
         old_text = source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -104,11 +106,13 @@ def plan_update(
         detail = what_changed(old, result, settings, shared)
     if former is not None:
         message = f"moved {shown_of(former)} to {shown} ({what})"
-        return CheckOutcome(test.nodeid, shown, "updated", message + detail), write
-    if old_text == text:
-        return CheckOutcome(test.nodeid, shown, "unchanged"), write
-    message = f"updated {shown}{detail}"
-    return CheckOutcome(test.nodeid, shown, "updated", message), write
+        outcome = CheckOutcome(test.nodeid, shown, "updated", message + detail)
+    elif old_text == text:
+        outcome = CheckOutcome(test.nodeid, shown, "unchanged")
+    else:
+        message = f"updated {shown}{detail}"
+        outcome = CheckOutcome(test.nodeid, shown, "updated", message)
+    return outcome, write, result
 
 
 def _no_table() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from pytest_chunkeval.config.tolerances import HIGHER_IS_BETTER
 from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.core.locate import clip
 from pytest_chunkeval.core.metric_names import (
@@ -14,6 +15,7 @@ from pytest_chunkeval.core.metric_names import (
     format_pair,
 )
 from pytest_chunkeval.core.metric_names import format_points as _pts
+from pytest_chunkeval.gate.comparison.verdicts import groups_line
 from pytest_chunkeval.util.text import plural
 
 if TYPE_CHECKING:
@@ -137,6 +139,13 @@ def _verdict_line(check: MetricCheck, report: GateReport | None = None) -> str:
             f", SE {_pts(check.se)} points (a drop up to {_pts(-check.hides, True)} "
             "points could hide in the measured noise)"
         )
+    whole = check.delta * (1 if HIGHER_IS_BETTER[check.metric] else -1)
+    if check.status == "regressed" and check.groups and not whole < -check.hides:
+        return (
+            f"{check.metric}: {len(check.groups)} document(s) beyond their own "
+            f"tolerance (chunkeval_gate_by = document); the whole set: {where}, "
+            f"within the tolerance {check.tolerance}"
+        )
     if check.status == "regressed":
         return (
             f"{check.metric} got worse: {where}, beyond the tolerance "
@@ -151,6 +160,12 @@ def _verdict_line(check: MetricCheck, report: GateReport | None = None) -> str:
             "but within the noise" + (f" ({measured})" if measured else "")
         )
     return f"{check.metric} improved: {where}"
+
+
+def group_lines(report: GateReport) -> list[str]:
+    """The documents whose change is beyond their own tolerance, per metric
+    (gate/comparison/groups.py): named whatever the verdict."""
+    return [line for c in report.checks if (line := groups_line(c.metric, c.groups))]
 
 
 def noise_lines(report: GateReport, limit: int = 10) -> list[str]:
@@ -245,6 +260,7 @@ def format_failure(report: GateReport, *, test: str, path: str, command: str) ->
     lines += [f"  {line}" for line in changes_block(report)]
     lines += [f"  {_verdict_line(c, report)}" for c in report.regressed]
     lines += [f"  {line}" for line in lost_line(report) + noise_lines(report)]
+    lines += [f"  {line}" for line in group_lines(report)]
     lines += [f"  {line}" for line in edited_sources(report)]
     lines += [f"baseline: {path}", method_line(report)]
     lines += [line for line in [sampling_line(report)] if line]
@@ -343,6 +359,7 @@ def format_pass(report: GateReport, *, test: str, command: str, note: str = "") 
         messages.append(format_improvement(report, test=test, command=command))
     if report.lost:
         messages.append(f"{test}: {lost_line(report)[0]}")
+    messages += [f"{test}: {line}" for line in group_lines(report)]
     if report.changes.any:
         verdict = "; ".join(_within(c) for c in report.checks if c.status == "ok")
         head = f"{test}: passed against its baseline across changes"

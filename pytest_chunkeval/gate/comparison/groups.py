@@ -1,0 +1,78 @@
+"""Documents whose drop is beyond their own tolerance (docs/baselines.md,
+"Documents"): a drop the whole set's mean dilutes is named, never silent.
+
+For each document with questions compared, its mean change ``delta_g`` (drift
+explained not counted, as for the whole set) is beyond its own tolerance when
+
+    delta_g < -max(tolerance_g, mde_g) - z * SE_g
+
+with ``tolerance_g`` the set's tolerance (a relative one on the document's own
+baseline mean), ``mde_g`` the document's minimum detectable effect in points
+(``m * mean / n`` of its ``n`` questions, gate/comparison/sampling.py: a
+document of few questions must lose most of them before it can tell) and
+``SE_g`` the noise of its mean change (gate/comparison/noise.py). Such documents
+are named in every report beside the whole set's verdict; with
+``chunkeval_gate_by = "document"`` they fail the check.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pytest_chunkeval.gate.comparison.noise import standard_error
+from pytest_chunkeval.gate.comparison.sampling import (
+    detectable_points,
+    detectable_questions,
+)
+from pytest_chunkeval.gate.comparison.verdicts import GroupDrop
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from pytest_chunkeval.config.tolerances import Tolerance
+
+    FloatArray = npt.NDArray[np.float64]
+
+_EPS = 1e-12
+
+
+def beyond_their_own(
+    counted: FloatArray,
+    before: FloatArray,
+    cells: FloatArray,
+    documents: Sequence[str],
+    *,
+    sign: float,
+    tolerance: Tolerance,
+    z: float,
+    metrics: int,
+    confidence: float,
+) -> tuple[GroupDrop, ...]:
+    """The documents whose mean change of one metric (``counted``, per
+    question, raw direction; ``sign`` -1 where lower is better) is beyond their
+    own tolerance, worst first; none when the set has one document (the set's
+    verdict is its verdict)."""
+    import numpy as np
+
+    labels = np.asarray(documents, dtype=object)
+    finite = ~np.isnan(counted)
+    names = sorted(set(documents))
+    if len(names) < 2:
+        return ()
+    found = []
+    for name in names:
+        mask = (labels == name) & finite
+        n = int(mask.sum())
+        if n == 0:
+            continue
+        delta = float(counted[mask].mean())
+        mean = float(np.nanmean(before[mask])) if mask.any() else math.nan
+        mde = detectable_points(detectable_questions(n, metrics, confidence), n, mean)
+        own = max(tolerance.allowed(mean), math.inf if mde is None else mde)
+        se = standard_error(cells[mask], np.ones(n, dtype=bool))
+        if sign * delta < -own - z * se - _EPS:
+            found.append(GroupDrop(name, n, delta, own, se))
+    return tuple(sorted(found, key=lambda g: sign * g.delta))
