@@ -22,6 +22,8 @@ class Datasets:
 
     def __init__(self) -> None:
         self._loaded: dict[tuple[object, ...], Any] = {}
+        self._missing: set[Path] = set()
+        """Query files found missing: named in full once per session."""
 
     def corpus(self, run: EvaluationSpec) -> Corpus:
         """The corpus of ``run`` (read once per session)."""
@@ -118,10 +120,18 @@ class Datasets:
         path = run.path(run.queries)
         where = run.origins.get("queries", "chunkeval_queries")
         if not path.exists():
-            # One line: most often a typo; how to generate a set is in the docs.
+            # One line, once per session: most often a typo; how to generate a
+            # set is in the docs (docs/generate.md). The other tests that need
+            # it fail too, pointing to that line.
+            if path in self._missing:
+                raise MissingFile(
+                    f"query set {run.queries} does not exist (named in full in "
+                    "the first test that needed it)"
+                )
+            self._missing.add(path)
             raise MissingFile(
                 f"query set {run.queries} (from {where}) does not exist: {path} "
-                "(docs/generate.md creates one with `chunkeval generate`)"
+                "(docs/generate.md)"
             )
         from pytest_chunkeval.data.queries import QuerySet
         from pytest_chunkeval.data.query_types import QuerySetError
