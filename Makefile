@@ -34,6 +34,8 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider -m perf
 
 # A venv per Python with the torch-free stack; tests needing torch or Chroma skip there.
+# The plugin's runs under pytest-xdist (marked dist, half of this suite's time) are
+# left out here: `make unit` runs them.
 # A missing interpreter is a warning on a laptop and an error in CI.
 .venv-%/.installed: pyproject.toml
 	@py=$$(sh .ci/find-python $* || true); \
@@ -50,7 +52,7 @@ compat: $(foreach v,$(COMPAT_PYTHONS),.venv-$(v)/.installed)
 	@for v in $(COMPAT_PYTHONS); do \
 		test -x .venv-$$v/bin/python || continue; \
 		echo "== torch-free suite on Python $$v"; \
-		.venv-$$v/bin/python -m pytest -p no:cacheprovider -q -n auto -m "not slow and not perf" || exit 1; \
+		.venv-$$v/bin/python -m pytest -p no:cacheprovider -q -n auto -m "not slow and not perf and not dist" || exit 1; \
 	done
 
 # Without -q: mkdocs stops counting warnings under -q and --strict would pass.

@@ -283,6 +283,9 @@ def test_helpers_are_exported_lazily() -> None:
 
 
 def test_rank_metric_helpers_pass_and_fail_readably(tmp_path):
+    from support.stores import ShuffledStore
+    from support.tiny_corpus import DOCS, make_queries
+
     from pytest_chunkeval.assertions import (
         assert_complete_at_least,
         assert_mrr_at_least,
@@ -292,8 +295,6 @@ def test_rank_metric_helpers_pass_and_fail_readably(tmp_path):
     from pytest_chunkeval.embedders.cache import EmbeddingCache
     from pytest_chunkeval.embedders.hashing import HashingEmbedder
     from pytest_chunkeval.engine.evaluate import evaluate
-    from tests.test_engine import DOCS, make_queries
-    from tests.test_engine_ranking import ShuffledStore
 
     corpus = Corpus.from_mapping(DOCS, name="tiny")
     result = evaluate(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.counting import CountingEmbedder, expected
 
 from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
 from pytest_chunkeval.embedders import packs as packs_module
@@ -25,43 +25,6 @@ from pytest_chunkeval.embedders.packs import CacheWarning, identity_dirname
 from pytest_chunkeval.embedders.registry import get_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def fake_vector(text: str, dim: int) -> FloatArray:
-    seed = int.from_bytes(
-        hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "little"
-    )
-    return np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
-
-
-class CountingEmbedder:
-    """Deterministic vectors; records every text it is asked to embed."""
-
-    def __init__(
-        self, identity: str = "test:counting", dim: int = 8, normalize: bool = True
-    ) -> None:
-        self.identity = identity
-        self.dim = dim
-        self.normalize = normalize
-        self.calls: list[list[str]] = []
-
-    @property
-    def embedded(self) -> list[str]:
-        return [t for call in self.calls for t in call]
-
-    def embed(self, texts: Sequence[str]) -> FloatArray:
-        self.calls.append(list(texts))
-        rows = np.stack([fake_vector(t, self.dim) for t in texts])
-        if self.normalize:
-            rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-        return rows
-
-
-def expected(texts: Sequence[str], dim: int = 8) -> FloatArray:
-    rows = np.stack([fake_vector(t, dim) for t in texts])
-    norms = np.linalg.norm(rows, axis=1, keepdims=True).astype(np.float32)
-    out: FloatArray = rows / norms
-    return out
 
 
 def packs(directory: Path) -> list[Path]:
@@ -296,7 +259,7 @@ WORKER = textwrap.dedent(
     import numpy as np
     warnings.simplefilter("error")  # any CacheWarning (torn read) fails the worker
     sys.path.insert(0, {tests!r})
-    from test_cache import CountingEmbedder, expected
+    from support.counting import CountingEmbedder, expected
     from pytest_chunkeval.embedders.cache import EmbeddingCache
 
     worker = int(sys.argv[1])

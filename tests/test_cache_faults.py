@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.llm_chunking import DOC as LLM_DOC
+from support.llm_chunking import KEY, every_third
 from support.openai_server import OpenAIServer
-from test_chunkers_llm import DOC as LLM_DOC
-from test_chunkers_llm import every_third
-from test_engine import DOCS, make_queries
+from support.tiny_corpus import DOCS, make_queries
 
 from pytest_chunkeval.chunkers.llm import LLMSemanticChunker
 from pytest_chunkeval.data.corpus import Corpus
@@ -37,7 +37,6 @@ from pytest_chunkeval.util.cache_kinds import CACHE_KINDS, is_metadata, kind_of
 from pytest_chunkeval.util.verified import CacheWarning
 
 pytest.importorskip("bm25s")
-KEY = "sk-test-key-123"
 
 
 @pytest.fixture(scope="module")

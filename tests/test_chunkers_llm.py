@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 import pytest
+from support.llm_chunking import DOC, KEY, every_third, paragraph, window_ids
 from support.openai_server import OpenAIServer
 
 from pytest_chunkeval.chunkers import Chunker
@@ -21,17 +21,6 @@ from pytest_chunkeval.chunkers.semantic_specs import register_semantic
 from pytest_chunkeval.config.registry import Registry, UnknownSpec
 from pytest_chunkeval.tokenizers.base import get_tokenizer
 
-KEY = "sk-test-key-123"
-WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima"
-
-
-def paragraph(i: int) -> str:
-    words = WORDS.split()
-    return " ".join(words[(i + k) % len(words)] for k in range(28)) + f" end{i}."
-
-
-DOC = "\n\n".join(paragraph(i) for i in range(12))
-
 
 @pytest.fixture
 def server():
@@ -43,18 +32,6 @@ def make(server: OpenAIServer, **kwargs: Any) -> LLMSemanticChunker:
     return LLMSemanticChunker(
         "test-model", api_key=KEY, base_url=server.base_url, max_retries=0, **kwargs
     )
-
-
-def window_ids(request_json: Any) -> list[int]:
-    """The chunk ids shown in a chat request."""
-    user = next(m for m in request_json["messages"] if m["role"] == "user")
-    return [int(x) for x in re.findall(r"<start_chunk_(\d+)>", user["content"])]
-
-
-def every_third(request_json: Any) -> str:
-    ids = window_ids(request_json)
-    splits = [i for i in ids if i % 3 == 0] or [ids[-1]]
-    return "split_after: " + ", ".join(map(str, splits))
 
 
 def test_pieces_are_one_paragraph_each(server):

@@ -4,100 +4,18 @@
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
+from support.cli_judge_project import KEY, judge_args, project, server
+from support.judges import judge_by_keyword
 from support.openai_server import OpenAIServer
 
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet, read_queries
 
-KEY = "sk-test-cli-judge-0123456789"
-
-DOCS = {
-    "animals.md": (
-        "Cats sleep most of the day. They hunt at dawn and dusk.\n\n"
-        "Dogs were domesticated from wolves. Dogs bark at strangers.\n\n"
-        "Parrots can imitate human speech. Some parrots live eighty years."
-    ),
-    "space.md": (
-        "The Moon orbits the Earth every 27 days.\n\n"
-        "Mars has two small moons, Phobos and Deimos.\n\n"
-        "Jupiter is the largest planet of the solar system."
-    ),
-}
-QUESTIONS = [
-    {"id": "parrots", "question": "How long do parrots live?"},
-    {"id": "mars", "question": "Which moons does Mars have?"},
-    {"id": "tax", "question": "What is the VAT rate in Norway?"},
-]
-
-
-def judge_by_keyword(request: Any) -> str:
-    """A model that copies the context's sentences sharing a long word with the
-    question (and says Insufficient Information when there are none)."""
-    user = request["messages"][-1]["content"]
-    question = user.split("Question: ", 1)[1].split("\n", 1)[0]
-    context = user.split("<context>\n", 1)[1].rsplit("\n</context>", 1)[0]
-    words = {w.strip("?").lower() for w in question.split() if len(w) >= 4}
-    sentences = re.findall(r"[^.\n]+\.", context)
-    found = [
-        s.strip()
-        for s in sentences
-        if words & {w.strip(",.").lower() for w in s.split()}
-    ]
-    if not found:
-        return "Insufficient Information"
-    return json.dumps({"sentences": found})
-
-
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
-    with OpenAIServer(api_key=KEY) as srv:
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
-        yield srv
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    lines = [json.dumps({"chunkeval_queries": 1, "metadata": {}})]
-    lines += [json.dumps(q) for q in QUESTIONS]
-    (tmp_path / "questions.jsonl").write_text("\n".join(lines) + "\n")
-    return tmp_path
-
-
-def judge_args(project: Path) -> list[str]:
-    return [
-        "judge",
-        "--corpus",
-        str(project / "docs"),
-        "--queries",
-        str(project / "questions.jsonl"),
-        "--chunker",
-        "recursive:20:0",
-        "--chunker",
-        "fixed:12:0",
-        "--embedder",
-        "hashing",
-        "--store",
-        "exact",
-        "--k",
-        "2",
-        "--judge",
-        "llm:gpt-4o-mini",
-        "--cache-dir",
-        str(project / "cache"),
-        "--out",
-        str(project / "judged.jsonl"),
-    ]
+__all__ = ["project", "server"]  # fixtures
 
 
 def test_judge_writes_a_query_set_that_eval_scores_without_any_llm(

@@ -178,7 +178,7 @@ def test_a_bad_reranker_spec_in_the_ini_is_a_usage_error(pytester):
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # Module-scoped, so built (torch imported) before the test's pytester takes its
     # snapshot of sys.modules: torch dropped from it could not be imported again.
-    from test_rerank import build_tiny_cross_encoder
+    from support.rerankers import build_tiny_cross_encoder
 
     return build_tiny_cross_encoder(tmp_path_factory.mktemp("ce") / "tiny-ce")
 

@@ -9,6 +9,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.brute_force import (
+    Chars,
+    Span,
+    brute_force_ranking,
+    char_set,
+    shared_units,
+    unit_set,
+)
 
 from pytest_chunkeval.core.metrics import ChunkIndex, QuerySpans, score_queries
 from pytest_chunkeval.core.units import UnitMap
@@ -17,8 +25,6 @@ from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
 from pytest_chunkeval.engine.copies import excerpt_copies, find_occurrences
 from pytest_chunkeval.tokenizers.base import get_tokenizer
-from tests.test_metrics import Chars, Span, char_set, shared_units, unit_set
-from tests.test_ranking import brute_force as rank_brute_force
 
 SENTENCES = ["aa", "aaa", "Yes. ", "No. ", "Yes. No. ", "x\n"]
 
@@ -153,7 +159,7 @@ def test_copies_match_brute_force(unit, data):
             kept_prefix.append(r)
         scored = [r for i, r in enumerate(rets) if i < d or i < len(kept_prefix)]
         chosen = choose(texts, exs, scored)
-        want = rank_brute_force(texts, unit, [chosen], [rets], chunks, k, budget)[0]
+        want = brute_force_ranking(texts, unit, [chosen], [rets], chunks, k, budget)[0]
         columns = {**got.values, "depth_recall": got.depth_recall}
         for name in ("mrr", "ndcg", "ceiling", "complete", "recall", "depth_recall"):
             assert math.isclose(float(columns[name][q]), want[name], abs_tol=1e-9), (

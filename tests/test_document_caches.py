@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_engine import DOCS, make_queries
+from support.tiny_corpus import DOCS, make_queries
 
 from pytest_chunkeval.chunkers import FunctionChunker, RecursiveTokenChunker, as_chunker
 from pytest_chunkeval.chunkers.fixed import FixedTokenChunker

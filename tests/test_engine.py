@@ -6,64 +6,16 @@ import json
 
 import numpy as np
 import pytest
+from support.tiny_corpus import DOCS, make_queries
 
 from pytest_chunkeval.config.defaults import check_k
 from pytest_chunkeval.data.corpus import Corpus
-from pytest_chunkeval.data.queries import QuerySet
-from pytest_chunkeval.data.query_types import Excerpt, Query
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.engine.score import score
 from pytest_chunkeval.engine.setup import EvaluationError
-
-DOCS = {
-    "animals.md": (
-        "Cats sleep most of the day. They hunt at dawn and dusk.\n\n"
-        "Dogs were domesticated from wolves. Dogs bark at strangers.\n\n"
-        "Parrots can imitate human speech. Some parrots live eighty years."
-    ),
-    "space.md": (
-        "The Moon orbits the Earth every 27 days.\n\n"
-        "Mars has two small moons, Phobos and Deimos.\n\n"
-        "Jupiter is the largest planet of the solar system."
-    ),
-}
-
-
-def make_queries(corpus: Corpus) -> QuerySet:
-    def q(qid: str, question: str, doc: str, *sentences: str) -> Query:
-        text = corpus[doc].text
-        excerpts = []
-        for s in sentences:
-            start = text.index(s)
-            excerpts.append(Excerpt(s, doc, start, start + len(s)))
-        return Query(qid, question, tuple(excerpts), doc)
-
-    return QuerySet(
-        [
-            q(
-                "q1",
-                "How long do parrots live?",
-                "animals.md",
-                "Some parrots live eighty years.",
-            ),
-            q(
-                "q2",
-                "What moons does Mars have?",
-                "space.md",
-                "Mars has two small moons, Phobos and Deimos.",
-            ),
-            q(
-                "q3",
-                "Where do dogs come from and do they bark?",
-                "animals.md",
-                "Dogs were domesticated from wolves.",
-                "Dogs bark at strangers.",
-            ),
-        ]
-    )
 
 
 @pytest.fixture

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import math
 
-import numpy as np
 import pytest
+from support.stores import ShuffledStore
+from support.tiny_corpus import DOCS, make_queries
 
 from pytest_chunkeval import TwoStage
 from pytest_chunkeval.data.corpus import Corpus
@@ -16,8 +17,6 @@ from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.engine.score import score
 from pytest_chunkeval.engine.setup import EvaluationError
-from pytest_chunkeval.stores.exact import ExactIndex
-from tests.test_engine import DOCS, make_queries
 
 
 @pytest.fixture
@@ -92,24 +91,6 @@ def test_a_large_budget_fetches_more_ranks_than_k(data):
     assert all(len(q.retrieved) > 1 for q in result.queries)
     assert result.mean("recall") == 1.0  # the whole corpus fits
     assert result.mean("complete") == 1.0
-
-
-class ShuffledStore:
-    """An "approximate" store: exact search without its best row."""
-
-    name = "test-shuffled"
-
-    def index(self, key: str, vectors: np.ndarray) -> ShuffledIndex:
-        return ShuffledIndex(vectors)
-
-
-class ShuffledIndex:
-    def __init__(self, vectors: np.ndarray) -> None:
-        self.exact = ExactIndex(vectors)
-
-    def search(self, queries: np.ndarray, k: int) -> np.ndarray:
-        hits = self.exact.search(queries, k + 1)
-        return hits[:, 1:]
 
 
 def test_an_approximate_stores_loss_is_measured_against_exact_search(data):

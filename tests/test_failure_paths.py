@@ -17,16 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.llm_chunking import KEY, every_third, llm_chunker, llm_evaluate
 from support.openai_server import OpenAIServer
 from support.plugin_project import FAST, run, write_project
-from test_chunkers_llm import DOC as LLM_DOC
-from test_engine import DOCS, make_queries
+from support.tiny_corpus import DOCS, make_queries
 
 from pytest_chunkeval.chunkers import ChunkerError
-from pytest_chunkeval.chunkers.llm import LLMChunkerFallbackWarning, LLMSemanticChunker
+from pytest_chunkeval.chunkers.llm import LLMChunkerFallbackWarning
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
-from pytest_chunkeval.data.query_types import Excerpt, Query
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.engine.evaluate import evaluate
@@ -153,8 +152,6 @@ def test_an_evaluation_without_questions_is_an_error(tmp_path: Path) -> None:
 
 # ---------------------------------------- 12. the LLM chunker: cache, degraded, failed
 
-KEY = "sk-test-key-123"
-
 
 @pytest.fixture
 def server() -> Iterator[OpenAIServer]:
@@ -162,56 +159,14 @@ def server() -> Iterator[OpenAIServer]:
         yield srv
 
 
-def llm_chunker(server: OpenAIServer) -> LLMSemanticChunker:
-    return LLMSemanticChunker(
-        "test-model",
-        api_key=KEY,
-        base_url=server.base_url,
-        max_retries=0,
-        window_tokens=100,
-        max_attempts=2,
-    )
-
-
-def every_third(request_json: Any) -> str:
-    user = next(m for m in request_json["messages"] if m["role"] == "user")
-    ids = [int(x) for x in re.findall(r"<start_chunk_(\d+)>", user["content"])]
-    splits = [i for i in ids if i % 3 == 0] or [ids[-1]]
-    return "split_after: " + ", ".join(map(str, splits))
-
-
-def llm_corpus() -> Corpus:
-    return Corpus.from_mapping({"doc.md": LLM_DOC}, name="llm")
-
-
-def _llm_evaluate(chunker: LLMSemanticChunker, cache: Path) -> EvalResult:
-    corpus = llm_corpus()
-    start = LLM_DOC.index("bravo charlie")
-    queries = QuerySet(
-        [
-            Query(
-                "q", "bravo?", (Excerpt("bravo", "doc.md", start, start + 5),), "doc.md"
-            )
-        ]
-    )
-    return evaluate(
-        chunker,
-        corpus,
-        queries,
-        embedder=HashingEmbedder(),
-        store="exact",
-        cache=EmbeddingCache(cache),
-    )
-
-
 def test_llm_chunker_answers_are_cached(server: OpenAIServer, tmp_path: Path) -> None:
     server.chat_handler = every_third
-    first = _llm_evaluate(llm_chunker(server), tmp_path / "cache")
+    first = llm_evaluate(llm_chunker(server), tmp_path / "cache")
     asked = len(server.requests_to("chat"))
     assert asked == 4
     assert list((tmp_path / "cache" / "answers" / "chunker").glob("*/*/*.json"))
     server.chat_handler = lambda request: "split_after: 1"  # would change the chunks
-    again = _llm_evaluate(llm_chunker(server), tmp_path / "cache")
+    again = llm_evaluate(llm_chunker(server), tmp_path / "cache")
     assert len(server.requests_to("chat")) == asked  # nothing asked again
     assert again.chunk_spans == first.chunk_spans
     assert "fallback_share" not in again.chunks
@@ -223,7 +178,7 @@ def test_llm_chunker_marks_a_degraded_result(
     answers = iter(["no idea", "still no idea"])
     server.chat_handler = lambda request: next(answers, None) or every_third(request)
     with pytest.warns(LLMChunkerFallbackWarning):
-        result = _llm_evaluate(llm_chunker(server), tmp_path / "cache")
+        result = llm_evaluate(llm_chunker(server), tmp_path / "cache")
     assert result.chunks["fallback_share"] == pytest.approx(1 / 4)
     assert "[degraded: 25% of windows fell back]" in result.describe()
 
@@ -240,7 +195,7 @@ def test_llm_chunker_whose_windows_all_fell_back_fails(
             r"answer for any of the \d+ window\(s\)",
         ),
     ):
-        _llm_evaluate(llm_chunker(server), tmp_path / "cache")
+        llm_evaluate(llm_chunker(server), tmp_path / "cache")
 
 
 # ---------------------------------------------------- 10. group= that is not a group

@@ -11,16 +11,18 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cli_project import eval_args, write_project
+from support.cli_project import eval_args, project
+from support.full_disk import UNSHARE
 
 from pytest_chunkeval.cli.main import main
+
+__all__ = ["project"]  # a fixture
 
 # The chunkings are the first entries a run stores (then the token bounds, the
 # vectors...): the first to find the disk full names it, once for the directory.
@@ -28,26 +30,6 @@ FULL_WARNING = (
     "chunkeval eval: warning: chunkeval cache: cannot store chunkings in {cache} "
     "(No space left on device): cached entries are used, new ones are not stored"
 )
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """Two documents and two questions (tests/support/cli_project.py)."""
-    return write_project(tmp_path)
-
-
-def _can_unshare() -> bool:
-    if not shutil.which("unshare") or not sys.platform.startswith("linux"):
-        return False
-    probe = subprocess.run(
-        ["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"],
-        capture_output=True,
-        check=False,
-    )
-    return probe.returncode == 0
-
-
-UNSHARE = _can_unshare()
 
 
 def _eval_args(project: Path, cache: Path) -> list[str]:

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.llm_chunking import KEY, every_third, llm_chunker, llm_evaluate
 from support.openai_server import OpenAIServer
 from support.plugin_project import run, write_project
-from test_failure_paths import KEY, _llm_evaluate, llm_chunker
 
 from pytest_chunkeval.chunkers import ChunkerError
 from pytest_chunkeval.chunkers.llm import LLMChunkerFallbackWarning
@@ -78,7 +78,7 @@ def test_a_model_that_never_gives_a_split_point_fails(
         pytest.warns(LLMChunkerFallbackWarning),
         pytest.raises(ChunkerError, match=r"no usable answer for any of the 4 "),
     ):
-        _llm_evaluate(llm_chunker(server), tmp_path / "cache")
+        llm_evaluate(llm_chunker(server), tmp_path / "cache")
 
 
 def test_a_last_window_without_a_split_after_good_ones_is_usable(
@@ -88,12 +88,10 @@ def test_a_last_window_without_a_split_after_good_ones_is_usable(
         user = next(m for m in request["messages"] if m["role"] == "user")
         if "This is the end of the document" in user["content"]:
             return "split_after:"
-        from test_failure_paths import every_third
-
         return every_third(request)
 
     server.chat_handler = answer
-    result = _llm_evaluate(llm_chunker(server), tmp_path / "cache")
+    result = llm_evaluate(llm_chunker(server), tmp_path / "cache")
     assert "fallback_share" not in result.chunks
 
 

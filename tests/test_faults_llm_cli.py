@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli_judge_project import judge_args, project, server  # noqa: F401  (fixtures)
 from support.openai_server import OpenAIServer
-from test_cli_judge import judge_args, project, server  # noqa: F401  (fixtures)
 
 from pytest_chunkeval.cli.main import build_parser
 

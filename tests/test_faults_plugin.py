@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.full_disk import UNSHARE
 from support.plugin_project import FAST, run, write_project
-from test_faults_cli import UNSHARE
 
 TWO_TESTS = """
 def test_a(chunkeval):

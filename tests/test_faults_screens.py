@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.cli_project import eval_args, project  # noqa: F401  (fixture)
 from support.plugin_project import PER_QUESTION_RETRIEVER, run, write_project
-from test_faults_cli import _eval_args, project  # noqa: F401  (fixture)
 
 from pytest_chunkeval.cli.main import main
 from pytest_chunkeval.embedders.cache import EmbeddingCache
@@ -26,7 +26,11 @@ def test_eval_with_two_stores_has_a_store_column(
     capsys: Any,
 ) -> None:
     pytest.importorskip("bm25s")
-    args = [*_eval_args(project, project / "cache"), "--store", "bm25"]
+    args = [
+        *eval_args(project, "--chunker", "recursive:20:0", cache=project / "cache"),
+        "--store",
+        "bm25",
+    ]
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()
     header = next(line for line in lines if line.startswith("Chunking"))
@@ -40,7 +44,10 @@ def test_eval_with_one_store_has_no_store_column(
     project: Path,  # noqa: F811
     capsys: Any,
 ) -> None:
-    assert main(_eval_args(project, project / "cache")) == 0
+    assert (
+        main(eval_args(project, "--chunker", "recursive:20:0", cache=project / "cache"))
+        == 0
+    )
     out = capsys.readouterr().out
     assert "Store" not in out
     assert "Embedder" not in out

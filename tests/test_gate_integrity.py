@@ -106,7 +106,8 @@ def test_a_judge_answering_nonsense_through_an_evaluation(tmp_path: Path) -> Non
     # A judge whose answers hold no sentence of the context: its relevance drops
     # to 0 on the same retrieved texts. Nothing noisy moved them (the hashing
     # embedder's ties notwithstanding): the change is real, regressed.
-    from test_judged_metrics import DOCS, keyword_judge
+    from support.judges import keyword_judge
+    from support.tiny_corpus import DOCS
 
     from pytest_chunkeval.data.corpus import Corpus
     from pytest_chunkeval.data.queries import QuerySet

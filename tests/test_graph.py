@@ -17,6 +17,8 @@ from support.relationships_project import (
     FACTS,
     SENTENCES,
     TEXT,
+    by_sentence,
+    excerpt,
     write_cli_project,
 )
 
@@ -75,11 +77,6 @@ class TableEmbedder:
         return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
-def excerpt(sentence: str) -> Excerpt:
-    start = TEXT.index(sentence)
-    return Excerpt(sentence, DOC, start, start + len(sentence))
-
-
 QUESTIONS = {
     "Who founded Acme?": {"Alice founded Acme": 0.9, "Carol joined Acme": 0.5},
     "Who acquired Orbit?": {"Dave founded Orbit": 0.9, "Erin acquired Orbit": 0.6},
@@ -106,10 +103,6 @@ def queries() -> QuerySet:
             ),
         ]
     )
-
-
-def by_sentence(text: str) -> list[str]:
-    return re.findall(r"[A-Z][^.]*\.", text)
 
 
 def run(

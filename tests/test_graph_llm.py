@@ -17,9 +17,10 @@ from support.relationships_project import (
     FACTS,
     SENTENCES,
     TEXT,
+    by_sentence,
+    excerpt,
     write_cli_project,
 )
-from test_graph import by_sentence, excerpt
 
 from pytest_chunkeval.chunkers import as_chunker
 from pytest_chunkeval.data.corpus import Corpus

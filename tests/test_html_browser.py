@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.baseline_project import BASELINE_CONFTEST, BASELINE_INI, KEEP
 from support.browser import BROWSER, chromium
 from support.fake_results import make_result
 from support.png import read_png
@@ -153,9 +154,8 @@ def test_a_regression_comes_first_with_its_status_delta_and_flips(
     browser built, the regressed row is the results table's first, its status
     cell says REGRESSED and is drawn in colour, the gated recall shows its change
     and interval, and the flipped questions are listed."""
+    from support.baseline_project import VERDICT_TESTS
     from support.plugin_project import run, write_project
-    from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, KEEP
-    from test_plugin_verdicts import VERDICT_TESTS
 
     monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
     monkeypatch.delenv(KEEP, raising=False)

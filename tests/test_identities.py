@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from support.openai_server import OpenAIServer
-from test_engine import DOCS, make_queries
+from support.tiny_corpus import DOCS, make_queries
 
 from pytest_chunkeval.chunkers import (
     FixedTokenChunker,

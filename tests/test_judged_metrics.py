@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 
 import pytest
+from support.judges import keyword_judge
+from support.tiny_corpus import DOCS
 
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
@@ -17,38 +19,8 @@ from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.engine.score import score
 from pytest_chunkeval.engine.setup import EvaluationError
-from pytest_chunkeval.judging.judge import CallableJudge
 from pytest_chunkeval.judging.run import Judging
 from pytest_chunkeval.llm.answers import AnswerCache
-
-DOCS = {
-    "animals.md": (
-        "Cats sleep most of the day. They hunt at dawn and dusk.\n\n"
-        "Dogs were domesticated from wolves. Dogs bark at strangers.\n\n"
-        "Parrots can imitate human speech. Some parrots live eighty years."
-    ),
-    "space.md": (
-        "The Moon orbits the Earth every 27 days.\n\n"
-        "Mars has two small moons, Phobos and Deimos.\n\n"
-        "Jupiter is the largest planet of the solar system."
-    ),
-}
-
-
-def keyword_judge(calls: list[str]) -> CallableJudge:
-    """Sentences sharing a word of 4+ letters with the question."""
-
-    def judge(question: str, context: str) -> list[str]:
-        calls.append(question)
-        words = {w.strip("?,.").lower() for w in question.split() if len(w) > 4}
-        sentences = [s.strip() for s in context.replace("\n", " ").split(". ")]
-        return [
-            s if s.endswith(".") else s + "."
-            for s in sentences
-            if words & {w.strip("?,.").lower() for w in s.split()}
-        ]
-
-    return CallableJudge(judge, name="keywords", version="1")
 
 
 @pytest.fixture

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_engine import DOCS, make_queries
-from test_judged_metrics import keyword_judge
-from test_rerank import ByLength
-from test_result_cache import docs_with, run
+from support.judges import keyword_judge
+from support.rerankers import ByLength
+from support.tiny_corpus import DOCS, docs_with, make_queries
+from support.tiny_corpus import fresh_run as run
 
 from pytest_chunkeval.chunkers import RecursiveTokenChunker
 from pytest_chunkeval.chunkers.fixed import FixedTokenChunker

@@ -2,7 +2,8 @@
 declared layering (docs/architecture.md#layering) and never form a cycle, at any
 level (an import inside a function is still a dependency); private names stay in
 their module; modules and functions stay small; every folder introduces itself;
-the public API is small and each of its names written once.
+the public API is small and each of its names written once; no test module
+imports another (tests/support/ holds what tests share).
 """
 
 from __future__ import annotations
@@ -342,6 +343,53 @@ def test_every_folder_introduces_itself(init: Path) -> None:
     doc = ast.get_docstring(_tree(init)) or ""
     assert "Stage" in doc, f"{init.parent.name}/__init__.py: say which stage it is"
     assert "May import" in doc, f"{init.parent.name}/__init__.py: what it may import"
+
+
+def imports_of_test_modules(folder: Path) -> list[str]:
+    """``file:line name`` for each import of a test module (or a conftest) by a
+    file under ``folder``: what tests share lives in tests/support/."""
+    tests = {path.stem for path in folder.glob("test_*.py")} | {"conftest"}
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+                if node.module == "tests":
+                    names = [f"tests.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for name in names:
+                parts = name.split(".")
+                first = parts[1] if parts[0] == "tests" and len(parts) > 1 else parts[0]
+                if first in tests:
+                    found.append(f"{path.relative_to(folder)}:{node.lineno} {name}")
+    return found
+
+
+def test_no_test_module_imports_another() -> None:
+    found = imports_of_test_modules(ROOT / "tests")
+    assert not found, "move what is shared to tests/support/: " + ", ".join(found)
+
+
+def test_the_test_import_check_finds_every_spelling(tmp_path: Path) -> None:
+    (tmp_path / "test_a.py").write_text("X = 1\n")
+    (tmp_path / "support").mkdir()
+    (tmp_path / "support" / "helpers.py").write_text(
+        "import os\nfrom support.other import Y\ndef f():\n    from test_a import X\n"
+    )
+    (tmp_path / "test_b.py").write_text(
+        "import tests.test_a\nfrom tests import test_a\nfrom tests.test_a import X\n"
+        "from conftest import fixture\nfrom support.helpers import f\n"
+    )
+    assert imports_of_test_modules(tmp_path) == [
+        "support/helpers.py:4 test_a",
+        "test_b.py:1 tests.test_a",
+        "test_b.py:2 tests.test_a",
+        "test_b.py:3 tests.test_a",
+        "test_b.py:4 conftest",
+    ]
 
 
 def test_the_code_cites_the_docs_not_the_spec() -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.brute_force import ALPHABET, brute_force_metrics
 
 from pytest_chunkeval.core.metrics import (
     ChunkIndex,
@@ -18,88 +19,6 @@ from pytest_chunkeval.core.metrics import (
 )
 from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.tokenizers.base import get_tokenizer
-
-Span = tuple[str, int, int]
-
-
-Chars = set[tuple[str, int]]
-
-
-def char_set(span: Span) -> Chars:
-    doc, a, b = span
-    return {(doc, c) for c in range(a, b)}
-
-
-def units_of(chars: Chars, texts: dict[str, str], unit: str) -> set[tuple[str, int]]:
-    """The units of a set of characters: the characters, or every token holding
-    one of them."""
-    if unit == "char":
-        return set(chars)
-    out = set()
-    for doc in {d for d, _ in chars}:
-        mine = {c for d, c in chars if d == doc}
-        bounds = get_tokenizer().token_bounds(texts[doc]).tolist()
-        out |= {(doc, i) for i, (s, e) in enumerate(bounds) if mine & set(range(s, e))}
-    return out
-
-
-def unit_set(span: Span, texts: dict[str, str], unit: str) -> set[tuple[str, int]]:
-    return units_of(char_set(span), texts, unit)
-
-
-def shared_units(
-    span: Span, te_chars: Chars, texts: dict[str, str], unit: str
-) -> set[tuple[str, int]]:
-    """units(E ∩ R): the units of the characters a span shares with the excerpts."""
-    return units_of(char_set(span) & te_chars, texts, unit)
-
-
-def brute_force(
-    texts: dict[str, str],
-    unit: str,
-    excerpts: list[list[Span]],
-    retrieved: list[list[Span]],
-    chunks: list[Span],
-) -> list[dict[str, float]]:
-    out = []
-    for exs, rets in zip(excerpts, retrieved, strict=True):
-        te_chars: Chars = set().union(*(char_set(e) for e in exs))
-        te = units_of(te_chars, texts, unit)
-        hits = [shared_units(r, te_chars, texts, unit) for r in rets]
-        tp_units: set[tuple[str, int]] = set().union(*hits)
-        tr = sum(len(unit_set(r, texts, unit)) for r in rets)
-        tp = len(tp_units)
-        omega = [c for c in chunks if char_set(c) & te_chars]
-        omega_units: set[tuple[str, int]] = set().union(
-            *(unit_set(c, texts, unit) for c in omega)
-        )
-        omega_shared: set[tuple[str, int]] = set().union(
-            *(shared_units(c, te_chars, texts, unit) for c in omega)
-        )
-        union = len(omega_units | te)
-        first = next((i + 1 for i, h in enumerate(hits) if h), 0)
-        out.append(
-            {
-                "recall": tp / len(te) if te else 0.0,
-                "precision": tp / tr if tr else 0.0,
-                "iou": tp / (len(te) + tr - tp) if len(te) + tr - tp else 0.0,
-                "f1": 2 * tp / (len(te) + tr) if len(te) + tr else 0.0,
-                "precision_omega": len(omega_shared) / union if union else 0.0,
-                "te": len(te),
-                "tr": tr,
-                "tp": tp,
-                "first": first,
-                "omega": len(omega),
-                "coverage": [
-                    len(unit_set(e, texts, unit) & tp_units)
-                    / len(unit_set(e, texts, unit))
-                    if unit_set(e, texts, unit)
-                    else 0.0
-                    for e in exs
-                ],
-            }
-        )
-    return out
 
 
 def run_core(texts, unit, excerpts, retrieved, chunks):
@@ -113,9 +32,6 @@ def run_core(texts, unit, excerpts, retrieved, chunks):
         np.array([c[2] for c in chunks], dtype=np.int64),
     )
     return score_queries(units, ex, ret, len(excerpts), index)
-
-
-ALPHABET = "ab é🎉日\n. "
 
 
 @st.composite
@@ -163,7 +79,7 @@ def scenarios(draw):
 def test_core_matches_brute_force(unit, data):
     texts, excerpts, retrieved, chunks = data
     got = run_core(texts, unit, excerpts, retrieved, chunks)
-    want = brute_force(texts, unit, excerpts, retrieved, chunks)
+    want = brute_force_metrics(texts, unit, excerpts, retrieved, chunks)
     for q, w in enumerate(want):
         for metric in ("recall", "precision", "iou", "f1", "precision_omega"):
             assert math.isclose(got.metric(metric)[q], w[metric], abs_tol=1e-12), (

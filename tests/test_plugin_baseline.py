@@ -17,52 +17,21 @@ import re
 from pathlib import Path
 
 import pytest
-from support.plugin_project import CONFTEST, FAST, INI, run, write_project
-
-KEEP = "CHUNKEVAL_TEST_KEEP"
-
-BASELINE_INI = (
-    INI.replace("chunkeval_chunkers = recursive:30:0 recursive:60:0\n", "")
-    + "chunkeval_k = 50\nchunkeval_unit = char\nchunkeval_tolerance = recall:-1pp\n"
+from support.baseline_project import (
+    BASELINE,
+    BASELINE_CONFTEST,
+    BASELINE_INI,
+    KEEP,
+    TEST_RAG,
+    baseline_file,
 )
-
-BASELINE_CONFTEST = (
-    CONFTEST
-    + """
-
-import os
-
-from pytest_chunkeval.chunkers import as_chunker
-
-
-def _paragraphs(text):
-    paragraphs = [p for p in text.split("\\n\\n") if p.strip()]
-    keep = os.environ.get("CHUNKEVAL_TEST_KEEP")
-    if keep and paragraphs[0].strip() not in [f"# {k}" for k in keep.split(",")]:
-        return paragraphs[:1]
-    return paragraphs
-
-
-def pytest_chunkeval_register_chunkers(registry):
-    registry.register(
-        "paragraphs", lambda rest: as_chunker(_paragraphs, "paragraphs"), "paragraphs"
-    )
-"""
+from support.plugin_project import (
+    DIST,
+    MODES,
+    run,
+    summary_section,
+    write_project,
 )
-
-TEST_RAG = """
-def test_rag(chunkeval):
-    chunkeval.check_baseline(chunkeval.evaluate("paragraphs"))
-"""
-
-BASELINE = Path("__chunkeval__", "test_rag", "test_rag.json")
-
-
-def _file(test: str) -> str:
-    """The baseline file name of a test id (a hash is added when sanitized)."""
-    from pytest_chunkeval.gate.files.paths import sanitize_name
-
-    return f"{sanitize_name(test)}.json"
 
 
 @pytest.fixture
@@ -72,13 +41,6 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     write_project(pytester.path, BASELINE_INI, conftest=BASELINE_CONFTEST)
     return pytester.path
-
-
-def _section(result: pytest.RunResult) -> str:
-    """The chunkeval part of the terminal summary."""
-    out = result.stdout.str()
-    assert "- chunkeval -" in out, out
-    return out.split("- chunkeval -", 1)[1]
 
 
 # ------------------------------------------------------------------ lifecycle
@@ -100,13 +62,13 @@ def test_lifecycle(
             "E *   pytest --chunkeval-update test_rag.py::test_rag",
         ]
     )
-    assert "baselines: 1 missing" in _section(missing)
+    assert "baselines: 1 missing" in summary_section(missing)
     assert not baseline.exists()
 
     # --chunkeval-update writes it.
     created = run(pytester, "--chunkeval-update")
     created.assert_outcomes(passed=1)
-    assert f"created {BASELINE}" in _section(created)
+    assert f"created {BASELINE}" in summary_section(created)
     data = json.loads(baseline.read_text())
     assert data["chunkeval_baseline"] == 5
     assert data["test"] == "test_rag"
@@ -125,7 +87,7 @@ def test_lifecycle(
     # The same run passes.
     passed = run(pytester)
     passed.assert_outcomes(passed=1)
-    assert "baselines: 1 ok" in _section(passed)
+    assert "baselines: 1 ok" in summary_section(passed)
 
     # Worse retrieval under the same configuration: the paired gate fails the test.
     monkeypatch.setenv(KEEP, "Pets")
@@ -148,20 +110,20 @@ def test_lifecycle(
             "E *   pytest --chunkeval-update test_rag.py::test_rag",
         ]
     )
-    assert "baselines: 1 regressed" in _section(regressed)
+    assert "baselines: 1 regressed" in summary_section(regressed)
     assert baseline.read_bytes() == recorded  # never rewritten without the flag
 
     # Accepting the worse numbers: the summary says what moved.
     updated = run(pytester, "--chunkeval-update")
     updated.assert_outcomes(passed=1)
-    assert f"updated {BASELINE}: recall 100.00 -> 33.33" in _section(updated)
+    assert f"updated {BASELINE}: recall 100.00 -> 33.33" in summary_section(updated)
     assert json.loads(baseline.read_text())["metrics"]["recall"]["mean"] == 0.333333
 
     # Better than the baseline: passes, with the hint to record it.
     monkeypatch.delenv(KEEP)
     improved = run(pytester)
     improved.assert_outcomes(passed=1)
-    summary = _section(improved)
+    summary = summary_section(improved)
     assert "baselines: 1 improved" in summary
     assert re.search(
         r"test_rag\.py::test_rag: recall improved: mean delta \+66\.67 points, "
@@ -174,7 +136,7 @@ def test_lifecycle(
     run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
     assert baseline.read_bytes() == recorded
     unchanged = run(pytester, "--chunkeval-update")
-    assert "baselines: 1 unchanged" in _section(unchanged)
+    assert "baselines: 1 unchanged" in summary_section(unchanged)
     run(pytester).assert_outcomes(passed=1)
 
 
@@ -245,7 +207,7 @@ def test_a_configuration_change_is_compared_and_named(
         fh.write(json.dumps(record) + "\n")
     changed = run(pytester)
     changed.assert_outcomes(passed=1)
-    summary = _section(changed)
+    summary = summary_section(changed)
     assert (
         "test_rag.py::test_rag: passed against its baseline across changes "
         "(recall +0.00 points, CI [+0.00, +0.00]: within tolerance):\n"
@@ -259,10 +221,10 @@ def test_a_configuration_change_is_compared_and_named(
 
     updated = run(pytester, "--chunkeval-update")
     updated.assert_outcomes(passed=1)
-    assert "chunker: recursive:30:0 -> paragraphs" in _section(updated)
-    assert "questions added: 1 (q-jupiter)" in _section(updated)
+    assert "chunker: recursive:30:0 -> paragraphs" in summary_section(updated)
+    assert "questions added: 1 (q-jupiter)" in summary_section(updated)
     assert "q-jupiter" in json.loads((project / BASELINE).read_text())["queries"]
-    assert "across changes" not in _section(run(pytester))
+    assert "across changes" not in summary_section(run(pytester))
 
     # Another unit: the numbers are other quantities, so that alone is refused.
     refused = run(pytester, "--chunkeval-unit", "token")
@@ -275,7 +237,7 @@ def test_a_configuration_change_is_compared_and_named(
             "E *   pytest --chunkeval-update test_rag.py::test_rag",
         ]
     )
-    assert "baselines: 1 mismatch" in _section(refused)
+    assert "baselines: 1 mismatch" in summary_section(refused)
 
 
 @pytest.mark.parametrize(
@@ -306,7 +268,7 @@ def test_corrupt_file(
         ]
     )
     assert path.read_text() == content
-    assert "baselines: 1 corrupt" in _section(result)
+    assert "baselines: 1 corrupt" in summary_section(result)
 
     run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
     assert json.loads(path.read_text())["chunkeval_baseline"] == 5
@@ -332,14 +294,14 @@ def test_unused_baselines(pytester: pytest.Pytester, project: Path) -> None:
     # A deselected test keeps its baseline: it may use it again.
     deselected = run(pytester, "-k", "test_a", "--chunkeval-fail-unused")
     assert deselected.ret == 0
-    assert "unused" not in _section(deselected)
+    assert "unused" not in summary_section(deselected)
 
     # test_b is gone: its file is listed, the run still passes...
     pytester.makepyfile(test_rag=two.split("def test_b")[0])
     listed = run(pytester)
     listed.assert_outcomes(passed=1)
     assert listed.ret == 0
-    summary = _section(listed)
+    summary = summary_section(listed)
     assert (
         "1 unused baseline(s) (no test used them; `pytest --chunkeval-update` "
         "removes them):\n  __chunkeval__/test_rag/test_b.json" in summary
@@ -349,7 +311,7 @@ def test_unused_baselines(pytester: pytest.Pytester, project: Path) -> None:
     failing = run(pytester, "--chunkeval-fail-unused")
     failing.assert_outcomes(passed=1)
     assert failing.ret == pytest.ExitCode.TESTS_FAILED
-    assert "unused baselines fail this run" in _section(failing)
+    assert "unused baselines fail this run" in summary_section(failing)
     (project / "pytest.ini").write_text(BASELINE_INI + "chunkeval_fail_unused = true\n")
     assert run(pytester).ret == pytest.ExitCode.TESTS_FAILED
 
@@ -357,12 +319,12 @@ def test_unused_baselines(pytester: pytest.Pytester, project: Path) -> None:
     pytester.makepyfile(test_rag="def test_a():\n    pass\n")
     plain = run(pytester)
     assert plain.ret == pytest.ExitCode.TESTS_FAILED
-    assert "test_rag/test_a.json" in _section(plain)
+    assert "test_rag/test_a.json" in summary_section(plain)
 
     # --chunkeval-update deletes them, and the folders they leave empty.
     removed = run(pytester, "--chunkeval-update")
     assert removed.ret == 0
-    assert "removed 2 unused baseline(s):" in _section(removed)
+    assert "removed 2 unused baseline(s):" in summary_section(removed)
     assert not (project / "__chunkeval__").exists()
     assert run(pytester).ret == 0
 
@@ -386,12 +348,12 @@ def test_update_by_node_id_keeps_the_siblings(
     folder = project / "__chunkeval__" / "test_rag"
     stale = folder / "test_gone.json"  # a test that no longer exists
     stale.write_text((folder / "test_a.json").read_text())
-    target = folder / _file("test_c[recursive:60:0]")
+    target = folder / baseline_file("test_c[recursive:60:0]")
     target.unlink()
     siblings = sorted(p.name for p in folder.iterdir())
     assert siblings == [
         "test_a.json",
-        _file("test_c[recursive:30:0]"),
+        baseline_file("test_c[recursive:30:0]"),
         "test_gone.json",
     ]
 
@@ -403,7 +365,7 @@ def test_update_by_node_id_keeps_the_siblings(
     assert f"E         {command}\n" in missing.stdout.str()
     one = run(pytester, "--chunkeval-update", "test_rag.py::test_c[recursive:60:0]")
     one.assert_outcomes(passed=1)
-    summary = _section(one)
+    summary = summary_section(one)
     assert "baselines: 1 created" in summary
     assert "removed" not in summary
     assert "unused" not in summary
@@ -414,19 +376,19 @@ def test_update_by_node_id_keeps_the_siblings(
     strict = run(pytester, "--chunkeval-fail-unused", "test_rag.py::test_a")
     strict.assert_outcomes(passed=1)
     assert strict.ret == 0
-    assert "unused" not in _section(strict)
+    assert "unused" not in summary_section(strict)
 
     # The whole module collected: the truly unused file goes, the others stay.
     whole = run(pytester, "--chunkeval-update", "test_rag.py")
     whole.assert_outcomes(passed=3)
     assert "removed 1 unused baseline(s):\n  __chunkeval__/test_rag/test_gone.json" in (
-        _section(whole)
+        summary_section(whole)
     )
     assert not stale.exists()
     assert sorted(p.name for p in folder.iterdir()) == [
         "test_a.json",
-        _file("test_c[recursive:30:0]"),
-        _file("test_c[recursive:60:0]"),
+        baseline_file("test_c[recursive:30:0]"),
+        baseline_file("test_c[recursive:60:0]"),
     ]
 
 
@@ -492,7 +454,7 @@ def test_marker_checks_every_result(pytester: pytest.Pytester, project: Path) ->
     ] == ("recursive:30:0")
     again = run(pytester, "-k", "not nothing")
     again.assert_outcomes(passed=2)
-    assert "baselines: 4 ok" in _section(again)
+    assert "baselines: 4 ok" in summary_section(again)
 
 
 UPDATE_ONLY_PASSING = """
@@ -513,7 +475,7 @@ def test_asserts(chunkeval):
 """
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_update_records_only_tests_that_passed_otherwise(
     pytester: pytest.Pytester,
     project: Path,
@@ -547,7 +509,7 @@ def test_update_records_only_tests_that_passed_otherwise(
     assert after["test_asserts.json"] == before["test_asserts.json"]
     assert after["test_plain.json"] != before["test_plain.json"]
     assert json.loads(after["test_plain.json"])["metrics"]["recall"]["mean"] < 0.34
-    summary = _section(result)
+    summary = summary_section(result)
     assert "baselines: 1 updated, 2 not recorded" in summary, summary
     shown = "__chunkeval__/test_upd"
     assert (
@@ -624,8 +586,6 @@ def test_help_lists_the_baseline_options(pytester: pytest.Pytester) -> None:
 
 # ---------------------------------------------------------------------- xdist
 
-DIST = (*FAST, "-p", "xdist.plugin", "-p", "pytest_chunkeval.plugin", "-n", "2")
-
 DIST_TESTS = """
 import pytest
 
@@ -648,6 +608,7 @@ def test_d(chunkeval, spec):
 SPECS = ("recursive:60:0", "fixed:40:0")
 
 
+@pytest.mark.dist
 def test_lifecycle_under_xdist(
     pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -664,13 +625,13 @@ def test_lifecycle_under_xdist(
     )
     created.assert_outcomes(passed=5)
     created.stdout.fnmatch_lines(["*2 workers*"])
-    assert "baselines: 5 created" in _section(created)
+    assert "baselines: 5 created" in summary_section(created)
     assert sorted(p.name for p in folder.iterdir()) == [
         "test_a.json",
         "test_b.again.json",
         "test_c.json",
-        _file("test_d[fixed:40:0]"),
-        _file("test_d[recursive:60:0]"),
+        baseline_file("test_d[fixed:40:0]"),
+        baseline_file("test_d[recursive:60:0]"),
     ]
     names = ["test_a", "test_b", "test_c", *(f"test_d[{s}]" for s in SPECS)]
     # One history record per configuration, written once by the controller.
@@ -695,25 +656,25 @@ def test_lifecycle_under_xdist(
     assert out.count("chunkeval baseline regression in test_dist.py::test_") == 2
     assert "no baseline for test_dist.py::test_e" in out
     assert "no baseline for test_dist.py::test_d[fixed:50:0]" in out
-    summary = _section(checked)
+    summary = summary_section(checked)
     assert "baselines: 2 ok, 2 missing, 2 regressed" in summary
     assert "1 unused baseline(s)" in summary
-    assert f"  __chunkeval__/test_dist/{_file('test_d[fixed:40:0]')}" in summary
+    assert f"  __chunkeval__/test_dist/{baseline_file('test_d[fixed:40:0]')}" in summary
     assert "unused baselines fail this run" in summary
     assert checked.ret == pytest.ExitCode.TESTS_FAILED
 
     # Update mode: new files written, changed ones rewritten, unused one removed.
     updated = pytester.runpytest_subprocess(*DIST, "--chunkeval-update")
     updated.assert_outcomes(passed=6)
-    summary = _section(updated)
+    summary = summary_section(updated)
     assert "removed 1 unused baseline(s):" in summary
-    assert f"  __chunkeval__/test_dist/{_file('test_d[fixed:40:0]')}" in summary
+    assert f"  __chunkeval__/test_dist/{baseline_file('test_d[fixed:40:0]')}" in summary
     assert sorted(p.name for p in folder.iterdir()) == [
         "test_a.json",
         "test_b.again.json",
         "test_c.json",
-        _file("test_d[fixed:50:0]"),
-        _file("test_d[recursive:60:0]"),
+        baseline_file("test_d[fixed:50:0]"),
+        baseline_file("test_d[recursive:60:0]"),
         "test_e.json",
     ]
     assert json.loads((folder / "test_a.json").read_text())["metrics"]["recall"][

@@ -17,60 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.plugin_project import run, write_project
-from test_plugin_baseline import DIST
+from support.baseline_project import BASELINE, QUESTIONS, TEST_RAG_BY_SPEC, repo
+from support.plugin_project import DIST, run, summary_section
 
-BASELINE = Path("__chunkeval__", "test_rag", "test_rag.json")
-
-# Worded so that the hashing embedder ranks the right paragraph first.
-QUESTIONS = {
-    "q-bark": "Which animals bark at the mailman every morning?",
-    "q-parrot": "Which parrots can live for eighty years in captivity?",
-    "q-mars": "Which small moons does Mars have?",
-    "q-tides": "Whose gravity causes the tides of the oceans?",
-    "q-margin": "What was the operating margin in 2023?",
-    "q-audit": "Which auditor found no material weakness?",
-}
-
-TEST_RAG = """
-import os
-
-def test_rag(chunkeval):
-    spec = os.environ.get("SPEC", "paragraphs")
-    chunkeval.check_baseline(chunkeval.evaluate(spec))
-"""
-
-
-@pytest.fixture
-def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project whose baseline a first run recorded (every question at recall
-    100, which the assertions below rely on)."""
-    from tests.test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, KEEP
-
-    monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
-    monkeypatch.delenv(KEEP, raising=False)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    monkeypatch.delenv("SPEC", raising=False)
-    ini = BASELINE_INI.replace("chunkeval_k = 50", "chunkeval_k = 1")
-    write_project(pytester.path, ini, conftest=BASELINE_CONFTEST)
-    queries = pytester.path / "queries.jsonl"
-    header, *records = [json.loads(line) for line in queries.read_text().splitlines()]
-    for record in records:
-        record["question"] = QUESTIONS[record["id"]]
-    queries.write_text("".join(json.dumps(r) + "\n" for r in [header, *records]))
-    pytester.makepyfile(test_rag=TEST_RAG)
-    run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
-    data = json.loads((pytester.path / BASELINE).read_text())
-    assert data["metrics"]["recall"]["mean"] == 1.0
-    assert sorted(data["documents"]) == ["finance.md", "pets.md", "space.md"]
-    return pytester.path
-
-
-def _section(result: pytest.RunResult) -> str:
-    out = result.stdout.str()
-    assert "- chunkeval -" in out, out
-    return out.split("- chunkeval -", 1)[1]
-
+__all__ = ["repo"]  # a fixture
 
 REPORTS = ("--chunkeval-md=report.md", "--chunkeval-json=report.json")
 
@@ -85,7 +35,9 @@ def allow_one_left_out(root: Path) -> None:
 
 def _against(result: pytest.RunResult) -> list[str]:
     """The terminal summary's "against the baseline" block."""
-    return _section(result).split("against the baseline (", 1)[1].splitlines()[1:]
+    return (
+        summary_section(result).split("against the baseline (", 1)[1].splitlines()[1:]
+    )
 
 
 def _reported(repo: Path) -> tuple[dict[str, Any], str]:
@@ -114,7 +66,7 @@ def test_an_irrelevant_sentence_passes_naming_the_edit(
     _append(repo, "finance.md", sentence)
     result = run(pytester, *REPORTS)
     result.assert_outcomes(passed=1)
-    summary = _section(result)
+    summary = summary_section(result)
     # Every report opens its comparison with what changed, then the verdict.
     edit = f"documents edited: finance.md (+1 sentence / +{len(sentence)} chars)"
     assert _against(result)[0] == (
@@ -143,11 +95,11 @@ def test_an_irrelevant_sentence_passes_naming_the_edit(
 
     # Recording it: the summary says what changed, the file holds the new size.
     updated = run(pytester, "--chunkeval-update")
-    assert "documents edited: finance.md (+1 sentence" in _section(updated)
+    assert "documents edited: finance.md (+1 sentence" in summary_section(updated)
     data = json.loads((repo / BASELINE).read_text())
     size = len((repo / "docs" / "finance.md").read_text())
     assert data["documents"]["finance.md"]["chars"] == size
-    assert "across changes" not in _section(run(pytester))
+    assert "across changes" not in summary_section(run(pytester))
 
 
 def test_a_distractor_fails_on_its_questions_naming_the_document(
@@ -177,7 +129,7 @@ def test_a_distractor_fails_on_its_questions_naming_the_document(
         assert qid in worst
     for qid in ("q-margin", "q-audit"):
         assert qid not in worst  # unaffected questions are not blamed
-    assert "baselines: 1 regressed" in _section(result)
+    assert "baselines: 1 regressed" in summary_section(result)
 
 
 def test_a_deleted_excerpt_leaves_its_question_out(
@@ -197,7 +149,7 @@ def test_a_deleted_excerpt_leaves_its_question_out(
     )
     result = run(pytester, *REPORTS)
     result.assert_outcomes(passed=1, failed=1)
-    summary = _section(result)
+    summary = summary_section(result)
     assert "test_rag.py::test_rag: passed against its baseline across changes" in (
         summary
     )
@@ -254,7 +206,7 @@ def test_a_deleted_excerpt_leaves_its_question_out(
     )
 
     # --chunkeval-update records nothing on a partial set: fix the queries first.
-    pytester.makepyfile(test_rag=TEST_RAG)
+    pytester.makepyfile(test_rag=TEST_RAG_BY_SPEC)
     update = run(pytester, "--chunkeval-update", "test_rag.py")
     update.assert_outcomes(failed=1)
     update.stdout.fnmatch_lines(["*: 1 excerpt(s) cannot be placed in corpus*"])
@@ -340,7 +292,7 @@ def test_added_and_removed_questions_compare_the_shared_ones(
     allow_one_left_out(repo)  # q-parrot removed: not compared
     result = run(pytester, *REPORTS)
     result.assert_outcomes(passed=1)
-    summary = _section(result)
+    summary = summary_section(result)
     assert "    questions added: 1 (q-jupiter)\n" in summary
     assert "    questions removed: 1 (q-parrot)\n" in summary
     assert "    compared on the 5 questions both runs have\n" in summary
@@ -371,10 +323,10 @@ def test_a_schema_1_baseline_compares_and_is_migrated(
     assert (
         "corpus: edited (the baseline predates per-document records, so which "
         "documents changed is unknown; --chunkeval-update records them)"
-        in _section(result)
+        in summary_section(result)
     )
     updated = run(pytester, "--chunkeval-update")
-    assert "migrated from schema 1 to 5" in _section(updated)
+    assert "migrated from schema 1 to 5" in summary_section(updated)
     migrated = json.loads(path.read_text())
     assert migrated["chunkeval_baseline"] == 5
     assert migrated["documents"]["pets.md"]["chars"] == len(
@@ -408,7 +360,7 @@ def test_a_retriever_scored_on_an_edited_corpus_leaves_out_the_same(
     allow_one_left_out(repo)
     result = run(pytester, "test_score.py")
     result.assert_outcomes(passed=1)
-    summary = _section(result)
+    summary = summary_section(result)
     assert "test_score.py::test_score: passed against its baseline across changes" in (
         summary
     )

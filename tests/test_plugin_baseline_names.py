@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.plugin_project import run, write_project
-from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, DIST, KEEP
+from support.baseline_project import BASELINE_CONFTEST, BASELINE_INI, KEEP
+from support.plugin_project import DIST, MODES, run, write_project
 
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.gate.files.names import BaselineNames
@@ -37,7 +37,7 @@ def test_fine(chunkeval):
 """
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_an_empty_or_colliding_name_is_an_error_naming_both(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, dist: bool
 ) -> None:

@@ -18,9 +18,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from support.baseline_project import BASELINE_CONFTEST, BASELINE_INI, KEEP
 from support.browser import BROWSER, chromium
-from support.plugin_project import run, write_project
-from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, DIST, KEEP, _section
+from support.plugin_project import DIST, MODES, run, summary_section, write_project
 
 REPORTS = (
     "--chunkeval-md=report.md",
@@ -28,7 +28,6 @@ REPORTS = (
     "--chunkeval-html=report.html",
     "--junitxml=junit.xml",
 )
-MODES = pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
 
 
 @pytest.fixture
@@ -97,7 +96,7 @@ def test_a_missed_threshold_and_a_regression_are_both_reported(
     out = result.stdout.str()
     assert "test_marks.py::test_both: @pytest.mark.chunkeval(min_recall=0.8)" in out
     assert "chunkeval baseline regression in test_marks.py::test_both" in out
-    summary = _section(result)
+    summary = summary_section(result)
     assert re.search(
         r"test_marks\.py::test_both\s+paragraphs\s+failed\s+REGRESSED", summary
     ), summary
@@ -164,7 +163,7 @@ def test_items_and_a_whole_set_test_count_the_query_set_once(
         assert f"question {qid} flipped from retrieved to missed" in out
     # One row: named by the test whose comparison gave its numbers, in both
     # modes; the verdict line counts the table's one row.
-    summary = _section(result)
+    summary = summary_section(result)
     assert re.search(
         r"test_t\.py::test_whole \(\+7 more, 4 of them failed\)\s+paragraphs\s+"
         r"failed\s+REGRESSED",
@@ -223,7 +222,7 @@ def test_a_merged_row_names_the_test_that_failed(
     pytester.makepyfile(test_merged=MERGED)
     result = _run(pytester, monkeypatch, dist, *REPORTS)
     result.assert_outcomes(passed=2, failed=1)
-    summary = _section(result)
+    summary = summary_section(result)
     assert re.search(
         r"test_merged\.py::test_chunker_baseline \(\+1\)\s+recursive:60:0\s+failed"
         r"\s+not compared \(no baseline\)",
@@ -261,11 +260,11 @@ def test_a_comparison_that_did_not_run_is_not_compared(
     updated = run(pytester, "--chunkeval-update")
     updated.assert_outcomes(passed=1, failed=1)
     assert "not recorded: test_body.py::test_body failed (AssertionError: boom)" in (
-        _section(updated)
+        summary_section(updated)
     )
     result = run(pytester, *REPORTS)
     result.assert_outcomes(passed=1, failed=1)
-    summary = _section(result)
+    summary = summary_section(result)
     # The row's other test passed its comparison: the row still does not read
     # as compared, and names the test whose comparison did not run.
     assert re.search(
@@ -309,7 +308,7 @@ def test_question(chunkeval):
     )
     result = _run(pytester, monkeypatch, dist, *REPORTS)
     result.assert_outcomes(passed=5, skipped=1)
-    summary = _section(result)
+    summary = summary_section(result)
     assert re.search(r"paragraphs\s+passed \(1 skipped\)\s+ok", summary), summary
     (row,) = _items(project)
     assert (row["outcome"], row["verdict"]) == ("passed", "ok")

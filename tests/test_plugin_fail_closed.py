@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.plugin_project import run
-from test_plugin_baseline import DIST
-from test_plugin_baseline_changes import BASELINE, QUESTIONS, _section, repo
+from support.baseline_project import BASELINE, QUESTIONS, repo
+from support.plugin_project import DIST, MODES, run, summary_section
 
 __all__ = ["repo"]
 
@@ -52,7 +51,7 @@ def _run(pytester: pytest.Pytester, dist: bool, *args: str) -> pytest.RunResult:
     return run(pytester, *args)
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_questions_edited_under_their_ids_are_left_out_and_fail(
     pytester: pytest.Pytester,
     repo: Path,
@@ -81,7 +80,7 @@ def test_questions_edited_under_their_ids_are_left_out_and_fail(
             "q-parrot, q-mars, q-tides)",
         ]
     )
-    summary = _section(result)
+    summary = summary_section(result)
     assert "baselines: 1 incomplete" in summary
     (item,) = json.loads((repo / "report.json").read_text())["results"]
     assert item["verdict"] == "not compared"
@@ -132,7 +131,7 @@ def test_one_word_edits_to_five_excerpts_fail_with_the_list(
     (repo / "pytest.ini").write_text(
         (repo / "pytest.ini").read_text() + "chunkeval_max_left_out = 90%\n"
     )
-    assert "baselines: 1 ok" in _section(run(pytester))
+    assert "baselines: 1 ok" in summary_section(run(pytester))
 
 
 @pytest.mark.parametrize(
@@ -169,7 +168,7 @@ def test_broken_baseline_values_are_refused(
     out = result.stdout.str()
     assert why in out, out
     assert "within tolerance" not in out
-    assert "baselines: 1 corrupt" in _section(result)
+    assert "baselines: 1 corrupt" in summary_section(result)
 
 
 def test_a_schema_2_baseline_is_compared_and_says_it_has_no_hashes(
@@ -182,10 +181,10 @@ def test_a_schema_2_baseline_is_compared_and_says_it_has_no_hashes(
     path.write_text(json.dumps(data))
     result = run(pytester)
     result.assert_outcomes(passed=1)
-    summary = _section(result)
+    summary = summary_section(result)
     assert "baselines: 1 ok" in summary
     assert "the baseline predates per-question hashes" in summary
     updated = run(pytester, "--chunkeval-update")
     migrated = "from schema 2 to 5: per-question hashes and its anchor recorded"
-    assert migrated in _section(updated)
+    assert migrated in summary_section(updated)
     assert json.loads(path.read_text())["chunkeval_baseline"] == 5

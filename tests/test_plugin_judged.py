@@ -11,52 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli_judge_project import server  # noqa: F401  (a fixture)
+from support.judged_project import JUDGED_CONFTEST, JUDGED_INI, QUESTIONS
+from support.judges import judge_by_keyword
 from support.openai_server import OpenAIServer
-from support.plugin_project import CONFTEST, DOCS, FAST, write_project
-from test_cli_judge import judge_by_keyword, server  # noqa: F401  (a fixture)
+from support.plugin_project import DOCS, FAST, write_project
 
 CALLS = "judge-calls.txt"
-
-JUDGED_INI = """\
-[pytest]
-filterwarnings = error
-chunkeval_corpus = docs
-chunkeval_queries = questions.jsonl
-chunkeval_embedder = hashing
-chunkeval_store = exact
-chunkeval_k = 2
-chunkeval_judge = keywords
-"""
-
-JUDGED_CONFTEST = (
-    CONFTEST
-    + """
-
-import os
-import re
-from pathlib import Path
-
-from pytest_chunkeval.judging.judge import CallableJudge
-
-
-def _keywords(question, context):
-    # every call is counted in a file, so the outer test sees inner runs' calls
-    with open(Path(__file__).parent / "judge-calls.txt", "a") as fh:
-        fh.write(question + "\\n")
-    words = {w.strip("?").lower() for w in question.split() if len(w) >= 5}
-    sentences = re.findall(r"[^.]+[.]", context)
-    return [
-        s.strip()
-        for s in sentences
-        if words & {w.strip(",.").lower() for w in s.split()}
-    ]
-
-
-def pytest_chunkeval_register_judges(registry):
-    judge = CallableJudge(_keywords, name="keywords", version="1")
-    registry.register("keywords", lambda rest: judge, "keywords")
-"""
-)
 
 TEST_RAG = """
 import pytest
@@ -66,13 +27,6 @@ import pytest
 def test_rag(chunkeval, chunker):
     chunkeval.check_baseline(chunkeval.evaluate(chunker))
 """
-
-QUESTIONS = [
-    {"id": "u-parrots", "question": "How long do parrots live in captivity?"},
-    {"id": "u-tides", "question": "What causes the ocean tides?"},
-    {"id": "u-dividend", "question": "Which dividend does the board propose?"},
-    {"id": "u-nothing", "question": "Is there a swimming pool?"},
-]
 
 
 def make_project(root: Path, pytester: pytest.Pytester, chunker: str) -> None:
@@ -184,6 +138,7 @@ def test_judged_project_lifecycle(pytester: pytest.Pytester) -> None:
     assert f"{len(new_calls)} new" in section(changed)
 
 
+@pytest.mark.dist
 def test_judgments_recorded_under_xdist(pytester: pytest.Pytester) -> None:
     root = pytester.path
     make_project(root, pytester, "recursive:60:0")

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.plugin_project import FAST, write_project
-from test_plugin_judged import JUDGED_CONFTEST, JUDGED_INI, QUESTIONS
+from support.judged_project import JUDGED_CONFTEST, JUDGED_INI, QUESTIONS
+from support.plugin_project import FAST, MODES, write_project
 
 BODY = """
 import os
@@ -77,7 +77,7 @@ def _entries(root: Path) -> set[str]:
     return set(json.loads((root / JUDGMENTS).read_text())["judgments"])
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_two_runs_at_once_keep_every_new_judgment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dist: bool
 ) -> None:

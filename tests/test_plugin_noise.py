@@ -24,9 +24,8 @@ import json
 from pathlib import Path
 
 import pytest
-from support.plugin_project import run, write_project
-from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, DIST
-from test_plugin_baseline_changes import QUESTIONS
+from support.baseline_project import BASELINE_CONFTEST, BASELINE_INI, QUESTIONS
+from support.plugin_project import DIST, MODES, run, write_project
 
 from pytest_chunkeval.engine.margins import EPSILON
 
@@ -220,7 +219,7 @@ def _summary(result: pytest.RunResult) -> str:
     return result.stdout.str().split("- chunkeval -", 1)[1]
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 @pytest.mark.parametrize(
     "broken", ["FLAKY", "WORST", "RANDOM"], ids=["swapped", "worst first", "random"]
 )
@@ -355,7 +354,7 @@ def test_a_retriever_that_looked_deterministic_is_confirmed_before_failing(
     assert "58 requests" in _summary(result)
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_constant_vectors_under_the_same_identity_regress(
     pytester: pytest.Pytester,
     project: Path,
@@ -376,7 +375,7 @@ def test_constant_vectors_under_the_same_identity_regress(
     assert "float drift" not in broken.stdout.str()
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_a_swap_inside_the_float_bound_is_drift_beyond_it_a_change(
     pytester: pytest.Pytester,
     project: Path,

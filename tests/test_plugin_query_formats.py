@@ -8,14 +8,18 @@ cannot be placed" where JSONL left the question out.)"""
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from pathlib import Path
 
 import pytest
-from support.plugin_project import run, write_project
-from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, DIST, KEEP, _section
+from support.baseline_project import (
+    BASELINE_CONFTEST,
+    BASELINE_INI,
+    KEEP,
+    write_query_format,
+)
+from support.plugin_project import DIST, MODES, run, summary_section, write_project
 
 TESTS = """
 import pytest
@@ -36,47 +40,6 @@ def test_threshold(chunkeval):
 """
 
 
-def _write_format(root: Path, fmt: str) -> dict[str, str]:
-    """The project's query set in ``fmt``; its query ids by question."""
-    records = [
-        json.loads(line)
-        for line in (root / "queries.jsonl").read_text().splitlines()[1:]
-    ]
-    if fmt == "jsonl":
-        return {r["question"]: r["id"] for r in records}
-    (root / "queries.jsonl").unlink()
-    name = f"queries.{fmt}"
-    if fmt == "json":
-        doc = {"chunkeval_queries": 1, "queries": records}
-        (root / name).write_text(json.dumps(doc, indent=1))
-        ids = {r["question"]: r["id"] for r in records}
-    else:  # the reference implementation's questions_df.csv
-        from pytest_chunkeval.data.query_types import stable_query_id
-
-        with (root / name).open("w", newline="") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(["question", "references", "corpus_id"])
-            for r in records:
-                text = (root / "docs" / r["doc_id"]).read_text()
-                words = r["excerpts"][0]["text"].split()
-                found = re.search(r"\s+".join(map(re.escape, words)), text)
-                assert found is not None
-                ref = {
-                    "content": found.group(),
-                    "start_index": found.start(),
-                    "end_index": found.end(),
-                }
-                stem = Path(r["doc_id"]).stem
-                writer.writerow([r["question"], json.dumps([ref]), stem])
-        ids = {
-            r["question"]: stable_query_id(Path(r["doc_id"]).stem, r["question"])
-            for r in records
-        }
-    ini = (root / "pytest.ini").read_text().replace("queries.jsonl", name)
-    (root / "pytest.ini").write_text(ini)
-    return ids
-
-
 @pytest.fixture(params=["jsonl", "json", "csv"])
 def project(
     request: pytest.FixtureRequest,
@@ -89,7 +52,7 @@ def project(
     # fail every format alike: docs/baselines.md, "Fail closed").
     ini = BASELINE_INI + "chunkeval_max_left_out = 40%\n"
     write_project(pytester.path, ini, conftest=BASELINE_CONFTEST)
-    return pytester.path, _write_format(pytester.path, request.param)
+    return pytester.path, write_query_format(pytester.path, request.param)
 
 
 def _drop_paragraph(root: Path, doc: str, word: str) -> None:
@@ -105,7 +68,7 @@ def _run(pytester: pytest.Pytester, dist: bool, *args: str) -> pytest.RunResult:
     return run(pytester, *args)
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_a_deleted_excerpt_is_left_out_and_named_in_every_format(
     pytester: pytest.Pytester,
     project: tuple[Path, dict[str, str]],
@@ -129,7 +92,7 @@ def test_a_deleted_excerpt_is_left_out_and_named_in_every_format(
             f"{audit} 'Who audits the accounts?' can no longer be placed *"
         ]
     )
-    summary = _section(result)
+    summary = summary_section(result)
     assert "1 question can no longer be placed in the corpus" in summary
     assert re.search(rf"\n\s+{re.escape(audit)}\s+'Who audits the accounts\?'", summary)
     assert (
@@ -149,7 +112,7 @@ def test_a_deleted_document_is_left_out_in_every_format(
     (root / "docs" / "finance.md").unlink()
     result = run(pytester)
     result.assert_outcomes(passed=1)
-    summary = _section(result)
+    summary = summary_section(result)
     assert "2 questions can no longer be placed in the corpus" in summary
     for question in ("What was the operating margin?", "Who audits the accounts?"):
         assert f"{ids[question]}  {question!r}" in summary, summary

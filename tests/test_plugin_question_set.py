@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.plugin_project import run
-from test_plugin_baseline import DIST
-from test_plugin_baseline_changes import QUESTIONS, _section, repo
+from support.baseline_project import QUESTIONS, repo, write_query_format
+from support.plugin_project import DIST, MODES, run, summary_section
 
 __all__ = ["repo"]
 
@@ -57,10 +56,10 @@ def test_removed_questions_fail_the_check(
             "E *     q-bark: removed from the query set",
         ]
     )
-    assert "baselines: 1 incomplete" in _section(result)
+    assert "baselines: 1 incomplete" in summary_section(result)
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_removed_emptied_and_not_found_are_named_with_their_reasons(
     pytester: pytest.Pytester,
     repo: Path,
@@ -99,7 +98,7 @@ def test_removed_emptied_and_not_found_are_named_with_their_reasons(
             "E *fix the query set where an excerpt is gone*",
         ]
     )
-    section = _section(result)
+    section = summary_section(result)
     assert "baselines: 1 incomplete" in section
     (item,) = json.loads((repo / "report.json").read_text())["results"]
     assert item["verdict"] == "not compared"
@@ -112,10 +111,10 @@ def test_removed_emptied_and_not_found_are_named_with_their_reasons(
     )
     allowed = _run(pytester, dist)
     allowed.assert_outcomes(passed=1)
-    assert "questions removed: 2 (q-bark, q-parrot)" in _section(allowed)
+    assert "questions removed: 2 (q-bark, q-parrot)" in summary_section(allowed)
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_reworded_csv_questions_are_paired_and_compared(
     pytester: pytest.Pytester,
     repo: Path,
@@ -125,9 +124,7 @@ def test_reworded_csv_questions_are_paired_and_compared(
     # A CSV set's ids are hashes of the question texts: two questions
     # reworded (and now losing their answer to a paragraph in their words)
     # used to be "removed 2, added 2", never compared, and passed ok.
-    from test_plugin_query_formats import _write_format
-
-    ids = _write_format(repo, "csv")
+    ids = write_query_format(repo, "csv")
     run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
     csv_path = repo / "queries.csv"
     text = csv_path.read_text()
@@ -163,7 +160,7 @@ def test_reworded_csv_questions_are_paired_and_compared(
     assert item["changes"]["removed"] == item["changes"]["added"] == []
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_a_per_question_baseline_whose_question_is_gone_fails_the_run(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, dist: bool
 ) -> None:
@@ -182,7 +179,7 @@ def test_a_per_question_baseline_whose_question_is_gone_fails_the_run(
     result = _run(pytester, dist)
     result.assert_outcomes(passed=5)
     assert result.ret == 1
-    section = _section(result)
+    section = summary_section(result)
     assert "__chunkeval__/test_items/test_question[q-bark].json" in section
     assert "1 per-question baseline(s) above fail this run" in section
     # Recording the new set is the acknowledgement: the file is deleted.

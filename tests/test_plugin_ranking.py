@@ -7,7 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
-from support.plugin_project import run, write_project
+from support.baseline_project import (
+    BASELINE,
+    BASELINE_CONFTEST,
+    BASELINE_INI,
+    KEEP,
+    TEST_RAG,
+)
+from support.plugin_project import run, summary_section, write_project
 
 
 @pytest.fixture
@@ -95,8 +102,6 @@ def test_budget_from_marker_ini_flag_and_call(
 def baseline_project(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
-    from tests.test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, KEEP
-
     monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
     monkeypatch.delenv(KEEP, raising=False)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
@@ -113,8 +118,6 @@ def test_baseline_lifecycle_with_rank_metrics(
     baseline_project: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from tests.test_plugin_baseline import BASELINE, KEEP, TEST_RAG, _section
-
     pytester.makepyfile(test_rag=TEST_RAG)
     baseline = baseline_project / BASELINE
     run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
@@ -151,7 +154,7 @@ def test_baseline_lifecycle_with_rank_metrics(
     baseline.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     old = run(pytester)
     old.assert_outcomes(passed=1)
-    summary = _section(old)
+    summary = summary_section(old)
     assert "baselines: 1 ok" in summary
     assert (
         "test_rag.py::test_rag: not compared: mrr (recorded before it existed), "
@@ -160,14 +163,12 @@ def test_baseline_lifecycle_with_rank_metrics(
     # Updating records them; then they are compared again.
     run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
     assert "ndcg" in json.loads(baseline.read_text())["metrics"]
-    assert "not compared" not in _section(run(pytester))
+    assert "not compared" not in summary_section(run(pytester))
 
 
 def test_a_budget_change_is_a_configuration_change(
     pytester: pytest.Pytester, baseline_project: Path
 ) -> None:
-    from tests.test_plugin_baseline import TEST_RAG
-
     pytester.makepyfile(test_rag=TEST_RAG)
     run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
     changed = run(pytester, "--chunkeval-budget", "30")

@@ -19,8 +19,7 @@ import random
 from pathlib import Path
 
 import pytest
-from support.plugin_project import CONFTEST, run
-from test_plugin_baseline import DIST
+from support.plugin_project import CONFTEST, DIST, MODES, run
 
 pytest.importorskip("chromadb")
 
@@ -181,7 +180,7 @@ def _item(project: Path) -> dict[str, object]:
     return dict(item)
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_chroma_is_built_r_times_and_says_what_it_cost(
     pytester: pytest.Pytester,
     project: Path,
@@ -222,7 +221,7 @@ def test_chroma_with_ef_search_1_is_regressed_against_default_settings(
     assert _item(project)["verdict"] == "regressed"
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_a_retriever_right_half_the_time_is_repeated(
     pytester: pytest.Pytester,
     project: Path,
@@ -270,7 +269,7 @@ def test_a_flaky_retriever_as_good_as_its_baseline_passes(
     assert _item(project)["verdict"] != "regressed"
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_a_factory_and_a_declaration_repeat_what_one_process_cannot_see(
     pytester: pytest.Pytester,
     project: Path,

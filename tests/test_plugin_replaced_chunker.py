@@ -12,8 +12,13 @@ import re
 from pathlib import Path
 
 import pytest
-from support.plugin_project import run, write_project
-from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, DIST, KEEP, _file
+from support.baseline_project import (
+    BASELINE_CONFTEST,
+    BASELINE_INI,
+    KEEP,
+    baseline_file,
+)
+from support.plugin_project import DIST, MODES, run, write_project
 
 TESTS = """
 def test_x(chunkeval, chunkeval_chunker):
@@ -51,15 +56,15 @@ def _run(
 FOLDER = Path("__chunkeval__", "test_c")
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_a_replaced_chunker_is_compared_as_a_configuration_change(
     pytester: pytest.Pytester,
     project: Path,
     monkeypatch: pytest.MonkeyPatch,
     dist: bool,
 ) -> None:
-    old = project / FOLDER / _file("test_x[recursive:60:0]")
-    new = project / FOLDER / _file("test_x[recursive:90:10]")
+    old = project / FOLDER / baseline_file("test_x[recursive:60:0]")
+    new = project / FOLDER / baseline_file("test_x[recursive:90:10]")
     recorded = old.read_bytes()
     _chunkers(project, "recursive:30:0 recursive:90:10")
     result = _run(pytester, monkeypatch, dist)

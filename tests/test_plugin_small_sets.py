@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
-from support.plugin_project import run
-from test_plugin_baseline import BASELINE_CONFTEST, DIST
+from support.baseline_project import BASELINE_CONFTEST
+from support.plugin_project import DIST, MODES, run
 
 FACTS = [
     ("q-harbor", "Which harbor ferries sail at dawn?", "Harbor ferries sail at dawn"),
@@ -114,7 +114,7 @@ def _run(pytester: pytest.Pytester, dist: bool, *args: str) -> pytest.RunResult:
     return run(pytester, *args)
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_one_question_of_nineteen_lost_regresses(
     pytester: pytest.Pytester,
     nineteen: Path,

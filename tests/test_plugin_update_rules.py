@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 
 import pytest
-from support.plugin_project import INI, run, write_project
-from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, DIST, KEEP
+from support.baseline_project import BASELINE, BASELINE_CONFTEST, BASELINE_INI, KEEP
+from support.plugin_project import DIST, INI, MODES, run, summary_section, write_project
 
 # q-bark's answer loses CUT characters of its excerpt: at chars, each of its
 # 39 is -0.43 points of the six questions' mean; the gate allows -1 point.
@@ -36,8 +36,6 @@ def test_rag(chunkeval):
         answers[record["id"]] = [text[:keep]]
     chunkeval.check_baseline(chunkeval.score(answers, label="rag"))
 """
-
-BASELINE = Path("__chunkeval__", "test_rag", "test_rag.json")
 
 
 def _run(
@@ -59,11 +57,7 @@ def scored(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     return pytester.path
 
 
-def _section(result: pytest.RunResult) -> str:
-    return result.stdout.str().split("- chunkeval -", 1)[1]
-
-
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_drops_recorded_one_update_at_a_time_are_caught_against_the_anchor(
     pytester: pytest.Pytester,
     scored: Path,
@@ -114,7 +108,7 @@ def test_chunkers(chunkeval, chunkeval_chunker):
 """
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_an_update_of_some_chunkers_deletes_no_other_baseline(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, dist: bool
 ) -> None:
@@ -132,7 +126,7 @@ def test_an_update_of_some_chunkers_deletes_no_other_baseline(
         pytester, dist, 0, "--chunkeval-update", "--chunkeval-chunkers=recursive:30:0"
     )
     result.assert_outcomes(passed=1)
-    assert "removed" not in _section(result)
+    assert "removed" not in summary_section(result)
     assert sorted(p.name for p in folder.iterdir()) == files
     # A whole run still compares both.
     _run(pytester, dist, 0).assert_outcomes(passed=2)
@@ -158,7 +152,7 @@ def test_question(chunkeval):
 """
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_an_item_fails_alone_beyond_the_item_tolerance(
     pytester: pytest.Pytester,
     scored: Path,

@@ -20,21 +20,16 @@ import re
 from pathlib import Path
 
 import pytest
-from support.plugin_project import run, write_project
-from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, DIST, KEEP, _section
+from support.baseline_project import (
+    BASELINE_CONFTEST,
+    BASELINE_INI,
+    KEEP,
+    VERDICT_TESTS,
+)
+from support.plugin_project import DIST, MODES, run, summary_section, write_project
 
 from pytest_chunkeval.gate.comparison.verdicts import VERDICTS, verdict_text
 
-VERDICT_TESTS = """
-def test_steady(chunkeval):
-    chunkeval.check_baseline(chunkeval.evaluate("recursive:60:0"))
-
-def test_rag(chunkeval):
-    chunkeval.check_baseline(chunkeval.evaluate("paragraphs"))
-
-def test_new(chunkeval):
-    chunkeval.evaluate("recursive:30:0")
-"""
 REPORTS = (
     "--chunkeval-md=report.md",
     "--chunkeval-json=report.json",
@@ -67,7 +62,7 @@ def regressed_run(
     return result
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_every_report_shows_the_regression_first(
     pytester: pytest.Pytester,
     project: Path,
@@ -77,7 +72,7 @@ def test_every_report_shows_the_regression_first(
     result = regressed_run(pytester, monkeypatch, dist)
 
     # Terminal: outcome and baseline columns, then the gated metrics.
-    summary = _section(result)
+    summary = summary_section(result)
     row = next(line for line in summary.splitlines() if "::test_rag " in line)
     assert re.search(r"paragraphs\s+failed\s+REGRESSED\s+50\s", row), summary
     assert re.search(r"recursive:60:0\s+passed\s+ok\s+50\s", summary), summary

@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from support.plugin_project import FAST, write_project
+from support.plugin_project import DIST, write_project
+
+pytestmark = pytest.mark.dist
 
 TESTS = """
 import pytest
@@ -25,9 +27,6 @@ def test_c(chunkeval, chunkeval_chunker):
 
 # Subprocesses load only the plugins under test: importing every installed pytest
 # plugin in three processes per run would dominate the test's time.
-DIST = (*FAST, "-p", "xdist.plugin", "-p", "pytest_chunkeval.plugin", "-n", "2")
-
-
 @pytest.fixture(autouse=True)
 def _no_autoload(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")

@@ -2,89 +2,19 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.brute_force import ALPHABET, Span, brute_force_ranking
 
 from pytest_chunkeval.core.intervals import IntervalUnion
 from pytest_chunkeval.core.metrics import ChunkIndex, QuerySpans, score_queries
 from pytest_chunkeval.core.ranking import budget_prefix, max_coverage
 from pytest_chunkeval.core.units import UnitMap
 from pytest_chunkeval.tokenizers.base import get_tokenizer
-from tests.test_metrics import (
-    ALPHABET,
-    Chars,
-    Span,
-    char_set,
-    shared_units,
-    unit_set,
-    units_of,
-)
-
-Units = set[tuple[str, int]]
-
-
-def best_cover(sets: list[Units], j: int) -> int:
-    """Largest union of any j sets: brute force over the maximal sets."""
-    distinct = {frozenset(s) for s in sets if s}
-    maximal = [s for s in distinct if not any(s < t for t in distinct)]
-    j = min(j, len(maximal))
-    return max(
-        (
-            len(frozenset().union(*combo))
-            for combo in itertools.combinations(maximal, j)
-        ),
-        default=0,
-    )
-
-
-def brute_force(texts, unit, excerpts, retrieved, chunks, k, budget):
-    out = []
-    for exs, rets in zip(excerpts, retrieved, strict=True):
-        te_chars: Chars = set().union(*(char_set(e) for e in exs))
-        te: Units = units_of(te_chars, texts, unit)
-        d = min(k, len(chunks))
-        top = [shared_units(r, te_chars, texts, unit) for r in rets[:d]]
-        gains, seen = [], set()
-        for s in top:
-            gains.append(len(s - seen))
-            seen |= s
-        first = next((i + 1 for i, s in enumerate(top) if s), 0)
-        candidates = [shared_units(c, te_chars, texts, unit) for c in chunks]
-        cover = [best_cover(candidates, j) for j in range(d + 1)]
-        dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
-        idcg = sum(
-            (cover[j] - cover[j - 1]) / math.log2(j + 1) for j in range(1, d + 1)
-        )
-        kept, used = [], 0
-        for r in rets:
-            size = len(unit_set(r, texts, unit))
-            if budget is not None and used + size > budget:
-                break
-            used += size
-            kept.append(r)
-        tp_units: Units = set().union(
-            *(shared_units(r, te_chars, texts, unit) for r in kept)
-        )
-        tp = len(tp_units)
-        out.append(
-            {
-                "mrr": 1 / first if first else 0.0,
-                "ndcg": dcg / idcg if idcg else 0.0,
-                "ceiling": cover[d] / len(te),
-                "complete": float(tp == len(te)),
-                "recall": tp / len(te),
-                "depth_recall": len(seen) / len(te),
-                "retrieved_units": used,
-                "over_budget": bool(rets) and not kept,
-                "overlaps": first > 0,
-            }
-        )
-    return out
 
 
 @st.composite
@@ -151,7 +81,7 @@ def run_core(texts, unit, excerpts, retrieved, chunks, k, budget):
 @given(data=scenarios())
 def test_rank_metrics_match_brute_force(unit, data):
     got = run_core(*data[:1], unit, *data[1:])
-    want = brute_force(*data[:1], unit, *data[1:])
+    want = brute_force_ranking(*data[:1], unit, *data[1:])
     for q, w in enumerate(want):
         columns = {**got.values, "depth_recall": got.depth_recall}
         for name in ("mrr", "ndcg", "ceiling", "complete", "recall", "depth_recall"):

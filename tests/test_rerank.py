@@ -6,18 +6,18 @@ only (no trained reranker can be downloaded here)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
-from test_stores_lexical import (
+from support.manual_corpus import (
     PARAGRAPHS,
     TEXT,
     concept_embedder,
     make_data,
     paragraphs,
 )
+from support.rerankers import ByLength, build_tiny_cross_encoder
 
 from pytest_chunkeval.config.registry import UnknownSpec
 from pytest_chunkeval.embedders.cache import EmbeddingCache
@@ -28,20 +28,6 @@ from pytest_chunkeval.stores.rerank import (
     get_reranker,
     rerank_rows,
 )
-
-
-class ByLength:
-    """Prefers the longest chunk: easy to predict, unlike any store's order."""
-
-    identity = "test:by-length"
-
-    def __init__(self, candidates: int = 5) -> None:
-        self.candidates = candidates
-        self.pairs: list[tuple[str, str]] = []
-
-    def score(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        self.pairs.extend(pairs)
-        return np.array([len(text) for _, text in pairs], dtype=np.float32)
 
 
 def run(tmp_path: Path, rerank: object, store: str = "exact", k: int = 1) -> EvalResult:
@@ -93,6 +79,7 @@ def test_a_rerank_is_cached_on_its_inputs(tmp_path):
 
 
 def test_rerank_after_a_hybrid_store_keeps_the_legs_too(tmp_path):
+    pytest.importorskip("bm25s")
     result = run(tmp_path, ByLength(candidates=3), store="hybrid?n=4")
     assert list(result.stages) == ["dense", "bm25", "candidates"]
     assert result.stages["dense"].depth == 4
@@ -106,37 +93,6 @@ def test_bad_reranker_specs_are_clear():
         get_reranker("cross-encoder:x?n=0")
     with pytest.raises(TypeError, match="reranker"):
         get_reranker(42)  # type: ignore[arg-type]
-
-
-def build_tiny_cross_encoder(path: Path, seed: int = 0) -> Path:
-    """A 1-layer BERT with random weights and a one-logit head, as a CrossEncoder
-    folder (config, weights, tokenizer)."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    words += sorted(
-        {w.strip(".?,").lower() for w in TEXT.split()}
-        | {"what", "does", "mean", "how", "often", "should", "vehicle", "get"}
-    )
-    path.mkdir(parents=True)
-    (path / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
-    tokenizer = transformers.BertTokenizerFast(vocab_file=str(path / "vocab.txt"))
-    torch.manual_seed(seed)
-    config = transformers.BertConfig(
-        vocab_size=len(words),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=128,
-        num_labels=1,
-    )
-    model = transformers.BertForSequenceClassification(config)
-    with torch.no_grad():  # spread the scores so that their order is clear
-        model.classifier.weight.mul_(50.0)
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_engine import DOCS, make_queries
-from test_judged_metrics import keyword_judge
+from support.judges import keyword_judge
+from support.tiny_corpus import DOCS, docs_with, make_queries
+from support.tiny_corpus import fresh_run as run
 
 from pytest_chunkeval.chunkers import FunctionChunker, RecursiveTokenChunker
 from pytest_chunkeval.data.corpus import Corpus
@@ -59,35 +60,6 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     wrap(ExactIndex, "search", "search")
     wrap(evaluate_module, "score_queries", "score")
     return CALLS
-
-
-def docs_with(edit: Callable[[str], str] | None = None) -> dict[str, str]:
-    docs = dict(DOCS)
-    if edit is not None:
-        docs["space.md"] = edit(docs["space.md"])
-    return docs
-
-
-def run(
-    cache_dir: Path,
-    chunker: Any = "recursive:20:0",
-    *,
-    docs: dict[str, str] | None = None,
-    queries: QuerySet | None = None,
-    **kw: Any,
-) -> EvalResult:
-    """A fresh process's evaluation (nothing remembered but the cache directory)."""
-    forget_open()
-    corpus = Corpus.from_mapping(docs or DOCS, name="tiny")
-    settings: dict[str, Any] = {"store": "exact", "k": 2, "embedder": HashingEmbedder()}
-    settings.update(kw)
-    return evaluate(
-        chunker,
-        corpus,
-        queries if queries is not None else make_queries(corpus),
-        cache=EmbeddingCache(cache_dir),
-        **settings,
-    )
 
 
 def same(computed: EvalResult, read: EvalResult) -> None:

@@ -14,8 +14,7 @@ import numpy.typing as npt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.plugin_project import CONFTEST, run
-from test_plugin_baseline import DIST
+from support.plugin_project import CONFTEST, DIST, MODES, run
 
 from pytest_chunkeval.core.ranking import best_first, content_ties
 from pytest_chunkeval.stores.exact import ExactIndex, top_rows
@@ -208,7 +207,7 @@ def test_tie(chunkeval):
 """
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_renaming_a_file_changes_no_ranking(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, dist: bool
 ) -> None:

@@ -1,5 +1,13 @@
 """Test helpers shared by the test modules (plain Python, importable as ``support``).
 
+What more than one test module uses lives here, never in a test module: no test
+module imports another (tests/test_layout.py checks it). Each module says what it
+holds; among them:
+
+- ``support.tiny_corpus``: two tiny documents and three questions for the engine.
+- ``support.plugin_project`` / ``support.baseline_project``: the projects of the
+  plugin's pytester runs, their baseline set-up, and ``MODES`` (one process, then
+  pytest-xdist, marked ``dist``).
 - ``support.openai_server.OpenAIServer``: an OpenAI-compatible HTTP server (embeddings
   and chat completions, scriptable responses, recorded requests) for the real
   ``openai`` client.

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.data.query_types import Excerpt, Query
@@ -54,3 +56,9 @@ def eval_args(project: Path, *extra: str, cache: Path | None = None) -> list[str
         str(project / "cache" if cache is None else cache),
         *extra,
     ]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The project written into the test's ``tmp_path``."""
+    return write_project(tmp_path)

@@ -149,3 +149,22 @@ def mentions(output: str) -> list[str]:
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest(*FAST, *args)
+
+
+# The same inner run under pytest-xdist: two worker processes (a subprocess run).
+DIST = (*FAST, "-p", "xdist.plugin", "-p", "pytest_chunkeval.plugin", "-n", "2")
+
+MODES = pytest.mark.parametrize(
+    "dist",
+    [False, pytest.param(True, marks=pytest.mark.dist)],
+    ids=["one process", "xdist"],
+)
+"""A plugin test run in one process, then again under xdist (``dist=True``, marked
+``dist``: ``make compat`` leaves these out)."""
+
+
+def summary_section(result: pytest.RunResult) -> str:
+    """The chunkeval part of the terminal summary."""
+    out = result.stdout.str()
+    assert "- chunkeval -" in out, out
+    return out.split("- chunkeval -", 1)[1]

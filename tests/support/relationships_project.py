@@ -5,7 +5,10 @@ question per fact, whose excerpt is the fact's sentence."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+
+from pytest_chunkeval.data.query_types import Excerpt
 
 FACTS = [
     ("Alice", "founded", "Acme"),
@@ -35,3 +38,12 @@ def write_cli_project(folder: Path) -> None:
     (folder / "q.jsonl").write_text(
         "".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8"
     )
+
+
+def excerpt(sentence: str) -> Excerpt:
+    start = TEXT.index(sentence)
+    return Excerpt(sentence, DOC, start, start + len(sentence))
+
+
+def by_sentence(text: str) -> list[str]:
+    return re.findall(r"[A-Z][^.]*\.", text)

@@ -109,3 +109,21 @@ def check_rebuild(store: Any) -> None:
         assert (again[:, 0] == exact[:, 0]).mean() > 0.5
     else:
         np.testing.assert_array_equal(again, first)
+
+
+class ShuffledStore:
+    """An "approximate" store: exact search without its best row."""
+
+    name = "test-shuffled"
+
+    def index(self, key: str, vectors: np.ndarray) -> ShuffledIndex:
+        return ShuffledIndex(vectors)
+
+
+class ShuffledIndex:
+    def __init__(self, vectors: np.ndarray) -> None:
+        self.exact = ExactIndex(vectors)
+
+    def search(self, queries: np.ndarray, k: int) -> np.ndarray:
+        hits = self.exact.search(queries, k + 1)
+        return hits[:, 1:]
