@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 
 import pytest
-from support.plugin_project import run, write_project
-from test_plugin_baseline import BASELINE_CONFTEST, BASELINE_INI, DIST, KEEP
+from support.baseline_project import BASELINE_CONFTEST, BASELINE_INI, KEEP
+from support.plugin_project import DIST, MODES, run, write_project
 
 # Every answer loses CUT characters of its excerpt (ONLY: only that question's):
 # 2 characters are 4 to 6 points of one question's recall at chars.
@@ -60,7 +60,7 @@ def _run(
     return run(pytester, *args)
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_items_each_a_little_worse_fail_together(
     pytester: pytest.Pytester,
     items: Path,
@@ -89,7 +89,7 @@ def test_items_each_a_little_worse_fail_together(
     assert -0.07 < recall["delta"] < -0.03
 
 
-@pytest.mark.parametrize("dist", [False, True], ids=["one process", "xdist"])
+@MODES
 def test_one_item_a_little_worse_passes_together(
     pytester: pytest.Pytester,
     items: Path,

@@ -27,7 +27,7 @@ PALETTE = (
     "#f91ab6",  # pink
     "#7e6a1b",  # olive
 )
-"""Minimum pairwise ΔE00 29.9 (tests/test_faults_html.py measures it)."""
+"""Minimum pairwise ΔE00 29.9 (tests/test_html_layout.py measures it)."""
 
 
 def _digest(label: str) -> int:

@@ -1,4 +1,4 @@
-"""Issue 25, "no raw tracebacks": the CLI under faults. Each case gives the product's
+"""The CLI under faults, without raw tracebacks. Each case gives the product's
 one-line message and exit code (0 ok, 1 a failed check, 2 a user error), or the
 plugin's behaviour (warn and run uncached) where that is what the plugin does.
 

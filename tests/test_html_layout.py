@@ -1,4 +1,4 @@
-"""Issue 25: the HTML report at 1400 x 900 in headless Chromium. No sideways
+"""The HTML report's layout at 1400 x 900 in headless Chromium. No sideways
 scrolling, a distinct colour per configuration (an 8-colour palette, any two at
 least 20 apart in CIEDE2000), no overlapping point labels, equal history series
 kept apart, and the explorer open on a question when the page loads.

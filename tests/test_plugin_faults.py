@@ -1,6 +1,6 @@
-"""Issue 25, "no raw tracebacks": the pytest plugin under faults (a full disk under
-the cache, a history line of the wrong shape). The CLI's cases are in
-``test_faults_cli.py``."""
+"""The pytest plugin under faults, without raw tracebacks (a full disk under the
+cache, a history line of the wrong shape). The CLI's cases are in
+``test_cli_faults.py``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A first-hour user's and a hostile tester's cases (issue 25, second pass): each
+"""What the commands tell a first-hour user and a hostile tester: each
 command says what is true, in one line, and the advice it gives can be followed
 where it runs (the command line's way in the CLI, the plugin's in pytest)."""
 

@@ -1,4 +1,4 @@
-"""Issue 25: the LLM commands report failure as failure. ``chunkeval judge`` exits 1
+"""The LLM commands report failure as failure. ``chunkeval judge`` exits 1
 and says why when nothing could be judged, takes ``python:MODULE:ATTR`` like
 ``relationships``, and every LLM command takes ``--price-per-1k``."""
 

@@ -1,4 +1,4 @@
-"""Issue 25, docs: a code span shows what is typed, so none holds a Markdown
+"""The docs' code spans show what is typed, so none holds a Markdown
 backslash escape or an HTML entity (GitHub would show the backslash: the
 generated configuration reference had 29 such spans)."""
 

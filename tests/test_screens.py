@@ -1,4 +1,4 @@
-"""Issue 25, "screens that mislead": the eval table's columns for every differing
+"""What the screens show: the eval table's columns for every differing
 axis, progress that names its phase and starts on a line of its own, a
 retriever's baseline, Markdown that keeps corpus text inert."""
 

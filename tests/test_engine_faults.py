@@ -1,4 +1,4 @@
-"""Issue 25: the engine's answers to a hostile tester: span offsets that are not
+"""The engine's answers to a hostile tester: span offsets that are not
 whole numbers, an LLM chunker whose model never gives a split point, ``k`` of the
 fixture's ``score``."""
 
