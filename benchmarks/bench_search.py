@@ -157,6 +157,7 @@ def bm25(data: str, rounds: int, k: int) -> None:
             f"{len(texts) * len(questions) * 4 / 2**30:.0f} GiB of scores: not run)"
         )
         return
+
     def previous_index() -> None:
         """The index before this turn: bm25s.tokenize's strings, turned into ids
         again by the index."""

@@ -356,8 +356,8 @@ def test_an_update_records_a_retriever_the_old_baseline_found_noisy_with_repeats
 ):
     from pytest_chunkeval.gate.files.baseline import Baseline
     from pytest_chunkeval.gate.files.paths import BaselineLayout, NodeRef
-    from pytest_chunkeval.gate.files.writing import plan_update
     from pytest_chunkeval.gate.tolerances import GateSettings
+    from pytest_chunkeval.gate.writing import plan_update
 
     corpus, queries, cache = data
     path = tmp_path / "t.json"

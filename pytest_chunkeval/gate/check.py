@@ -30,8 +30,8 @@ from pytest_chunkeval.gate.comparison.repeats import (
 )
 from pytest_chunkeval.gate.comparison.reworded import paired
 from pytest_chunkeval.gate.files.paths import absolute
-from pytest_chunkeval.gate.files.reading import Refused, read_for_check
 from pytest_chunkeval.gate.outcome.checking import BaselineRegression, outcome_of
+from pytest_chunkeval.gate.reading import Refused, read_for_check
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult

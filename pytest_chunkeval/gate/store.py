@@ -18,17 +18,17 @@ from pytest_chunkeval.gate.files.lookup import BaselineLookup
 from pytest_chunkeval.gate.files.names import BaselineNames
 from pytest_chunkeval.gate.files.owners import unused_files
 from pytest_chunkeval.gate.files.paths import BaselineLayout, NodeRef, absolute
-from pytest_chunkeval.gate.files.writing import (
-    TablePlan,
-    plan_update,
-    remove_empty,
-    unwritable_message,
-)
 from pytest_chunkeval.gate.outcome.checking import BaselineRegression
 from pytest_chunkeval.gate.outcome.outcomes import FAILED, CheckOutcome
 from pytest_chunkeval.gate.outcome.session_summary import summary_lines
 from pytest_chunkeval.gate.outcome.together import decided_together
 from pytest_chunkeval.gate.tolerances import GateSettings
+from pytest_chunkeval.gate.writing import (
+    TablePlan,
+    plan_update,
+    remove_empty,
+    unwritable_message,
+)
 
 __all__ = ["UPDATE_COMMAND", "BaselineRegression", "BaselineStore"]
 

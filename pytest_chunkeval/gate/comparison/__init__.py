@@ -11,5 +11,6 @@ mean change (``noise.py``), float drift (``drift.py``), the sampling view
 
 Stage: the gate's second step (docs/baselines.md, "What a verdict means").
 
-May import: what ``gate/`` may (docs/architecture.md#layering).
+May import: what ``gate/`` may (docs/architecture.md#layering), and of the
+gate only ``files/``, ``comparison/`` and ``gate/tolerances.py``.
 """

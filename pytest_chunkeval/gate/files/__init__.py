@@ -3,10 +3,12 @@
 ``questions.py``; what makes one damaged, ``validity.py``), where a test's
 baseline is (``paths.py``, ``names.py``, former names ``legacy.py``, a replaced
 parameter's ``lookup.py``), the corpus table per-question items share
-(``corpus_table.py``), reading one for a check (``reading.py``), writing one in
-update mode (``writing.py``) and the files no test used (``owners.py``).
+(``corpus_table.py``) and the files no test used (``owners.py``). Reading one
+for a check and writing one in update mode are the check's steps
+(gate/reading.py, gate/writing.py).
 
 Stage: the gate's first step (docs/baselines.md, "What is in one").
 
-May import: what ``gate/`` may (docs/architecture.md#layering).
+May import: what ``gate/`` may (docs/architecture.md#layering), and of the
+gate only ``files/`` and ``gate/tolerances.py``.
 """

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_chunkeval.gate.comparison.changes import BaselineChanges, document_changes
 from pytest_chunkeval.gate.files.baseline import (
     ITEM_SCHEMAS,
     SHARED_CORPUS_SCHEMA,
@@ -168,21 +167,3 @@ def _table_error(table: Path, item: Path, what: str) -> BaselineCorrupt:
         f"used: {what}",
         table,
     )
-
-
-def table_change(old_text: str | None, new_text: str) -> str:
-    """What rewriting a table changes, in words: `` (documents edited:
-    finance.md (+1 sentence / +32 chars))``; "" when the old one is unreadable."""
-    import json
-
-    try:
-        old = json.loads(old_text or "")
-        before = valid_records(old.get("documents"))
-        after = valid_records(json.loads(new_text).get("documents"))
-    except (ValueError, AttributeError):
-        return ""
-    changes = BaselineChanges(
-        corpus_changed=True, documents=document_changes(before, after)
-    )
-    lines = changes.lines()
-    return f" ({'; '.join(lines)})" if lines else ""

@@ -5,5 +5,6 @@
 
 Stage: the gate's last step, what the reports read (docs/baselines.md).
 
-May import: what ``gate/`` may (docs/architecture.md#layering).
+May import: what ``gate/`` may (docs/architecture.md#layering), and of the
+gate only ``files/``, ``comparison/``, ``outcome/`` and ``gate/tolerances.py``.
 """

@@ -13,15 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chunkeval.gate.comparison.anchor import anchored
+from pytest_chunkeval.gate.comparison.changes import BaselineChanges, document_changes
 from pytest_chunkeval.gate.comparison.repeats import as_the_baseline_measured
 from pytest_chunkeval.gate.comparison.reworded import paired
 from pytest_chunkeval.gate.files.baseline import Baseline, BaselineCorrupt
 from pytest_chunkeval.gate.files.corpus_table import (
     item_text,
     load_baseline,
-    table_change,
     table_text,
 )
+from pytest_chunkeval.gate.files.documents import valid_records
 from pytest_chunkeval.gate.files.paths import BaselineLayout, NodeRef
 from pytest_chunkeval.gate.outcome.messages import what_changed
 from pytest_chunkeval.gate.outcome.outcomes import CheckOutcome
@@ -145,6 +146,24 @@ def _write_table(table: TablePlan, text: str, shown_of: Callable[[Path], str]) -
         )
     else:
         table.written(f"updated {shown}{table_change(old, text)}")
+
+
+def table_change(old_text: str | None, new_text: str) -> str:
+    """What rewriting a table changes, in words: `` (documents edited:
+    finance.md (+1 sentence / +32 chars))``; "" when the old one is unreadable."""
+    import json
+
+    try:
+        old = json.loads(old_text or "")
+        before = valid_records(old.get("documents"))
+        after = valid_records(json.loads(new_text).get("documents"))
+    except (ValueError, AttributeError):
+        return ""
+    changes = BaselineChanges(
+        corpus_changed=True, documents=document_changes(before, after)
+    )
+    lines = changes.lines()
+    return f" ({'; '.join(lines)})" if lines else ""
 
 
 def remove_empty(layout: BaselineLayout, file: Path) -> None:
