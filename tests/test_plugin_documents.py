@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support.plugin_project import CONFTEST, INI, run
+from support.plugin_project import CONFTEST, DIST, INI, MODES, run
 
 # big.md: 30 sentences, small.md: 30; a question per sentence. The answers of
 # big.md's questions lose 18% of their characters: -18 points there, -9 over
@@ -78,15 +78,19 @@ NAMED = "recall of documents beyond their own tolerance: big.md -18.34 points ov
 NAMED += "30 questions (its own tolerance -13.33)"
 
 
+@MODES
 def test_a_document_drop_is_named_in_every_report(
-    pytester: pytest.Pytester, project: Path
+    pytester: pytest.Pytester,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dist: bool,
 ) -> None:
-    result = run(
-        pytester,
-        "--chunkeval-json=r.json",
-        "--chunkeval-md=r.md",
-        "--chunkeval-html=r.html",
-    )
+    args = ("--chunkeval-json=r.json", "--chunkeval-md=r.md", "--chunkeval-html=r.html")
+    if dist:
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        result = pytester.runpytest_subprocess(*DIST, *args)
+    else:
+        result = run(pytester, *args)
     result.assert_outcomes(passed=1)  # the set: -9 points, within -10pp
     assert result.ret == pytest.ExitCode.OK
     out = result.stdout.str()

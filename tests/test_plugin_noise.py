@@ -254,17 +254,23 @@ def test_a_registered_store_that_went_wrong_regresses(
         )
 
 
+@MODES
 def test_a_retriever_answering_a_random_paragraph_regresses(
-    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dist: bool,
 ) -> None:
     # A score() baseline recorded with a deterministic retriever; then one
     # answering a random paragraph: its repeats measure the noise, which
     # widens the margin and forgives nothing (it was "noisy", +0.00 without
     # noise, before).
+    if dist:
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     args = ("-k", "test_retriever")
-    _run(pytester, False, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
     monkeypatch.setenv("RANDOM_RETRIEVER", "1")
-    flaky = _run(pytester, False, *args)
+    flaky = _run(pytester, dist, *args)
     flaky.assert_outcomes(failed=1)
     assert "baselines: 1 regressed" in _summary(flaky)
 
@@ -272,16 +278,22 @@ def test_a_retriever_answering_a_random_paragraph_regresses(
 ALL = "q-bark,q-parrot,q-mars,q-tides,q-margin,q-audit"
 
 
+@MODES
 def test_a_flaky_and_worse_retriever_regresses_a_flaky_one_as_good_passes(
-    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dist: bool,
 ) -> None:
     # Right half the time on every question, against a deterministic baseline:
     # the repeats (8 on 6 questions) measure the noise, and the drop (-50
     # points) is far beyond the margin it adds.
+    if dist:
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     args = ("-k", "test_retriever", "--chunkeval-json=report.json")
-    _run(pytester, False, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
     monkeypatch.setenv("FLAKY_RETRIEVER", ALL)
-    worse = _run(pytester, False, *args)
+    worse = _run(pytester, dist, *args)
     worse.assert_outcomes(failed=1)
     assert "baselines: 1 regressed" in _summary(worse)
     worse.stdout.fnmatch_lines(
@@ -292,13 +304,13 @@ def test_a_flaky_and_worse_retriever_regresses_a_flaky_one_as_good_passes(
     assert recall["se"] == pytest.approx(0.2315, abs=1e-4)
     assert "now: retriever noisy: 8 repeats" in recall["repeats"]
     # The same flaky retriever recorded with its repeats: as good, it passes.
-    _run(pytester, False, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
     recorded = json.loads(
         (project / "__chunkeval__/test_rag/test_retriever.json").read_text()
     )
     assert recorded["noise"]["noisy"] == ["retriever"]
     assert recorded["questions"]["q-bark"]["r"] == 8
-    same = _run(pytester, False, *args)
+    same = _run(pytester, dist, *args)
     same.assert_outcomes(passed=1)
     assert "baselines: 1 ok" in _summary(same)
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support.plugin_project import CONFTEST, INI, run, write_project
+from support.plugin_project import CONFTEST, DIST, INI, MODES, run, write_project
 
 # PATTERN "alternate": right on odd asks, wrong on even ones (noisy at once);
 # "later": wrong on the first two asks (agreeing: no noise seen), then
@@ -57,15 +57,24 @@ def _recall(project: Path) -> float:
     return float(item["result"]["metrics"]["recall"]["mean"])
 
 
+@MODES
 def test_the_reports_show_the_repeats_the_gate_decided_on(
-    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dist: bool,
 ) -> None:
     monkeypatch.setenv("PATTERN", "alternate")
     update = run(pytester, "--chunkeval-update", "--chunkeval-json=r.json")
     update.assert_outcomes(passed=1)
     assert _recall(project) == pytest.approx(0.5)  # 8 asks, 4 right
     monkeypatch.setenv("PATTERN", "later")
-    result = run(pytester, "--chunkeval-json=r.json", "--chunkeval-history=h.jsonl")
+    args = ("--chunkeval-json=r.json", "--chunkeval-history=h.jsonl")
+    if dist:  # the worker repeats, the controller writes the reports
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        result = pytester.runpytest_subprocess(*DIST, *args)
+    else:
+        result = run(pytester, *args)
     # the two first asks agreed (wrong); the baseline found the retriever
     # noisy, so the gate asked until each question had 8 answers: 3 right
     assert _recall(project) == pytest.approx(0.375)

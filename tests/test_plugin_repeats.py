@@ -209,14 +209,20 @@ def test_chroma_is_built_r_times_and_says_what_it_cost(
     assert worse["metrics"]["recall"]["mean"] < 0.5
 
 
+@MODES
 def test_chroma_with_ef_search_1_is_regressed_against_default_settings(
-    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dist: bool,
 ) -> None:
-    _run(pytester, False, "--chunkeval-update", "-k", "test_store").assert_outcomes(
+    if dist:
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    _run(pytester, dist, "--chunkeval-update", "-k", "test_store").assert_outcomes(
         passed=1
     )
     monkeypatch.setenv("HNSW", EF_SEARCH_1)
-    cold = _run(pytester, False, "-k", "test_store")
+    cold = _run(pytester, dist, "-k", "test_store")
     cold.assert_outcomes(failed=1)
     assert _item(project)["verdict"] == "regressed"
 
@@ -244,13 +250,19 @@ def test_a_retriever_right_half_the_time_is_repeated(
     assert 0.2 < result["metrics"]["recall"]["mean"] < 0.8
 
 
+@MODES
 def test_a_retriever_right_half_the_time_is_regressed(
-    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    dist: bool,
 ) -> None:
+    if dist:
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     args = ("-k", "test_retriever")
-    _run(pytester, False, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
     monkeypatch.setenv("HALF", "1")
-    _run(pytester, False, *args).assert_outcomes(failed=1)
+    _run(pytester, dist, *args).assert_outcomes(failed=1)
     assert _item(project)["verdict"] == "regressed"
 
 
