@@ -159,7 +159,11 @@ def test_quiet_shortens_the_summary(pytester: pytest.Pytester, project: Path) ->
     result = run(pytester, "-qq")
     lines = result.stdout.str().splitlines()
     start = next(i for i, line in enumerate(lines) if "- chunkeval -" in line)
-    assert lines[start + 1] == "1 configuration evaluated, 0 results reused"
+    # the first run's result, read back from the result cache (and said so)
+    assert lines[start + 1] == (
+        "1 configuration evaluated (1 read back from the result cache), "
+        "0 results reused"
+    )
 
 
 def test_score_a_whole_retriever(pytester: pytest.Pytester, project: Path) -> None:
