@@ -28,10 +28,11 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 # On every core (pytest-xdist), then the tests that assert a wall-clock budget
-# (marked perf) alone and serially, where the rest's load cannot fail them.
+# (marked perf) alone and serially, where the rest's load cannot fail them (only
+# the files naming the marker are collected again).
 unit: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider -n auto -m "not perf"
-	$(BIN)/python -m pytest -p no:cacheprovider -m perf
+	$(BIN)/python -m pytest -p no:cacheprovider -m perf $$(grep -l "mark.perf" tests/*.py)
 
 # A venv per Python with the torch-free stack; tests needing torch or Chroma skip there.
 # The plugin's runs under pytest-xdist (marked dist, half of this suite's time) are

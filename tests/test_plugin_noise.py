@@ -24,8 +24,13 @@ import json
 from pathlib import Path
 
 import pytest
-from support.baseline_project import BASELINE_CONFTEST, BASELINE_INI, QUESTIONS
-from support.plugin_project import DIST, MODES, run, write_project
+from support.baseline_project import (
+    BASELINE_CONFTEST,
+    BASELINE_INI,
+    QUESTIONS,
+    reword_questions,
+)
+from support.plugin_project import MODES, run_uncached, summary_section, write_project
 
 from pytest_chunkeval.engine.margins import EPSILON
 
@@ -193,30 +198,9 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     write_project(pytester.path, ini, conftest=NOISE_CONFTEST)
     with (pytester.path / "docs" / "space.md").open("a") as fh:
         fh.write("\nMoons of other planets are many: Io, Europa, Titan.\n")
-    queries = pytester.path / "queries.jsonl"
-    header, *records = [json.loads(line) for line in queries.read_text().splitlines()]
-    for record in records:
-        record["question"] = QUESTIONS[record["id"]]
-    queries.write_text("".join(json.dumps(r) + "\n" for r in [header, *records]))
+    reword_questions(pytester.path)
     pytester.makepyfile(test_rag=TESTS.format(QUESTIONS=QUESTIONS, ANSWERS=ANSWERS))
     return pytester.path
-
-
-_runs = 0
-
-
-def _run(pytester: pytest.Pytester, dist: bool, *args: str) -> pytest.RunResult:
-    """A run with a cache of its own (a cached search would hide the noise)."""
-    global _runs
-    _runs += 1
-    cache = f"--chunkeval-cache-dir=cache{_runs}"
-    if dist:
-        return pytester.runpytest_subprocess(*DIST, cache, *args)
-    return run(pytester, cache, *args)
-
-
-def _summary(result: pytest.RunResult) -> str:
-    return result.stdout.str().split("- chunkeval -", 1)[1]
 
 
 @MODES
@@ -236,11 +220,11 @@ def test_a_registered_store_that_went_wrong_regresses(
     if dist:
         monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     args = ("--chunkeval-store=flaky", "-k", "test_store")
-    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    run_uncached(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
     monkeypatch.setenv(broken, "0,2" if broken == "FLAKY" else "1")
-    result = _run(pytester, dist, *args, "--chunkeval-json=report.json")
+    result = run_uncached(pytester, dist, *args, "--chunkeval-json=report.json")
     result.assert_outcomes(failed=1)
-    summary = _summary(result)
+    summary = summary_section(result)
     assert "baselines: 1 regressed" in summary, summary
     (item,) = json.loads((project / "report.json").read_text())["results"]
     assert item["verdict"] == "regressed"
@@ -268,11 +252,11 @@ def test_a_retriever_answering_a_random_paragraph_regresses(
     if dist:
         monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     args = ("-k", "test_retriever")
-    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    run_uncached(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
     monkeypatch.setenv("RANDOM_RETRIEVER", "1")
-    flaky = _run(pytester, dist, *args)
+    flaky = run_uncached(pytester, dist, *args)
     flaky.assert_outcomes(failed=1)
-    assert "baselines: 1 regressed" in _summary(flaky)
+    assert "baselines: 1 regressed" in summary_section(flaky)
 
 
 ALL = "q-bark,q-parrot,q-mars,q-tides,q-margin,q-audit"
@@ -291,11 +275,11 @@ def test_a_flaky_and_worse_retriever_regresses_a_flaky_one_as_good_passes(
     if dist:
         monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     args = ("-k", "test_retriever", "--chunkeval-json=report.json")
-    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    run_uncached(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
     monkeypatch.setenv("FLAKY_RETRIEVER", ALL)
-    worse = _run(pytester, dist, *args)
+    worse = run_uncached(pytester, dist, *args)
     worse.assert_outcomes(failed=1)
-    assert "baselines: 1 regressed" in _summary(worse)
+    assert "baselines: 1 regressed" in summary_section(worse)
     worse.stdout.fnmatch_lines(
         ["E *recall got worse: mean delta -50.00 points*, SE 23.15 points*"]
     )
@@ -304,15 +288,15 @@ def test_a_flaky_and_worse_retriever_regresses_a_flaky_one_as_good_passes(
     assert recall["se"] == pytest.approx(0.2315, abs=1e-4)
     assert "now: retriever noisy: 8 repeats" in recall["repeats"]
     # The same flaky retriever recorded with its repeats: as good, it passes.
-    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    run_uncached(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
     recorded = json.loads(
         (project / "__chunkeval__/test_rag/test_retriever.json").read_text()
     )
     assert recorded["noise"]["noisy"] == ["retriever"]
     assert recorded["questions"]["q-bark"]["r"] == 8
-    same = _run(pytester, dist, *args)
+    same = run_uncached(pytester, dist, *args)
     same.assert_outcomes(passed=1)
-    assert "baselines: 1 ok" in _summary(same)
+    assert "baselines: 1 ok" in summary_section(same)
 
 
 def test_a_small_flaky_drop_within_the_noise_is_noisy_and_named(
@@ -322,12 +306,12 @@ def test_a_small_flaky_drop_within_the_noise_is_noisy_and_named(
     # 1.64 SEs of the noise measured on six questions (the limit of a small
     # set, docs/baselines.md): noisy, passes, named with its SE and repeats.
     args = ("-k", "test_retriever")
-    _run(pytester, False, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    run_uncached(pytester, False, "--chunkeval-update", *args).assert_outcomes(passed=1)
     monkeypatch.setenv("FLAKY_RETRIEVER", "q-parrot,q-margin")
     reports = ("--chunkeval-md=report.md", "--chunkeval-html=report.html")
-    noisy = _run(pytester, False, *args, *reports)
+    noisy = run_uncached(pytester, False, *args, *reports)
     noisy.assert_outcomes(passed=1)
-    summary = _summary(noisy)
+    summary = summary_section(noisy)
     assert "baselines: 1 noisy" in summary, summary
     assert "recall noisy: mean delta -16.67 points" in summary, summary
     assert "SE 13.36 points (a drop up to -22.98 points could hide" in summary
@@ -350,9 +334,9 @@ def test_a_retriever_that_looked_deterministic_is_confirmed_before_failing(
     # then right one time in two: before reporting it regressed, the gate asks
     # the changed questions again, finds it noisy, and decides with repeats.
     args = ("-k", "test_retriever", "--chunkeval-json=report.json")
-    _run(pytester, False, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    run_uncached(pytester, False, "--chunkeval-update", *args).assert_outcomes(passed=1)
     monkeypatch.setenv("LATE_RETRIEVER", "q-parrot,q-margin")
-    result = _run(pytester, False, *args)
+    result = run_uncached(pytester, False, *args)
     (item,) = json.loads((project / "report.json").read_text())["results"]
     (recall,) = [g for g in item["gated"] if g["metric"] == "recall"]
     assert recall["se"] > 0, recall
@@ -363,7 +347,7 @@ def test_a_retriever_that_looked_deterministic_is_confirmed_before_failing(
     assert item["verdict"] == "noisy"
     result.assert_outcomes(passed=1)
     # 6 second asks, 2 changed questions confirmed 8 times, 6 asks of 6 more
-    assert "58 requests" in _summary(result)
+    assert "58 requests" in summary_section(result)
 
 
 @MODES
@@ -378,11 +362,11 @@ def test_constant_vectors_under_the_same_identity_regress(
     if dist:
         monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     args = ("--chunkeval-embedder=tied", "-k", "test_store")
-    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    run_uncached(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
     monkeypatch.setenv("CONSTANT", "1")
-    broken = _run(pytester, dist, *args)
+    broken = run_uncached(pytester, dist, *args)
     broken.assert_outcomes(failed=1)
-    summary = _summary(broken)
+    summary = summary_section(broken)
     assert "baselines: 1 regressed" in summary, summary
     assert "float drift" not in broken.stdout.str()
 
@@ -399,23 +383,23 @@ def test_a_swap_inside_the_float_bound_is_drift_beyond_it_a_change(
     args = ("--chunkeval-embedder=tied", "-k", "test_store")
     inside = EPSILON / 8
     monkeypatch.setenv("TIE", str(inside))  # the answer ahead by a near tie
-    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    run_uncached(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
     recorded = json.loads(
         (project / "__chunkeval__/test_rag/test_store.json").read_text()
     )
     assert recorded["questions"]["q-mars"]["margin"] < EPSILON
     monkeypatch.setenv("TIE", str(-inside))  # drift swaps it
-    swapped = _run(pytester, dist, *args)
+    swapped = run_uncached(pytester, dist, *args)
     swapped.assert_outcomes(passed=1)
-    summary = _summary(swapped)
+    summary = summary_section(swapped)
     assert "baselines: 1 ok" in summary, summary
     assert "changes float drift explains, not counted (1" in summary, summary
     assert "q-mars" in summary
 
     monkeypatch.setenv("TIE", "0.05")  # a clear lead: beyond any float drift
-    _run(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
+    run_uncached(pytester, dist, "--chunkeval-update", *args).assert_outcomes(passed=1)
     monkeypatch.setenv("TIE", "-0.05")
-    real = _run(pytester, dist, *args)
+    real = run_uncached(pytester, dist, *args)
     real.assert_outcomes(failed=1)
     real.stdout.fnmatch_lines(
         ["E *1 of 6 questions lost (retrieved before, missed now): q-mars"]
@@ -439,10 +423,10 @@ def test_per_question_items_flipped_by_a_store_fail(
     # missed by a store that does not declare itself approximate fails.
     pytester.makepyfile(test_items=ITEMS)
     args = ("--chunkeval-store=flaky", "test_items.py")
-    _run(pytester, False, "--chunkeval-update", *args).assert_outcomes(passed=6)
+    run_uncached(pytester, False, "--chunkeval-update", *args).assert_outcomes(passed=6)
     monkeypatch.setenv("FLAKY", "0,2")  # q-bark and q-mars flip to missed
-    result = _run(pytester, False, *args)
+    result = run_uncached(pytester, False, *args)
     result.assert_outcomes(passed=4, failed=2)
-    summary = _summary(result)
+    summary = summary_section(result)
     assert "baselines: 4 ok, 2 regressed" in summary, summary
     result.stdout.fnmatch_lines(["FAILED test_items.py::test_item[[]q-bark[]]*"])

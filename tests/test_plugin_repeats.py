@@ -19,7 +19,7 @@ import random
 from pathlib import Path
 
 import pytest
-from support.plugin_project import CONFTEST, DIST, MODES, run
+from support.plugin_project import CONFTEST, MODES, run_uncached
 
 pytest.importorskip("chromadb")
 
@@ -156,17 +156,9 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-_runs = 0
-
-
 def _run(pytester: pytest.Pytester, dist: bool, *args: str) -> pytest.RunResult:
     """A run with a cache of its own and a JSON report."""
-    global _runs
-    _runs += 1
-    extra = (f"--chunkeval-cache-dir=cache{_runs}", "--chunkeval-json=report.json")
-    if dist:
-        return pytester.runpytest_subprocess(*DIST, *extra, *args)
-    return run(pytester, *extra, *args)
+    return run_uncached(pytester, dist, "--chunkeval-json=report.json", *args)
 
 
 def _noise(project: Path) -> dict[str, object]:

@@ -80,6 +80,15 @@ def test_rag(chunkeval):
 """
 
 
+def reword_questions(root: Path) -> None:
+    """The project's questions worded as QUESTIONS says."""
+    queries = root / "queries.jsonl"
+    header, *records = [json.loads(line) for line in queries.read_text().splitlines()]
+    for record in records:
+        record["question"] = QUESTIONS[record["id"]]
+    queries.write_text("".join(json.dumps(r) + "\n" for r in [header, *records]))
+
+
 @pytest.fixture
 def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A project whose baseline a first run recorded (every question at recall
@@ -90,11 +99,7 @@ def repo(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("SPEC", raising=False)
     ini = BASELINE_INI.replace("chunkeval_k = 50", "chunkeval_k = 1")
     write_project(pytester.path, ini, conftest=BASELINE_CONFTEST)
-    queries = pytester.path / "queries.jsonl"
-    header, *records = [json.loads(line) for line in queries.read_text().splitlines()]
-    for record in records:
-        record["question"] = QUESTIONS[record["id"]]
-    queries.write_text("".join(json.dumps(r) + "\n" for r in [header, *records]))
+    reword_questions(pytester.path)
     pytester.makepyfile(test_rag=TEST_RAG_BY_SPEC)
     run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
     data = json.loads((pytester.path / BASELINE).read_text())

@@ -4,6 +4,7 @@ store, and a ``conftest.py`` registering the embedder when the package lacks it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import textwrap
 from pathlib import Path
@@ -168,3 +169,15 @@ def summary_section(result: pytest.RunResult) -> str:
     out = result.stdout.str()
     assert "- chunkeval -" in out, out
     return out.split("- chunkeval -", 1)[1]
+
+
+_CACHES = itertools.count(1)
+
+
+def run_uncached(pytester: pytest.Pytester, dist: bool, *args: str) -> pytest.RunResult:
+    """An inner run (under xdist when ``dist``) with a cache directory of its own:
+    a cached search would hide a change or the noise a test looks for."""
+    cache = f"--chunkeval-cache-dir=cache{next(_CACHES)}"
+    if dist:
+        return pytester.runpytest_subprocess(*DIST, cache, *args)
+    return run(pytester, cache, *args)
