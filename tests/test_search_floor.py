@@ -178,12 +178,19 @@ def reference_occurrences(
 @given(
     texts=st.lists(st.text(alphabet="abé", max_size=120), min_size=1, max_size=5),
     needles=st.lists(st.text(alphabet="abé", max_size=40), min_size=1, max_size=8),
+    segment=st.sampled_from([1, 3, 7, 40, 1 << 16]),
     data=st.data(),
 )
 def test_copies_search_with_a_prefilter_finds_every_occurrence(
-    texts: list[str], needles: list[str], data: st.DataObject
+    texts: list[str], needles: list[str], segment: int, data: st.DataObject
 ) -> None:
-    from pytest_chunkeval.engine.copies import find_occurrences
+    from pytest_chunkeval.engine import copies
+
+    def find_occurrences(texts: list[str], needles: list[str]) -> list[np.ndarray]:
+        """Documents hashed ``segment`` window starts at a time."""
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(copies, "_SEGMENT", segment)
+            return copies.find_occurrences(texts, needles)
 
     # needles cut from the texts too, so that most of them occur (long ones too)
     for text in texts:
@@ -251,3 +258,32 @@ def test_bm25_index_from_ids_scores_as_the_index_from_strings(
         if tokens:
             want = before.get_scores(tokens)
             np.testing.assert_array_equal(now._model.get_scores(tokens), want)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    texts=st.lists(
+        # multi-byte characters cut between two tokens, emoji, spaces and newlines
+        st.text(alphabet="ab é漢😀\n\t.", max_size=200), min_size=1, max_size=4
+    )
+)
+def test_token_columns_kept_compact_on_a_cold_run_equal_the_plain_ones(
+    texts: list[str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A cold run keeps each document's token bounds as a warm run reads them
+    (engine/token_cache.py): the same columns as tokenizing without a cache, cold
+    and then warm."""
+    from pytest_chunkeval.core.units import token_columns as plain_columns
+    from pytest_chunkeval.data.corpus import Corpus, Document
+    from pytest_chunkeval.engine.token_cache import token_columns
+    from pytest_chunkeval.tokenizers.base import get_tokenizer
+
+    tokenizer = get_tokenizer("cl100k_base")
+    corpus = Corpus([Document(f"d{i}", text) for i, text in enumerate(texts)])
+    offsets = np.concatenate([[0], np.cumsum([len(t) for t in texts])])
+    want = plain_columns(offsets, (tokenizer.token_bounds(t) for t in texts))
+    cache = tmp_path_factory.mktemp("tokens")
+    for _ in ("cold", "warm"):
+        got = token_columns(corpus, tokenizer, cache)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w)

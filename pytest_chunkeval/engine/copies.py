@@ -34,6 +34,8 @@ _MEMO_KEPT = 8
 _BASE = np.uint64(0x100000001B3)  # odd: invertible modulo 2**64
 _BASE_INV = np.uint64(pow(int(_BASE), -1, 1 << 64))
 _ANCHOR = 32  # characters hashed per needle: rare enough, short enough
+_SEGMENT = 1 << 16
+"""Window starts hashed at a time: about 4 MiB of arrays (docs/performance.md)."""
 
 
 def _codes(text: str) -> np.ndarray:
@@ -60,8 +62,8 @@ def _window_hashes(codes: np.ndarray, m: int) -> np.ndarray:
 class _Prefilter:
     """The windows whose hash is one of ``keys``: a bitmap of the hashes' top
     ``_BITS`` bits passes few windows but the matching ones, and only those are
-    looked up among the keys (``np.isin`` on every window sorted the whole
-    document's hashes; the same positions, docs/performance.md)."""
+    looked up among the keys, by binary search (``np.isin`` on every window
+    sorted the whole document's hashes; the same positions, docs/performance.md)."""
 
     _BITS = 22
 
@@ -73,7 +75,11 @@ class _Prefilter:
     def matches(self, windows: np.ndarray) -> np.ndarray:
         """Positions of ``windows`` holding one of the keys, ascending."""
         maybe = np.flatnonzero(self.table[windows >> np.uint64(64 - self._BITS)])
-        return maybe[np.isin(windows[maybe], self.keys)]
+        # the keys are sorted already: a binary search (np.isin sorts them again)
+        found = windows[maybe]
+        at = np.minimum(np.searchsorted(self.keys, found), self.keys.size - 1)
+        hit: np.ndarray = maybe[self.keys[at] == found]
+        return hit
 
 
 def find_occurrences(texts: Sequence[str], needles: Sequence[str]) -> list[np.ndarray]:
@@ -93,22 +99,27 @@ def find_occurrences(texts: Sequence[str], needles: Sequence[str]) -> list[np.nd
             groups.setdefault(m, {}).setdefault(key, []).append(i)
     filters = {m: _Prefilter(by_hash) for m, by_hash in groups.items()}
     for d, text in enumerate(texts):
-        codes = _codes(text)
-        n = codes.size
-        if n == 0 or not groups:
-            continue
-        # the prefix sums and inverse powers serve every anchor length
-        prefix = np.zeros(n + 1, dtype=np.uint64)
-        np.cumsum(codes * _powers(_BASE, n), dtype=np.uint64, out=prefix[1:])
-        inverse = _powers(_BASE_INV, n)
-        for m, by_hash in groups.items():
-            if n < m:
-                continue
-            windows = (prefix[m:] - prefix[:-m]) * inverse[: n - m + 1]
-            for start in filters[m].matches(windows).tolist():
-                for i in by_hash[int(windows[start])]:
-                    if text.startswith(needles[i], start):
-                        found[i].append((d, start))
+        if not groups:
+            break
+        # the windows starting in a segment, hashed from the segment and the
+        # anchor's length past it: a window's hash does not depend on where the
+        # hashing began, and memory stays at one segment's arrays
+        for lo in range(0, len(text), _SEGMENT):
+            codes = _codes(text[lo : lo + _SEGMENT + _ANCHOR - 1])
+            n = codes.size
+            # the prefix sums and inverse powers serve every anchor length
+            prefix = np.zeros(n + 1, dtype=np.uint64)
+            np.cumsum(codes * _powers(_BASE, n), dtype=np.uint64, out=prefix[1:])
+            inverse = _powers(_BASE_INV, n)
+            for m, by_hash in groups.items():
+                starts = min(n - m + 1, _SEGMENT)
+                if starts <= 0:
+                    continue
+                windows = (prefix[m : m + starts] - prefix[:starts]) * inverse[:starts]
+                for start in filters[m].matches(windows).tolist():
+                    for i in by_hash[int(windows[start])]:
+                        if text.startswith(needles[i], lo + start):
+                            found[i].append((d, lo + start))
     return [np.asarray(f, dtype=np.int64).reshape(-1, 2) for f in found]
 
 

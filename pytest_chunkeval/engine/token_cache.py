@@ -147,8 +147,12 @@ def token_columns(
         key = token_key(str(identity), digest)
         got = store.get(key, partial(_read_compact, length=int(lengths[i])))
         if got is None:
-            got = np.asarray(tokenizer.token_bounds(doc.text), dtype=np.int64)
-            store.put(key, encode_bounds(got))
+            bounds = np.asarray(tokenizer.token_bounds(doc.text), dtype=np.int64)
+            payload = encode_bounds(bounds)
+            store.put(key, payload)
+            # kept as a warm run reads it: 2 bytes a token, not 16 (docs/performance.md)
+            del bounds
+            got = _read_compact(memoryview(payload), int(lengths[i]))
         parts.append(got)
     return _lay_out(parts, offsets)
 

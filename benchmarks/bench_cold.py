@@ -1,0 +1,137 @@
+"""A cold ``chunkeval eval`` in CPU time, phase by phase, with its memory over
+the data (docs/performance.md, "Search at the floor").
+
+    .venv/bin/python benchmarks/bench_cold.py [--sets distinct-10x distinct-100x]
+        [--rounds 2] [--data /tmp/chunkeval-scaled]
+
+Each round runs ``chunkeval eval --embedder hashing --chunker recursive:200:0
+--store exact --k 5`` on a set of ``benchmarks/scale_benchmark.py`` with an empty
+cache directory, in a fresh process with one BLAS thread (``OPENBLAS_NUM_THREADS``
+and friends set before numpy loads, and threadpoolctl). In that process the
+result's phase timings (chunk, embed, index, search, score: ``engine/retrieve.py``
+``timed``) read ``time.process_time`` instead of the wall clock, so they are CPU
+seconds; the rest (loading, the unit map, the copies, printing) is the process's
+CPU time less their sum. Memory: the peak RSS (``ru_maxrss``) less the RSS after
+the imports (read from ``/proc/self/status`` just before the run), divided by
+the data: the float32 vectors of the chunks and questions plus the corpus text
+(UTF-8 bytes). The best round (least CPU time) is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent.parent
+ARGS = ["--embedder", "hashing", "--chunker", "recursive:200:0"]
+ARGS += ["--store", "exact", "--k", "5"]
+PHASES = ("chunk", "embed", "index", "search", "score")
+ONE_THREAD = dict.fromkeys(
+    ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"), "1"
+)
+
+
+def _rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def child(argv: list[str], report: Path) -> None:
+    """Run the command in this process, phases timed in CPU seconds."""
+    import resource
+    import time
+    import types
+
+    from threadpoolctl import threadpool_limits
+
+    import pytest_chunkeval.cli.main as cli
+    import pytest_chunkeval.engine.evaluate  # noqa: F401  (the imports a run needs)
+    from pytest_chunkeval.engine import retrieve
+
+    retrieve.time = types.SimpleNamespace(perf_counter=time.process_time)  # type: ignore[assignment]
+    after_imports = _rss_mib()
+    began = time.process_time()
+    with threadpool_limits(1):
+        code = cli.main(argv)
+    spent = time.process_time() - began
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    report.write_text(
+        json.dumps({"code": code, "cpu": spent, "imports": after_imports, "peak": peak})
+    )
+
+
+def data_bytes(data: Path, result: dict[str, Any]) -> int:
+    """Float32 vectors of the chunks and questions, plus the corpus text."""
+    dim = int(str(result["config"]["embedder"]).rsplit(":", 1)[-1])
+    questions = len(result["queries"])
+    text = sum(
+        len(p.read_text(encoding="utf-8").encode("utf-8"))
+        for p in sorted((data / "corpora").rglob("*"))
+        if p.is_file()
+    )
+    return 4 * dim * (int(result["chunks"]["count"]) + questions) + text
+
+
+def cold(data: Path, tmp: Path, round_: int) -> dict[str, Any]:
+    out = tmp / f"{data.name}-{round_}.json"
+    report = tmp / f"{data.name}-{round_}.report"
+    argv = ["eval", "--corpus", str(data / "corpora")]
+    argv += ["--queries", str(data / "questions_df.csv"), *ARGS]
+    argv += ["--cache-dir", str(tmp / f"cache-{data.name}-{round_}")]
+    argv += ["--json", str(out)]
+    env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(HERE)}
+    code = [sys.executable, __file__, "--child", str(report), "--", *argv]
+    subprocess.run(code, env=env, stdout=subprocess.DEVNULL, check=True)
+    got: dict[str, Any] = json.loads(report.read_text())
+    if got["code"]:
+        raise SystemExit(f"chunkeval {' '.join(argv)} exited with {got['code']}")
+    [result] = json.loads(out.read_text(encoding="utf-8"))
+    got["timings"] = {p: float(result["timings"].get(p, 0.0)) for p in PHASES}
+    got["data"] = data_bytes(data, result)
+    got["recall"] = result["metrics"]["recall"]["mean"]
+    return got
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path("/tmp/chunkeval-scaled"))
+    parser.add_argument("--sets", nargs="+", default=["distinct-10x"])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args, rest = parser.parse_known_args()
+    if args.child:
+        child([a for a in rest if a != "--"], args.child)
+        return
+    for name in args.sets:
+        data = args.data / name
+        if not data.is_dir():
+            raise SystemExit(f"{data}: run benchmarks/scale_benchmark.py first")
+        with tempfile.TemporaryDirectory(prefix="bench-cold-") as tmp:
+            runs = [cold(data, Path(tmp), i) for i in range(args.rounds)]
+        best = min(runs, key=lambda r: r["cpu"])
+        timings = best["timings"]
+        phases = ", ".join(f"{p} {timings[p]:.1f}" for p in PHASES)
+        rest = best["cpu"] - sum(timings.values())
+        over = best["peak"] - best["imports"]
+        rounds = ", ".join(f"{r['cpu']:.1f}" for r in runs)
+        print(
+            f"{name} cold (best of {args.rounds}, CPU s, one BLAS thread): total "
+            f"{best['cpu']:.1f} ({phases}, rest {rest:.1f}); all rounds "
+            f"{rounds}; peak RSS "
+            f"{best['peak']:.0f} MiB, {best['imports']:.0f} after imports: "
+            f"{over:.0f} MiB over, {over * 2**20 / best['data']:.2f}x the data "
+            f"({best['data'] / 2**20:.1f} MiB of float32 vectors and text); "
+            f"recall {100 * best['recall']:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
