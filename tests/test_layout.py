@@ -392,6 +392,77 @@ def test_the_test_import_check_finds_every_spelling(tmp_path: Path) -> None:
     ]
 
 
+CLOCKS = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time"}
+
+
+def _reads_the_clock(node: ast.AST) -> bool:
+    return any(
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr in CLOCKS
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == "time"
+        for call in ast.walk(node)
+    )
+
+
+def unmarked_clock_asserts(folder: Path) -> list[str]:
+    """``file:line test`` for each assert comparing a clock reading (directly or
+    through a name bound to one) in a test not marked ``perf``. A bound on a
+    wait (a name holding "deadline") guards against a hang and is not a budget."""
+    found = []
+    for path in sorted(folder.glob("test_*.py")):
+        for test in ast.walk(_tree(path)):
+            if not isinstance(test, ast.FunctionDef) or not test.name.startswith(
+                "test_"
+            ):
+                continue
+            if any("perf" in ast.unparse(mark) for mark in test.decorator_list):
+                continue
+            timed = {
+                target.id
+                for node in ast.walk(test)
+                if isinstance(node, ast.Assign) and _reads_the_clock(node.value)
+                for target in node.targets
+                if isinstance(target, ast.Name)
+            }
+            for node in ast.walk(test):
+                if not isinstance(node, ast.Assert) or not isinstance(
+                    node.test, ast.Compare
+                ):
+                    continue
+                names = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+                if any("deadline" in name for name in names):
+                    continue
+                if _reads_the_clock(node.test) or names & timed:
+                    found.append(f"{path.name}:{node.lineno} {test.name}")
+    return found
+
+
+def test_a_wall_clock_budget_is_marked_perf() -> None:
+    # make unit runs perf tests alone, after the rest: under load a budget fails
+    found = unmarked_clock_asserts(ROOT / "tests")
+    assert not found, "mark these @pytest.mark.perf: " + ", ".join(found)
+
+
+def test_the_clock_check_finds_a_budget(tmp_path: Path) -> None:
+    (tmp_path / "test_x.py").write_text(
+        "import time\nimport pytest\n\n"
+        "def test_direct():\n    t = time.perf_counter()\n"
+        "    assert time.perf_counter() - t < 1\n\n"
+        "def test_through_a_name():\n    t = time.perf_counter()\n"
+        "    took = time.perf_counter() - t\n    assert took < 1\n\n"
+        "@pytest.mark.perf\ndef test_marked():\n"
+        "    assert time.monotonic() < 1e12\n\n"
+        "def test_hang_guard():\n    deadline = time.monotonic() + 60\n"
+        "    assert time.monotonic() < deadline\n"
+    )
+    assert unmarked_clock_asserts(tmp_path) == [
+        "test_x.py:6 test_direct",
+        "test_x.py:11 test_through_a_name",
+    ]
+
+
 def test_the_code_cites_the_docs_not_the_spec() -> None:
     cited = [
         f"{path.relative_to(ROOT)}:{n}"
