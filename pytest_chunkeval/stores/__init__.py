@@ -246,11 +246,12 @@ for _scheme, _factory in (
 
 
 def get_store(spec: str | AnyStore) -> AnyStore:
-    """The store a spec string names, or ``spec`` itself if it already is one."""
+    """The store a spec string names, or ``spec`` itself if it already is one;
+    what a baseline records of its name is remembered (:func:`portable_spec`)."""
     if isinstance(spec, str):
-        return STORES.create(spec)
+        return _remembered(STORES.create(spec))
     if isinstance(spec, (FusionStore, TextStore, Store)):
-        return spec
+        return _remembered(spec)
     raise TypeError(
         f"expected a store spec string or an object with .name and .index() "
         f"(vectors) or .index_texts() (texts), got {type(spec).__name__}"
@@ -264,16 +265,28 @@ def reference_store() -> Store:
 
 
 _PORTABLE: dict[str, str] = {}
+"""A store's name or spec -> its portable name, for the stores built here."""
 STORES.on_change(_PORTABLE.clear)
+
+
+def _remembered(store: AnyStore) -> AnyStore:
+    """``store``, its portable name remembered under its name: a store whose
+    name is no spec (``team+http://10.1.2.3:7000``, a store of one's own) is
+    recorded as it declares, not as its address."""
+    name = getattr(store, "name", None)
+    if isinstance(name, str) and name:
+        _PORTABLE[name] = portable_name(store)
+    return store
 
 
 def portable_spec(spec: str) -> str:
     """What a baseline records of the store ``spec`` names: its
     :func:`portable_name` (``chroma:/home/ann/db`` is ``chroma``,
-    ``qdrant+http://h:6333?m=8`` is ``qdrant?index=hnsw&m=8...``), built once
-    per spec. Building a store connects to nothing; a spec that names no store
-    here (an older baseline's, a store registered by a plugin not loaded) is
-    kept as it is."""
+    ``qdrant+http://h:6333?m=8`` is ``qdrant?index=hnsw&m=8...``): the one the
+    store of that name declared when :func:`get_store` gave it, else that of the
+    store the spec builds, built once per spec (building a store connects to
+    nothing). A spec that names no store here (an older baseline's, a store
+    registered by a plugin not loaded) is kept as it is."""
     if spec not in _PORTABLE:
         try:
             store = STORES.create(spec)
