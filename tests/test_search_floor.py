@@ -264,7 +264,9 @@ def test_bm25_index_from_ids_scores_as_the_index_from_strings(
 @given(
     texts=st.lists(
         # multi-byte characters cut between two tokens, emoji, spaces and newlines
-        st.text(alphabet="ab é漢😀\n\t.", max_size=200), min_size=1, max_size=4
+        st.text(alphabet="ab é漢😀\n\t.", max_size=200),
+        min_size=1,
+        max_size=4,
     )
 )
 def test_token_columns_kept_compact_on_a_cold_run_equal_the_plain_ones(

@@ -94,8 +94,10 @@ def test_a_store_of_ones_own_declares_its_portable_name():
     assert portable_name(OwnStore()) == "mine+http://10.0.0.7:9000?m=8"
 
 
-def test_a_spec_naming_no_store_here_is_kept():
+def test_a_spec_naming_no_store_here_is_kept_less_a_server_address():
     assert portable_spec("gone-plugin:/some/where") == "gone-plugin:/some/where"
+    # an older baseline's store of a plugin not loaded, recorded with its server
+    assert portable_spec("gone+https://10.0.0.1:9000?m=4") == "gone?m=4"
 
 
 # -- xdist_safe -----------------------------------------------------------------

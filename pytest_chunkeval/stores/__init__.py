@@ -31,6 +31,8 @@ May import: ``config/``, ``util/`` and ``errors`` (see docs/architecture.md#laye
 
 from __future__ import annotations
 
+import re
+
 from pytest_chunkeval.config.registry import Param, Registry, Signature
 from pytest_chunkeval.config.values import parse_non_negative_int, parse_positive_int
 from pytest_chunkeval.errors import ChunkevalError
@@ -264,6 +266,9 @@ def reference_store() -> Store:
     return ExactStore()
 
 
+# A server's URL in a spec (``NAME+http://HOST:PORT``) up to the options (``?``),
+# the next spec (``@``) or the end: the spec grammar's location form.
+_SERVER_LOCATION = re.compile(r"(?<![\w+-])([a-z][\w-]*)\+https?:[^?&@\s]*")
 _PORTABLE: dict[str, str] = {}
 """A store's name or spec -> its portable name, for the stores built here."""
 STORES.on_change(_PORTABLE.clear)
@@ -286,11 +291,13 @@ def portable_spec(spec: str) -> str:
     store of that name declared when :func:`get_store` gave it, else that of the
     store the spec builds, built once per spec (building a store connects to
     nothing). A spec that names no store here (an older baseline's, a store
-    registered by a plugin not loaded) is kept as it is."""
+    registered by a plugin not loaded) is kept as it is, less a server's
+    address in the grammar's location form (``NAME+http://HOST:PORT``,
+    docs/specs.md), as baselines were read before stores declared it."""
     if spec not in _PORTABLE:
         try:
             store = STORES.create(spec)
         except (ChunkevalError, ValueError, TypeError):
-            return spec
+            return _SERVER_LOCATION.sub(r"\1", spec)
         _PORTABLE[spec] = portable_name(store)
     return _PORTABLE[spec]
