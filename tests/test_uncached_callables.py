@@ -282,3 +282,48 @@ def test_an_uncached_embedder_gives_what_the_cache_would(tmp_path: Path) -> None
     assert cache.embed(function, []).shape[0] == 0
     assert cache.stats.misses == 4  # the function's 2 texts, the hashing ones
     assert list(cache.info()) == [HashingEmbedder().identity]
+
+
+class FirstWords:
+    """A user's text store: questions ranked by the chunks sharing their first
+    word; switched on, the reverse order."""
+
+    name = "first-words"
+    identity = "first-words"
+
+    def __init__(self, switch: Switch) -> None:
+        self.switch = switch
+
+    def index_texts(self, texts: Any) -> Any:
+        switch, chunks = self.switch, list(texts)
+
+        class Index:
+            def search_texts(self, queries: Any, k: int) -> Any:
+                switch.calls += 1
+                rows = []
+                for query in queries:
+                    words = set(query.lower().split())
+                    shared = [len(words & set(c.lower().split())) for c in chunks]
+                    order = np.argsort(shared, kind="stable")
+                    rows.append((order if switch.on else order[::-1])[:k])
+                return np.asarray(rows, dtype=np.int64)
+
+        return Index()
+
+
+def test_a_users_text_store_without_cache_version_is_searched_every_time(
+    tmp_path: Path,
+) -> None:
+    switch = Switch()
+    before = run(tmp_path / "warm", store=FirstWords(switch))
+    switch.on = True
+    warm = run(tmp_path / "warm", store=FirstWords(switch))
+    cold = run(tmp_path / "cold", store=FirstWords(switch))
+    assert numbers(warm) == numbers(cold)
+    assert numbers(cold) != numbers(before)
+    versioned = FirstWords(switch)
+    versioned.cache_version = "1"  # type: ignore[attr-defined]
+    run(tmp_path / "versioned", store=versioned)
+    calls = switch.calls
+    run(tmp_path / "versioned", store=versioned)
+    assert switch.calls == calls  # cached under its version

@@ -166,9 +166,9 @@ def store_identity(store: object) -> str | None:
         return "\0".join(
             ["fusion", store.name, store.identity, str(store.candidates), *parts]
         )
-    if isinstance(store, TextStore):
-        return f"text\0{store.identity}"
     identity = vector_store_identity(store)  # a user's store: its cache_version
+    if isinstance(store, TextStore):
+        return None if identity is None else f"text\0{identity}"
     if isinstance(store, Store) and identity is not None:
         return f"vector\0{identity}"
     return None
@@ -280,10 +280,12 @@ def vector_search_key(
     )
 
 
-def text_search_key(identity: str, digests: tuple[str, str], k: int) -> str:
+def text_search_key(store: object, digests: tuple[str, str], k: int) -> str | None:
     """A text store's top ``k``: its identity (tokenization and scoring options)
-    and the digests of the chunk texts and of the query texts."""
-    return entry_key(SEARCH.version(), "text", identity, *digests, str(k))
+    and the digests of the chunk texts and of the query texts; None for a
+    user's store without a ``cache_version`` (searched every time)."""
+    name = vector_store_identity(store)
+    return entry_key(SEARCH.version(), "text", name, *digests, str(k)) if name else None
 
 
 def rerank_key(

@@ -201,9 +201,9 @@ def _text_search(
     cache: SearchCache,
     timings: dict[str, float],
 ) -> IdArray:
-    key = text_search_key(store.identity, inputs.digests, k)
+    key = text_search_key(store, inputs.digests, k)
     n = len(inputs.query_texts)
-    if (cached := cache.get(key, n, k)) is not None:
+    if key is not None and (cached := cache.get(key, n, k)) is not None:
         return cached
     with timed(timings, "index"):
         index = store.index_texts(inputs.chunk_texts)
@@ -214,7 +214,8 @@ def _text_search(
             else index.search_texts(inputs.query_texts, k)
         )
         hits = np.asarray(found, dtype=np.int64)
-    cache.put(key, hits)
+    if key is not None:
+        cache.put(key, hits)
     return hits
 
 
