@@ -114,8 +114,9 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "store",
-        "Vector store spec: 'chroma', 'chroma:PATH', 'chroma+http://HOST:PORT' "
-        "or 'exact'.",
+        "Store spec: 'chroma', 'chroma:PATH', 'chroma+http://HOST:PORT', "
+        "'exact', 'bm25', 'hybrid', 'faiss', 'pgvector', 'lancedb', 'qdrant', "
+        "each with its settings (docs/stores.md).",
         spec_parser("store"),
         metavar="SPEC",
         default_text=DEFAULT_STORE,
