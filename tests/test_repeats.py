@@ -254,7 +254,7 @@ def test_an_approximate_store_is_built_r_times_a_custom_one_once(data):
 
 def test_an_approximate_store_without_a_rebuild_is_named():
     from pytest_chunkeval.stores._base import StoreError, is_approximate, rebuilt
-    from pytest_chunkeval.stores.exact import ExactStore
+    from pytest_chunkeval.stores.exact import ExactIndex, ExactStore
 
     class Declared:
         name = "declared"
@@ -262,7 +262,7 @@ def test_an_approximate_store_without_a_rebuild_is_named():
 
     assert is_approximate(Declared())
     assert not is_approximate(ExactStore())
-    index = ExactStore().index("k", _vectors())
+    index = ExactIndex(_vectors())  # an index without rebuild(seed)
     with pytest.raises(StoreError, match="'declared' declares approximate"):
         rebuilt(Declared(), index, 1)
 
