@@ -8,6 +8,7 @@ matrix product (1024 x 4096 x 256) timed in this process; synthetic normalized
 vectors of the benchmark's shapes (10x: 4,720 questions x 25,975 chunks x 256;
 100x: 47,200 x 261,865, searched for a sample of ``--questions`` questions, the
 floor scaled to match). Prints the search's CPU time, the floor and their ratio,
+faiss's ``IndexFlatIP`` (one thread) when installed,
 the previous implementation (whole rows of scores, ``argpartition``) on the same
 inputs, and whether both return the same rows. With ``--bm25 SET_DIR``
 (a set of ``benchmarks/scale_benchmark.py``: ``/tmp/chunkeval-scaled/distinct-10x``),
@@ -104,6 +105,15 @@ def exact(scale: int, questions: int | None, rounds: int, k: int) -> None:
         "products": lambda: products(index, queries),
         "before": lambda: previous_search(vectors, queries, k),
     }
+    try:  # faiss's exact index, one thread, when installed (the [faiss] extra)
+        import faiss
+
+        faiss.omp_set_num_threads(1)
+        flat = faiss.IndexFlatIP(vectors.shape[1])
+        flat.add(vectors)
+        runs["faiss"] = lambda: flat.search(queries, k)[1]
+    except ImportError:
+        pass
     for _ in range(rounds):
         for name, run in runs.items():
             seconds, out = cpu(run, 1)
@@ -120,6 +130,12 @@ def exact(scale: int, questions: int | None, rounds: int, k: int) -> None:
         f"{ours:.3f} s ({ours / floor:.2f} x floor; its products alone "
         f"{bare / floor:.2f}); before {before:.3f} s ({before / floor:.2f} x "
         f"floor); same rows: {same}"
+        + (
+            f"; faiss IndexFlatIP {best['faiss']:.3f} s ({best['faiss'] / floor:.2f} "
+            "x floor)"
+            if "faiss" in best
+            else ""
+        )
     )
 
 
