@@ -164,7 +164,7 @@ def test_llm_chunker_answers_are_cached(server: OpenAIServer, tmp_path: Path) ->
     first = llm_evaluate(llm_chunker(server), tmp_path / "cache")
     asked = len(server.requests_to("chat"))
     assert asked == 4
-    assert list((tmp_path / "cache" / "answers" / "chunker").glob("*/*/*.json"))
+    assert list((tmp_path / "cache" / "answers").glob("*/*.ans"))  # answers kept
     server.chat_handler = lambda request: "split_after: 1"  # would change the chunks
     again = llm_evaluate(llm_chunker(server), tmp_path / "cache")
     assert len(server.requests_to("chat")) == asked  # nothing asked again
