@@ -6,9 +6,11 @@ PIP := $(BIN)/python -m pip
 STAMP := $(VENV)/.installed
 LINTED := pytest_chunkeval tests benchmarks example_project docs/hooks
 
-# The part of the suite that needs no torch, also on every other Python the package
-# claims (pyenv interpreters here; the CPU torch wheel is at hand for 3.11 only).
-COMPAT_PYTHONS ?= 3.10 3.12 3.13
+# The part of the suite that needs no torch, also on the oldest and the newest Python
+# the package claims (pyenv interpreters here; the CPU torch wheel is at hand for 3.11
+# only). 3.12 lies between them; `make compat COMPAT_PYTHONS=3.12` runs it. Two, not
+# three, keep `make test` within its time on a 2-core CI machine.
+COMPAT_PYTHONS ?= 3.10 3.13
 
 .PHONY: venv demo test lint unit compat docs docs-gen clean
 
