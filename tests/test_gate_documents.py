@@ -70,5 +70,5 @@ def test_gate_by_document_fails_on_a_document() -> None:
 
 def test_gate_by_is_checked() -> None:
     assert parse_gate_by(" Document ") == "document"
-    with pytest.raises(ValueError, match="chunkeval_gate_by 'tag'"):
-        parse_gate_by("tag")
+    with pytest.raises(ValueError, match="chunkeval_gate_by 'topic'"):
+        parse_gate_by("topic")

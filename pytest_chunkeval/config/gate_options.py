@@ -72,9 +72,10 @@ GATE_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "gate_by",
-        "What fails a check: 'set' (the whole set's mean change; documents whose "
-        "drop is beyond their own tolerance are named in every report) or "
-        "'document' (such a document fails the check too).",
+        "What fails a check: 'set' (the whole set's mean change; documents and "
+        "tags whose drop is beyond their own tolerance are named in every "
+        "report), 'document' (such a document fails the check too) or 'tag' "
+        "(such a tag, a question's metadata 'tags', fails it too).",
         parse_gate_by,
         metavar="WHAT",
         default_text="set",

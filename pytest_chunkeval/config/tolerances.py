@@ -212,14 +212,15 @@ def parse_gate_mode(text: str) -> str:
     return value
 
 
-GATE_BY: tuple[str, ...] = ("set", "document")
-"""What a check fails on (docs/baselines.md, "Documents"): ``set``, the whole
-set's mean (documents beyond their own tolerance are named); ``document``,
-also any document beyond its own tolerance."""
+GATE_BY: tuple[str, ...] = ("set", "document", "tag")
+"""What a check fails on (docs/baselines.md, "Documents and tags"): ``set``,
+the whole set's mean (documents and tags beyond their own tolerance are named);
+``document``, also any document beyond its own tolerance; ``tag``, also any
+tag (a question's ``metadata["tags"]``) beyond its own."""
 
 
 def parse_gate_by(text: str) -> str:
-    """``set`` or ``document``."""
+    """``set``, ``document`` or ``tag``."""
     value = text.strip().lower()
     if value not in GATE_BY:
         raise ConfigError(

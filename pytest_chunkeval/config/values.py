@@ -160,7 +160,8 @@ def parse_max_left_out(value: str) -> float:
 
 
 def parse_gate_by(value: str) -> str:
-    """``set`` or ``document``: see :func:`.config.tolerances.parse_gate_by`."""
+    """``set``, ``document`` or ``tag``: see
+    :func:`.config.tolerances.parse_gate_by`."""
     from pytest_chunkeval.config.tolerances import parse_gate_by as parse
 
     return parse(value)

@@ -131,6 +131,12 @@ def _query_from_json(obj: Any, where: str) -> Query:
     metadata = obj.get("metadata", {})
     if not isinstance(metadata, dict):
         raise QuerySetError(f"{where}: 'metadata' must be an object")
+    tags = metadata.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
+        raise QuerySetError(
+            f"{where}: metadata 'tags' must be a list of non-empty strings "
+            f"(got {tags!r})"
+        )
     rels = obj.get("relationships", [])
     if not isinstance(rels, list):
         raise QuerySetError(f"{where}: 'relationships' must be a list")

@@ -79,6 +79,24 @@ class Query:
     def spans(self) -> tuple[Span, ...]:
         return tuple(e.span for e in self.excerpts)
 
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The question's tags: ``metadata["tags"]`` (docs/formats.md)."""
+        return query_tags(self.metadata)
+
+
+def query_tags(metadata: Mapping[str, Any]) -> tuple[str, ...]:
+    """``metadata["tags"]`` as a sorted tuple of distinct tags: a list of
+    strings, or one string as a single tag; ``()`` when absent (docs/formats.md,
+    "Query sets"; the gate names tags whose drop is beyond their own tolerance,
+    docs/baselines.md "Documents and tags")."""
+    tags = metadata.get("tags", ())
+    if isinstance(tags, str):
+        tags = (tags,)
+    if not isinstance(tags, (list, tuple)):
+        return ()
+    return tuple(sorted({t for t in tags if isinstance(t, str) and t}))
+
 
 def stable_query_id(prefix: str, question: str) -> str:
     """``<prefix>-<first 8 hex digits of sha256(question as UTF-8)>``.

@@ -48,6 +48,9 @@ class QueryRecord:
     """Per metric, ``(mean, sample variance (r - 1), r)`` of this question's
     repeats (engine/repeats.py); empty: asked once. ``scores`` holds the means;
     ``retrieved`` and ``evidence`` are the first repeat's."""
+    tags: tuple[str, ...] = ()
+    """The question's tags (its ``metadata["tags"]``, docs/formats.md); the
+    gate names tags beyond their own tolerance (docs/baselines.md)."""
 
     @property
     def scored_excerpts(self) -> tuple[SpanTuple, ...]:
@@ -105,6 +108,8 @@ class QueryRecord:
             out["details"] = dict(self.details)
         if self.repeats:
             out["repeats"] = {m: list(v) for m, v in self.repeats.items()}
+        if self.tags:
+            out["tags"] = list(self.tags)
         return out
 
     @classmethod
@@ -132,6 +137,7 @@ class QueryRecord:
                 m: (float(v[0]), float(v[1]), int(v[2]))
                 for m, v in data.get("repeats", {}).items()
             },
+            tags=tuple(str(t) for t in data.get("tags", ())),
         )
 
 

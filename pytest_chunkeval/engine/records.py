@@ -210,6 +210,7 @@ def query_records(
                 loss={p: x for p, v in lost.items() if (x := v[i]) is not None},
                 evidence=evidence[i] if evidence is not None else {},
                 chosen=_differing(chosen[row : row + n_ex], q.excerpts),
+                tags=q.tags,
             )
         )
         row += n_ex

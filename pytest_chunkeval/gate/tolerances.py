@@ -116,7 +116,7 @@ class GateSettings:
     max_left_out: float = DEFAULT_MAX_LEFT_OUT
     gate_by: str = "set"
     """``document``: a document beyond its own tolerance fails the check too
-    (docs/baselines.md, "Documents")."""
+    (docs/baselines.md, "Documents and tags"); ``tag``: a tag beyond its own."""
 
     @classmethod
     def from_options(

@@ -42,7 +42,10 @@ from pytest_chunkeval.core.absent import nan_if_absent
 from pytest_chunkeval.core.metric_names import RANK, names
 from pytest_chunkeval.gate.comparison.changes import baseline_changes
 from pytest_chunkeval.gate.comparison.drift import explain_drift
-from pytest_chunkeval.gate.comparison.groups import beyond_their_own
+from pytest_chunkeval.gate.comparison.groups import (
+    beyond_their_own,
+    tags_beyond_their_own,
+)
 from pytest_chunkeval.gate.comparison.integrity import NOT_GATED, Standing, standing
 from pytest_chunkeval.gate.comparison.noise import (
     baseline_side,
@@ -314,9 +317,9 @@ def _check(
         delta = float(counted[finite].mean()) if finite.any() else math.nan
         se = standard_error(col.cells, finite)
         status = decide(sign * delta, allowed, col.z * se)
-    groups = _documents(counted, col, records, sign, tol, settings)
-    if groups and settings.gate_by == "document":
-        status = REGRESSED  # a document beyond its own tolerance fails
+    groups = _groups(counted, col, baseline, records, sign, tol, settings)
+    if any(g.kind == settings.gate_by for g in groups):
+        status = REGRESSED  # a document (tag) beyond its own tolerance fails
     gains = sign * column
     order = np.argsort(np.where(finite, gains, np.inf), kind="stable")
     worse = [i for i in order.tolist() if finite[i] and gains[i] < 0]
@@ -353,25 +356,40 @@ def _check(
     )
 
 
-def _documents(
+def _groups(
     counted: FloatArray,
     col: _Column,
+    baseline: Baseline,
     records: Sequence[QueryRecord],
     sign: float,
     tol: Tolerance,
     settings: GateSettings,
 ) -> tuple[GroupDrop, ...]:
-    """The documents beyond their own tolerance (gate/comparison/groups.py)."""
-    return beyond_their_own(
-        counted,
-        col.before,
-        col.cells,
-        [q.doc_id for q in records],
-        sign=sign,
-        tolerance=tol,
-        z=col.z,
-        metrics=col.metrics,
-        confidence=settings.confidence,
+    """The documents, then the tags (the run's and those the baseline
+    recorded), beyond their own tolerance (gate/comparison/groups.py)."""
+    tags = [
+        sorted({*q.tags, *baseline.questions.get(q.id, {}).get("tags", ())})
+        for q in records
+    ]
+    # a question's document is its one group of that kind
+    documents = [[q.doc_id] for q in records]
+    return tuple(
+        g
+        for find, labels in (
+            (beyond_their_own, documents),
+            (tags_beyond_their_own, tags),
+        )
+        for g in find(
+            counted,
+            col.before,
+            col.cells,
+            labels,
+            sign=sign,
+            tolerance=tol,
+            z=col.z,
+            metrics=col.metrics,
+            confidence=settings.confidence,
+        )
     )
 
 

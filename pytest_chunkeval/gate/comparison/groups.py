@@ -1,5 +1,5 @@
-"""Documents whose drop is beyond their own tolerance (docs/baselines.md,
-"Documents"): a drop the whole set's mean dilutes is named, never silent.
+"""Documents and tags whose drop is beyond their own tolerance (docs/baselines.md,
+"Documents and tags"): a drop the whole set's mean dilutes is named, never silent.
 
 For each document with questions compared, its mean change ``delta_g`` (drift
 explained not counted, as for the whole set) is beyond its own tolerance when
@@ -13,12 +13,17 @@ document of few questions must lose most of them before it can tell) and
 ``SE_g`` the noise of its mean change (gate/comparison/noise.py). Such documents
 are named in every report beside the whole set's verdict; with
 ``chunkeval_gate_by = "document"`` they fail the check.
+
+A tag (a question's ``metadata["tags"]``, docs/formats.md; the current run's
+tags and those its baseline recorded) is a group of questions checked the same
+way; a question may have several. Tags fail the check with
+``chunkeval_gate_by = "tag"``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_chunkeval.gate.comparison.noise import standard_error
@@ -43,7 +48,7 @@ def beyond_their_own(
     counted: FloatArray,
     before: FloatArray,
     cells: FloatArray,
-    documents: Sequence[str],
+    documents: Sequence[Sequence[str]],
     *,
     sign: float,
     tolerance: Tolerance,
@@ -51,20 +56,94 @@ def beyond_their_own(
     metrics: int,
     confidence: float,
 ) -> tuple[GroupDrop, ...]:
-    """The documents whose mean change of one metric (``counted``, per
-    question, raw direction; ``sign`` -1 where lower is better) is beyond their
-    own tolerance, worst first; none when the set has one document (the set's
-    verdict is its verdict)."""
+    """The documents (each question's one, ``[doc_id]``) whose mean change of
+    one metric (``counted``, per question, raw direction; ``sign`` -1 where
+    lower is better) is beyond their own tolerance, worst first; none when the
+    set has one document (the set's verdict is its verdict)."""
     import numpy as np
 
-    labels = np.asarray(documents, dtype=object)
-    finite = ~np.isnan(counted)
-    names = sorted(set(documents))
+    labels = np.asarray([d for (d,) in documents], dtype=object)
+    names = sorted(set(labels.tolist()))
     if len(names) < 2:
         return ()
+    masks = {name: labels == name for name in names}
+    return _beyond(
+        counted,
+        before,
+        cells,
+        masks,
+        "document",
+        sign=sign,
+        tolerance=tolerance,
+        z=z,
+        metrics=metrics,
+        confidence=confidence,
+    )
+
+
+def tags_beyond_their_own(
+    counted: FloatArray,
+    before: FloatArray,
+    cells: FloatArray,
+    tags: Sequence[Sequence[str]],
+    *,
+    sign: float,
+    tolerance: Tolerance,
+    z: float,
+    metrics: int,
+    confidence: float,
+) -> tuple[GroupDrop, ...]:
+    """The tags (each question's ``tags``, any number) whose mean change is
+    beyond their own tolerance, worst first; a tag every question has is the
+    whole set, never named apart."""
+    import numpy as np
+
+    n = len(tags)
+    members: dict[str, list[int]] = {}
+    for i, names in enumerate(tags):
+        for name in set(names):
+            members.setdefault(name, []).append(i)
+    masks = {}
+    for name in sorted(members):
+        if len(members[name]) == n:
+            continue
+        mask = np.zeros(n, dtype=bool)
+        mask[members[name]] = True
+        masks[name] = mask
+    return _beyond(
+        counted,
+        before,
+        cells,
+        masks,
+        "tag",
+        sign=sign,
+        tolerance=tolerance,
+        z=z,
+        metrics=metrics,
+        confidence=confidence,
+    )
+
+
+def _beyond(
+    counted: FloatArray,
+    before: FloatArray,
+    cells: FloatArray,
+    masks: Mapping[str, npt.NDArray[np.bool_]],
+    kind: str,
+    *,
+    sign: float,
+    tolerance: Tolerance,
+    z: float,
+    metrics: int,
+    confidence: float,
+) -> tuple[GroupDrop, ...]:
+    """The groups (name -> which questions) beyond their own tolerance."""
+    import numpy as np
+
+    finite = ~np.isnan(counted)
     found = []
-    for name in names:
-        mask = (labels == name) & finite
+    for name, members in masks.items():
+        mask = members & finite
         n = int(mask.sum())
         if n == 0:
             continue
@@ -74,5 +153,5 @@ def beyond_their_own(
         own = max(tolerance.allowed(mean), math.inf if mde is None else mde)
         se = standard_error(cells[mask], np.ones(n, dtype=bool))
         if sign * delta < -own - z * se - _EPS:
-            found.append(GroupDrop(name, n, delta, own, se))
+            found.append(GroupDrop(name, n, delta, own, se, kind))
     return tuple(sorted(found, key=lambda g: sign * g.delta))

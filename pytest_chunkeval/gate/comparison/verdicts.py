@@ -155,23 +155,29 @@ def severity(verdict: str, outcome: str = "") -> int:
     return 3 if outcome == "failed" else 4
 
 
+GROUP_KINDS: tuple[str, ...] = ("document", "tag")
+"""What a group of questions is (gate/comparison/groups.py): the JSON key of its
+name, and what ``chunkeval_gate_by`` names to fail on it."""
+
+
 @dataclass(frozen=True)
 class GroupDrop:
-    """A document whose mean change of a metric is beyond its own tolerance
-    (gate/comparison/groups.py): its ``n`` questions' mean change ``delta``
-    (``now - baseline``), that tolerance ``allowed`` in the metric's units (the
-    larger of the set's and the document's minimum detectable effect) and the
-    ``se`` of its noise."""
+    """A document or tag (``kind``) whose mean change of a metric is beyond its
+    own tolerance (gate/comparison/groups.py): its ``n`` questions' mean change
+    ``delta`` (``now - baseline``), that tolerance ``allowed`` in the metric's
+    units (the larger of the set's and the group's minimum detectable effect)
+    and the ``se`` of its noise."""
 
     group: str
     n: int
     delta: float
     allowed: float
     se: float = 0.0
+    kind: str = "document"
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "document": self.group,
+            self.kind: self.group,
             "n": self.n,
             "delta": self.delta,
             "allowed": self.allowed,
@@ -180,24 +186,33 @@ class GroupDrop:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> GroupDrop:
+        kind = next((k for k in GROUP_KINDS if k in data), "document")
         return cls(
-            str(data["document"]),
+            str(data[kind]),
             int(data.get("n", 0)),
             float(data["delta"]),
             float(data.get("allowed", 0.0)),
             float(data.get("se", 0.0)),
+            kind,
         )
 
 
 def groups_line(metric: str, groups: Iterable[GroupDrop]) -> str:
     """``recall of documents beyond their own tolerance: finance.md -18.00
-    points over 30 questions (its own tolerance -16.67)`` ("" for none)."""
-    parts = ", ".join(
-        f"{g.group} {100 * g.delta:+.2f} points over {g.n} question"
-        f"{'' if g.n == 1 else 's'} (its own tolerance {-100 * g.allowed:.2f})"
-        for g in groups
-    )
-    return f"{metric} of documents beyond their own tolerance: {parts}" if parts else ""
+    points over 30 questions (its own tolerance -16.67)``, then the tags the
+    same way after ``; `` ("" for none)."""
+    groups = list(groups)
+    lines = []
+    for kind in GROUP_KINDS:
+        parts = ", ".join(
+            f"{g.group} {100 * g.delta:+.2f} points over {g.n} question"
+            f"{'' if g.n == 1 else 's'} (its own tolerance {-100 * g.allowed:.2f})"
+            for g in groups
+            if g.kind == kind
+        )
+        if parts:
+            lines.append(f"{metric} of {kind}s beyond their own tolerance: {parts}")
+    return "; ".join(lines)
 
 
 @dataclass(frozen=True)
@@ -217,7 +232,7 @@ class GatedMetric:
     ``mde`` the minimum detectable effect in the metric's units
     (``mde_questions`` questions lost in one direction). ``changed``: questions
     whose value moved; ``drift``: those float drift explains. ``groups``: the
-    documents whose change is beyond their own tolerance (named in every
+    documents and tags whose change is beyond their own tolerance (named in every
     report; a failure with ``chunkeval_gate_by = "document"``)."""
 
     metric: str
@@ -276,8 +291,9 @@ class GatedMetric:
             "mde": self.mde,
             "mde_questions": self.mde_questions,
         }
-        if self.groups:  # documents beyond their own tolerance
-            data["documents"] = [g.to_json() for g in self.groups]
+        for kind in GROUP_KINDS:  # documents and tags beyond their own tolerance
+            if found := [g.to_json() for g in self.groups if g.kind == kind]:
+                data[f"{kind}s"] = found
         return data
 
     @classmethod
@@ -303,7 +319,11 @@ class GatedMetric:
             n=int(data.get("n", 0)),
             mde=present(data.get("mde")),
             mde_questions=None if questions is None else int(questions),
-            groups=tuple(GroupDrop.from_json(g) for g in data.get("documents", [])),
+            groups=tuple(
+                GroupDrop.from_json(g)
+                for kind in GROUP_KINDS
+                for g in data.get(f"{kind}s", [])
+            ),
         )
 
 

@@ -1,7 +1,8 @@
 """What a baseline records of each question besides its metric values
 (schema 3, docs/baselines.md "What is in one"): a content hash, so that a
 question edited under the same id is told from the one recorded, the noise
-evidence of its run (:data:`EVIDENCE_KEYS`), and where its run repeated it (a
+evidence of its run (:data:`EVIDENCE_KEYS`), its tags if it has any (``tags``,
+docs/baselines.md "Documents and tags"; absent: none), and where its run repeated it (a
 noisy component, gate/comparison/noise.py) the variance of each metric's repeats
 (``var``, denominator ``r - 1``) and ``r``; absent: asked once, variance 0.
 
@@ -77,6 +78,8 @@ def question_records(result: EvalResult) -> dict[str, dict[str, Any]]:
         kept.update(repeat_record(record.repeats))
         if record.id in answers:
             kept["answer"] = answers[record.id]
+        if record.tags:  # optional: a baseline without them reads as untagged
+            kept["tags"] = list(record.tags)
         if kept:
             out[record.id] = kept
     return out

@@ -16,10 +16,16 @@ from pytest_chunkeval.errors import DataError
 if TYPE_CHECKING:
     from pytest_chunkeval.core.metrics import MetricStats
 
-DEFAULTS: Mapping[str, Any] = {"anchor": {}, "noise": {}, "var": {}, "r": 1}
+DEFAULTS: Mapping[str, Any] = {
+    "anchor": {},
+    "noise": {},
+    "var": {},
+    "r": 1,
+    "tags": (),
+}
 """What a field an older baseline lacks reads as (docs/baselines.md, "What is
 in one"): anchored at the recorded values, a deterministic run, variance 0,
-one repeat."""
+one repeat, no tags."""
 
 
 class DuplicateKey(DataError):
@@ -89,6 +95,11 @@ def out_of_range(
             for v in var.values()
         ):
             return f"question {qid!r} records a variance that is not a number >= 0"
+        tags = record.get("tags", DEFAULTS["tags"])
+        if not isinstance(tags, (list, tuple)) or not all(
+            isinstance(t, str) and t for t in tags
+        ):
+            return f"the tags of question {qid!r} are {tags!r}, not a list of names"
     return ""
 
 

@@ -140,10 +140,12 @@ def _verdict_line(check: MetricCheck, report: GateReport | None = None) -> str:
             "points could hide in the measured noise)"
         )
     whole = check.delta * (1 if HIGHER_IS_BETTER[check.metric] else -1)
-    if check.status == "regressed" and check.groups and not whole < -check.hides:
+    by = report.settings.gate_by if report is not None else "document"
+    failing = [g for g in check.groups if g.kind == by]
+    if check.status == "regressed" and failing and not whole < -check.hides:
         return (
-            f"{check.metric}: {len(check.groups)} document(s) beyond their own "
-            f"tolerance (chunkeval_gate_by = document); the whole set: {where}, "
+            f"{check.metric}: {len(failing)} {by}(s) beyond their own "
+            f"tolerance (chunkeval_gate_by = {by}); the whole set: {where}, "
             f"within the tolerance {check.tolerance}"
         )
     if check.status == "regressed":

@@ -1,0 +1,141 @@
+"""Tags whose drop is beyond their own tolerance (issue 30 item 4; docs/baselines.md,
+"Documents and tags"): a question's ``metadata["tags"]`` is recorded in its
+baseline, and a tag whose questions drop beyond their own tolerance is named
+beside the whole set's verdict, a failure with ``chunkeval_gate_by = "tag"``.
+
+Before, a tag of 30 questions spread over ten documents losing 18 points passed
+``ok`` with nothing said: neither the set's mean nor any document showed it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from support.fake_results import make_result
+
+from pytest_chunkeval.config.tolerances import parse_gate_by
+from pytest_chunkeval.data.query_formats import parse_jsonl
+from pytest_chunkeval.data.query_types import QuerySetError, query_tags
+from pytest_chunkeval.engine.query_record import QueryRecord
+from pytest_chunkeval.engine.results import EvalResult
+from pytest_chunkeval.gate.comparison.compare import compare
+from pytest_chunkeval.gate.comparison.report import gated_metrics
+from pytest_chunkeval.gate.comparison.verdicts import GatedMetric
+from pytest_chunkeval.gate.files.baseline import Baseline, BaselineCorrupt
+from pytest_chunkeval.gate.outcome.messages import format_failure, format_pass
+from pytest_chunkeval.gate.tolerances import GateSettings
+
+# 120 questions, 12 of each of ten documents; every fourth is tagged "billing"
+# (3 of each document, 30 in all), every question "all"
+N = 120
+DOCS = [f"d{i // 12}.md" for i in range(N)]
+BILLING = [i % 4 == 0 for i in range(N)]
+_TAGS = {True: ("all", "billing"), False: ("all",)}
+
+
+def _tagged(result: EvalResult, tags: bool = True) -> EvalResult:
+    queries = [
+        replace(
+            q, tags=(("all", "billing") if BILLING[i] else ("all",)) if tags else ()
+        )
+        for i, q in enumerate(result.queries)
+    ]
+    return replace(result, queries=queries)
+
+
+def _now(drop: float, tags: bool = True) -> EvalResult:
+    values = [1.0 - drop if b else 1.0 for b in BILLING]
+    return _tagged(make_result(values, docs=DOCS), tags)
+
+
+def _baseline(tags: bool = True) -> Baseline:
+    return Baseline.from_result(_tagged(make_result([1.0] * N, docs=DOCS), tags), "t")
+
+
+def _settings(**kwargs: str) -> GateSettings:
+    return GateSettings.from_options("recall:-5pp", **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_tag_beyond_its_own_tolerance_is_named() -> None:
+    report = compare(_baseline(), _now(0.18), _settings())
+    (recall,) = report.checks
+    assert recall.status == "ok"  # the set: -4.5 points, within -5pp
+    # no document is beyond its own (3 of 12 questions each); "all" is the set
+    (billing,) = recall.groups
+    assert (billing.kind, billing.group, billing.n) == ("tag", "billing", 30)
+    assert billing.delta == pytest.approx(-0.18)
+    assert billing.allowed == pytest.approx(4 / 30)  # 4 of 30 questions
+    text = format_pass(report, test="t.py::test_x", command="pytest --chunkeval-update")
+    assert (
+        "t.py::test_x: recall of tags beyond their own tolerance: billing "
+        "-18.00 points over 30 questions (its own tolerance -13.33)" in text
+    )
+    # the JSON report keeps tags apart from documents, and reads them back
+    (gated,) = gated_metrics(report)
+    data = json.loads(json.dumps(gated.to_json()))
+    assert "documents" not in data
+    assert data["tags"][0]["tag"] == "billing"
+    assert GatedMetric.from_json(data).groups == gated.groups
+
+
+def test_a_small_drop_names_no_tag() -> None:
+    report = compare(_baseline(), _now(0.10), _settings())
+    assert report.checks[0].groups == ()
+
+
+def test_gate_by_tag_fails_on_a_tag() -> None:
+    settings = _settings(gate_by="tag")
+    report = compare(_baseline(), _now(0.18), settings)
+    assert report.checks[0].status == "regressed"
+    text = format_failure(report, test="t.py::test_x", path="t.json", command="c")
+    assert (
+        "recall: 1 tag(s) beyond their own tolerance (chunkeval_gate_by = tag)" in text
+    )
+    assert "billing -18.00 points over 30 questions" in text
+    # gate_by = document: no document is beyond its own, the check passes
+    report = compare(_baseline(), _now(0.18), _settings(gate_by="document"))
+    assert report.checks[0].status == "ok"
+    assert parse_gate_by(" Tag ") == "tag"
+
+
+def test_the_baseline_records_tags_and_they_count_when_the_run_lost_them() -> None:
+    baseline = _baseline()
+    assert baseline.questions["q000"]["tags"] == ["all", "billing"]
+    assert "tags" in baseline.questions["q001"]
+    again = Baseline.from_json(json.loads(baseline.to_text()), "b.json")
+    assert again.questions["q000"]["tags"] == ["all", "billing"]
+    # the query set dropped its tags in the same change as the drop
+    report = compare(again, _now(0.18, tags=False), _settings())
+    assert [g.group for g in report.checks[0].groups] == ["billing"]
+
+
+def test_an_older_baseline_reads_as_untagged() -> None:
+    data = json.loads(_baseline(tags=False).to_text())
+    assert all("tags" not in q for q in data["questions"].values())
+    old = Baseline.from_json(data, "b.json")
+    report = compare(old, _now(0.18), _settings())  # the run's tags count
+    assert [g.group for g in report.checks[0].groups] == ["billing"]
+
+
+def test_damaged_tags_are_refused() -> None:
+    data = json.loads(_baseline().to_text())
+    data["questions"]["q000"]["tags"] = "billing"
+    with pytest.raises(BaselineCorrupt, match="tags of question 'q000'"):
+        Baseline.from_json(data, "b.json")
+
+
+def test_query_tags_from_the_query_file() -> None:
+    head = json.dumps({"chunkeval_queries": 1})
+    line = {"id": "q1", "question": "Why?", "doc_id": "a.md", "excerpts": []}
+    tagged = {**line, "metadata": {"tags": ["billing", "eu"]}}
+    _, (query,) = parse_jsonl(f"{head}\n{json.dumps(tagged)}\n", "q.jsonl")
+    assert query.tags == ("billing", "eu")
+    bad = {**line, "metadata": {"tags": "billing"}}
+    with pytest.raises(QuerySetError, match=r"q\.jsonl:2: query 'q1': metadata 'tags'"):
+        parse_jsonl(f"{head}\n{json.dumps(bad)}\n", "q.jsonl")
+    assert query_tags({}) == ()
+    record = replace(make_result([1.0]).queries[0], tags=("eu",))
+    assert QueryRecord.from_json(record.to_json()).tags == ("eu",)
+    assert "tags" not in make_result([1.0]).queries[0].to_json()
