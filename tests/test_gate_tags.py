@@ -9,6 +9,8 @@ Before, a tag of 30 questions spread over ten documents losing 18 points passed
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from dataclasses import replace
 
@@ -16,6 +18,8 @@ import pytest
 from support.fake_results import make_result
 
 from pytest_chunkeval.config.tolerances import parse_gate_by
+from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.data.queries import read_reference_csv
 from pytest_chunkeval.data.query_formats import parse_jsonl
 from pytest_chunkeval.data.query_types import QuerySetError, query_tags
 from pytest_chunkeval.engine.query_record import QueryRecord
@@ -139,3 +143,18 @@ def test_query_tags_from_the_query_file() -> None:
     record = replace(make_result([1.0]).queries[0], tags=("eu",))
     assert QueryRecord.from_json(record.to_json()).tags == ("eu",)
     assert "tags" not in make_result([1.0]).queries[0].to_json()
+
+
+def test_query_tags_from_a_reference_csv_column() -> None:
+    corpus = Corpus.from_mapping({"finance.md": "The margin was 21%. The auditor."})
+    refs = json.dumps([{"content": "The auditor.", "start_index": 21, "end_index": 33}])
+    rows = [["question", "references", "corpus_id", "tags"]]
+    rows += [
+        ["Who audits?", refs, "finance", "billing; eu;"],
+        ["Why?", refs, "finance"],
+    ]
+    out = io.StringIO()
+    csv.writer(out).writerows(rows)
+    tagged, short = read_reference_csv(out.getvalue(), corpus, source="q.csv")
+    assert tagged.tags == ("billing", "eu")
+    assert short.tags == ()

@@ -375,6 +375,11 @@ def read_queries(path: str | os.PathLike[str]) -> QuerySet:
     return _parse_text(text, suffix, source)
 
 
+TAGS_COLUMN = "tags"
+"""An optional column of the reference CSV: the question's tags, separated by
+``;`` (docs/formats.md; the gate names tags beyond their own tolerance)."""
+
+
 def parse_reference_csv(text: str, corpus: Corpus, *, source: str) -> QuerySet:
     """The reference ``questions_df.csv`` in ``text``, validated against ``corpus``."""
     return read_reference_csv(text, corpus, source=source).validated(corpus)
@@ -401,7 +406,8 @@ def read_reference_csv(
     # short, blank lines skipped
     column = {name: i for i, name in enumerate(header)}
     at_q, at_doc, at_refs = (column[c] for c in ("question", "corpus_id", "references"))
-    width = max(at_q, at_doc, at_refs) + 1
+    at_tags = column.get(TAGS_COLUMN)  # ours, optional (docs/formats.md)
+    width = max(at_q, at_doc, at_refs, -1 if at_tags is None else at_tags) + 1
     queries: list[Query] = []
     seen: dict[str, int] = {}
     for row in reader:
@@ -425,6 +431,9 @@ def read_reference_csv(
         base = stable_query_id(corpus_id, question)
         seen[base] = seen.get(base, 0) + 1
         qid = base if seen[base] == 1 else f"{base}-{seen[base]}"
-        queries.append(Query(qid, question, excerpts, doc_id))
+        named = [] if at_tags is None else row[at_tags].split(";")
+        tags = sorted({t.strip() for t in named if t.strip()})
+        extra: dict[str, Any] = {"tags": tags} if tags else {}
+        queries.append(Query(qid, question, excerpts, doc_id, extra))
     metadata = {"source_format": "reference-csv", "source": os.path.basename(source)}
     return QuerySet(queries, metadata, source=source)

@@ -314,6 +314,7 @@ def _score(
                 retrieved_units=int(scores.retrieved_units[i]),
                 first_relevant_rank=_first_match(hit_r),
                 excerpt_coverage=tuple(coverage[row : row + len(q.excerpts)]),
+                tags=q.tags,
                 scores={
                     **dict.fromkeys(METRICS),  # no chunk metric: None, never 0
                     **{m: present(v[i]) for m, v in values.items()},
