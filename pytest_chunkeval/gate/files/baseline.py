@@ -55,7 +55,7 @@ Schema 5 adds what an update must not lose (docs/baselines.md, "An update never
 ratchets"): ``anchor`` (the date of the values last accepted explicitly) and, per
 question, ``"anchor": {metric: value}`` where the anchored value differs from
 the recorded one; per question ``"var"`` and ``"r"`` (its repeats' sample
-variance and count) and the top-level ``"noise"`` (the components found noisy).
+variance and count) and the top-level ``"noise"`` (what was noisy; no timing).
 **A field an older file lacks reads as its documented default**, never as a
 change: no ``anchor`` = anchored at the recorded values (date unknown), no
 ``var`` = 0, no ``r`` = 1, no ``noise`` = a deterministic run (:data:`DEFAULTS`).
@@ -256,7 +256,7 @@ class Baseline:
             chunks=_chunk_record(result.chunks),
             documents=document_records(result.corpus),
             questions=question_records(result),
-            noise=dict(result.noise),
+            noise={k: v for k, v in result.noise.items() if k != "rebuild_seconds"},
         )
 
     def to_json(self) -> dict[str, Any]:
