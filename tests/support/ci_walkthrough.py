@@ -1,0 +1,122 @@
+"""docs/ci.md's walk-through ("The workflow, as you will see it") replayed on a
+copy of example_project/: the runs its steps 1 to 6 show, with the real
+all-MiniLM-L6-v2 and in-process Chroma, and the page's blocks to compare them
+with."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "example_project"
+CI_MD = ROOT / "docs" / "ci.md"
+RETRIEVER_BASELINE = "tests/__chunkeval__/test_baseline/test_retriever_baseline.json"
+RETRIEVER_TEST = "tests/test_baseline.py::test_retriever_baseline"
+
+_BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
+_TIME = re.compile(r"\b\d+\.\d+s\b|\bcached\b")
+
+
+def step_text(heading: str) -> str:
+    """The part of ci.md under ``heading`` (up to the next ``###`` or ``##``)."""
+    text = CI_MD.read_text(encoding="utf-8")
+    start = text.index(heading)
+    end = min(
+        i
+        for i in (text.find("\n### ", start + 1), text.find("\n## ", start + 1))
+        if i > 0
+    )
+    return text[start:end]
+
+
+def text_blocks(heading: str) -> list[str]:
+    """The ```text blocks of one step of the walk-through."""
+    return [
+        m.group(2) for m in _BLOCK.finditer(step_text(heading)) if m.group(1) == "text"
+    ]
+
+
+def normalized(lines: list[str]) -> list[str]:
+    """Lines without their timings (``0.08s``, or ``cached`` when the result
+    cache answered) and padding."""
+    return [" ".join(_TIME.sub("T", line).split()) for line in lines]
+
+
+def failure_lines(output: str) -> list[str]:
+    """The ``E`` lines of a pytest run's failures, without pytest's indentation
+    and the exception's module path (``pytest_chunkeval...BaselineMissing:``
+    reads ``BaselineMissing:``)."""
+    lines = [line for line in output.splitlines() if line.startswith("E")]
+    return [re.sub(r"^E\s+(?:[\w.]+\.)(?=\w+: )", "E   ", line) for line in lines]
+
+
+def summary_section(output: str) -> list[str]:
+    """The terminal summary's chunkeval section, up to its ``baselines:`` line."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if "- chunkeval -" in line)
+    end = next(
+        i for i, line in enumerate(lines) if i > start and line.startswith("baselines:")
+    )
+    return lines[start : end + 1]
+
+
+def _set_max_chars(project: Path, max_chars: int) -> None:
+    ingest = project / "handbook_rag" / "ingest.py"
+    text = ingest.read_text(encoding="utf-8")
+    new, n = re.subn(
+        r"^DEFAULT_MAX_CHARS = \d+$",
+        f"DEFAULT_MAX_CHARS = {max_chars}",
+        text,
+        flags=re.M,
+    )
+    assert n == 1, ingest
+    ingest.write_text(new, encoding="utf-8")
+
+
+def walk_through(root: Path) -> dict[str, str]:
+    """Steps 1 to 6 on a copy of the example project under ``root``, one shared
+    embedding cache: step name -> the run's output (and ``"md"``: step 3's
+    Markdown report)."""
+    project = root / "example"
+    shutil.copytree(
+        EXAMPLE,
+        project,
+        ignore=shutil.ignore_patterns(
+            ".chunkeval", "__pycache__", "report.html", "retrieval-summary.md"
+        ),
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "BUILD_NUMBER")}
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    env["CHUNKEVAL_CACHE_DIR"] = str(root / "cache")
+    env["COLUMNS"] = "80"
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        return done.stdout + done.stderr
+
+    out: dict[str, str] = {}
+    (project / RETRIEVER_BASELINE).unlink()
+    out["1"] = run(RETRIEVER_TEST)
+    out["2"] = run("--chunkeval-update", "tests/test_baseline.py")
+    _set_max_chars(project, 120)
+    md = root / "retrieval-summary.md"
+    out["3"] = run("tests/test_baseline.py", f"--chunkeval-md={md}")
+    out["md"] = md.read_text(encoding="utf-8") if md.exists() else ""
+    _set_max_chars(project, 200)
+    out["5"] = run(RETRIEVER_TEST)
+    _set_max_chars(project, 120)
+    out["6"] = run("--chunkeval-update", RETRIEVER_TEST)
+    return out

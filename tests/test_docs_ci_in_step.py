@@ -1,0 +1,95 @@
+"""docs/ci.md's walk-through is what the example project prints (issue 34): its
+steps 1 to 6 replayed on a copy of example_project/ with the real
+all-MiniLM-L6-v2 and in-process Chroma (tests/support/ci_walkthrough.py); times
+are the only thing allowed to differ. Step 2 also tells whether the committed
+baselines are current: `--chunkeval-update` leaves them unchanged."""
+
+from __future__ import annotations
+
+import pytest
+from support.ci_walkthrough import (
+    failure_lines,
+    normalized,
+    step_text,
+    summary_section,
+    text_blocks,
+    walk_through,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("chromadb")
+    out = walk_through(tmp_path_factory.mktemp("ci_walkthrough"))
+    if "cannot load sentence-transformers model" in out["1"]:
+        pytest.skip("all-MiniLM-L6-v2 is not available offline here")
+    return out
+
+
+def _within(shown: list[str], real: list[str], output: str) -> None:
+    """Every line the page shows is a line of the real output."""
+    missing = [line for line in normalized(shown) if line not in normalized(real)]
+    assert not missing, "\n".join(["not printed:", *missing, "printed:", output])
+
+
+def test_step_1_names_the_missing_baseline(runs: dict[str, str]) -> None:
+    [block] = text_blocks("### 1. No baseline yet")
+    real = failure_lines(runs["1"])
+    assert normalized(block.splitlines()) == normalized(real), runs["1"][-3000:]
+
+
+def test_step_2_records_one_and_leaves_the_committed_ones(
+    runs: dict[str, str],
+) -> None:
+    """Fails while example_project's committed baselines are stale: the update
+    rewrites them (`3 updated`) instead of leaving them `unchanged`."""
+    [block] = text_blocks("### 2. Record the baselines")
+    _within(block.splitlines(), runs["2"].splitlines(), runs["2"][-3000:])
+
+
+def test_step_3_failure_and_summary(runs: dict[str, str]) -> None:
+    failure, summary = text_blocks("### 3. A merge request makes")
+    real = failure_lines(runs["3"])
+    assert normalized(failure.splitlines()) == normalized(real), "\n".join(real)
+    section = summary_section(runs["3"])
+    shown = "\n".join(section)
+    assert normalized(summary.splitlines()) == normalized(section), shown
+
+
+def test_step_4_markdown_report(runs: dict[str, str]) -> None:
+    """The verdict line, the tables' rows (their columns up to the page's `…`)
+    and the What changed heading and rows are the Markdown report's."""
+    md = runs["md"]
+    assert md, runs["3"][-3000:]
+    text = step_text("### 4. What the reviewer sees")
+    real_rows = [line for line in md.splitlines() if line.startswith("| ")]
+    verdict = next(line for line in text.splitlines() if line.startswith("> **"))
+    assert verdict[2:] in md.splitlines(), md
+    rows = [line for line in text.splitlines() if line.startswith("| tests/")]
+    rows += [line for line in text.splitlines() if line.startswith("| lost |")]
+    assert len(rows) >= 6
+    for row in rows:
+        cells = row.split(" | ")
+        if cells[-1] == "… |":
+            cells = cells[:-1]
+        prefix = " | ".join(cells)
+        assert any(real.startswith(prefix) for real in real_rows), (row, md)
+    flips = next(line for line in text.splitlines() if line.startswith("**tests/"))
+    assert flips in md.splitlines(), md
+
+
+def test_step_5_a_smaller_drop_fails_too(runs: dict[str, str]) -> None:
+    [block] = text_blocks("### 5. A real drop")
+    head, _, tail = block.partition("…\n")
+    real = failure_lines(runs["5"])
+    shown = head.splitlines()
+    assert normalized(shown) == normalized(real[: len(shown)]), "\n".join(real)
+    _within(tail.splitlines(), real, "\n".join(real))
+
+
+def test_step_6_the_update_names_what_moved(runs: dict[str, str]) -> None:
+    block = text_blocks("### 6. An intended change")[0]
+    _within(block.splitlines(), runs["6"].splitlines(), runs["6"][-3000:])
