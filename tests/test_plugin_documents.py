@@ -9,69 +9,18 @@ import json
 from pathlib import Path
 
 import pytest
-from support.plugin_project import CONFTEST, DIST, INI, MODES, run
+from support.group_project import recorded, run_with_reports, write_project
+from support.plugin_project import MODES, run
+
 
 # big.md: 30 sentences, small.md: 30; a question per sentence. The answers of
 # big.md's questions lose 18% of their characters: -18 points there, -9 over
 # the set, within the -10pp tolerance; big.md's own tolerance is its minimum
 # detectable effect, 4 of 30 questions (13.33 points).
-TEST = """
-import json
-import os
-from pathlib import Path
-
-def test_rag(chunkeval):
-    cut = float(os.environ.get("CUT", "0"))
-    answers = {}
-    for line in Path("queries.jsonl").read_text().splitlines()[1:]:
-        record = json.loads(line)
-        text = record["excerpts"][0]["text"]
-        lose = round(cut * len(text)) if record["doc_id"] == "big.md" else 0
-        answers[record["id"]] = [text[: len(text) - lose]]
-    chunkeval.check_baseline(chunkeval.score(answers, label="rag"))
-"""
-
-
-def _project(root: Path) -> None:
-    docs = root / "docs"
-    docs.mkdir()
-    lines = [json.dumps({"chunkeval_queries": 1})]
-    for doc in ("big.md", "small.md"):
-        sentences = [
-            f"Fact {i} of {doc[:-3]} says the number {i * 7} is kept in box {i}."
-            for i in range(30)
-        ]
-        (docs / doc).write_text("\n\n".join(sentences) + "\n")
-        lines += [
-            json.dumps(
-                {
-                    "id": f"{doc[:-3]}-{i}",
-                    "question": f"Where is number {i * 7} of {doc[:-3]}?",
-                    "doc_id": doc,
-                    "excerpts": [{"text": s}],
-                }
-            )
-            for i, s in enumerate(sentences)
-        ]
-    (root / "queries.jsonl").write_text("\n".join(lines) + "\n")
-    ini = INI.replace("chunkeval_chunkers = recursive:30:0 recursive:60:0\n", "")
-    (root / "pytest.ini").write_text(
-        ini + "chunkeval_k = 50\nchunkeval_unit = char\n"
-        "chunkeval_tolerance = recall:-10pp\n"
-    )
-    (root / "conftest.py").write_text(CONFTEST)
-
-
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    _project(pytester.path)
-    pytester.makepyfile(test_rag=TEST)
-    monkeypatch.setenv("CUT", "0")
-    run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
-    monkeypatch.setenv("CUT", "0.18")
-    return pytester.path
+    write_project(pytester.path, ("big.md", "small.md"), 'record["doc_id"] == "big.md"')
+    return recorded(pytester, monkeypatch, cut=0.18)
 
 
 NAMED = "recall of documents beyond their own tolerance: big.md -18.34 points over "
@@ -85,12 +34,7 @@ def test_a_document_drop_is_named_in_every_report(
     monkeypatch: pytest.MonkeyPatch,
     dist: bool,
 ) -> None:
-    args = ("--chunkeval-json=r.json", "--chunkeval-md=r.md", "--chunkeval-html=r.html")
-    if dist:
-        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-        result = pytester.runpytest_subprocess(*DIST, *args)
-    else:
-        result = run(pytester, *args)
+    result = run_with_reports(pytester, monkeypatch, dist)
     result.assert_outcomes(passed=1)  # the set: -9 points, within -10pp
     assert result.ret == pytest.ExitCode.OK
     out = result.stdout.str()

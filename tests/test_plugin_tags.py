@@ -10,72 +10,24 @@ import json
 from pathlib import Path
 
 import pytest
-from support.plugin_project import CONFTEST, DIST, INI, MODES, run
+from support.group_project import recorded, run_with_reports, write_project
+from support.plugin_project import MODES, run
+
 
 # a.md and b.md: 30 sentences each, a question per sentence; every other question
 # is tagged "billing" (15 of each document). The answers of the billing questions
 # lose 18% of their characters: -18 points for the tag, -9 for the set and for
 # each document, within the -10pp tolerance; the tag's own tolerance is its
 # minimum detectable effect, 4 of 30 questions (13.33 points).
-TEST = """
-import json
-import os
-from pathlib import Path
-
-def test_rag(chunkeval):
-    cut = float(os.environ.get("CUT", "0"))
-    answers = {}
-    for line in Path("queries.jsonl").read_text().splitlines()[1:]:
-        record = json.loads(line)
-        text = record["excerpts"][0]["text"]
-        tags = record.get("metadata", {}).get("tags", [])
-        lose = round(cut * len(text)) if "billing" in tags else 0
-        answers[record["id"]] = [text[: len(text) - lose]]
-    chunkeval.check_baseline(chunkeval.score(answers, label="rag"))
-"""
-
-
-def _project(root: Path) -> None:
-    docs = root / "docs"
-    docs.mkdir()
-    lines = [json.dumps({"chunkeval_queries": 1})]
-    for doc in ("a.md", "b.md"):
-        sentences = [
-            f"Fact {i} of {doc[:-3]} says the number {i * 7} is kept in box {i}."
-            for i in range(30)
-        ]
-        (docs / doc).write_text("\n\n".join(sentences) + "\n")
-        lines += [
-            json.dumps(
-                {
-                    "id": f"{doc[:-3]}-{i}",
-                    "question": f"Where is number {i * 7} of {doc[:-3]}?",
-                    "doc_id": doc,
-                    "excerpts": [{"text": s}],
-                    "metadata": {"tags": ["billing"] if i % 2 == 0 else ["other"]},
-                }
-            )
-            for i, s in enumerate(sentences)
-        ]
-    (root / "queries.jsonl").write_text("\n".join(lines) + "\n")
-    ini = INI.replace("chunkeval_chunkers = recursive:30:0 recursive:60:0\n", "")
-    (root / "pytest.ini").write_text(
-        ini + "chunkeval_k = 50\nchunkeval_unit = char\n"
-        "chunkeval_tolerance = recall:-10pp\n"
-    )
-    (root / "conftest.py").write_text(CONFTEST)
+def _tags(i: int) -> dict[str, list[str]]:
+    return {"tags": ["billing"] if i % 2 == 0 else ["other"]}
 
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.delenv("CHUNKEVAL_CACHE_DIR", raising=False)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    _project(pytester.path)
-    pytester.makepyfile(test_rag=TEST)
-    monkeypatch.setenv("CUT", "0")
-    run(pytester, "--chunkeval-update").assert_outcomes(passed=1)
-    monkeypatch.setenv("CUT", "0.18")
-    return pytester.path
+    loses = '"billing" in record.get("metadata", {}).get("tags", [])'
+    write_project(pytester.path, ("a.md", "b.md"), loses, _tags)
+    return recorded(pytester, monkeypatch, cut=0.18)
 
 
 NAMED = "recall of tags beyond their own tolerance: billing -17.97 points over "
@@ -98,12 +50,7 @@ def test_a_tag_drop_is_named_in_every_report(
     tags = _baseline_tags(project)
     assert tags["a-0"] == ["billing"]
     assert tags["b-1"] == ["other"]
-    args = ("--chunkeval-json=r.json", "--chunkeval-md=r.md", "--chunkeval-html=r.html")
-    if dist:
-        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-        result = pytester.runpytest_subprocess(*DIST, *args)
-    else:
-        result = run(pytester, *args)
+    result = run_with_reports(pytester, monkeypatch, dist)
     result.assert_outcomes(passed=1)  # the set: -9 points, within -10pp
     out = result.stdout.str()
     assert f"test_rag.py::test_rag: {NAMED}" in out  # the baselines: lines
