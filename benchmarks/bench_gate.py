@@ -270,7 +270,7 @@ def decide(baseline: EvalResult, current: EvalResult) -> str:
     from pytest_chunkeval.gate.tolerances import GateSettings
 
     recorded = Baseline.from_result(baseline, "bench")
-    outcome, _ = gate_decide(
+    outcome, _, _ = gate_decide(
         recorded, current, "bench", "bench.json", GateSettings(), ""
     )
     return outcome.verdict.name

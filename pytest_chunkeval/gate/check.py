@@ -122,7 +122,7 @@ def check_baseline(
         raise read.error
     if read.table is not None:
         session.touched.add(absolute(read.table))
-    outcome, failure, used = decided(
+    outcome, failure, used = decide(
         read.baseline, result, test.nodeid, where.shown, settings, command, where.note
     )
     if used is not result and row and not per_question:
@@ -144,32 +144,17 @@ def decide(
     settings: GateSettings,
     command: str,
     note: str = "",
-) -> tuple[CheckOutcome, BaselineError | None]:
+) -> tuple[CheckOutcome, BaselineError | None, EvalResult]:
     """The outcome of comparing ``result`` with ``baseline`` (file ``shown``,
-    test ``nodeid``), and the error that fails the test (None: it passes).
+    test ``nodeid``), the error that fails the test (None: it passes) and the
+    result decided on: ``result``, or ``result`` with the repeats the gate asked
+    for.
     ``command`` re-records the baseline; ``note`` is added to a passing message
     (a baseline found under a former name).
 
     A retriever the baseline found noisy is repeated first; one that looked
     deterministic is asked again before it is reported regressed
     (docs/baselines.md, "Repeats")."""
-    outcome, failure, _ = decided(
-        baseline, result, nodeid, shown, settings, command, note
-    )
-    return outcome, failure
-
-
-def decided(
-    baseline: Baseline,
-    result: EvalResult,
-    nodeid: str,
-    shown: str,
-    settings: GateSettings,
-    command: str,
-    note: str = "",
-) -> tuple[CheckOutcome, BaselineError | None, EvalResult]:
-    """:func:`decide`, and the result it decided on: ``result``, or ``result``
-    with the repeats the gate asked for."""
     result = as_the_baseline_measured(baseline, result)
     baseline = paired(baseline, result)  # reworded questions under their new ids
     outcome, failure = outcome_of(
