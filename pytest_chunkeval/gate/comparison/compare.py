@@ -42,10 +42,7 @@ from pytest_chunkeval.core.absent import nan_if_absent
 from pytest_chunkeval.core.metric_names import RANK, names
 from pytest_chunkeval.gate.comparison.changes import baseline_changes
 from pytest_chunkeval.gate.comparison.drift import explain_drift
-from pytest_chunkeval.gate.comparison.groups import (
-    beyond_their_own,
-    tags_beyond_their_own,
-)
+from pytest_chunkeval.gate.comparison.groups import beyond_their_own
 from pytest_chunkeval.gate.comparison.integrity import NOT_GATED, Standing, standing
 from pytest_chunkeval.gate.comparison.noise import (
     baseline_side,
@@ -375,15 +372,13 @@ def _groups(
     documents = [[q.doc_id] for q in records]
     return tuple(
         g
-        for find, labels in (
-            (beyond_their_own, documents),
-            (tags_beyond_their_own, tags),
-        )
-        for g in find(
+        for kind, labels in (("document", documents), ("tag", tags))
+        for g in beyond_their_own(
             counted,
             col.before,
             col.cells,
             labels,
+            kind,
             sign=sign,
             tolerance=tol,
             z=col.z,

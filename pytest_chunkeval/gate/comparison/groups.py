@@ -23,7 +23,7 @@ way; a question may have several. Tags fail the check with
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_chunkeval.gate.comparison.noise import standard_error
@@ -48,87 +48,7 @@ def beyond_their_own(
     counted: FloatArray,
     before: FloatArray,
     cells: FloatArray,
-    documents: Sequence[Sequence[str]],
-    *,
-    sign: float,
-    tolerance: Tolerance,
-    z: float,
-    metrics: int,
-    confidence: float,
-) -> tuple[GroupDrop, ...]:
-    """The documents (each question's one, ``[doc_id]``) whose mean change of
-    one metric (``counted``, per question, raw direction; ``sign`` -1 where
-    lower is better) is beyond their own tolerance, worst first; none when the
-    set has one document (the set's verdict is its verdict)."""
-    import numpy as np
-
-    labels = np.asarray([d for (d,) in documents], dtype=object)
-    names = sorted(set(labels.tolist()))
-    if len(names) < 2:
-        return ()
-    masks = {name: labels == name for name in names}
-    return _beyond(
-        counted,
-        before,
-        cells,
-        masks,
-        "document",
-        sign=sign,
-        tolerance=tolerance,
-        z=z,
-        metrics=metrics,
-        confidence=confidence,
-    )
-
-
-def tags_beyond_their_own(
-    counted: FloatArray,
-    before: FloatArray,
-    cells: FloatArray,
-    tags: Sequence[Sequence[str]],
-    *,
-    sign: float,
-    tolerance: Tolerance,
-    z: float,
-    metrics: int,
-    confidence: float,
-) -> tuple[GroupDrop, ...]:
-    """The tags (each question's ``tags``, any number) whose mean change is
-    beyond their own tolerance, worst first; a tag every question has is the
-    whole set, never named apart."""
-    import numpy as np
-
-    n = len(tags)
-    members: dict[str, list[int]] = {}
-    for i, names in enumerate(tags):
-        for name in set(names):
-            members.setdefault(name, []).append(i)
-    masks = {}
-    for name in sorted(members):
-        if len(members[name]) == n:
-            continue
-        mask = np.zeros(n, dtype=bool)
-        mask[members[name]] = True
-        masks[name] = mask
-    return _beyond(
-        counted,
-        before,
-        cells,
-        masks,
-        "tag",
-        sign=sign,
-        tolerance=tolerance,
-        z=z,
-        metrics=metrics,
-        confidence=confidence,
-    )
-
-
-def _beyond(
-    counted: FloatArray,
-    before: FloatArray,
-    cells: FloatArray,
-    masks: Mapping[str, npt.NDArray[np.bool_]],
+    groups: Sequence[Sequence[str]],
     kind: str,
     *,
     sign: float,
@@ -137,21 +57,37 @@ def _beyond(
     metrics: int,
     confidence: float,
 ) -> tuple[GroupDrop, ...]:
-    """The groups (name -> which questions) beyond their own tolerance."""
+    """The groups of ``kind`` ("document", "tag") whose mean change of one metric
+    (``counted``, per question, raw direction; ``sign`` -1 where lower is better)
+    is beyond their own tolerance, worst first. ``groups`` holds each question's
+    group names (its document: ``[doc_id]``; its tags: any number). A group every
+    question is in is the whole set, whose verdict is the set's: never named
+    apart (a set of one document names none)."""
     import numpy as np
 
+    n = len(groups)
+    members: dict[str, list[int]] = {}
+    for i, names in enumerate(groups):
+        for name in set(names):
+            members.setdefault(name, []).append(i)
     finite = ~np.isnan(counted)
     found = []
-    for name, members in masks.items():
-        mask = members & finite
-        n = int(mask.sum())
-        if n == 0:
+    for name in sorted(members):
+        if len(members[name]) == n:
+            continue
+        mask = np.zeros(n, dtype=bool)
+        mask[members[name]] = True
+        mask &= finite
+        size = int(mask.sum())
+        if size == 0:
             continue
         delta = float(counted[mask].mean())
-        mean = float(np.nanmean(before[mask])) if mask.any() else math.nan
-        mde = detectable_points(detectable_questions(n, metrics, confidence), n, mean)
+        mean = float(np.nanmean(before[mask]))
+        mde = detectable_points(
+            detectable_questions(size, metrics, confidence), size, mean
+        )
         own = max(tolerance.allowed(mean), math.inf if mde is None else mde)
-        se = standard_error(cells[mask], np.ones(n, dtype=bool))
+        se = standard_error(cells[mask], np.ones(size, dtype=bool))
         if sign * delta < -own - z * se - _EPS:
-            found.append(GroupDrop(name, n, delta, own, se, kind))
+            found.append(GroupDrop(name, size, delta, own, se, kind))
     return tuple(sorted(found, key=lambda g: sign * g.delta))
