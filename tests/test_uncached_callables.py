@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from support.tiny_corpus import DOCS
 
 from pytest_chunkeval.chunkers import as_chunker
 from pytest_chunkeval.chunkers.semantic import KamradtSemanticChunker
@@ -24,18 +25,6 @@ from pytest_chunkeval.engine.score import score
 from pytest_chunkeval.relationships.evaluate import evaluate_relationships
 from pytest_chunkeval.stores import ExactStore
 
-DOCS = {
-    "animals.md": (
-        "Cats sleep most of the day. They hunt at dawn and dusk.\n\n"
-        "Dogs were domesticated from wolves. Dogs bark at strangers.\n\n"
-        "Parrots can imitate human speech. Some parrots live eighty years."
-    ),
-    "space.md": (
-        "The Moon orbits the Earth every 27 days.\n\n"
-        "Mars has two small moons, Phobos and Deimos.\n\n"
-        "Jupiter is the largest planet of the solar system."
-    ),
-}
 ASKED = {
     "q1": ("How long do parrots live?", "animals.md", "Some parrots live eighty"),
     "q2": ("What moons does Mars have?", "space.md", "Mars has two small moons"),
