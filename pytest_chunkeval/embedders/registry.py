@@ -82,6 +82,7 @@ from pytest_chunkeval.embedders.sentence_transformers import (
     DEFAULT_ST_BATCH_SIZE,
     SentenceTransformerEmbedder,
 )
+from pytest_chunkeval.errors import ConfigError
 
 EMBEDDERS: Registry[Embedder] = Registry("embedder")
 EMBEDDERS.register(
@@ -139,7 +140,15 @@ EMBEDDERS.register(
 @functools.lru_cache(maxsize=32)
 def _embedder_from_spec(spec: str) -> Embedder:
     # One instance per canonical spec: a model named twice is loaded once.
-    return EMBEDDERS.create(spec)
+    embedder = EMBEDDERS.create(spec)
+    if not isinstance(embedder, Embedder):
+        # a registration returning a bare function (docs/hooks.md wants the object)
+        raise ConfigError(
+            f"the embedder registered for {spec!r} gave {type(embedder).__name__} "
+            f"{embedder!r}, not an embedder (an object with identity and embed()); "
+            "wrap a function in get_embedder(fn, identity=...)"
+        )
+    return embedder
 
 
 EMBEDDERS.on_change(_embedder_from_spec.cache_clear)
