@@ -238,6 +238,65 @@ def test_impossible_values_are_damaged(
         Baseline.load(_write(tmp_path, json.dumps(data)))
 
 
+def test_a_mean_its_questions_contradict_is_damaged(tmp_path: Path) -> None:
+    # Before, the gate decided on the question values (ok) and showed the
+    # edited mean beside the verdict: "recall 50.00 -> 75.00 ok".
+    data = Baseline.from_result(make_result([1.0, 0.0, 1.0, 1.0]), NODE).to_json()
+    data["metrics"]["recall"]["mean"] = 0.5
+    path = _write(tmp_path, json.dumps(data))
+    with pytest.raises(BaselineCorrupt) as info:
+        Baseline.load(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert "metrics row 'recall' says mean 0.5" in message
+    assert "4 questions' values average 0.750000" in message
+
+
+def test_a_judged_mean_is_checked_over_its_judged_questions(tmp_path: Path) -> None:
+    result = make_result([1.0] * 4, precision_omega=[0.5, None, 0.25, None])
+    data = Baseline.from_result(result, NODE).to_json()
+    assert data["metrics"]["precision_omega"]["n"] == 2
+    assert Baseline.load(_write(tmp_path, json.dumps(data))).metrics[
+        "precision_omega"
+    ].mean == pytest.approx(0.375)
+    data["metrics"]["precision_omega"]["mean"] = 0.25  # 2 judged: 0.375
+    with pytest.raises(
+        BaselineCorrupt, match=re.escape("'precision_omega' says mean 0.25")
+    ):
+        Baseline.load(_write(tmp_path, json.dumps(data)))
+
+
+def test_a_mean_apart_from_its_rounded_values_by_rounding_alone_is_read(
+    tmp_path: Path,
+) -> None:
+    # Each value rounds to 0.0 (4 decimals), the mean to 0.00005 (6): the
+    # largest gap rounding makes, which is not damage.
+    data = Baseline.from_result(make_result([0.0000499] * 3), NODE).to_json()
+    assert data["queries"]["q000"]["recall"] == 0.0
+    assert data["metrics"]["recall"]["mean"] == 0.00005
+    assert Baseline.load(_write(tmp_path, json.dumps(data))).metrics[
+        "recall"
+    ].mean == pytest.approx(0.00005)
+
+
+def test_a_noise_mean_variance_is_written_rounded_and_read_either_way(
+    tmp_path: Path,
+) -> None:
+    import dataclasses
+
+    noise = {"noisy": ["retriever"], "repeats": 3, "sampled": 2}
+    variances = {"recall": 1 / 3, "f1": 4.513898307157584e-35}
+    result = dataclasses.replace(
+        make_result([1.0, 0.0]), noise={**noise, "mean_variance": variances}
+    )
+    text = Baseline.from_result(result, NODE).to_text()
+    assert '"mean_variance": {"f1": 0.0, "recall": 0.333333}' in text
+    unrounded = json.loads(text)
+    unrounded["noise"]["mean_variance"] = variances  # an older version's file
+    loaded = Baseline.load(_write(tmp_path, json.dumps(unrounded)))
+    assert loaded.noise["mean_variance"]["recall"] == 1 / 3
+
+
 def test_a_duplicate_key_deep_in_the_file_is_damaged(tmp_path: Path) -> None:
     text = Baseline.from_result(make_result([1.0, 0.0]), NODE).to_text()
     doubled = text.replace('"recall": 1.0', '"recall": 1.0, "recall": 0.0', 1)

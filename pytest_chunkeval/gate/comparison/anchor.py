@@ -21,7 +21,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.gate.comparison.verdicts import OK
-from pytest_chunkeval.gate.files.baseline import MEAN_DECIMALS, Baseline
+from pytest_chunkeval.gate.files.baseline import Baseline
+from pytest_chunkeval.gate.files.recording import MEAN_DECIMALS
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult

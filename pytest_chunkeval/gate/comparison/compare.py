@@ -82,7 +82,7 @@ from pytest_chunkeval.gate.comparison.verdicts import (
     REGRESSED,
     GroupDrop,
 )
-from pytest_chunkeval.gate.files.baseline import MEAN_DECIMALS
+from pytest_chunkeval.gate.files.recording import MEAN_DECIMALS
 from pytest_chunkeval.gate.tolerances import GateSettings
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_chunkeval.gate.files.baseline import recorded_config
+from pytest_chunkeval.gate.files.recording import recorded_config
 
 # A change of these makes the numbers of the two runs different quantities:
 # recall in tokens and recall in characters are not one metric.

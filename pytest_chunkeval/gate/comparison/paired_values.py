@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from pytest_chunkeval.core.absent import nan_if_absent
 from pytest_chunkeval.gate.comparison.flips import FLIP_METRICS
-from pytest_chunkeval.gate.files.baseline import MEAN_DECIMALS, QUERY_DECIMALS
+from pytest_chunkeval.gate.files.recording import MEAN_DECIMALS, QUERY_DECIMALS
 
 if TYPE_CHECKING:
     import numpy as np

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_chunkeval.core.absent import nan_if_absent
-from pytest_chunkeval.gate.files.baseline import QUERY_DECIMALS
+from pytest_chunkeval.gate.files.recording import QUERY_DECIMALS
 
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult

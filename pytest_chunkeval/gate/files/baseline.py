@@ -37,10 +37,9 @@ configured directory), written only in update mode (``--chunkeval-update``)::
     }
 
 Keys are sorted at every level and each inner object sits on one line: a query
-whose numbers moved is one changed line in review. Per-query values keep 4
-decimals (0.01 points: far below any tolerance worth setting, and coarse enough
-that float noise of another BLAS does not churn the file); means and stds keep 6.
-The bundled benchmark's 472 queries make a file of about 55 KB.
+whose numbers moved is one changed line in review. Numbers are rounded as
+:mod:`~pytest_chunkeval.gate.files.recording` says (per-query values 4 decimals,
+means 6). The bundled benchmark's 472 queries make a file of about 55 KB.
 
 ``documents`` (schema 2) records each document's hash, length and sentence count
 (:mod:`~pytest_chunkeval.gate.files.documents`), so a later run on an edited corpus can
@@ -74,7 +73,6 @@ and ends with the command that fixes it.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -84,10 +82,18 @@ from typing import TYPE_CHECKING, Any
 from pytest_chunkeval.errors import CheckFailed
 from pytest_chunkeval.gate.files.documents import document_records, valid_records
 from pytest_chunkeval.gate.files.paths import nodeid_name
-from pytest_chunkeval.gate.files.portable import portable_store
 from pytest_chunkeval.gate.files.questions import question_records, valid_questions
+from pytest_chunkeval.gate.files.recording import (
+    MEAN_DECIMALS,
+    QUERY_DECIMALS,
+    chunk_record,
+    noise_record,
+    recorded_config,
+    rounded,
+)
 from pytest_chunkeval.gate.files.validity import (
     DuplicateKey,
+    contradicted_mean,
     number_or_nan,
     number_or_none,
     optional_object,
@@ -110,14 +116,6 @@ READABLE_SCHEMAS = (1, 2, 3, 4, 5, 6)  # 1: no per-document records, 1-2: no
 # per-question hashes, 1-4: no anchor nor repeats (all read as their defaults,
 # migrated on update)
 VERSION_KEY = "chunkeval_baseline"
-# Names and paths of the data, not its content (the hashes identify that); a
-# query file's path may differ between machines and must not look like drift.
-VOLATILE_CONFIG_KEYS = frozenset({"corpus", "queries"})
-# Per-query values keep 4 decimals and means 6 (see above); compare.py rounds the
-# current run the same way before comparing, so an unchanged run gives deltas of
-# exactly zero.
-QUERY_DECIMALS = 4
-MEAN_DECIMALS = 6
 _REQUIRED = {
     "config": dict,
     "corpus_hash": str,
@@ -152,13 +150,6 @@ class BaselineMismatch(BaselineError):
 class BaselineUnwritable(BaselineError):
     """``--chunkeval-update`` cannot write the baseline file (its folder is
     read-only, or a file stands where a folder should be)."""
-
-
-def _r(value: float | None, decimals: int) -> float | None:
-    if value is None or math.isnan(value):
-        return None
-    out = round(float(value), decimals)
-    return 0.0 if out == 0 else out  # no "-0.0" in files
 
 
 @dataclass(frozen=True)
@@ -233,8 +224,8 @@ class Baseline:
             ]
         metrics = {
             m: MetricStats(
-                number_or_nan(_r(s.mean, MEAN_DECIMALS)),
-                number_or_nan(_r(s.std, MEAN_DECIMALS)),
+                number_or_nan(rounded(s.mean, MEAN_DECIMALS)),
+                number_or_nan(rounded(s.std, MEAN_DECIMALS)),
                 s.n,
             )
             for m, s in result.metrics.items()
@@ -246,17 +237,17 @@ class Baseline:
             queries_hash=result.queries_hash,
             metrics=metrics,
             groups={
-                g: {m: _r(s.mean, MEAN_DECIMALS) for m, s in stats.items()}
+                g: {m: rounded(s.mean, MEAN_DECIMALS) for m, s in stats.items()}
                 for g, stats in result.groups.items()
             },
             queries={
-                q.id: {m: _r(q.metric(m), QUERY_DECIMALS) for m in written}
+                q.id: {m: rounded(q.metric(m), QUERY_DECIMALS) for m in written}
                 for q in result.queries
             },
-            chunks=_chunk_record(result.chunks),
+            chunks=chunk_record(result.chunks),
             documents=document_records(result.corpus),
             questions=question_records(result),
-            noise={k: v for k, v in result.noise.items() if k != "rebuild_seconds"},
+            noise=noise_record(result.noise),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -268,8 +259,8 @@ class Baseline:
             "queries_hash": self.queries_hash,
             "metrics": {
                 m: {
-                    "mean": _r(s.mean, MEAN_DECIMALS),
-                    "std": _r(s.std, MEAN_DECIMALS),
+                    "mean": rounded(s.mean, MEAN_DECIMALS),
+                    "std": rounded(s.std, MEAN_DECIMALS),
                     "n": s.n,
                 }
                 for m, s in self.metrics.items()
@@ -340,7 +331,9 @@ class Baseline:
             raise _corrupt(
                 where, f"malformed metrics or query values ({exc!r})"
             ) from None
-        outside = out_of_range(metrics, queries, groups, questions)
+        outside = out_of_range(metrics, queries, groups, questions) or (
+            contradicted_mean(metrics, queries)
+        )
         if outside:
             raise _corrupt(where, outside)
         return cls(
@@ -428,23 +421,3 @@ def render(data: Mapping[str, Any]) -> str:
             lines.append(f" {compact(key)}: {compact(value)}{comma}")
     lines.append("}")
     return "\n".join(lines) + "\n"
-
-
-def recorded_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What a baseline keeps of a result's configuration: what determines the
-    numbers, never where a store lives (``portable_store``) nor volatile keys."""
-    out = {k: v for k, v in config.items() if k not in VOLATILE_CONFIG_KEYS}
-    if isinstance(out.get("store"), str):
-        out["store"] = portable_store(out["store"])
-    return out
-
-
-def _chunk_record(chunks: Mapping[str, float]) -> dict[str, float]:
-    """A chunking's count and mean size; a whole retriever's (``score``) mean
-    results per question instead of a count, which would be results x questions."""
-    mean = _r(float(chunks.get("mean_units", 0.0)), 2) or 0.0
-    per_question = chunks.get("results_per_query")
-    if per_question is not None:
-        per = _r(float(per_question), 2) or 0.0
-        return {"results_per_question": per, "mean_units": mean}
-    return {"count": int(chunks.get("count", 0)), "mean_units": mean}

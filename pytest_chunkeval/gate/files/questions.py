@@ -20,6 +20,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from pytest_chunkeval.gate.files.recording import rounded_variance
+
 if TYPE_CHECKING:
     from pytest_chunkeval.engine.results import EvalResult
 
@@ -58,8 +60,6 @@ def result_hashes(result: EvalResult, answers: bool = False) -> dict[str, str]:
 
 EVIDENCE_KEYS = ("found", "exact", "margin", "order", "top", "k", "eps", "ordered")
 """The noise evidence a baseline keeps per question (engine/evidence.py)."""
-VARIANCE_DIGITS = 6
-"""Significant digits a baseline keeps of a repeated question's variance."""
 
 
 def question_records(result: EvalResult) -> dict[str, dict[str, Any]]:
@@ -96,7 +96,7 @@ def repeat_record(repeats: Mapping[str, Any]) -> dict[str, Any]:
     if not cells:
         return {}
     return {
-        "var": {m: float(f"{v:.{VARIANCE_DIGITS}g}") for m, (v, _) in cells.items()},
+        "var": {m: rounded_variance(v) for m, (v, _) in cells.items()},
         "r": max(r for _, r in cells.values()),
     }
 

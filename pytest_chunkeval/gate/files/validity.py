@@ -1,6 +1,7 @@
 """What makes a baseline file damaged besides its layout (docs/baselines.md,
 "Fail closed"): a key twice in one object, a number that is not finite, a
-value outside its metric's range, impossible repeats. Plain checks raising
+value outside its metric's range, impossible repeats, a mean its questions'
+values contradict. Plain checks raising
 ``ValueError``; gate/files/baseline.py turns them into
 :class:`~pytest_chunkeval.gate.files.baseline.BaselineCorrupt` naming the file.
 """
@@ -12,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.errors import DataError
+from pytest_chunkeval.gate.files.recording import MEAN_DECIMALS, QUERY_DECIMALS
 
 if TYPE_CHECKING:
     from pytest_chunkeval.core.metrics import MetricStats
@@ -100,6 +102,39 @@ def out_of_range(
             isinstance(t, str) and t for t in tags
         ):
             return f"the tags of question {qid!r} are {tags!r}, not a list of names"
+    return ""
+
+
+ROUNDING = 0.5 * 10**-QUERY_DECIMALS + 0.5 * 10**-MEAN_DECIMALS + 1e-9
+"""How far a written mean may lie from the mean of its written question
+values: each value is rounded to 4 decimals (the mean of their errors is at
+most half the last digit), the mean itself to 6."""
+
+
+def contradicted_mean(
+    metrics: Mapping[str, MetricStats],
+    queries: Mapping[str, Mapping[str, float | None]],
+) -> str:
+    """A metric whose ``metrics`` row says another mean than its questions'
+    values ("" when none does), further than rounding explains. The gate
+    decides on the question values and shows the row's mean beside the
+    verdict: a file edited by hand in one place and not the other would show
+    a number the decision never used. Checked where the row's ``n`` is the
+    count of its questions' values (a judged metric's ``n`` counts its judged
+    questions, the others are null); a question whose value is missing is
+    named by the gate (gate/comparison/integrity.py), and a metric not
+    recorded per question (a file written before it) has nothing to check."""
+    for m, s in metrics.items():
+        values = [v for q in queries.values() if (v := q.get(m)) is not None]
+        if not values or len(values) != s.n:
+            continue
+        mean = math.fsum(values) / len(values)
+        if math.isnan(s.mean) or abs(mean - s.mean) > ROUNDING:
+            return (
+                f"its metrics row {m!r} says mean {s.mean!r}, but its "
+                f"{len(values)} questions' values average {mean:.6f} (more than "
+                "their rounding explains: edited in one place and not the other?)"
+            )
     return ""
 
 

@@ -393,11 +393,8 @@ def what_changed(
     if old is None:
         return " (the old file was unreadable)"
     from pytest_chunkeval.gate.comparison.changes import HASHES_ABSENT, baseline_changes
-    from pytest_chunkeval.gate.files.baseline import (
-        ITEM_SCHEMAS,
-        MEAN_DECIMALS,
-        migration_note,
-    )
+    from pytest_chunkeval.gate.files.baseline import ITEM_SCHEMAS, migration_note
+    from pytest_chunkeval.gate.files.recording import MEAN_DECIMALS
 
     notes = [
         line.splitlines()[0].rstrip(":")
