@@ -150,7 +150,7 @@ def test_query_tags_from_a_reference_csv_column() -> None:
     refs = json.dumps([{"content": "The auditor.", "start_index": 21, "end_index": 33}])
     rows = [["question", "references", "corpus_id", "tags"]]
     rows += [
-        ["Who audits?", refs, "finance", "billing; eu;"],
+        ["Who audits?", refs, "finance", "billing; eu"],
         ["Why?", refs, "finance"],
     ]
     out = io.StringIO()
@@ -158,3 +158,24 @@ def test_query_tags_from_a_reference_csv_column() -> None:
     tagged, short = read_reference_csv(out.getvalue(), corpus, source="q.csv")
     assert tagged.tags == ("billing", "eu")
     assert short.tags == ()
+
+
+@pytest.mark.parametrize("cell", ["billing;;eu", "billing; eu;", " ; "])
+def test_an_empty_tag_in_a_reference_csv_is_refused_as_in_jsonl(cell: str) -> None:
+    # Before, "billing;;eu" read as (billing, eu), where a JSONL query's
+    # ["billing", "", "eu"] is refused.
+    corpus = Corpus.from_mapping({"finance.md": "The margin was 21%. The auditor."})
+    refs = json.dumps([{"content": "The auditor.", "start_index": 21, "end_index": 33}])
+    out = io.StringIO()
+    csv.writer(out).writerows(
+        [
+            ["question", "references", "corpus_id", "tags"],
+            ["Who?", refs, "finance", cell],
+        ]
+    )
+    with pytest.raises(QuerySetError) as info:
+        read_reference_csv(out.getvalue(), corpus, source="q.csv")
+    assert str(info.value) == (
+        "q.csv:2: question 'Who?': column 'tags' must be non-empty names separated "
+        f"by ';' (got {cell!r})"
+    )

@@ -431,8 +431,14 @@ def read_reference_csv(
         base = stable_query_id(corpus_id, question)
         seen[base] = seen.get(base, 0) + 1
         qid = base if seen[base] == 1 else f"{base}-{seen[base]}"
-        named = [] if at_tags is None else row[at_tags].split(";")
-        tags = sorted({t.strip() for t in named if t.strip()})
+        cell = "" if at_tags is None else row[at_tags]
+        named = [t.strip() for t in cell.split(";")] if cell.strip() else []
+        if not all(named):  # as a JSONL query's metadata tags (query_formats.py)
+            raise QuerySetError(
+                f"{where}: question {preview(question)}: column 'tags' must be "
+                f"non-empty names separated by ';' (got {cell!r})"
+            )
+        tags = sorted(set(named))
         extra: dict[str, Any] = {"tags": tags} if tags else {}
         queries.append(Query(qid, question, excerpts, doc_id, extra))
     metadata = {"source_format": "reference-csv", "source": os.path.basename(source)}
