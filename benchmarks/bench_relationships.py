@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--store", default="exact")
     args = parser.parse_args()
     corpus, queries = load_benchmark("general")
-    extractor = CallableExtractor(extract, name="bench-clause-regex", version="1")
+    extractor = CallableExtractor(extract, name="bench-clause-regex", cache_version="1")
     with tempfile.TemporaryDirectory() as tmp:
         results, cold = [], []
         for chunker in CHUNKERS:

@@ -108,8 +108,10 @@ def pytest_chunkeval_register_extractors(registry: Registry[Any]) -> None:
 
     ``factory(rest)`` returns an object with ``identity`` (its name and version: the
     answer cache is keyed by it) and ``extract(text) -> [(subject, predicate,
-    object, evidence), ...]``, e.g. ``CallableExtractor(fn, name=..., version=...)``.
-    Built-in forms: ``llm:MODEL``, ``python:MODULE:ATTR``.
+    object, evidence), ...]``, e.g. ``CallableExtractor(fn, name=...,
+    cache_version=...)`` (without a ``cache_version`` a function is asked on
+    every run, docs/relationships.md). Built-in forms: ``llm:MODEL``,
+    ``python:MODULE:ATTR``.
     """
 
 

@@ -534,11 +534,16 @@ def test_get_extractor_forms() -> None:
         return []
 
     assert get_extractor(mine).identity.startswith("callable:")
-    # module, qualified name and (a local function) its line: never shared
+    # module, qualified name and (a local function) its line: never shared;
+    # without a cache_version not a cache key (computed every time)
     assert re.fullmatch(
-        r"callable:test_graph\.test_get_extractor_forms\.<locals>\.mine@L\d+@1",
+        r"callable:test_graph\.test_get_extractor_forms\.<locals>\.mine@L\d+",
         get_extractor(mine).identity,
     )
+    assert get_extractor(mine).cache_identity is None
+    mine.cache_version = "7"  # type: ignore[attr-defined]
+    assert get_extractor(mine).cache_identity == get_extractor(mine).identity
+    assert get_extractor(mine).identity.endswith("@7")
     first = get_extractor(lambda t: [])
     second = get_extractor(lambda t: [1])  # another line: another identity
     assert first.identity != second.identity

@@ -147,3 +147,42 @@ def test_relationships_with_markers_helpers_gate_and_summary(
     worse.stdout.fnmatch_lines(
         ["*chunkeval baseline regression in test_rel.py::test_gate*", "*rel_recall*"]
     )
+
+
+BARE = """\
+import os
+import re
+
+FACT = re.compile(r"([A-Z]\\w+) (founded|acquired|joined) ([A-Z]\\w+)\\.")
+
+
+def extract(text):  # no cache_version: its output changes under one name
+    drop = os.environ.get("CHUNKEVAL_TEST_DROP", "").split(",")
+    return [(m[1], m[2], m[3], m[0]) for m in FACT.finditer(text) if m[1] not in drop]
+
+
+def test_one(chunkeval):
+    result = chunkeval.relationships("recursive:30:0", extractor=extract, k=10)
+    assert result.mean("rel_recall") == float(os.environ["EXPECTED"])
+
+
+def test_two(chunkeval):
+    result = chunkeval.relationships("recursive:30:0", extractor=extract, k=10)
+    assert result.mean("rel_recall") == float(os.environ["EXPECTED"])
+"""
+
+
+def test_a_function_extractor_is_computed_every_run_and_once_per_session(
+    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "test_rel.py").unlink()
+    pytester.makepyfile(test_bare=BARE)
+    monkeypatch.setenv("EXPECTED", "1.0")
+    first = pytester.runpytest(*FAST)
+    first.assert_outcomes(passed=2)
+    first.stdout.fnmatch_lines(["*1 configuration evaluated, 1 result reused*"])
+    assert not (project / "cache-1" / "answers").exists()
+    # The same name, other answers: the warm run gives what a cold run gives.
+    monkeypatch.setenv("CHUNKEVAL_TEST_DROP", "Alice,Bob,Carol,Dave")
+    monkeypatch.setenv("EXPECTED", str(2 / 6))
+    pytester.runpytest(*FAST).assert_outcomes(passed=2)

@@ -6,6 +6,7 @@ filled by an earlier run) gives what a cold run (an empty cache) gives."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -316,3 +317,109 @@ def test_a_users_text_store_without_cache_version_is_searched_every_time(
     calls = switch.calls
     run(tmp_path / "versioned", store=versioned)
     assert switch.calls == calls  # cached under its version
+
+
+EXTRACT = """
+def extract(text):
+    found = []
+    for sentence in text.split("."):
+        w = [x for x in sentence.split() if any(c.isalnum() for c in x)]
+        if w:
+            found.append((w[min({word}, len(w) - 1)], "says", w[-1], sentence.strip()))
+    return found
+"""
+
+
+def user_extractor(word: int, **attributes: Any) -> Any:
+    """``user_facts.extract`` as a module's source defines it: ``word`` edits
+    its body (which word is the subject); the name stays."""
+    namespace: dict[str, Any] = {"__name__": "user_facts"}
+    exec(EXTRACT.format(word=word), namespace)  # a user's edit of the body
+    extract = namespace["extract"]
+    for name, value in attributes.items():
+        setattr(extract, name, value)
+    return extract
+
+
+def related(
+    cache_dir: Path, extractor: Any, chunker: Any = "recursive:12:0"
+) -> EvalResult:
+    forget_open()
+    corpus, queries = data()
+    return evaluate_relationships(
+        chunker,
+        corpus,
+        queries,
+        extractor=extractor,
+        embedder=HashingEmbedder(),
+        store="exact",
+        k=1,
+        cache=EmbeddingCache(cache_dir),
+    )
+
+
+def test_an_extractor_function_edited_without_cache_version_is_extracted_anew(
+    tmp_path: Path,
+) -> None:
+    before = related(tmp_path / "warm", user_extractor(0))
+    edited = user_extractor(1)  # same module and name, another body
+    warm = related(tmp_path / "warm", edited)
+    cold = related(tmp_path / "cold", edited)
+    assert numbers(warm) == numbers(cold)
+    assert numbers(cold) != numbers(before)  # the edit shows
+    assert warm.graph == cold.graph
+    assert cold.graph["extraction"]["cached"] == 0
+    assert not any(f.startswith("answers") for f in files(tmp_path / "cold"))
+    assert warm.config["extractor_identity"] == "callable:user_facts.extract"
+
+
+def test_an_extractor_function_is_asked_each_text_once_per_evaluation(
+    tmp_path: Path,
+) -> None:
+    from pytest_chunkeval.relationships.extractors import CallableExtractor
+
+    asked: list[str] = []
+    extract = user_extractor(0)
+
+    def counting(text: str) -> Any:
+        asked.append(text)
+        return extract(text)
+
+    def sentences(text: str) -> list[tuple[int, int]]:  # the excerpts are chunks
+        cuts = {0, len(text)}
+        for _, _, sentence in ASKED.values():
+            if (at := text.find(sentence)) >= 0:
+                cuts |= {at, at + len(sentence)}
+        ordered = sorted(cuts)
+        return [(a, b) for a, b in itertools.pairwise(ordered) if text[a:b].strip()]
+
+    wrapped = CallableExtractor(counting, name="counting")
+    assert wrapped.cache_identity is None
+    first = related(tmp_path / "cache", wrapped, as_chunker(sentences))
+    assert len(asked) == len(set(asked))
+    reused = first.graph["extraction"]["reused"]
+    assert reused > 0
+    assert first.graph["extraction"]["texts"] == (
+        first.graph["extraction"]["extracted"] + reused
+    )
+    count = len(asked)
+    related(tmp_path / "cache", wrapped, as_chunker(sentences))
+    assert len(asked) == 2 * count  # another evaluation: asked again
+
+
+def test_an_extractor_function_with_cache_version_is_cached_under_it(
+    tmp_path: Path,
+) -> None:
+    from pytest_chunkeval.relationships.extractors import CallableExtractor
+
+    first = related(tmp_path / "cache", user_extractor(0, cache_version="1"))
+    assert first.config["extractor_identity"] == "callable:user_facts.extract@1"
+    again = related(tmp_path / "cache", user_extractor(1, cache_version="1"))
+    assert again.graph["extraction"]["extracted"] == 0  # read from the cache
+    assert numbers(again) == numbers(first)  # its promise, kept by the cache
+    raised = related(tmp_path / "cache", user_extractor(1, cache_version="2"))
+    assert numbers(raised) == numbers(
+        related(tmp_path / "cold", user_extractor(1, cache_version="2"))
+    )
+    given = CallableExtractor(user_extractor(1), version=3)
+    assert given.identity == given.cache_identity == "callable:user_facts.extract@3"

@@ -432,7 +432,7 @@ def relationships_memo(
     setup: EvaluationSetup,
     k: int,
     subject: tuple[object, ...],
-    extractor: tuple[str, str],
+    extractor: tuple[str, object],
 ) -> tuple[object, ...]:
     """A relationship evaluation in a session: the setup, ``k``, the chunker's
     chunks and the extractor's spec or identity."""

@@ -124,6 +124,10 @@ class EvaluationSetup:
     """The settings it was resolved from, with a call's own (``k``, ``budget``,
     ``rerank``, ``judge``: :meth:`with_run`); every key reads it
     (``engine/keys.py``)."""
+    remembered: dict[object, Any] = field(default_factory=dict)
+    """What a component computed every time (never cached: a function without a
+    ``cache_version``) answered during this setup's life (a plugin session, or one
+    call), so that it is not asked twice; its copies share it."""
 
     @classmethod
     def resolve(

@@ -66,7 +66,12 @@ from pytest_chunkeval.relationships.extraction import (
     cost_plan,
     extract_texts,
 )
-from pytest_chunkeval.relationships.extractors import Extractor
+from pytest_chunkeval.relationships.extractors import (
+    Extractor,
+    TextExtraction,
+    extraction_owner,
+    extractor_cache_identity,
+)
 from pytest_chunkeval.relationships.gold import excerpt_texts, gold_relationships
 from pytest_chunkeval.relationships.graph import Relationship, RelationshipGraph
 from pytest_chunkeval.relationships.scoring import match_matrix, relationship_scores
@@ -199,6 +204,10 @@ def _extract(
     """The gold relationships of each question (from its excerpts) and the graph
     of the relationships extracted from every chunk (answers cached)."""
     answers = setup.cache.answers()
+    memo: dict[str, TextExtraction] | None = None
+    if extractor_cache_identity(extractor) is None:  # asked every run, once each
+        owner = extraction_owner(extractor)  # kept: its id is not reused
+        memo = setup.remembered.setdefault(("extractions", id(owner)), (owner, {}))[1]
     chunk_spans = chunking.spans()
     chunk_texts = chunking.texts()
     name = setup.chunker.name if setup.chunker is not None else ""
@@ -214,6 +223,7 @@ def _extract(
         cache=answers,
         stats=gold_stats,
         progress=progress,
+        memo=memo,
     )
     extractions = extract_texts(
         extractor,
@@ -225,6 +235,7 @@ def _extract(
         ),
         stats=stats,
         progress=progress,
+        memo=memo,
     )
     graph = RelationshipGraph()
     for (doc_id, start, _), found in zip(chunk_spans, extractions, strict=True):

@@ -5,14 +5,16 @@ that changes its answers: the answer cache is keyed by it) and
 ``extract(text) -> list of (subject, predicate, object, evidence)``, where evidence
 is the verbatim sentence(s) of ``text`` that state the relationship (a string, or a
 list of strings for sentences that are not adjacent). A plain function is adapted by
-:class:`CallableExtractor` with a name and a ``version``: bump the version whenever
-the function's answers change, or cached answers of the old one are reused.
+:class:`CallableExtractor`; its answers are cached only when it declares a
+``cache_version`` (docs/relationships.md, "Cost and caching"): raise it whenever
+the function's answers change. Without one it is computed every time, each
+distinct text once per evaluation (:func:`extractor_cache_identity` is None).
 
 Built-in specs (:data:`EXTRACTORS`): ``llm:MODEL`` (any OpenAI-compatible endpoint,
 see :mod:`pytest_chunkeval.relationships.llm`) and ``python:MODULE:ATTR`` (a function or
-extractor object of an importable module; a function's ``version`` attribute, if
-any, is its version); the hook ``pytest_chunkeval_register_extractors`` adds names,
-e.g. a team's own function.
+extractor object of an importable module; a function's ``cache_version``
+attribute, if any, is its version); the hook
+``pytest_chunkeval_register_extractors`` adds names, e.g. a team's own function.
 """
 
 from __future__ import annotations
@@ -195,16 +197,32 @@ def locate_relationships(
     return TextExtraction(tuple(found), dropped)
 
 
+def _declared(value: object) -> str | None:
+    """A declared version: a non-empty string or an integer, as a string."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) or (isinstance(value, str) and value.strip()):
+        return str(value)
+    return None
+
+
 class CallableExtractor:
     """A Python function ``extract(text) -> [(subject, predicate, object,
-    evidence), ...]`` as an extractor named ``name`` at ``version``."""
+    evidence), ...]`` as an extractor named ``name``.
+
+    Its answers are cached only under a ``cache_version``: the one given
+    (``version=`` is its older spelling), else the function's ``cache_version``
+    (or ``version``) attribute as it is when used. Without one the function is
+    computed every time (:attr:`cache_identity` is None): its name cannot see
+    what changed inside it."""
 
     def __init__(
         self,
         fn: Callable[[str], Sequence[Any]],
         *,
         name: str | None = None,
-        version: str | int = "1",
+        cache_version: str | int | None = None,
+        version: str | int | None = None,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"an extractor must be callable, got {type(fn).__name__}")
@@ -212,16 +230,59 @@ class CallableExtractor:
 
         self.fn = fn
         # Default: module, qualified name and, for a lambda or a local function,
-        # its line, so that two different functions never share cached answers.
+        # its line (a name for reports; only a cache_version makes it a key).
         self.name = name or callable_identity(fn).removeprefix("callable:")
-        self.version = str(version)
+        self._cache_version = _declared(cache_version) or _declared(version)
+
+    @property
+    def cache_version(self) -> str | None:
+        """The version given, else the function's ``cache_version`` or
+        ``version`` attribute as it is now; None: computed every time."""
+        if self._cache_version is not None:
+            return self._cache_version
+        for attribute in ("cache_version", "version"):
+            found = _declared(getattr(self.fn, attribute, None))
+            if found is not None:
+                return found
+        return None
+
+    @property
+    def version(self) -> str | None:
+        """The older name of :attr:`cache_version`."""
+        return self.cache_version
 
     @property
     def identity(self) -> str:
-        return f"callable:{self.name}@{self.version}"
+        """``callable:NAME@VERSION``, or ``callable:NAME`` without a version."""
+        version = self.cache_version
+        return f"callable:{self.name}" + ("" if version is None else f"@{version}")
+
+    @property
+    def cache_identity(self) -> str | None:
+        """What its answers are cached under: its identity when it declares a
+        version; None (computed every time) without one."""
+        return None if self.cache_version is None else self.identity
 
     def extract(self, text: str) -> Sequence[Any]:
         return self.fn(text)
 
     def __repr__(self) -> str:
-        return f"CallableExtractor({self.name!r}, version={self.version!r})"
+        return f"CallableExtractor({self.name!r}, cache_version={self.cache_version!r})"
+
+
+def extractor_cache_identity(extractor: Extractor) -> str | None:
+    """What an extractor's answers are cached under, read now: its
+    ``cache_identity`` where it has the attribute (None: computed every time, a
+    function without a ``cache_version``), else its ``identity`` (an extractor
+    object declares it)."""
+    if hasattr(extractor, "cache_identity"):
+        identity = extractor.cache_identity
+        return identity if isinstance(identity, str) and identity else None
+    return extractor.identity
+
+
+def extraction_owner(extractor: Extractor) -> object:
+    """The object an extractor computed every time is remembered by within a run:
+    the function a :class:`CallableExtractor` wraps (a new wrapper of the same
+    function is the same extractor), else the extractor itself."""
+    return extractor.fn if isinstance(extractor, CallableExtractor) else extractor

@@ -21,7 +21,7 @@ from pytest_chunkeval.data.query_types import Query
 from pytest_chunkeval.errors import DataError
 from pytest_chunkeval.llm.answers import AnswerCache
 from pytest_chunkeval.relationships.extraction import ExtractionStats, extract_texts
-from pytest_chunkeval.relationships.extractors import Extractor
+from pytest_chunkeval.relationships.extractors import Extractor, TextExtraction
 from pytest_chunkeval.relationships.graph import Relationship, RelationshipGraph
 
 
@@ -99,8 +99,10 @@ def gold_relationships(
     cache: AnswerCache | None,
     stats: ExtractionStats,
     progress: bool | None = None,
+    memo: dict[str, TextExtraction] | None = None,
 ) -> list[list[Relationship]]:
-    """The gold relationships of every question, in query order."""
+    """The gold relationships of every question, in query order (``memo``: as
+    for :func:`~pytest_chunkeval.relationships.extraction.extract_texts`)."""
     excerpt_rows, texts = excerpt_texts(queries, corpus)
 
     def where(i: int) -> str:
@@ -115,6 +117,7 @@ def gold_relationships(
         where=where,
         stats=stats,
         progress=progress,
+        memo=memo,
     )
     graphs = [RelationshipGraph() for _ in range(len(queries))]
     for (qi, ei), extraction in zip(excerpt_rows, found, strict=True):

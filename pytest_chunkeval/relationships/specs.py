@@ -31,8 +31,8 @@ def _python(module_name: str, attr: str) -> Extractor:
             f"python:{module_name}:{attr} is a {type(target).__name__}, not an "
             "extractor or a function text -> relationships"
         )
-    version = getattr(target, "version", "1")
-    return CallableExtractor(target, name=f"{module_name}.{attr}", version=version)
+    # cached only under its cache_version (or version) attribute, read when used
+    return CallableExtractor(target, name=f"{module_name}.{attr}")
 
 
 EXTRACTORS.register("llm", _llm, signature=Signature((Param("model", rest=True),)))
@@ -45,7 +45,8 @@ EXTRACTORS.register(
 
 def get_extractor(extractor: str | Extractor | Callable[[str], Any]) -> Extractor:
     """An extractor from a spec string, an extractor object, or a function (named
-    after it, version ``"1"``; wrap it in :class:`CallableExtractor` to set both)."""
+    after it; cached only under its ``cache_version`` attribute, else computed
+    every time; :class:`CallableExtractor` sets both)."""
     if isinstance(extractor, str):
         return EXTRACTORS.create(extractor)
     if isinstance(extractor, Extractor):

@@ -233,22 +233,38 @@ def relationships(
     """The relationship result of ``chunker`` with ``extractor`` under ``run``.
 
     Keyed, as ``evaluate`` is, on what determines the result: a chunker spec, else
-    the spans the chunker produced; an extractor spec, else its identity (name and
-    version, which also key its cached answers)."""
+    the spans the chunker produced; an extractor spec, else its cache identity
+    (name and version, which also key its cached answers), else (a function
+    without a ``cache_version``, computed every time) the object itself; its
+    summary row then by its name where that names one function only."""
     from pytest_chunkeval.engine.keys import relationships_memo
     from pytest_chunkeval.relationships.evaluate import evaluate_relationships
-    from pytest_chunkeval.relationships.extractors import Extractor
+    from pytest_chunkeval.relationships.extractors import (
+        Extractor,
+        extraction_owner,
+        extractor_cache_identity,
+    )
     from pytest_chunkeval.relationships.specs import get_extractor
 
     setup = setup_of(session, run)
     subject, _ = chunker_key(session, setup, chunker)
     extractor_obj: str | Extractor
+    row = None
     if isinstance(extractor, str):
         extractor_obj = extractor
-        extractor_key = ("spec", extractor.strip())
+        extractor_key: tuple[str, object] = ("spec", extractor.strip())
     else:
         extractor_obj = get_extractor(extractor)  # type: ignore[arg-type]
-        extractor_key = ("identity", extractor_obj.identity)
+        identity = extractor_cache_identity(extractor_obj)
+        if identity is not None:
+            extractor_key = ("identity", identity)
+        else:
+            owner = extraction_owner(extractor_obj)
+            session.keep_alive(owner)  # its id is not reused during the session
+            extractor_key = ("object", id(owner))
+            if "<" not in extractor_obj.identity:  # not a lambda nor a local one
+                name = ("name", extractor_obj.identity)
+                row = relationships_memo(setup, k, subject, name)
     key = relationships_memo(setup, k, subject, extractor_key)
 
     def compute() -> EvalResult:
@@ -263,7 +279,7 @@ def relationships(
             setup=setup,
         )
 
-    return session.memoized(key, compute, nodeid, label)
+    return session.memoized(key, compute, nodeid, label, row=row)
 
 
 def retriever_key(retriever: object, label: str | None) -> tuple[str, object]:
