@@ -1,5 +1,5 @@
 """The lower caches key on the version of the code that computes them
-(engine/keys.py ``CacheFormat``): the package version and a number per cache.
+(engine/keys/formats.py ``CacheFormat``): the package version and a number per cache.
 Each test here recomputes one cache's algorithms on a small fixed input and
 compares the digest of the output with the one stored beside the number: when
 an algorithm's output changes, raise the number (old entries are then never
@@ -102,8 +102,8 @@ def test_an_algorithm_whose_output_changed_raised_its_format_number(
     assert digest == form.golden, (
         f"the {name} cache's algorithm gives another output than format "
         f"{form.number} recorded: raise {name.upper()}'s number in "
-        f"pytest_chunkeval/engine/keys.py (old entries are then never read) and "
-        f"store the new digest {digest!r} beside it"
+        f"pytest_chunkeval/engine/keys/formats.py (old entries are then never "
+        f"read) and store the new digest {digest!r} beside it"
     )
 
 

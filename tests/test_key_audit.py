@@ -1,6 +1,6 @@
 """The key audit (docs/performance.md, "What a cache keys on"): every input that
 can change a result is declared here, and for each, changing it alone changes
-the result key (engine/keys.py) and an evaluation on a cache warmed by the
+the result key (engine/keys/result.py) and an evaluation on a cache warmed by the
 unchanged one gives what an empty cache gives (warm = cold).
 
 A setting added to the option table is declared in config/evaluation.py as
@@ -199,7 +199,7 @@ def test_changed_code_changes_the_key(
     tmp_path: Path, result_keys: list[str | None], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run(tmp_path / "warm", **BASE)
-    monkeypatch.setattr(keys, "code_identity", lambda: "another version")
+    monkeypatch.setattr(keys.result, "code_identity", lambda: "another version")
     warm = run(tmp_path / "warm", **BASE)
     assert result_keys[1] != result_keys[0]
     assert CACHED not in warm.timings

@@ -163,7 +163,7 @@ def test_a_changed_package_source_is_computed_again(
     tmp_path: Path, counted: Counter[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run(tmp_path / "cache")
-    monkeypatch.setattr(keys, "code_identity", lambda: "another version")
+    monkeypatch.setattr(keys.result, "code_identity", lambda: "another version")
     counted.clear()
     again = run(tmp_path / "cache")
     assert CACHED not in again.timings

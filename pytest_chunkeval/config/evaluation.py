@@ -6,7 +6,7 @@
 marker (validated by the table's own parsers, ``Option.marker_value``) and, in
 the Python API, the call's keyword arguments. The engine's setup holds it, a
 result records it, and every cache key is derived from it and from the
-components' identities by one module (``engine/keys.py``).
+components' identities by one module (``engine/keys/``).
 
 Every setting of the option table is declared here once: either it can change a
 result (:data:`RESULT_SETTINGS`, a field of the spec) or it cannot, with the

@@ -4,7 +4,7 @@ cache").
 
 This cache is the one that could turn a change into a stale number with a green
 tick, so its key is everything that determines a result and it is used only where
-each of those is known (``engine/keys.py``, :func:`~.keys.result_key`, which
+each of those is known (``engine/keys/result.py``, :func:`~.keys.result_key`, which
 builds every cache key):
 
 - the package's code (:func:`~.keys.code_identity`: a hash of its own source files, with

@@ -3,7 +3,7 @@
 A vector search is a pure function of (store spec, indexed vectors, query vectors, k):
 the collection key already hashes the chunking and the embedder, and the query vectors
 are hashed here. A text search (BM25) is keyed on the store's identity and the chunk
-and query texts; the keys are ``engine/keys.py``'s; see ``retrieve.py`` for fusion
+and query texts; the keys are ``engine/keys/``'; see ``retrieve.py`` for fusion
 and reranking.
 Results are ``search/*/*.ids`` entries of the verify-on-read helper
 (``util/verified.py``: written atomically, checked before use, set aside as

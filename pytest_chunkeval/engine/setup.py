@@ -123,7 +123,7 @@ class EvaluationSetup:
     spec: EvaluationSpec = field(default_factory=EvaluationSpec)
     """The settings it was resolved from, with a call's own (``k``, ``budget``,
     ``rerank``, ``judge``: :meth:`with_run`); every key reads it
-    (``engine/keys.py``)."""
+    (``engine/keys/``)."""
     remembered: dict[object, Any] = field(default_factory=dict)
     """What a component computed every time (never cached: a function without a
     ``cache_version``) answered during this setup's life (a plugin session, or one
