@@ -98,6 +98,13 @@ def test_gate_by_tag_fails_on_a_tag() -> None:
         "recall: 1 tag(s) beyond their own tolerance (chunkeval_gate_by = tag)" in text
     )
     assert "billing -18.00 points over 30 questions" in text
+    # The table says what the text says: the whole set within its tolerance,
+    # the tag that decided beyond its own (before, the set's row read
+    # REGRESSED at -4.50 within -5pp).
+    rows = {line.split("  ")[0]: line.split() for line in text.splitlines()}
+    assert rows["recall"][-2:] == ["-5pp", "ok"], text
+    billing = rows["recall of tag billing"]
+    assert (billing[4], billing[-2:]) == ("-18.00", ["-13.33pp", "REGRESSED"])
     # gate_by = document: no document is beyond its own, the check passes
     report = compare(_baseline(), _now(0.18), _settings(gate_by="document"))
     assert report.checks[0].status == "ok"

@@ -42,7 +42,7 @@ from pytest_chunkeval.core.absent import nan_if_absent
 from pytest_chunkeval.core.metric_names import RANK, names
 from pytest_chunkeval.gate.comparison.changes import baseline_changes
 from pytest_chunkeval.gate.comparison.drift import explain_drift
-from pytest_chunkeval.gate.comparison.groups import beyond_their_own
+from pytest_chunkeval.gate.comparison.groups import documents_and_tags
 from pytest_chunkeval.gate.comparison.integrity import NOT_GATED, Standing, standing
 from pytest_chunkeval.gate.comparison.noise import (
     baseline_side,
@@ -315,8 +315,9 @@ def _check(
         se = standard_error(col.cells, finite)
         status = decide(sign * delta, allowed, col.z * se)
     groups = _groups(counted, col, baseline, records, sign, tol, settings)
-    if any(g.kind == settings.gate_by for g in groups):
-        status = REGRESSED  # a document (tag) beyond its own tolerance fails
+    whole = ""  # a document (tag) beyond its own tolerance fails the check
+    if status != REGRESSED and any(g.kind == settings.gate_by for g in groups):
+        whole, status = status, REGRESSED
     gains = sign * column
     order = np.argsort(np.where(finite, gains, np.inf), kind="stable")
     worse = [i for i in order.tolist() if finite[i] and gains[i] < 0]
@@ -350,6 +351,7 @@ def _check(
         hides=allowed + col.z * se if not math.isnan(se) else math.nan,
         mde=nan_if_absent(detectable_points(mde, n, before_mean)),
         groups=groups,
+        whole=whole,
     )
 
 
@@ -362,29 +364,18 @@ def _groups(
     tol: Tolerance,
     settings: GateSettings,
 ) -> tuple[GroupDrop, ...]:
-    """The documents, then the tags (the run's and those the baseline
-    recorded), beyond their own tolerance (gate/comparison/groups.py)."""
-    tags = [
-        sorted({*q.tags, *baseline.questions.get(q.id, {}).get("tags", ())})
-        for q in records
-    ]
-    # a question's document is its one group of that kind
-    documents = [[q.doc_id] for q in records]
-    return tuple(
-        g
-        for kind, labels in (("document", documents), ("tag", tags))
-        for g in beyond_their_own(
-            counted,
-            col.before,
-            col.cells,
-            labels,
-            kind,
-            sign=sign,
-            tolerance=tol,
-            z=col.z,
-            metrics=col.metrics,
-            confidence=settings.confidence,
-        )
+    """The documents and tags beyond their own tolerance (groups.py)."""
+    return documents_and_tags(
+        counted,
+        col.before,
+        col.cells,
+        records,
+        baseline.questions,
+        sign=sign,
+        tolerance=tol,
+        z=col.z,
+        metrics=col.metrics,
+        confidence=settings.confidence,
     )
 
 

@@ -23,8 +23,8 @@ way; a question may have several. Tags fail the check with
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pytest_chunkeval.gate.comparison.noise import standard_error
 from pytest_chunkeval.gate.comparison.sampling import (
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from pytest_chunkeval.config.tolerances import Tolerance
+    from pytest_chunkeval.engine.results import QueryRecord
 
     FloatArray = npt.NDArray[np.float64]
 
@@ -91,3 +92,39 @@ def beyond_their_own(
         if sign * delta < -own - z * se - _EPS:
             found.append(GroupDrop(name, size, delta, own, se, kind))
     return tuple(sorted(found, key=lambda g: sign * g.delta))
+
+
+def documents_and_tags(
+    counted: FloatArray,
+    before: FloatArray,
+    cells: FloatArray,
+    records: Sequence[QueryRecord],
+    recorded: Mapping[str, Mapping[str, Any]],
+    *,
+    sign: float,
+    tolerance: Tolerance,
+    z: float,
+    metrics: int,
+    confidence: float,
+) -> tuple[GroupDrop, ...]:
+    """The documents, then the tags (the run's, and those the baseline
+    ``recorded`` per question), beyond their own tolerance."""
+    tags = [sorted({*q.tags, *recorded.get(q.id, {}).get("tags", ())}) for q in records]
+    # a question's document is its one group of that kind
+    documents = [[q.doc_id] for q in records]
+    return tuple(
+        g
+        for kind, labels in (("document", documents), ("tag", tags))
+        for g in beyond_their_own(
+            counted,
+            before,
+            cells,
+            labels,
+            kind,
+            sign=sign,
+            tolerance=tolerance,
+            z=z,
+            metrics=metrics,
+            confidence=confidence,
+        )
+    )

@@ -90,6 +90,15 @@ class MetricCheck:
     groups: tuple[GroupDrop, ...] = ()
     """Documents whose change is beyond their own tolerance
     (gate/comparison/groups.py)."""
+    whole: str = ""
+    """The whole set's own verdict where a document or tag beyond its own
+    tolerance made ``status`` regressed (``chunkeval_gate_by``); "" where
+    ``status`` is the whole set's."""
+
+    @property
+    def own(self) -> str:
+        """The whole set's verdict (what its row of a table shows)."""
+        return self.whole or self.status
 
 
 @dataclass(frozen=True)

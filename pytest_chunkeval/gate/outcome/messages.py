@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from pytest_chunkeval.config.tolerances import HIGHER_IS_BETTER
 from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.core.locate import clip
 from pytest_chunkeval.core.metric_names import (
@@ -15,7 +14,7 @@ from pytest_chunkeval.core.metric_names import (
     format_pair,
 )
 from pytest_chunkeval.core.metric_names import format_points as _pts
-from pytest_chunkeval.gate.comparison.verdicts import groups_line
+from pytest_chunkeval.gate.comparison.verdicts import GroupDrop, groups_line
 from pytest_chunkeval.util.text import plural
 
 if TYPE_CHECKING:
@@ -104,10 +103,28 @@ def report_table(report: GateReport) -> str:
             row += [_pts(present(c.se)), _hides(c), _ci(c), _detectable(c)]
         else:
             row.append(_ci(c))
-        verdict = "REGRESSED" if c.status == "regressed" else c.status
+        verdict = "REGRESSED" if c.own == "regressed" else c.own
         row += [_tolerance(c), f"{verdict} ({c.reason})" if c.reason else verdict]
         rows.append(row)
+        by = report.settings.gate_by  # the groups that decided, a row each
+        decided = [g for g in c.groups if c.whole and g.kind == by]
+        rows += [_group_row(c, g, changes) for g in decided]
     return format_rows(headers, rows)
+
+
+def _group_row(check: MetricCheck, group: GroupDrop, changes: bool) -> list[str]:
+    """A document's (tag's) row under its metric's where it decided the check
+    (``chunkeval_gate_by``): its change against its own tolerance."""
+    noise = [_pts(group.se), "-", "", ""] if changes else [""]
+    return [
+        f"{check.metric} of {group.kind} {group.group}",
+        "",
+        "",
+        _pts(group.delta, True),
+        *noise,
+        f"{_pts(-group.allowed, True)}pp",
+        "REGRESSED",
+    ]
 
 
 def sampling_line(report: GateReport) -> str:
@@ -139,14 +156,13 @@ def _verdict_line(check: MetricCheck, report: GateReport | None = None) -> str:
             f", SE {_pts(check.se)} points (a drop up to {_pts(-check.hides, True)} "
             "points could hide in the measured noise)"
         )
-    whole = check.delta * (1 if HIGHER_IS_BETTER[check.metric] else -1)
     by = report.settings.gate_by if report is not None else "document"
     failing = [g for g in check.groups if g.kind == by]
-    if check.status == "regressed" and failing and not whole < -check.hides:
+    if check.whole and failing:
         return (
             f"{check.metric}: {len(failing)} {by}(s) beyond their own "
             f"tolerance (chunkeval_gate_by = {by}); the whole set: {where}, "
-            f"within the tolerance {check.tolerance}"
+            + _WHOLE[check.whole].format(check.tolerance)
         )
     if check.status == "regressed":
         return (
@@ -162,6 +178,14 @@ def _verdict_line(check: MetricCheck, report: GateReport | None = None) -> str:
             "but within the noise" + (f" ({measured})" if measured else "")
         )
     return f"{check.metric} improved: {where}"
+
+
+_WHOLE = {
+    "ok": "within the tolerance {}",
+    "noisy": "beyond the tolerance {} but within the noise",
+    "improved": "improved beyond the tolerance {}",
+}
+"""The whole set's own verdict where a group decided the check."""
 
 
 def group_lines(report: GateReport) -> list[str]:
