@@ -116,3 +116,36 @@ def test_a_question_left_out_says_why_in_full() -> None:
     assert [q.id for q in placed] == ["q0"]
     line = format_unplaced(unplaced)
     assert line.splitlines()[1].endswith("not found (no span))"), line
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        (
+            "changes",
+            "the mean of the questions' changes, against the tolerance plus z SEs "
+            "of noise; the CI is information only",
+        ),
+        ("paired", "paired, query by query: decided by the bootstrap CI"),
+        ("mean", "the difference of the means"),
+    ],
+)
+def test_the_summary_says_what_the_gate_mode_did(mode: str, said: str) -> None:
+    # Before, the default mode's block opened "the change is paired, query by
+    # query", which is what the paired mode does.
+    from support.fake_results import make_result
+
+    from pytest_chunkeval.gate.comparison.compare import compare
+    from pytest_chunkeval.gate.comparison.report import gated_metrics
+    from pytest_chunkeval.gate.files.baseline import Baseline
+    from pytest_chunkeval.gate.outcome.rows import RowVerdict
+    from pytest_chunkeval.run.outputs import SummaryRow
+    from pytest_chunkeval.run.summary import against_baseline
+
+    baseline = Baseline.from_result(make_result([1.0] * 10), "t")
+    settings = GateSettings.from_options("recall:-1pp", mode=mode)
+    report = compare(baseline, make_result([1.0] * 9 + [0.0]), settings)
+    verdict = RowVerdict("failed", report.checks[0].status, gated_metrics(report))
+    row = SummaryRow("k", {}, ["t.py::test_x"])
+    lines = against_baseline([row], {"k": verdict})
+    assert lines[0] == f"against the baseline (points; the change is {said}):"

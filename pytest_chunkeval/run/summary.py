@@ -23,6 +23,7 @@ from pytest_chunkeval.core.metric_names import (
 from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.engine.labels import chunker_text, k_text, unscored_text
 from pytest_chunkeval.gate.comparison.verdicts import (
+    GatedMetric,
     groups_line,
     severity,
     verdict_text,
@@ -236,14 +237,7 @@ def against_baseline(
         for row, v in checked
         if v.changes is not None and v.changes.any
     ]
-    gated = [g for _, v in checked for g in v.gated]
-    how = (
-        ""
-        if not gated
-        else " (points; the change is paired, query by query)"
-        if any(g.low is not None for g in gated)
-        else " (points; the change is the difference of the means)"
-    )
+    how = _how([g for _, v in checked for g in v.gated])
     # documents beyond their own tolerance, named whatever the verdict
     groups = [
         f"{_test_cell(row, v)}: {line}"
@@ -260,6 +254,31 @@ def against_baseline(
 
 
 _NONE = RowVerdict()
+
+_HOW = {
+    "changes": "the mean of the questions' changes, against the tolerance plus z "
+    "SEs of noise; the CI is information only",
+    "paired": "paired, query by query: decided by the bootstrap CI",
+    "mean": "the difference of the means",
+}
+"""What a gated row's change is and what decided it, per gate mode
+(docs/baselines.md, "What a verdict means")."""
+
+
+def _how(gated: Sequence[GatedMetric]) -> str:
+    """The block's opening words: what the change is under the mode that
+    decided it (a mode has an SE only in ``changes``, an interval outside
+    ``mean``)."""
+    modes = {
+        "changes" if g.se is not None else "paired" if g.low is not None else "mean"
+        for g in gated
+        if g.status != "not compared"
+    }
+    if not modes:
+        return ""
+    if len(modes) > 1:
+        return " (points; each row's change as its test's gate mode decides it)"
+    return f" (points; the change is {_HOW[modes.pop()]})"
 
 
 def _is_relationships(row: SummaryRow) -> bool:
