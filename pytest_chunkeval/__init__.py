@@ -1,7 +1,9 @@
 """pytest-chunkeval: token-level retrieval metrics for RAG chunking, as pytest tests.
 
-The public API is the ``TYPE_CHECKING`` imports below, each name written once:
-what a test evaluates (``evaluate``, ``score``, ``evaluate_relationships`` and
+The public API is :data:`_PUBLIC` below, each name with the module that defines
+it (``__all__`` is its names), and the ``TYPE_CHECKING`` imports that tell type
+checkers the same (``tests/test_layout.py`` checks that the two agree): what a
+test evaluates (``evaluate``, ``score``, ``evaluate_relationships`` and
 their ``EvalResult``, the ``chunkeval`` fixture's ``Evaluator``), the data it
 evaluates on, what a query set can tell (``inspect_queries``, ``calibrate_judge``),
 the extension protocols and what a registration hook receives, the assertion
@@ -10,8 +12,9 @@ modules: every ``assert_<metric>_at_least`` in :mod:`pytest_chunkeval.assertions
 the chunker classes in :mod:`pytest_chunkeval.chunkers`, the error classes in
 :mod:`pytest_chunkeval.errors`.
 
-Each name loads on first access (the lazy table and ``__all__`` are read from those
-imports), so importing the package, which pytest does in every run, stays cheap.
+Each name loads on first access, so importing the package, which pytest does in
+every run, stays cheap. The table is data, not read from this file's text: an
+install without sources (``.pyc`` only, a zip) resolves it too.
 A name that moved keeps working for one release, with a ``DeprecationWarning``
 naming its new home (``_MOVED``).
 """
@@ -19,8 +22,6 @@ naming its new home (``_MOVED``).
 from __future__ import annotations
 
 import importlib
-import re
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -83,6 +84,55 @@ if TYPE_CHECKING:
     from pytest_chunkeval.errors import ChunkevalWarning as ChunkevalWarning
     # isort: on
 
+_PUBLIC = {
+    # Evaluating
+    "evaluate": "pytest_chunkeval.engine.evaluate",
+    "EvalResult": "pytest_chunkeval.engine.results",
+    "score": "pytest_chunkeval.engine.score",
+    "TwoStage": "pytest_chunkeval.engine.two_stage",
+    "evaluate_relationships": "pytest_chunkeval.relationships.evaluate",
+    "Evaluator": "pytest_chunkeval.run.evaluator",
+    # The data
+    "load_beir": "pytest_chunkeval.data.beir",
+    "load_benchmark": "pytest_chunkeval.data.benchmarks",
+    "Corpus": "pytest_chunkeval.data.corpus",
+    "Document": "pytest_chunkeval.data.corpus",
+    "QuerySet": "pytest_chunkeval.data.queries",
+    "Excerpt": "pytest_chunkeval.data.query_types",
+    "Query": "pytest_chunkeval.data.query_types",
+    # What a query set and a judge can tell
+    "calibrate_judge": "pytest_chunkeval.quality.calibration",
+    "inspect_queries": "pytest_chunkeval.quality.inspection",
+    # Components, and what a registration hook receives
+    "as_chunker": "pytest_chunkeval.chunkers",
+    "get_chunker": "pytest_chunkeval.chunkers",
+    "Chunker": "pytest_chunkeval.chunkers.base",
+    "Param": "pytest_chunkeval.config.registry",
+    "Registry": "pytest_chunkeval.config.registry",
+    "Signature": "pytest_chunkeval.config.registry",
+    "Embedder": "pytest_chunkeval.embedders.base",
+    "CallableJudge": "pytest_chunkeval.judging.judge",
+    "Judge": "pytest_chunkeval.judging.judge",
+    "register_judge": "pytest_chunkeval.judging.specs",
+    "CallableExtractor": "pytest_chunkeval.relationships.extractors",
+    "Extractor": "pytest_chunkeval.relationships.extractors",
+    "Store": "pytest_chunkeval.stores",
+    "TextStore": "pytest_chunkeval.stores",
+    "Tokenizer": "pytest_chunkeval.tokenizers.base",
+    # Assertions (every metric's: pytest_chunkeval.assertions)
+    "assert_metric_at_least": "pytest_chunkeval.assertions",
+    "assert_recall_at_least": "pytest_chunkeval.assertions",
+    "percentile": "pytest_chunkeval.assertions",
+    "share_at_least": "pytest_chunkeval.assertions",
+    # Errors (every class: pytest_chunkeval.errors)
+    "ChunkevalError": "pytest_chunkeval.errors",
+    "ChunkevalWarning": "pytest_chunkeval.errors",
+}
+"""Every public name and the module that defines it: loaded from there on first
+access. The ``TYPE_CHECKING`` imports above say the same to type checkers."""
+
+__all__ = sorted(_PUBLIC)
+
 _MOVED = {
     **dict.fromkeys(
         ("FixedTokenChunker", "RecursiveTokenChunker", "SentenceChunker"),
@@ -112,26 +162,8 @@ still resolve here, with a ``DeprecationWarning``, until the next release. So do
 _ASSERTIONS = "pytest_chunkeval.assertions"
 
 
-@cache
-def _public() -> dict[str, str]:
-    """Public name -> its module, read from the ``TYPE_CHECKING`` imports above
-    (a text scan: cheap enough for the lookups pytest's imports make here;
-    tests/test_layout.py checks it against the parsed imports)."""
-    with open(__file__, encoding="utf-8") as file:
-        source = file.read()
-    block = source.split("if TYPE_CHECKING:", 1)[1].split("# isort: on", 1)[0]
-    return {
-        name: module
-        for module, name in re.findall(
-            r"^ +from ([\w.]+) import \(?\s*(\w+) as \2\b", block, re.MULTILINE
-        )
-    }
-
-
 def __getattr__(name: str) -> Any:
-    if name == "__all__":
-        return sorted(_public())
-    module = _public().get(name)
+    module = _PUBLIC.get(name)
     if module is not None:
         value = getattr(importlib.import_module(module), name)
         globals()[name] = value  # later lookups skip __getattr__
@@ -156,4 +188,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_public()})
+    return sorted({*globals(), *_PUBLIC})

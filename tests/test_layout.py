@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
+import py_compile
 import re
+import subprocess
+import sys
+import zipfile
 from collections import Counter
 from functools import cache
 from pathlib import Path
@@ -520,10 +525,14 @@ def test_the_public_api_is_small_and_each_name_written_once() -> None:
     names = [name for _, name in api]
     assert len(set(names)) == len(names), "a public name imported twice"
     assert 0 < len(names) <= PUBLIC_API_SIZE, len(names)
-    # __all__ and the lazy table are read from the imports, not repeated
+    # the lazy table (data, so that an install without sources resolves it)
+    # says what the imports say, and __all__ is its names
+    table = pytest_chunkeval._PUBLIC
+    assert table == {name: module for module, name in api}
+    assert list(table) == names  # in the imports' order
     assert pytest_chunkeval.__all__ == sorted(names)
-    assert pytest_chunkeval._public() == {name: module for module, name in api}
-    # written once: an import (``X as X``), never again as a string or a name
+    # written twice: an import (``X as X``) and the table's key, never again as
+    # a string or a name
     written = Counter(
         alias.name
         for node in ast.walk(_tree(PACKAGE / "__init__.py"))
@@ -535,13 +544,44 @@ def test_the_public_api_is_small_and_each_name_written_once() -> None:
             written[node.value] += 1
         elif isinstance(node, ast.Name):
             written[node.id] += 1
-    again = {name: written[name] for name in names if written[name] != 1}
-    assert not again, f"public names written more than once: {again}"
+    again = {name: written[name] for name in names if written[name] != 2}
+    assert not again, f"public names written other than twice: {again}"
     # no public name from a private module
     private = [
         f"{m}.{n}" for m, n in api if any(p.startswith("_") for p in m.split("."))
     ]
     assert not private, private
+
+
+def test_the_public_api_resolves_without_the_package_source(tmp_path: Path) -> None:
+    # An install of compiled files only (a zip, a .pyc-only image): the package's
+    # __init__ is a .pyc in a zip, its other modules come from this tree.
+    compiled = tmp_path / "__init__.pyc"
+    py_compile.compile(str(PACKAGE / "__init__.py"), cfile=str(compiled), doraise=True)
+    archive = tmp_path / "sourceless.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.write(compiled, "pytest_chunkeval/__init__.pyc")
+    script = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(archive)!r})\n"
+        "import pytest_chunkeval as p\n"
+        f"assert p.__file__.startswith({str(archive)!r}), p.__file__\n"
+        f"p.__path__.append({str(PACKAGE)!r})\n"
+        "print(len(p.__all__), p.QuerySet.__module__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": ""},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [
+        str(len(_public_api())),
+        "pytest_chunkeval.data.queries",
+    ]
 
 
 def test_every_public_name_resolves_from_its_module() -> None:
