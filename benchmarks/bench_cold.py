@@ -15,6 +15,11 @@ CPU time less their sum. Memory: the peak RSS (``ru_maxrss``) less the RSS after
 the imports (read from ``/proc/self/status`` just before the run), divided by
 the data: the float32 vectors of the chunks and questions plus the corpus text
 (UTF-8 bytes). The best round (least CPU time) is printed.
+
+``--count-encodes`` also counts tiktoken's encode calls and the characters they
+encode (less the special tokens put between joined pieces), wrapping the
+tokenizer's encoding in the child; ``--tree DIR`` runs another checkout's
+package (a commit before a change, side by side).
 """
 
 from __future__ import annotations
@@ -44,7 +49,36 @@ def _rss_mib() -> float:
     return float("nan")
 
 
-def child(argv: list[str], report: Path) -> None:
+class _CountingEncoding:
+    """A tiktoken encoding counting its encode calls and characters encoded."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.calls = self.chars = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def _count(self, texts: list[str], allowed: Any = ()) -> None:
+        specials = allowed if isinstance(allowed, (set, frozenset)) else ()
+        self.calls += 1
+        for text in texts:
+            self.chars += len(text) - sum(len(s) * text.count(s) for s in specials)
+
+    def encode_ordinary(self, text: str) -> Any:
+        self._count([text])
+        return self._inner.encode_ordinary(text)
+
+    def encode_to_numpy(self, text: str, **kw: Any) -> Any:
+        self._count([text], kw.get("allowed_special", ()))
+        return self._inner.encode_to_numpy(text, **kw)
+
+    def encode_ordinary_batch(self, texts: list[str], **kw: Any) -> Any:
+        self._count(list(texts))
+        return self._inner.encode_ordinary_batch(texts, **kw)
+
+
+def child(argv: list[str], report: Path, count_encodes: bool = False) -> None:
     """Run the command in this process, phases timed in CPU seconds."""
     import resource
     import time
@@ -57,15 +91,22 @@ def child(argv: list[str], report: Path) -> None:
     from pytest_chunkeval.engine import retrieve
 
     retrieve.time = types.SimpleNamespace(perf_counter=time.process_time)  # type: ignore[assignment]
+    counting = None
+    if count_encodes:  # the run's one tokenizer (cl100k_base), loaded here
+        from pytest_chunkeval.tokenizers.base import get_tokenizer
+
+        tokenizer: Any = get_tokenizer()
+        counting = tokenizer._loaded = _CountingEncoding(tokenizer.encoding)
     after_imports = _rss_mib()
     began = time.process_time()
     with threadpool_limits(1):
         code = cli.main(argv)
     spent = time.process_time() - began
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    report.write_text(
-        json.dumps({"code": code, "cpu": spent, "imports": after_imports, "peak": peak})
-    )
+    got = {"code": code, "cpu": spent, "imports": after_imports, "peak": peak}
+    if counting is not None:
+        got.update(encode_calls=counting.calls, encoded_chars=counting.chars)
+    report.write_text(json.dumps(got))
 
 
 def data_bytes(data: Path, result: dict[str, Any]) -> int:
@@ -80,15 +121,18 @@ def data_bytes(data: Path, result: dict[str, Any]) -> int:
     return 4 * dim * (int(result["chunks"]["count"]) + questions) + text
 
 
-def cold(data: Path, tmp: Path, round_: int) -> dict[str, Any]:
+def cold(
+    data: Path, tmp: Path, round_: int, tree: Path = HERE, count: bool = False
+) -> dict[str, Any]:
     out = tmp / f"{data.name}-{round_}.json"
     report = tmp / f"{data.name}-{round_}.report"
     argv = ["eval", "--corpus", str(data / "corpora")]
     argv += ["--queries", str(data / "questions_df.csv"), *ARGS]
     argv += ["--cache-dir", str(tmp / f"cache-{data.name}-{round_}")]
     argv += ["--json", str(out)]
-    env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(HERE)}
-    code = [sys.executable, __file__, "--child", str(report), "--", *argv]
+    env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(tree)}
+    code = [sys.executable, __file__, "--child", str(report)]
+    code += ["--count-encodes"] * count + ["--", *argv]
     subprocess.run(code, env=env, stdout=subprocess.DEVNULL, check=True)
     got: dict[str, Any] = json.loads(report.read_text())
     if got["code"]:
@@ -96,6 +140,11 @@ def cold(data: Path, tmp: Path, round_: int) -> dict[str, Any]:
     [result] = json.loads(out.read_text(encoding="utf-8"))
     got["timings"] = {p: float(result["timings"].get(p, 0.0)) for p in PHASES}
     got["data"] = data_bytes(data, result)
+    got["text_chars"] = sum(
+        len(p.read_text(encoding="utf-8"))
+        for p in sorted((data / "corpora").rglob("*"))
+        if p.is_file()
+    )
     got["recall"] = result["metrics"]["recall"]["mean"]
     return got
 
@@ -105,17 +154,22 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("/tmp/chunkeval-scaled"))
     parser.add_argument("--sets", nargs="+", default=["distinct-10x"])
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--tree", type=Path, default=HERE)
+    parser.add_argument("--count-encodes", action="store_true")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args()
     if args.child:
-        child([a for a in rest if a != "--"], args.child)
+        child([a for a in rest if a != "--"], args.child, args.count_encodes)
         return
     for name in args.sets:
         data = args.data / name
         if not data.is_dir():
             raise SystemExit(f"{data}: run benchmarks/scale_benchmark.py first")
         with tempfile.TemporaryDirectory(prefix="bench-cold-") as tmp:
-            runs = [cold(data, Path(tmp), i) for i in range(args.rounds)]
+            runs = [
+                cold(data, Path(tmp), i, args.tree.resolve(), args.count_encodes)
+                for i in range(args.rounds)
+            ]
         best = min(runs, key=lambda r: r["cpu"])
         timings = best["timings"]
         phases = ", ".join(f"{p} {timings[p]:.1f}" for p in PHASES)
@@ -131,6 +185,12 @@ def main() -> None:
             f"({best['data'] / 2**20:.1f} MiB of float32 vectors and text); "
             f"recall {100 * best['recall']:.2f}"
         )
+        if "encode_calls" in best:
+            print(
+                f"  tiktoken: {best['encode_calls']:,} encode calls, "
+                f"{best['encoded_chars']:,} characters encoded (corpus: "
+                f"{best['text_chars']:,} characters)"
+            )
 
 
 if __name__ == "__main__":

@@ -76,9 +76,14 @@ CORPUS_SETTINGS = [(50, 0), (200, 0), (250, 125), (400, 200), (800, 400)]
 
 @pytest.mark.parametrize(("size", "overlap"), CORPUS_SETTINGS)
 def test_parity_on_the_general_corpora(size: int, overlap: int) -> None:
+    chunker = RecursiveTokenChunker(size, overlap)
+    tokenizer = get_tokenizer()
     for name, text in read_corpora().items():
         spans = assert_parity(text, size, overlap)
         assert len(spans) > 0, name
+        # counted from the document's one tokenization (an evaluation's way)
+        derived = chunker.spans_from_tokens(text, tokenizer.token_bounds(text))
+        assert derived.tolist() == spans.tolist(), name
 
 
 EDGE_TEXTS = {

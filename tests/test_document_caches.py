@@ -69,6 +69,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     wrap(TiktokenTokenizer, "token_bounds", "tokenize")
     wrap(TiktokenTokenizer, "encode_array", "encode")
     wrap(RecursiveTokenChunker, "chunk_spans", "chunk")
+    wrap(RecursiveTokenChunker, "spans_from_tokens", "chunk")
     wrap(FixedTokenChunker, "chunk_spans", "chunk")
     wrap(FixedTokenChunker, "spans_from_tokens", "chunk")
     wrap(SentenceChunker, "chunk_spans", "chunk")
@@ -118,8 +119,9 @@ def test_a_warm_run_tokenizes_chunks_and_searches_nothing(
     tmp_path: Path, counted: Counter[str], chunker: str
 ) -> None:
     cold = run(tmp_path / "cache", chunker)
-    # each document tokenized once: for the unit map, and the fixed chunker's
-    # windows from the same bounds
+    # each document tokenized once: for the unit map, and the chunker's windows
+    # (fixed) or piece counts (recursive: tests/test_doc_counts.py) from the
+    # same bounds
     assert counted["tokenize"] == counted["encode"] == len(DOCS)
     assert counted["chunk"] == len(DOCS)
     # one search, past k for the margins (the scored ranks are its prefix)

@@ -25,6 +25,10 @@ Speed: every piece is counted once (LangChain counts most pieces two or three
 times); the pieces of all nodes at one depth are counted in one tiktoken call (see
 ``_counting.py``); and for cl100k-style encodings a piece with at least
 ``chunk_size`` words or numbers is known to be too long without encoding it.
+Given the document's token bounds (:meth:`RecursiveTokenChunker.spans_from_tokens`,
+what an evaluation does), a piece's count comes from them and only its first and
+last few characters are encoded (``_doc_counts.py``): the same counts, so the same
+chunks.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ import itertools
 import logging
 from collections.abc import Sequence
 
-from pytest_chunkeval.chunkers._counting import JoinedCounter
+import numpy as np
+
+from pytest_chunkeval.chunkers._doc_counts import DocumentCounter
 from pytest_chunkeval.chunkers.base import (
     check_size_overlap,
     chunker_identity,
@@ -184,6 +190,13 @@ class RecursiveTokenChunker:
         self.check()
         return as_bounds(self._spans(text))
 
+    def spans_from_tokens(self, text: str, tokens: IntArray) -> IntArray:
+        """The spans of :meth:`chunk_spans`, counting pieces from ``tokens``, the
+        ``(n, 2)`` token bounds of ``text`` (an evaluation tokenizes each
+        document once: ``chunkers/_doc_counts.py``)."""
+        self.check()
+        return as_bounds(self._spans(text, tokens))
+
     def chunk_texts(self, text: str) -> list[str]:
         """The chunk texts (what LangChain's ``split_text`` returns)."""
         self.check()
@@ -212,47 +225,18 @@ class RecursiveTokenChunker:
         a tokenizer that has no identity."""
         return chunker_identity(self, self.tokenizer, repr(tuple(self.separators)))
 
-    def _spans(self, text: str) -> list[tuple[int, int]]:
+    def _spans(
+        self, text: str, tokens: IntArray | None = None
+    ) -> list[tuple[int, int]]:
         size = self.chunk_size
-        if self._lower_bound is None or self._lower_bound[0] is not self.tokenizer:
-            self._lower_bound = (self.tokenizer, _has_piece_bound(self.tokenizer))
-        bounded = self._lower_bound[1]
-        counter = JoinedCounter(self.tokenizer, text)
-        delimiter = counter.delimiter
-        # Text averages 4-5 characters a token: scanning a shorter piece for a proof
-        # would rarely succeed and only cost time.
-        proof_length = 5 * size if bounded else len(text) + 1
+        documented = DocumentCounter(self.tokenizer, text, tokens)
         # Breadth-first over the recursion so that each depth is one counting call.
         # A node is a range of the text still to split; its items are chunks
         # (start, end) or child node ids, in document order.
         node_items: list[list[tuple[int, int] | int]] = [[]]
         level: list[tuple[int, int, int, int]] = [(0, 0, len(text), 0)]
         while level:
-            layouts: list[tuple[int, list[int], int, int]] = []
-            segments: list[str] = []  # per node: its pieces joined by the delimiter
-            proven: list[int] = []  # pieces known to be too long without counting
-            n_pieces = 0
-            for node, start, end, first in level:
-                sep, rest = self._choose_separator(text, start, end, first)
-                bounds, parts, lead = _split(text, start, end, sep)
-                if len(bounds) < 2:
-                    continue
-                for k, part in enumerate(parts):
-                    if len(part) >= proof_length and _proven_too_long(
-                        text, bounds[k], bounds[k + 1], size
-                    ):
-                        proven.append(n_pieces + k)
-                        parts[k] = ""  # its count is not needed: do not encode it
-                segments.append(lead + (delimiter + sep).join(parts))
-                layouts.append((node, bounds, n_pieces, rest))
-                n_pieces += len(bounds) - 1
-            counts: list[int] = []
-            if n_pieces:
-                counts = counter.count_joined(
-                    delimiter.join(segments), n_pieces
-                ).tolist()
-                for k in proven:
-                    counts[k] = size
+            layouts, counts = self._count_level(text, level, documented)
             next_level: list[tuple[int, int, int, int]] = []
             for node, bounds, base, rest in layouts:
                 items = node_items[node]
@@ -277,6 +261,65 @@ class RecursiveTokenChunker:
         out: list[tuple[int, int]] = []
         _flatten(node_items, 0, out)
         return out
+
+    def _count_level(
+        self,
+        text: str,
+        level: list[tuple[int, int, int, int]],
+        documented: DocumentCounter,
+    ) -> tuple[list[tuple[int, list[int], int, int]], list[int]]:
+        """Split each node of one depth; its pieces' token counts, in one call.
+
+        Returns per node ``(node, bounds, first piece's index, separators left)``
+        and the counts of all pieces (a piece proven too long counts as
+        ``chunk_size``)."""
+        size = self.chunk_size
+        if self._lower_bound is None or self._lower_bound[0] is not self.tokenizer:
+            self._lower_bound = (self.tokenizer, _has_piece_bound(self.tokenizer))
+        derived = documented.derived  # counts from the document's tokens
+        delimiter = documented.joined.delimiter
+        # Text averages 4-5 characters a token: scanning a shorter piece for a proof
+        # would rarely succeed and only cost time (and none is needed when counts
+        # come from the document's tokens).
+        bounded = self._lower_bound[1] and not derived
+        proof_length = 5 * size if bounded else len(text) + 1
+        layouts: list[tuple[int, list[int], int, int]] = []
+        segments: list[str] = []  # per node: its pieces joined by the delimiter
+        proven: list[int] = []  # pieces known to be too long without counting
+        piece_starts: list[int] = []  # the pieces, when counted from tokens
+        piece_ends: list[int] = []
+        n_pieces = 0
+        for node, start, end, first in level:
+            sep, rest = self._choose_separator(text, start, end, first)
+            bounds, parts, lead = _split(text, start, end, sep)
+            if len(bounds) < 2:
+                continue
+            layouts.append((node, bounds, n_pieces, rest))
+            if derived:
+                piece_starts += bounds[:-1]
+                piece_ends += bounds[1:]
+            else:
+                for k, part in enumerate(parts):
+                    if len(part) >= proof_length and _proven_too_long(
+                        text, bounds[k], bounds[k + 1], size
+                    ):
+                        proven.append(n_pieces + k)
+                        parts[k] = ""  # its count is not needed: do not encode it
+                segments.append(lead + (delimiter + sep).join(parts))
+            n_pieces += len(bounds) - 1
+        if not n_pieces:
+            return layouts, []
+        if derived:
+            counted = documented.counts(
+                np.asarray(piece_starts, dtype=np.int64),
+                np.asarray(piece_ends, dtype=np.int64),
+            )
+            return layouts, counted.tolist()
+        joined = documented.joined.count_joined(delimiter.join(segments), n_pieces)
+        counts: list[int] = joined.tolist()
+        for k in proven:
+            counts[k] = size
+        return layouts, counts
 
     def _merge(
         self,

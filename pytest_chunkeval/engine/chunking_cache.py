@@ -126,8 +126,10 @@ def _with_tokens(
 ) -> Iterator[IntArray]:
     """The token bounds of the ``missing`` documents, through the token cache, for
     a chunker that chunks from whole-document tokens (``spans_from_tokens``: the
-    fixed and sentence chunkers): the unit map then reads them instead of
-    tokenizing each document a second time. Nothing for other chunkers."""
+    fixed, sentence and recursive chunkers; the recursive one counts its pieces
+    from them, ``chunkers/_doc_counts.py``): the unit map then reads them
+    instead of tokenizing each document a second time. Nothing for other
+    chunkers."""
     tokenizer = getattr(chunker, "tokenizer", None)
     if (
         cache_dir is None
