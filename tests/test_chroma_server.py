@@ -16,9 +16,15 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
-from support.agreement import Agreement, clustered_vectors, index_in_subprocess
+from support.agreement import (
+    Agreement,
+    clustered_vectors,
+    index_in_subprocess,
+    rotations,
+)
 from support.chroma_server import ChromaServer, ChromaServerError, free_port
 
+from pytest_chunkeval.core.ranking import content_ties
 from pytest_chunkeval.data.benchmarks import load_benchmark
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.engine.evaluate import evaluate
@@ -99,6 +105,21 @@ def test_server_agrees_with_exact_and_is_reused(
     assert again.reused
     print(f"{'server':>10} built in {built:.2f} s, reused in {warm:.3f} s")
     np.testing.assert_array_equal(again.search(queries, 5), index.search(queries, 5))
+
+
+def test_server_ranks_its_candidates_by_the_plugins_scorer_and_tie_rule(
+    chroma_server: ChromaServer,
+) -> None:
+    # the server's float32 distances split equal cosines; the plugin re-ranks
+    # them in float64, so they tie and go by content as in exact search
+    rows, query = rotations()
+    ties = content_ties([f"chunk {i}" for i in range(len(rows))])
+    index = get_store(f"{chroma_server.spec}?ef_search=1").index(KEY, rows)
+    exact = get_store("exact").index(KEY, rows)
+    np.testing.assert_array_equal(
+        index.search(query, len(rows), ties=ties),
+        exact.search(query, len(rows), ties=ties),  # type: ignore[call-arg]
+    )
 
 
 def test_ephemeral_agrees_with_exact(

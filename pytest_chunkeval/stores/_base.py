@@ -9,7 +9,6 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from pytest_chunkeval.core.ranking import best_first
 from pytest_chunkeval.errors import DataError, UnavailableError
 
 FloatArray = npt.NDArray[np.float32]
@@ -306,20 +305,3 @@ def check_search(queries: object, k: int, dim: int | None) -> FloatArray:
 def empty_result(n_queries: int, k: int) -> IdArray:
     """A ``(n_queries, k)`` result with no hits."""
     return np.full((n_queries, k), -1, dtype=np.int64)
-
-
-def fill_by_distance(
-    out: IdArray,
-    start: int,
-    ids: Sequence[Sequence[object]],
-    distances: Sequence[Sequence[float]],
-    ties: IdArray | None,
-) -> None:
-    """Write each query's returned rows (``ids``, as a server lists them) into
-    ``out`` from row ``start``, by ascending distance; rows at exactly equal
-    distances by their tie keys (docs/baselines.md, "Ties"; the lower row when
-    ``ties`` is None), whatever order the server returned them in."""
-    for row, (found, dist) in enumerate(zip(ids, distances, strict=True), start):
-        rows = np.asarray(found, dtype=np.int64)
-        order = best_first(-np.asarray(dist, dtype=np.float64), rows, ties)
-        out[row, : rows.size] = rows[order]

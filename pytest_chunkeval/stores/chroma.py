@@ -12,8 +12,8 @@ parameters (``ef_construction=100``, ``max_neighbors=16``, as in the report) and
 99.6-100% the same sets; ``ef_search=200`` gave 99.8-100% identical and 100% same
 sets, for ~50% more search time (well under a millisecond per query) and no build
 cost. ``ef_construction=200`` or ``max_neighbors=32`` changed nothing measurable but
-made indexing 30-60% slower. What still differs is mostly two near-equal scores
-swapping ranks; rows at exactly equal distances go by content (docs/baselines.md).
+made indexing 30-60% slower. Its ``k + 8`` rows are re-ranked by the plugin
+(``_candidates.py``, docs/stores.md): only what HNSW did not find differs.
 
 Several processes on one ``chroma:PATH`` is not something Chroma supports; for
 pytest-xdist, use the in-process store (one per worker) or a server.
@@ -37,12 +37,12 @@ from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import (
     FloatArray,
     IdArray,
+    ScoreArray,
     StoreError,
     as_vectors,
-    check_search,
     empty_result,
-    fill_by_distance,
 )
+from pytest_chunkeval.stores._candidates import Engine, RerankedIndex
 from pytest_chunkeval.stores._chroma_client import (
     EPHEMERAL,
     close_client,
@@ -83,8 +83,28 @@ def collection_name(key: str) -> str:
     return COLLECTION_PREFIX + key
 
 
+def _candidates(collection: Collection, store: ChromaStore) -> Engine:
+    """A collection's search: Chroma's ``depth`` nearest rows per query (HNSW,
+    approximate), in its order, ``-1`` padded; the candidates the plugin
+    re-ranks (``_candidates.py``)."""
+
+    def engine(queries: FloatArray, depth: int) -> IdArray:
+        out = empty_result(queries.shape[0], depth)
+        with store._failures(f"searching collection {collection.name!r}"):
+            batch = store.client.get_max_batch_size()
+            for lo in range(0, queries.shape[0], batch):
+                part = queries[lo : lo + batch]  # ids only, no documents
+                got = collection.query(part, n_results=depth, include=[])
+                for row, ids in enumerate(got["ids"], lo):
+                    out[row, : len(ids)] = np.asarray(ids, dtype=np.int64)
+        return out
+
+    return engine
+
+
 class ChromaIndex:
-    """A Chroma collection holding rows ``0..n-1`` under ids ``"0".."n-1"``."""
+    """A Chroma collection holding rows ``0..n-1`` under ids ``"0".."n-1"``,
+    searched for candidates that the plugin re-ranks (``_candidates.py``)."""
 
     content_ties = True  # search() takes tie keys (docs/baselines.md, "Ties")
 
@@ -92,21 +112,22 @@ class ChromaIndex:
         self,
         collection: Collection,
         *,
-        n: int,
-        dim: int,
+        vectors: FloatArray,
         store: ChromaStore,
         reused: bool,
-        vectors: FloatArray | None = None,
     ) -> None:
         self.collection = collection
         self.name: str = collection.name
-        self.n = n
-        self.dim = dim
+        self.n: int = vectors.shape[0]
+        self.dim: int = vectors.shape[1]
         self.store = store
         self.reused = reused
         """True when the collection already held these vectors (nothing was added)."""
         self.vectors = vectors
-        """What it indexed (for :meth:`rebuild`)."""
+        """What it indexed: the re-ranking's cosines and :meth:`rebuild`'s input."""
+        # the engine holds the collection, not this index: an idle index is
+        # freed at once, and its collection evicted (``EPHEMERAL_KEEP``)
+        self._ranked = RerankedIndex(vectors, _candidates(collection, store))
 
     def __len__(self) -> int:
         return self.n
@@ -114,27 +135,21 @@ class ChromaIndex:
     def rebuild(self, seed: int) -> ChromaIndex:
         """The same vectors in another collection, added in the order ``seed``
         draws (HNSW's graph depends on it; docs/baselines.md, "Repeats")."""
-        if self.vectors is None:
-            raise StoreError(f"{self!r} keeps no vectors to index again")
         order = np.random.default_rng(seed).permutation(self.n).astype(np.int64)
         return self.store.index_named(f"{self.name}-r{seed}", self.vectors, order)
 
     def search(
         self, queries: FloatArray, k: int, *, ties: IdArray | None = None
     ) -> IdArray:
-        """Top-``k`` rows by cosine (HNSW, approximate), best first, ``-1`` padded."""
-        q = check_search(queries, k, self.dim if self.n else None)
-        out = empty_result(q.shape[0], k)
-        take = min(k, self.n)
-        if take == 0 or q.shape[0] == 0:
-            return out
-        with self.store._failures(f"searching collection {self.name!r}"):
-            batch = self.store.client.get_max_batch_size()
-            for lo in range(0, q.shape[0], batch):
-                part = q[lo : lo + batch]  # distances only, no documents
-                got = self.collection.query(part, n_results=take, include=["distances"])
-                fill_by_distance(out, lo, got["ids"], got["distances"] or [], ties)
-        return out
+        """Top-``k`` rows by cosine among Chroma's candidates, best first, equal
+        cosines by the tie keys ``ties``, ``-1`` padded."""
+        return self._ranked.search(queries, k, ties=ties)
+
+    def search_scored(
+        self, queries: FloatArray, k: int, *, ties: IdArray | None = None
+    ) -> tuple[IdArray, ScoreArray]:
+        """:meth:`search`'s rows with the float64 cosines they were ranked by."""
+        return self._ranked.search_scored(queries, k, ties=ties)
 
     def __repr__(self) -> str:
         return f"ChromaIndex({self.name!r}, n={self.n}, store={self.store.name!r})"
@@ -354,15 +369,13 @@ class ChromaStore:
     ) -> ChromaIndex:
         """Index ``arr`` in collection ``name``, as :meth:`index` does; ``order``:
         the order its rows are added in when the collection is built."""
-        n, dim = arr.shape
+        n = arr.shape[0]
         client = self.client
         ephemeral = self.kind == "ephemeral"
         with EPHEMERAL.lock if ephemeral else nullcontext():
             with self._failures(f"indexing {n} vectors in collection {name!r}"):
                 collection, reused = self._fill(client, name, arr, order)
-            index = ChromaIndex(
-                collection, n=n, dim=dim, store=self, reused=reused, vectors=arr
-            )
+            index = ChromaIndex(collection, vectors=arr, store=self, reused=reused)
             if ephemeral:
                 EPHEMERAL.used(index)
                 EPHEMERAL.evict(client, self.keep)

@@ -18,6 +18,17 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def rotations(
+    dim: int = 32,
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """One unit vector's components rotated, and a uniform query: the same
+    cosine with every row, which float32 arithmetic (Chroma's distances) rounds
+    apart; ranked by the plugin's float64 cosine, they tie (docs/stores.md)."""
+    base = np.random.default_rng(7).normal(size=dim).astype(np.float32)
+    rows = np.stack([np.roll(base / np.linalg.norm(base), s) for s in range(dim)])
+    return rows, np.full((1, dim), dim**-0.5, dtype=np.float32)
+
+
 def clustered_vectors(
     n: int,
     queries: int,

@@ -50,11 +50,12 @@ COPIES = CacheFormat(
 )
 """Every occurrence of each excerpt's text (``copies.py``)."""
 SEARCH = CacheFormat(
-    "search", 4, "82b46c7263f02540983367186df9c5785fb39b89643110b8531310ffe9e47988"
+    "search", 5, "82b46c7263f02540983367186df9c5785fb39b89643110b8531310ffe9e47988"
 )
 """A store's rows per query (``search_cache.py``): the built-in stores' ranking
 (3: ties by content, docs/baselines.md "Ties"; 4: exact search ranks its best
-rows in float64, so mathematically equal cosines tie, docs/stores.md)."""
+rows in float64, so mathematically equal cosines tie, docs/stores.md; 5: Chroma
+re-ranks its candidates so, as the other engine stores do)."""
 FORMATS = (CHUNKINGS, TOKENS, COPIES, SEARCH)
 
 RESULTS_FORMAT = "chunkeval-results-2"
