@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from pytest_chunkeval.config.defaults import CACHE_DIR_ENV
 from pytest_chunkeval.embedders.base import (
@@ -159,39 +160,28 @@ class EmbeddingCache:
             self.stats.misses += len(unique_texts)
             every = list(range(len(unique_texts)))
             fresh = self._compute(embedder, None, unique_texts, [], every, progress)
-            out = np.empty((len(every), _first_dim(fresh)), dtype=np.float32)
-            for i, vector in fresh.items():
-                out[i] = vector
-            return out[inverse]
+            return _in_order(fresh, inverse)
         keys = [text_key(t) for t in unique_texts]
         store = self._store(identity)
+        out: FloatArray | None = None
         with store.lock:
             store.refresh()
             found = [store.index.get(k) for k in keys]
             hit_rows = [i for i, code in enumerate(found) if code is not None]
-            hit_vectors = np.empty((len(hit_rows), store.dim or 0), dtype=np.float32)
             if hit_rows:
-                # Gather now: a compaction while misses are computed renumbers slots.
+                # Gather now: a compaction while misses are computed renumbers
+                # slots. Straight into the rows returned: no copy in between.
+                assert store.dim is not None
+                out = np.empty((len(unique_texts), store.dim), dtype=np.float32)
                 codes = np.fromiter(
                     (found[i] for i in hit_rows), dtype=np.int64, count=len(hit_rows)
                 )
-                store.gather(codes, hit_vectors, np.arange(len(hit_rows)))
+                store.gather(codes, out, np.asarray(hit_rows, dtype=np.int64))
         missing = [i for i, code in enumerate(found) if code is None]
         self.stats.hits += len(hit_rows)
         self.stats.misses += len(missing)
-
-        computed: dict[int, FloatArray] = {}
-        if missing:
-            computed = self._compute(
-                embedder, store, unique_texts, keys, missing, progress
-            )
-        dim = hit_vectors.shape[1] if hit_rows else _first_dim(computed)
-        out = np.empty((len(unique_texts), dim), dtype=np.float32)
-        if hit_rows:
-            out[hit_rows] = hit_vectors
-        for i, vector in computed.items():
-            out[i] = vector
-        return out[inverse]
+        out = self._compute(embedder, store, unique_texts, keys, missing, progress, out)
+        return _in_order(out, inverse)
 
     def _compute(
         self,
@@ -201,13 +191,16 @@ class EmbeddingCache:
         keys: list[bytes],
         missing: list[int],
         progress: bool | None,
-    ) -> dict[int, FloatArray]:
-        """The vectors of ``texts[missing]``, stored as they come (``store``
-        None: an embedder computed every time, nothing stored)."""
+        out: FloatArray | None = None,
+    ) -> FloatArray:
+        """``out`` (one row per text; allocated at the first batch, when the
+        embedder's width is known) with the vectors of ``texts[missing]``
+        written in, stored as they come (``store`` None: an embedder computed
+        every time, nothing stored). Each batch goes straight into its rows
+        (docs/performance.md, "Memory")."""
         # Longest first, as sentence-transformers does inside one call: batches of
         # similar length waste less padding, so chunked calls cost what one call does.
         order = sorted(missing, key=lambda i: -len(texts[i]))
-        computed: dict[int, FloatArray] = {}
         pending: list[int] = []
         bar = progress_bar(
             len(order),
@@ -226,14 +219,17 @@ class EmbeddingCache:
                 for positions, part in parts:
                     batch = [order[p] for p in positions]
                     vectors = unit_vectors(part, len(batch), who=embedder.identity)
-                    self._check_dim(store, vectors, embedder, computed)
-                    computed.update(zip(batch, vectors, strict=True))
+                    self._check_dim(store, vectors, embedder, out)
+                    if out is None:
+                        out = np.empty((len(texts), vectors.shape[1]), np.float32)
+                    out[batch] = vectors
+                    del vectors
                     pending.extend(batch)
                     if bar is not None:
                         bar.update(len(batch))
                     due = received or time.monotonic() - last_flush > FLUSH_SECONDS
                     if store is not None and due:
-                        self._flush(store, keys, computed, pending)
+                        self._flush(store, keys, out, pending)
                         pending = []
                         last_flush = time.monotonic()
             finally:
@@ -241,16 +237,18 @@ class EmbeddingCache:
                 if bar is not None:
                     bar.close()
                 # Also on Ctrl-C, SIGTERM or an API error: keep what was computed.
-                if pending and store is not None:
-                    self._flush(store, keys, computed, pending)
-        return computed
+                if pending and store is not None and out is not None:
+                    self._flush(store, keys, out, pending)
+        if out is None:  # no text at all
+            out = np.empty((len(texts), 0), dtype=np.float32)
+        return out
 
     def _check_dim(
         self,
         store: IdentityStore | None,
         vectors: FloatArray,
         embedder: Embedder,
-        computed: dict[int, FloatArray],
+        out: FloatArray | None,
     ) -> None:
         got = vectors.shape[1]
         if store is not None and store.dim is not None and got != store.dim:
@@ -260,7 +258,7 @@ class EmbeddingCache:
                 "ones under the same identity: give the embedder its own identity= "
                 "or clear the cache (chunkeval cache clear)"
             )
-        if computed and got != (before := _first_dim(computed)):
+        if out is not None and got != (before := out.shape[1]):
             raise ValueError(
                 f"embedder {embedder.identity!r} returned {got}-dim vectors after "
                 f"{before}-dim ones"
@@ -270,12 +268,12 @@ class EmbeddingCache:
         self,
         store: IdentityStore,
         keys: list[bytes],
-        computed: dict[int, FloatArray],
+        out: FloatArray,
         rows: list[int],
     ) -> None:
         if self._skip_write():
             return
-        vectors = np.stack([computed[i] for i in rows]).astype(np.float32, copy=False)
+        vectors = out[rows]  # a copy the new pack keeps (packs.py ``add``)
         try:
             self._ensure_root()
             with store.lock:
@@ -424,5 +422,9 @@ class EmbeddingCache:
         return removed
 
 
-def _first_dim(computed: dict[int, FloatArray]) -> int:
-    return next((int(v.shape[0]) for v in computed.values()), 0)
+def _in_order(out: FloatArray, inverse: npt.NDArray[np.int64]) -> FloatArray:
+    """The rows of the unique texts' vectors ``out`` for the texts asked, in
+    order: ``out`` itself when every text was distinct (no second copy)."""
+    if inverse.size == out.shape[0]:  # each text its own row, in order
+        return out
+    return out[inverse]

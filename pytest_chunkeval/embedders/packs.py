@@ -32,7 +32,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
@@ -137,14 +137,16 @@ class _Pack:
 
 
 def _encode_pack(
-    id_hash: bytes, keys: Sequence[bytes], vectors: FloatArray
-) -> list[bytes]:
+    id_hash: bytes, keys: bytes, vectors: FloatArray
+) -> list[bytes | memoryview]:
+    """The header and payload parts of a pack of C-contiguous little-endian
+    float32 ``vectors``: the vectors' own bytes, not a copy of them."""
     n, dim = vectors.shape
     meta = _META.pack(dim, n, id_hash)
-    body = [
+    body: list[bytes | memoryview] = [
         meta,
-        b"".join(keys),
-        np.ascontiguousarray(vectors, dtype="<f4").tobytes(),
+        keys,
+        vectors.reshape(-1).view(np.uint8).data,
     ]
     return [seal(_MAGIC, id_hash.hex(), body), *body]
 
@@ -293,19 +295,24 @@ class IdentityStore:
             out[targets[sel]] = self.slots[slot].vectors[rows[sel]]
 
     def add(self, keys: list[bytes], vectors: FloatArray) -> Path:
-        """Write a new pack and index it."""
+        """Write a new pack and index it. The pack keeps ``vectors`` themselves
+        (made read-only: the caller passes an array it owns and leaves alone),
+        not a second copy decoded from the bytes written (docs/performance.md,
+        "Memory")."""
         self.directory.mkdir(parents=True, exist_ok=True)
         id_file = self.directory / IDENTITY_FILE
         if not id_file.exists():
             atomic_write_text(id_file, self.identity + "\n")
         name = f"{uuid.uuid4().hex}{PACK_SUFFIX}"
         path = self.directory / name
-        parts = _encode_pack(self.id_hash, keys, vectors)
+        vectors = np.ascontiguousarray(vectors, dtype="<f4")
+        vectors.flags.writeable = False
+        pack = _Pack(keys=b"".join(keys), vectors=vectors)
+        if len(pack.keys) != KEY_SIZE * pack.n:
+            raise ValueError(f"{len(keys)} keys for {pack.n} vectors")
         with atomic_writer(path, "wb") as fh:
-            for part in parts:
+            for part in _encode_pack(self.id_hash, pack.keys, vectors):
                 fh.write(part)
-        data = b"".join(parts)
-        pack = _decode_pack(data, self.id_hash)
         self.packs[name] = pack
         if self.dim is None:
             self.dim = pack.dim
