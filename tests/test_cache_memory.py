@@ -45,7 +45,8 @@ def test_hits_misses_and_repeats_come_back_in_order_bitwise(tmp_path: Path) -> N
     np.testing.assert_array_equal(got[[3, 0, 5]], first)
     distinct = cache.embed(CountingEmbedder(), ["e", "d", "f"])
     np.testing.assert_array_equal(distinct[:2], got[[5, 4]])
-    assert distinct.flags.writeable and distinct.flags.owndata
+    assert distinct.flags.writeable
+    assert distinct.flags.owndata
     # what the next process reads from disk is what this one returned
     again = EmbeddingCache(tmp_path).embed(CountingEmbedder(), texts)
     assert again.tobytes() == got.tobytes()
