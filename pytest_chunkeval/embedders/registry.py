@@ -36,11 +36,15 @@ Identities (the cache key of every vector, see ``cache.py``):
   base URL, SERVER without user info or keys (``util/secret.url_identity``): two
   servers serving one model name never share vectors. Never the key.
 - Callables and Chroma / LangChain objects: the ``identity=`` you pass, else a name
-  derived from the object (Chroma: ``chroma:NAME:CONFIG_HASH``; callables:
-  ``callable:MODULE.QUALNAME``, plus ``@LINE`` for lambdas and local functions).
-  A callable is cached only under an ``identity=`` or a ``cache_version`` of its
-  own (part of the name, read when used; raise it when its vectors change);
-  without either it is embedded every time (docs/embedders.md, "In Python").
+  derived from the object (Chroma: ``chroma:NAME:CONFIG_HASH``; LangChain:
+  ``langchain:CLASS:MODEL``; callables: ``callable:MODULE.QUALNAME``, plus
+  ``@LINE`` for lambdas and local functions). A callable is cached only under an
+  ``identity=`` or a ``cache_version`` of its own (part of the name, read when
+  used; raise it when its vectors change); without either it is embedded every
+  time (docs/embedders.md, "In Python"). A Chroma or LangChain object is cached
+  under a derived identity only when that determines its vectors (``foreign.py``:
+  a LangChain or Chroma class, its library version, a model, plain settings
+  naming no local file), else embedded every time unless it declares one.
 
 Every embedder returns vectors L2-normalized once, by :func:`l2_normalize`; zero vectors
 stay zero (never NaN).
@@ -64,12 +68,11 @@ from pytest_chunkeval.config.registry import (
 )
 from pytest_chunkeval.embedders.adapters import (
     CallableEmbedder,
-    chroma_identity,
     is_chroma_embedding_function,
-    langchain_identity,
     renamed,
 )
 from pytest_chunkeval.embedders.base import Embedder
+from pytest_chunkeval.embedders.foreign import ForeignEmbedder
 from pytest_chunkeval.embedders.hashing import DEFAULT_DIM, HashingEmbedder
 from pytest_chunkeval.embedders.openai import (
     OPENAI_DEFAULT_CONCURRENCY,
@@ -175,11 +178,9 @@ def get_embedder(
     elif isinstance(spec, Embedder):
         embedder = spec
     elif is_chroma_embedding_function(spec):
-        return CallableEmbedder(spec, identity=identity or chroma_identity(spec))
+        return ForeignEmbedder(spec, spec, langchain=False, identity=identity)
     elif callable(embed_documents := getattr(spec, "embed_documents", None)):
-        return CallableEmbedder(
-            embed_documents, identity=identity or langchain_identity(spec)
-        )
+        return ForeignEmbedder(spec, embed_documents, langchain=True, identity=identity)
     elif callable(spec):
         return CallableEmbedder(spec, identity=identity)
     else:
