@@ -61,6 +61,22 @@ def test_windows_follow_the_last_split(server):
     assert f"<start_chunk_1>{paragraph(0)}<end_chunk_1>" in first[1]["content"]
 
 
+def test_chunks_from_the_documents_tokens_ask_and_cut_the_same(server):
+    # pieces and window sizes counted from the document's one tokenization
+    # (chunkers/_doc_counts.py, an evaluation's way): the same windows asked,
+    # the same chunks
+    server.chat_handler = every_third
+    text = DOC.replace("\n\n", " \n\n", 5)  # pieces that end in whitespace too
+    chunker = make(server, window_tokens=100)
+    direct = chunker.chunk_spans(text)
+    asked = [r.json["messages"] for r in server.requests_to("chat")]
+    derived = chunker.spans_from_tokens(text, get_tokenizer().token_bounds(text))
+    assert derived.tolist() == direct.tolist()
+    assert [r.json["messages"] for r in server.requests_to("chat")][
+        len(asked) :
+    ] == asked
+
+
 def test_an_early_split_makes_the_next_window_start_there(server):
     answers = iter(["split_after: 1", "split_after: 3", "split_after:"])
     server.chat_handler = lambda request: next(answers)

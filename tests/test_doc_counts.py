@@ -215,3 +215,38 @@ def test_a_cold_chunking_and_unit_map_encode_each_document_once(
         spans = chunking.bounds[chunking.doc == i].tolist()
         assert spans == expected.chunk_spans(text).tolist()
     assert units.total_units == sum(TOKENIZER.count(t) for t in docs.values())
+
+
+@pytest.fixture(scope="module")
+def embedding_cache(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from pytest_chunkeval.embedders.cache import EmbeddingCache
+
+    return EmbeddingCache(tmp_path_factory.mktemp("embeddings"))
+
+
+def _piece_chunkers(cache: Any) -> list[Any]:
+    from pytest_chunkeval.chunkers.cluster import ClusterSemanticChunker
+    from pytest_chunkeval.chunkers.semantic import KamradtModifiedChunker
+    from pytest_chunkeval.embedders.hashing import HashingEmbedder
+
+    embedder = HashingEmbedder(16)
+    return [
+        KamradtModifiedChunker(6, embedder=embedder, cache=cache),
+        KamradtModifiedChunker(
+            6, target="mean", piece_tokens=3, embedder=embedder, cache=cache
+        ),
+        ClusterSemanticChunker(8, 2, embedder=embedder, cache=cache),
+    ]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=_TEXTS)
+def test_semantic_and_cluster_chunks_from_tokens_equal_their_chunks(
+    embedding_cache: Any, text: str
+) -> None:
+    # the Kamradt-modified (max: sentences over the size split; mean: pieces)
+    # and cluster chunkers count their pieces from the document's tokens too
+    tokens = TOKENIZER.token_bounds(text)
+    for chunker in _piece_chunkers(embedding_cache):
+        derived = chunker.spans_from_tokens(text, tokens)
+        assert derived.tolist() == chunker.chunk_spans(text).tolist(), chunker.name

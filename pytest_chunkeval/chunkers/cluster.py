@@ -263,7 +263,14 @@ class ClusterSemanticChunker(EmbeddingChunker):
         return chunker_identity(self, self.tokenizer, embedder_part(self.embedder))
 
     def chunk_spans(self, text: str) -> IntArray:
-        pieces = self.pieces(text)
+        return self._chunks(text, self.pieces(text))
+
+    def spans_from_tokens(self, text: str, tokens: IntArray) -> IntArray:
+        """:meth:`chunk_spans`, counting pieces from ``text``'s token bounds
+        (``chunkers/_doc_counts.py``)."""
+        return self._chunks(text, self.splitter.spans_from_tokens(text, tokens))
+
+    def _chunks(self, text: str, pieces: IntArray) -> IntArray:
         if pieces.shape[0] <= 1:
             return pieces
         vectors = self.cache.embed(self.embedder, piece_texts(text, pieces))

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_chunkeval.chunkers._counting import piece_counter
+from pytest_chunkeval.chunkers._doc_counts import DocumentCounter
 from pytest_chunkeval.chunkers.base import chunker_identity, spec_name
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker, piece_splitter
 from pytest_chunkeval.chunkers.semantic import join_units
@@ -259,12 +259,20 @@ class LLMSemanticChunker:
         )
 
     def chunk_spans(self, text: str) -> IntArray:
-        pieces = self.splitter.chunk_spans(text)
+        return self._chunks(DocumentCounter(self.tokenizer, text, None))
+
+    def spans_from_tokens(self, text: str, tokens: IntArray) -> IntArray:
+        """:meth:`chunk_spans`, counting pieces from ``text``'s token bounds."""
+        return self._chunks(DocumentCounter(self.tokenizer, text, tokens))
+
+    def _chunks(self, counter: DocumentCounter) -> IntArray:
+        text = counter.text
+        pieces = self.splitter.spans_counted(counter)
         n = pieces.shape[0]
         if n <= 1:
             return pieces
         bounds = pieces.tolist()
-        counts = piece_counter(self.tokenizer, text)([text[s:e] for s, e in bounds])
+        counts = counter.counts(pieces[:, 0], pieces[:, 1]).tolist()
         cut_after: set[int] = set()
         start = 0
         windows = answered = 0  # this document's windows; those the model split

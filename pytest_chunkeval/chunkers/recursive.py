@@ -187,20 +187,27 @@ class RecursiveTokenChunker:
 
     def chunk_spans(self, text: str) -> IntArray:
         """Chunk ``[start, end)`` offsets, identical to LangChain's chunk texts."""
-        self.check()
-        return as_bounds(self._spans(text))
+        return self.spans_counted(DocumentCounter(self.tokenizer, text, None))
 
     def spans_from_tokens(self, text: str, tokens: IntArray) -> IntArray:
         """The spans of :meth:`chunk_spans`, counting pieces from ``tokens``, the
         ``(n, 2)`` token bounds of ``text`` (an evaluation tokenizes each
         document once: ``chunkers/_doc_counts.py``)."""
+        return self.spans_counted(DocumentCounter(self.tokenizer, text, tokens))
+
+    def spans_counted(
+        self, counter: DocumentCounter, start: int = 0, end: int | None = None
+    ) -> IntArray:
+        """``chunk_spans(counter.text[start:end])`` offset by ``start``, each
+        piece counted by ``counter`` (made for this chunker's tokenizer): the
+        chunkers made of pieces share one counter per document."""
         self.check()
-        return as_bounds(self._spans(text, tokens))
+        text = counter.text
+        return as_bounds(self._spans(counter, start, len(text) if end is None else end))
 
     def chunk_texts(self, text: str) -> list[str]:
         """The chunk texts (what LangChain's ``split_text`` returns)."""
-        self.check()
-        return [text[s:e] for s, e in self._spans(text)]
+        return [text[s:e] for s, e in self.chunk_spans(text).tolist()]
 
     # -- the algorithm ------------------------------------------------------------
 
@@ -226,15 +233,15 @@ class RecursiveTokenChunker:
         return chunker_identity(self, self.tokenizer, repr(tuple(self.separators)))
 
     def _spans(
-        self, text: str, tokens: IntArray | None = None
+        self, documented: DocumentCounter, start: int, end: int
     ) -> list[tuple[int, int]]:
         size = self.chunk_size
-        documented = DocumentCounter(self.tokenizer, text, tokens)
+        text = documented.text
         # Breadth-first over the recursion so that each depth is one counting call.
         # A node is a range of the text still to split; its items are chunks
         # (start, end) or child node ids, in document order.
         node_items: list[list[tuple[int, int] | int]] = [[]]
-        level: list[tuple[int, int, int, int]] = [(0, 0, len(text), 0)]
+        level: list[tuple[int, int, int, int]] = [(0, start, end, 0)]
         while level:
             layouts, counts = self._count_level(text, level, documented)
             next_level: list[tuple[int, int, int, int]] = []

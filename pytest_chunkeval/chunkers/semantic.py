@@ -59,7 +59,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from pytest_chunkeval.chunkers._counting import piece_counter
+from pytest_chunkeval.chunkers._doc_counts import DocumentCounter
 from pytest_chunkeval.chunkers.base import chunker_identity, spec_name
 from pytest_chunkeval.chunkers.recursive import RecursiveTokenChunker, piece_splitter
 from pytest_chunkeval.chunkers.sentence import sentence_spans
@@ -304,16 +304,18 @@ class KamradtModifiedChunker(_WindowEmbedding):
             f"buffer={self.buffer}, embedder={self.embedder.identity!r})"
         )
 
-    def units(self, text: str) -> IntArray:
+    def units(self, text: str, counter: DocumentCounter | None = None) -> IntArray:
         """The units grouped into chunks. ``"max"``: sentences, with any sentence
         over ``max_tokens`` tokens replaced by its ``RecursiveTokenChunker(max_tokens,
         0)`` pieces. ``"mean"``: the ``RecursiveTokenChunker(piece_tokens, 0)``
-        pieces of the document."""
+        pieces of the document. ``counter`` counts pieces of ``text`` (from its
+        tokens: ``chunkers/_doc_counts.py``)."""
+        if counter is None:
+            counter = DocumentCounter(self.tokenizer, text, None)
         if self.target == "mean":
-            return self._splitter.chunk_spans(text)
+            return self._splitter.spans_counted(counter)
         sentences = sentence_spans(text)
-        count = piece_counter(self.tokenizer, text)
-        counts = count([text[s:e] for s, e in sentences.tolist()])
+        counts = counter.counts(sentences[:, 0], sentences[:, 1]).tolist()
         if max(counts, default=0) <= self.max_tokens:
             return sentences
         out: list[tuple[int, int]] = []
@@ -321,8 +323,7 @@ class KamradtModifiedChunker(_WindowEmbedding):
             if n_tokens <= self.max_tokens:
                 out.append((start, end))
                 continue
-            for s, e in self._splitter.chunk_spans(text[start:end]).tolist():
-                out.append((start + s, start + e))
+            out += self._splitter.spans_counted(counter, start, end).tolist()
         return as_bounds(out)
 
     @property
@@ -332,17 +333,27 @@ class KamradtModifiedChunker(_WindowEmbedding):
         return chunker_identity(self, self.tokenizer, embedder_part(self.embedder))
 
     def chunk_spans(self, text: str) -> IntArray:
-        units = self.units(text)
+        return self._chunks(DocumentCounter(self.tokenizer, text, None))
+
+    def spans_from_tokens(self, text: str, tokens: IntArray) -> IntArray:
+        """The spans of :meth:`chunk_spans`, counting pieces from ``tokens``, the
+        ``(n, 2)`` token bounds of ``text`` (``chunkers/_doc_counts.py``)."""
+        return self._chunks(DocumentCounter(self.tokenizer, text, tokens))
+
+    def _chunks(self, counter: DocumentCounter) -> IntArray:
+        text = counter.text
+        units = self.units(text, counter)
         if units.shape[0] <= 1:
             return units
         if self.target == "mean":
-            return self._mean_chunks(text, units)
-        return self._max_chunks(text, units)
+            return self._mean_chunks(text, units, counter)
+        return self._max_chunks(text, units, counter)
 
-    def _mean_chunks(self, text: str, units: IntArray) -> IntArray:
+    def _mean_chunks(
+        self, text: str, units: IntArray, counter: DocumentCounter
+    ) -> IntArray:
         """Cut after the ``total_tokens // max_tokens`` largest window distances."""
-        count = piece_counter(self.tokenizer, text)
-        total = sum(count([text[s:e] for s, e in units.tolist()]))
+        total = int(counter.counts(units[:, 0], units[:, 1]).sum())
         n_cuts = total // self.max_tokens
         if n_cuts == 0:  # under one chunk's worth: skip embedding altogether
             return join_units(units, [])
@@ -353,18 +364,19 @@ class KamradtModifiedChunker(_WindowEmbedding):
         threshold = np.sort(distances)[::-1][n_cuts]
         return join_units(units, np.flatnonzero(distances > threshold))
 
-    def _max_chunks(self, text: str, units: IntArray) -> IntArray:
+    def _max_chunks(
+        self, text: str, units: IntArray, counter: DocumentCounter
+    ) -> IntArray:
         """The fewest cuts, at the largest distances, with no chunk over the size."""
-        count = piece_counter(self.tokenizer, text)
         known: dict[tuple[int, int], int] = {}
 
         def fits(chunks: IntArray) -> bool:
             keys = [(s, e) for s, e in chunks.tolist()]
-            todo = [k for k in keys if k not in known]
-            if todo:
-                known.update(
-                    zip(todo, count([text[s:e] for s, e in todo]), strict=True)
-                )
+            todo = np.asarray([k for k in keys if k not in known], dtype=np.int64)
+            if todo.size:
+                counts = counter.counts(todo[:, 0], todo[:, 1]).tolist()
+                pairs = [(s, e) for s, e in todo.tolist()]
+                known.update(zip(pairs, counts, strict=True))
             return max(known[k] for k in keys) <= self.max_tokens
 
         whole = join_units(units, [])
