@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -279,6 +281,32 @@ def test_callable_judges_are_checked() -> None:
         get_judge(lambda q, c: [])
     with pytest.raises(JudgeError, match="version"):
         CallableJudge(lambda q, c: [], name="x", version="")
+
+
+def test_a_python_judge_function_without_version_is_judged_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = types.ModuleType("user_judge")
+    monkeypatch.setitem(sys.modules, "user_judge", module)
+    cache = AnswerCache(tmp_path / "cache")
+
+    def judged(word: str) -> list[Any]:
+        def judge(question: str, context: str) -> list[str]:  # edited: ``word``
+            return [s for s in context.split(". ") if word in s.lower()]
+
+        module.judge = judge  # type: ignore[attr-defined]
+        found = Judging(get_judge("python:user_judge:judge"), cache=cache)
+        return [j.spans if j else None for j in found.judge_all(ITEMS[:1])]
+
+    backups = judged("backups")
+    assert judged("coffee") != backups  # the edit shows on a warm cache
+    assert get_judge("python:user_judge:judge").identity == "user_judge.judge"
+    assert not list((tmp_path / "cache").rglob("*.ans"))
+    module.judge.version = "2"  # type: ignore[attr-defined]
+    versioned = get_judge("python:user_judge:judge")
+    assert versioned.identity == "user_judge.judge@2"
+    Judging(versioned, cache=cache).judge_all(ITEMS[:1])
+    assert list((tmp_path / "cache").rglob("*.ans"))
 
 
 def test_registered_and_llm_specs() -> None:

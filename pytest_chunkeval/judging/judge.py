@@ -205,23 +205,41 @@ class LLMJudge:
 
 
 class CallableJudge(NamedVersion):
-    """A Python ``fn(question, context) -> list[str]`` as a judge."""
+    """A Python ``fn(question, context) -> list[str]`` as a judge. Its answers
+    are cached under its name and ``version``; ``version=None`` (a
+    ``python:MODULE:ATTR`` function without one) is judged every time, nothing
+    cached (docs/judged.md)."""
 
     prompt_version = "callable"
 
     def __init__(
-        self, fn: Callable[[str, str], Sequence[str]], *, name: str, version: str
+        self,
+        fn: Callable[[str, str], Sequence[str]],
+        *,
+        name: str,
+        version: str | None,
     ) -> None:
         if not callable(fn):
             raise JudgeError(f"judge {name!r}: {type(fn).__name__} is not callable")
-        if not name or not str(version).strip():
+        if not name or (version is not None and not str(version).strip()):
             raise JudgeError(
                 "a callable judge needs a name and a version (its identity: change "
                 "the version when the function changes)"
             )
         self.fn = fn
         self.name = name
-        self.version = str(version)
+        self.version = None if version is None else str(version)  # type: ignore[assignment]
+
+    @property
+    def identity(self) -> str:
+        """``NAME@VERSION``, or ``NAME`` without a version."""
+        return self.name if self.version is None else f"{self.name}@{self.version}"
+
+    @property
+    def cache_identity(self) -> str | None:
+        """What its answers are cached under; None (judged every time) without
+        a version."""
+        return None if self.version is None else self.identity
 
     def compute(self, question: str, context: str) -> Outcome:
         try:

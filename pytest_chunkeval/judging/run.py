@@ -79,7 +79,10 @@ class Judging:
         self.price = price
         """USD per 1000 prompt and completion tokens for :meth:`plan` (None: the
         model's built-in price, if known)."""
-        self.cache = cache
+        # a judge without a cache identity (a function without a version) is
+        # judged every time (docs/judged.md)
+        cached = getattr(judge, "cache_identity", judge.identity) is not None
+        self.cache = cache if cached else None
         self.committed = committed
         self.record = record
         self.concurrency = concurrency or (4 if isinstance(judge, LLMJudge) else 1)

@@ -20,8 +20,9 @@ JUDGES.register("llm", LLMJudge, signature=Signature((Param("model", rest=True),
 
 def _python(module_name: str, attr: str) -> Judge:
     """``python:MODULE:ATTR``: a judge object, or a function ``(question,
-    context) -> sentences`` (its ``version`` attribute, default ``"1"``, is part
-    of its identity: change it when the function changes)."""
+    context) -> sentences`` (its ``cache_version`` or ``version`` attribute is
+    part of its identity: change it when the function changes; without one it
+    is judged every time, nothing cached)."""
     from pytest_chunkeval.config.python_spec import load_python
 
     target = load_python(module_name, attr)
@@ -32,8 +33,12 @@ def _python(module_name: str, attr: str) -> Judge:
             f"python:{module_name}:{attr} is a {type(target).__name__}, not a judge "
             "or a function (question, context) -> sentences"
         )
-    version = str(getattr(target, "version", "1"))
-    return CallableJudge(target, name=f"{module_name}.{attr}", version=version)
+    version = getattr(target, "cache_version", None) or getattr(target, "version", None)
+    return CallableJudge(
+        target,
+        name=f"{module_name}.{attr}",
+        version=None if version is None else str(version),
+    )
 
 
 JUDGES.register(
