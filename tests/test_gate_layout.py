@@ -59,3 +59,15 @@ def test_the_check_finds_an_upward_import() -> None:
     assert _part("pytest_chunkeval.gate.tolerances") == "tolerances"
     assert _part("pytest_chunkeval.core.spans") is None
     assert ORDER.index("outcome") > ORDER.index("comparison")
+
+
+def test_the_gate_imports_nothing_by_name() -> None:
+    # importlib would step past the layering (docs/architecture.md): what the gate
+    # needs of a component is recorded in the configuration (engine/recorded.py)
+    by_name = [
+        str(path.relative_to(GATE))
+        for path in sorted(GATE.rglob("*.py"))
+        if {"importlib", "importlib.metadata"} & _imports(path)
+        or "__import__(" in path.read_text(encoding="utf-8")
+    ]
+    assert not by_name, f"the gate imports modules by name in {by_name}"

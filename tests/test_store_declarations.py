@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.tiny_corpus import DOCS, make_queries
 
 from pytest_chunkeval.config.options import Settings
+from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.engine.evidence import approximate
+from pytest_chunkeval.engine.recorded import PORTABLE_STORE
 from pytest_chunkeval.engine.retrieve import RetrievalInputs, retrieve
 from pytest_chunkeval.engine.search_cache import SearchCache
+from pytest_chunkeval.engine.setup import EvaluationSetup
 from pytest_chunkeval.errors import ConfigError
+from pytest_chunkeval.gate.files.recording import recorded_config
 from pytest_chunkeval.run.components import Components
 from pytest_chunkeval.stores import (
     STORES,
@@ -98,6 +103,29 @@ def test_a_spec_naming_no_store_here_is_kept_less_a_server_address():
     assert portable_spec("gone-plugin:/some/where") == "gone-plugin:/some/where"
     # an older baseline's store of a plugin not loaded, recorded with its server
     assert portable_spec("gone+https://10.0.0.1:9000?m=4") == "gone?m=4"
+
+
+def test_the_configuration_records_the_portable_name_the_baseline_keeps(tmp_path):
+    # engine/recorded.py: the store's declaration is read when the configuration
+    # is built, so the gate (which imports no store) records it even after the
+    # registry changed
+    corpus = Corpus.from_mapping(DOCS)
+    store = OwnStore("team+http://10.0.0.7:9000?m=8", portable_name="team-hnsw?m=8")
+    setup = EvaluationSetup.resolve(
+        corpus, make_queries(corpus), store=store, embedder="hashing", cache=tmp_path
+    )
+    config = setup.config("recursive:20:0")
+    assert config["store"] == "team+http://10.0.0.7:9000?m=8"  # the report's
+    restore = STORES.snapshot()
+    try:
+        for _ in range(2):  # registered again: the names known are forgotten
+            STORES.register("another", lambda rest: OwnStore("another"))
+        assert recorded_config(config)["store"] == "team-hnsw?m=8"
+    finally:
+        restore()
+    assert PORTABLE_STORE not in recorded_config(config)
+    exact = EvaluationSetup.resolve(corpus, make_queries(corpus), cache=tmp_path)
+    assert PORTABLE_STORE not in exact.config("x")  # its name is portable
 
 
 # -- xdist_safe -----------------------------------------------------------------

@@ -39,6 +39,7 @@ from pytest_chunkeval.embedders.registry import EMBEDDERS, get_embedder
 from pytest_chunkeval.engine.cache_dir import CacheDir, cache_at
 from pytest_chunkeval.engine.chunking import Chunking, excerpt_spans, unit_map
 from pytest_chunkeval.engine.copies import copies_for
+from pytest_chunkeval.engine.recorded import portable_store_fields
 from pytest_chunkeval.engine.records import judging_for
 from pytest_chunkeval.errors import DataError
 from pytest_chunkeval.stores import AnyStore, get_store, uses_vectors
@@ -258,6 +259,7 @@ class EvaluationSetup:
             config["embedder_identity"] = (
                 self.embedder.identity if self.embedder is not None else None
             )
+        config.update(portable_store_fields(self.store, self.store_label))
         config.update(self.spec.recorded(whole_retriever=self.store is None))
         config.update(fields)
         return config

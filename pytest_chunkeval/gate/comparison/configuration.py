@@ -6,13 +6,13 @@ changes."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_chunkeval.engine.recorded import same_spec
 from pytest_chunkeval.gate.files.recording import recorded_config
 
 # A change of these makes the numbers of the two runs different quantities:
@@ -62,29 +62,6 @@ def config_changes(
 def _changed(old: Mapping[str, Any], new: Mapping[str, Any], key: str) -> bool:
     a, b = old.get(key), new.get(key)
     return a != b and not same_spec(key, a, b)
-
-
-_SPEC_KEYS = {
-    "chunker": ("pytest_chunkeval.chunkers.specs", "CHUNKERS"),
-    "embedder": ("pytest_chunkeval.embedders.registry", "EMBEDDERS"),
-    "store": ("pytest_chunkeval.stores", "STORES"),
-    "tokenizer": ("pytest_chunkeval.tokenizers.base", "TOKENIZERS"),
-}
-
-
-def same_spec(key: str, old: object, new: object) -> bool:
-    """Two spellings of one component (``hashing`` and ``hashing:256``): a baseline
-    recorded before specs were canonical still matches."""
-    if key not in _SPEC_KEYS or not (isinstance(old, str) and isinstance(new, str)):
-        return False
-    from pytest_chunkeval.config.specs import SpecError
-
-    module, name = _SPEC_KEYS[key]
-    registry = getattr(importlib.import_module(module), name)
-    try:
-        return bool(registry.label(old) == registry.label(new))
-    except SpecError:
-        return False
 
 
 _RESOLVED = re.compile(r":d\d+(:bf16)?$")

@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_chunkeval.gate.files.portable import portable_store
+from pytest_chunkeval.gate.files.portable import record_portable_store
 
 QUERY_DECIMALS = 4
 MEAN_DECIMALS = 6
@@ -56,10 +56,9 @@ def noise_record(noise: Mapping[str, Any]) -> dict[str, Any]:
 
 def recorded_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """What a baseline keeps of a result's configuration: what determines the
-    numbers, never where a store lives (``portable_store``) nor volatile keys."""
+    numbers, never where a store lives (``record_portable_store``) nor volatile keys."""
     out = {k: v for k, v in config.items() if k not in VOLATILE_CONFIG_KEYS}
-    if isinstance(out.get("store"), str):
-        out["store"] = portable_store(out["store"])
+    record_portable_store(out)
     return out
 
 
