@@ -344,7 +344,7 @@ DROPS = {
     "e": "retriever right half the time, deterministic baseline",
     "f": "random retriever",
     "g": "store returning the worst match first",
-    "h": "Chroma ef_search=1 (baseline: defaults)",
+    "h": "Chroma ef_search=1, poor graph (baseline: defaults)",
     "i": "constant vectors",
     "j": "deterministic drop of 1.5x the tolerance, spread",
 }
