@@ -396,6 +396,24 @@ def test_lifecycle_create_pass_regress_improve_update_pass(
     assert _store(tmp_path).check(better, ref).status == "ok"
 
 
+def test_an_update_whose_gated_means_did_not_move_says_which_rows_did(
+    tmp_path: Path, test_file: Path
+) -> None:
+    # Two questions swap their values: every mean stays, the file changes.
+    # Before, the summary said "updated FILE" and nothing else.
+    ref = _ref(test_file)
+    assert _store(tmp_path, update=True).check(make_result([1.0, 0.0, 1.0]), ref)
+    swapped = make_result([0.0, 1.0, 1.0])
+    updated = _store(tmp_path, update=True).check(swapped, ref)
+    assert updated.status == "updated"
+    assert updated.message.endswith(
+        ": 2 question rows: q000 recall 100.00 -> 0.00, q001 recall 0.00 -> 100.00"
+        "; document means (a.md, b.md), question records (anchor) rewritten"
+    ), updated.message
+    again = _store(tmp_path, update=True).check(swapped, ref)
+    assert (again.status, again.message) == ("unchanged", "")
+
+
 def test_configuration_change_is_judged_and_named(
     tmp_path: Path, test_file: Path
 ) -> None:

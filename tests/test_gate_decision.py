@@ -122,6 +122,25 @@ def test_a_side_that_found_no_noise_takes_the_other_sides_variance() -> None:
     assert plain.se == 0.0
 
 
+def test_a_store_rebuilt_into_the_same_rankings_reports_no_noise() -> None:
+    # Chroma rebuilt 3 times, no ranking differed ("noisy": []): its variances
+    # are float residue. Before, SE came out 1e-18 and the reports said
+    # "noise measured: recall SE 0.00 (a drop up to -1.00 could hide)".
+    from pytest_chunkeval.gate.comparison.report import gated_metrics
+    from pytest_chunkeval.reporting.gate_report import noise_line
+
+    n = 20
+    rebuilt = {"noisy": [], "repeats": 3}
+    residue = {f"q{i:03d}": 1.0e-35 for i in range(n)}
+    base = _repeated(make_result([0.5] * n), residue, 3, dict(rebuilt))
+    now = _repeated(make_result([0.5] * (n - 1) + [0.0]), residue, 3, dict(rebuilt))
+    report = compare(_recorded(base), now, RECALL_ONLY)
+    assert _recall(report).se == 0.0
+    assert noise_line(gated_metrics(report)) == ""
+    row = report_table(report).splitlines()[2].split()
+    assert row[4:6] == ["0.00", "-"]  # SE, could hide: the tolerance alone
+
+
 def test_a_flaky_and_worse_retriever_regresses_a_flaky_one_as_good_is_noisy() -> None:
     n = 36
     var = {f"q{i:03d}": 0.25 for i in range(n)}  # right half the time

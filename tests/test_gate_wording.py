@@ -149,3 +149,56 @@ def test_the_summary_says_what_the_gate_mode_did(mode: str, said: str) -> None:
     row = SummaryRow("k", {}, ["t.py::test_x"])
     lines = against_baseline([row], {"k": verdict})
     assert lines[0] == f"against the baseline (points; the change is {said}):"
+
+
+def test_a_gate_table_shows_one_precision_per_column() -> None:
+    # iou needs 3 decimals for its change to be the difference of its values
+    # (9.168 -> 27.434: +18.266); before, its row read 3 decimals among rows
+    # of 2 in the same columns.
+    import dataclasses
+
+    from support.fake_results import make_result
+
+    from pytest_chunkeval.gate.outcome.messages import report_table
+    from pytest_chunkeval.gate.outcome.rows import RowVerdict
+    from pytest_chunkeval.reporting.gate_report import baseline_html, baseline_markdown
+    from pytest_chunkeval.reporting.rows import ReportEntry
+    from pytest_chunkeval.run.outputs import SummaryRow
+    from pytest_chunkeval.run.summary import against_baseline
+
+    values = {"recall": (1.0, 0.867, -0.133), "iou": (0.09168, 0.27434, 0.18266)}
+    gated = tuple(
+        GatedMetric(m, b, a, d, d - 0.05, d + 0.05, "ok", 0.95, se=0.0)
+        for m, (b, a, d) in values.items()
+    )
+    summary = against_baseline(
+        [SummaryRow("k", {}, ["t.py::test_x"])],
+        {"k": RowVerdict("passed", "ok", gated)},
+    )
+    rows = [line.split() for line in summary if " ok " in line]
+    assert [r[-6:-3] for r in rows] == [
+        ["100.000", "86.700", "-13.300"],
+        ["9.168", "27.434", "+18.266"],
+    ], summary
+    checks = tuple(
+        MetricCheck(m, Tolerance(0.01), b, a, d, 0.01, "ok", 10, se=0.0)
+        for m, (b, a, d) in values.items()
+    )
+    report = GateReport(checks, GateSettings(), 10)
+    table = report_table(report).splitlines()
+    assert table[2].split()[1:4] == ["100.000", "86.700", "-13.300"], table
+    entry = dataclasses.replace(
+        ReportEntry.of(make_result([1.0, 0.5])), verdict="passed", gated=gated
+    )
+    second = dataclasses.replace(
+        entry,
+        gated=(GatedMetric("iou", 0.5, 0.4, -0.1, -0.2, 0.0, "ok", 0.95, se=0.0),),
+    )
+    for text in (
+        baseline_markdown([entry, second]),
+        baseline_html([entry, second]),
+    ):
+        # a column per metric, each with its own precision
+        assert "100.00 → 86.70: -13.30" in text
+        assert "9.168 → 27.434: +18.266" in text
+        assert "50.000 → 40.000: -10.000" in text  # the iou column's

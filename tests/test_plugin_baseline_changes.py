@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from support.baseline_project import BASELINE, QUESTIONS, TEST_RAG_BY_SPEC, repo
+from support.ci_walkthrough import failure_lines, normalized, text_blocks
 from support.plugin_project import DIST, run, summary_section
 
 __all__ = ["repo"]  # a fixture
@@ -111,8 +112,16 @@ def test_a_distractor_fails_on_its_questions_naming_the_document(
         for q in ("q-bark", "q-parrot", "q-mars", "q-tides")
     ]
     _append(repo, "space.md", "".join(f"\n{d}\n" for d in distractors))
-    result = run(pytester)
+    result = run(pytester, *REPORTS)
     result.assert_outcomes(failed=1)
+    # docs/ci.md step 7 shows this run: its failure lines, and the reports'
+    # line opening the comparison
+    failure, line = text_blocks("### 7. The docs or the configuration change")
+    real = normalized(failure_lines(result.stdout.str()))
+    missing = [x for x in normalized(failure.splitlines()) if x not in real]
+    assert not missing, ["not printed:", *missing, "printed:", *real]
+    _, section = _reported(repo)
+    assert line.strip() in section.splitlines(), section
     result.stdout.fnmatch_lines(
         [
             "E * chunkeval baseline regression in test_rag.py::test_rag",

@@ -12,6 +12,7 @@ tolerances) and must not load numpy for it.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 PRESENCE = "presence"
@@ -260,7 +261,10 @@ MAX_CHANGE_DIGITS = 4
 
 
 def format_change(
-    before: float | None, after: float | None, delta: float | None = None
+    before: float | None,
+    after: float | None,
+    delta: float | None = None,
+    digits: int | None = None,
 ) -> tuple[str, str, str]:
     """A baseline, the value now and the change between them, in points, with
     the fewest decimals (two at least) at which the change shown is the
@@ -268,20 +272,49 @@ def format_change(
     decimals would read ``7.10 -> 7.10: +0.01``. ``delta``: the change as
     measured (default ``after - before``); when no precision up to
     :data:`MAX_CHANGE_DIGITS` makes them agree (a change over other questions
-    than the means), two decimals."""
-    if before is None or after is None:
-        return (format_points(before), format_points(after), format_points(delta, True))
-    change = after - before if delta is None else delta
-    for digits in range(2, MAX_CHANGE_DIGITS + 1):
-        shown = [format_percent(v, digits) for v in (before, after)]
-        if "-" in shown:
-            break
-        difference = (float(shown[1]) - float(shown[0])) / 100
-        if format_percent(difference, digits, signed=True) == format_percent(
-            change, digits, signed=True
-        ):
-            return shown[0], shown[1], format_percent(change, digits, signed=True)
-    return (format_points(before), format_points(after), format_points(change, True))
+    than the means), two decimals. ``digits``: a table's one precision for
+    its column (:func:`column_digits`) instead."""
+    if digits is None:
+        digits = column_digits([(before, after, delta)])
+    change = delta if before is None or after is None or delta is not None else None
+    if change is None and before is not None and after is not None:
+        change = after - before
+    return (
+        format_percent(before, digits),
+        format_percent(after, digits),
+        format_percent(change, digits, signed=True),
+    )
+
+
+def column_digits(
+    cells: Iterable[tuple[float | None, float | None, float | None]],
+) -> int:
+    """The one precision of a table's baseline / now / change columns: the
+    fewest decimals (two at least, :data:`MAX_CHANGE_DIGITS` at most) at which
+    every row's change shown is the difference of its values shown (rows
+    without both values do not count); when none is, the most any row needs
+    on its own (a change over other questions than the means may agree at
+    none: two for it)."""
+    rows = [
+        (b, a, a - b if d is None else d)
+        for b, a, d in cells
+        if b is not None and a is not None
+    ]
+    places = range(2, MAX_CHANGE_DIGITS + 1)
+    for digits in places:
+        if all(_agree(b, a, d, digits) for b, a, d in rows):
+            return digits
+    return max(next((p for p in places if _agree(b, a, d, p)), 2) for b, a, d in rows)
+
+
+def _agree(before: float, after: float, change: float, digits: int) -> bool:
+    shown = [format_percent(v, digits) for v in (before, after)]
+    if "-" in shown:
+        return True  # undefined: nothing to agree with
+    difference = (float(shown[1]) - float(shown[0])) / 100
+    return format_percent(difference, digits, signed=True) == format_percent(
+        change, digits, signed=True
+    )
 
 
 def format_pair(before: float, after: float) -> tuple[str, str]:

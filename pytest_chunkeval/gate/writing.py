@@ -24,8 +24,8 @@ from pytest_chunkeval.gate.files.corpus_table import (
 )
 from pytest_chunkeval.gate.files.documents import valid_records
 from pytest_chunkeval.gate.files.paths import BaselineLayout, NodeRef
-from pytest_chunkeval.gate.outcome.messages import what_changed
 from pytest_chunkeval.gate.outcome.outcomes import CheckOutcome
+from pytest_chunkeval.gate.outcome.update_notes import what_changed
 from pytest_chunkeval.gate.tolerances import GateSettings
 from pytest_chunkeval.util.files import atomic_write_text
 
@@ -104,7 +104,7 @@ def plan_update(
         old_text = None
     detail = ""
     if old_text is not None and old_text != text:
-        detail = what_changed(old, result, settings, shared)
+        detail = what_changed(old, result, settings, shared, (old_text, text))
     if former is not None:
         message = f"moved {shown_of(former)} to {shown} ({what})"
         outcome = CheckOutcome(test.nodeid, shown, "updated", message + detail)

@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_chunkeval.core.metric_names import format_change, format_interval, header
+from pytest_chunkeval.core.metric_names import (
+    column_digits,
+    format_change,
+    format_interval,
+    header,
+)
 from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.gate.comparison.verdicts import (
     GatedMetric,
@@ -63,12 +68,13 @@ table.flips td.text{max-width:360px;color:#57606a}
 """
 
 
-def gated_cell(g: GatedMetric) -> str:
+def gated_cell(g: GatedMetric, digits: int | None = None) -> str:
     """``100.00 → 86.70: -13.30 [-27.11, -2.53] REGRESSED``; ``100.00
-    (unchanged)`` when no question moved."""
+    (unchanged)`` when no question moved. ``digits``: its column's precision
+    (:func:`gate_digits`)."""
     if g.unchanged:
-        return f"{_pts(g.before)} (unchanged)"
-    before, after, change = format_change(g.before, g.after, g.delta)
+        return f"{format_change(g.before, g.before, 0.0, digits)[0]} (unchanged)"
+    before, after, change = format_change(g.before, g.after, g.delta, digits)
     text = f"{before} → {after}: {change}"
     if g.low is not None and g.high is not None:
         text += f" {format_interval(g.low, g.high)}"
@@ -118,6 +124,17 @@ def gate_table(
             by_name = {g.metric: g for g in entry.gated}
             rows.append((entry, [by_name.get(m) for m in metrics]))
     return metrics, rows
+
+
+def gate_digits(
+    rows: Sequence[tuple[ReportEntry, list[GatedMetric | None]]],
+) -> list[int]:
+    """Per metric column of :func:`gate_table`, its one precision."""
+    columns = zip(*(gated for _, gated in rows), strict=True)
+    return [
+        column_digits((g.before, g.after, g.delta) for g in column if g is not None)
+        for column in columns
+    ]
 
 
 def changed_rows(entries: Sequence[ReportEntry]) -> list[tuple[str, str]]:
@@ -188,14 +205,15 @@ def baseline_markdown(entries: Sequence[ReportEntry]) -> str:
     if not rows:
         return ""
     body = []
+    digits = gate_digits(rows)
     for entry, gated in rows:
         cells = [
             _tests(entry),
             ResultRow.from_entry(entry).shown,
             verdict_markdown(entry),
         ]
-        for g in gated:
-            text = "-" if g is None else gated_cell(g)
+        for g, places in zip(gated, digits, strict=True):
+            text = "-" if g is None else gated_cell(g, places)
             regressed = g is not None and g.status == "regressed"
             cells.append(f"**{text}**" if regressed else text)
         body.append(cells)
@@ -296,19 +314,20 @@ def baseline_html(entries: Sequence[ReportEntry]) -> str:
     if not rows:
         return ""
     lines = []
+    digits = gate_digits(rows)
     for entry, gated in rows:
         tds = [
             f"<td>{breakable(_tests(entry))}</td>",
             f"<td>{breakable(ResultRow.from_entry(entry).shown)}</td>",
             status_cells_html(entry)[1],
         ]
-        for g in gated:
+        for g, places in zip(gated, digits, strict=True):
             if g is None:
                 tds.append("<td>-</td>")
                 continue
             slug = "" if g.status == "ok" else g.status.replace(" ", "-")
             cls = f' class="status-{slug}"' if slug else ""
-            tds.append(f"<td{cls}>{esc(gated_cell(g))}</td>")
+            tds.append(f"<td{cls}>{esc(gated_cell(g, places))}</td>")
         lines.append("<tr>" + "".join(tds) + "</tr>")
     note = _note(entries)
     items = "".join(

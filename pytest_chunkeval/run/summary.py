@@ -13,6 +13,7 @@ from typing import Any
 from pytest_chunkeval.core.metric_names import (
     JUDGED,
     PRESENCE,
+    column_digits,
     format_change,
     format_interval,
     format_percent,
@@ -201,6 +202,10 @@ def against_baseline(
     ci = f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
     header = ["test", "metric", "verdict", "baseline", "now", "change", "SE", ci]
     body = []
+    digits = column_digits(
+        (g.before, g.after, g.delta) for _, v in checked for g in v.gated
+    )
+    unmoved = format_change(0.0, 0.0, 0.0, digits)[2]
     for row, v in checked:
         if not v.gated:  # a failing verdict without gated metrics
             flips = v.flips if v.verdict == "regressed" else None
@@ -216,16 +221,14 @@ def against_baseline(
             said = (
                 v.cell if v.verdict else verdict_text(worst(g.status for g in v.gated))
             )
-            body.append(
-                [_test_cell(row, v), names, said, "", "", _pts(0.0, True), "", ""]
-            )
+            body.append([_test_cell(row, v), names, said, "", "", unmoved, "", ""])
             continue
         body += [
             [
                 _test_cell(row, v) if i == 0 else "",
                 g.metric,
                 verdict_text(g.status),
-                *format_change(g.before, g.after, g.delta),
+                *format_change(g.before, g.after, g.delta, digits),
                 "-" if g.se is None else _pts(g.se),
                 format_interval(g.low, g.high),
             ]

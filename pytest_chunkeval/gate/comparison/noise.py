@@ -151,8 +151,11 @@ def cell_variances(
     import numpy as np
 
     out = np.zeros((len(records), len(metrics)), dtype=np.float64)
-    if not (before.varies or now.varies or before.variances or now.variances):
-        return out  # neither side found noise: SE = 0
+    if not (before.varies or now.varies):
+        # neither side found noise: SE = 0. The variances of a side that
+        # repeated and found nothing varying (a store rebuilt into the same
+        # rankings) are float residue (1e-35), not noise to report.
+        return out
     for i, record in enumerate(records):
         for j, metric in enumerate(metrics):
             mine = now.cell(record.id, metric)

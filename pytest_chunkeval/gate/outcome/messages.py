@@ -9,19 +9,16 @@ from typing import TYPE_CHECKING
 from pytest_chunkeval.core.absent import present
 from pytest_chunkeval.core.locate import clip
 from pytest_chunkeval.core.metric_names import (
+    column_digits,
     format_change,
     format_interval,
-    format_pair,
 )
 from pytest_chunkeval.core.metric_names import format_points as _pts
 from pytest_chunkeval.gate.comparison.verdicts import GroupDrop, groups_line
 from pytest_chunkeval.util.text import plural
 
 if TYPE_CHECKING:
-    from pytest_chunkeval.engine.results import EvalResult
     from pytest_chunkeval.gate.comparison.compare import GateReport, MetricCheck
-    from pytest_chunkeval.gate.files.baseline import Baseline
-    from pytest_chunkeval.gate.tolerances import GateSettings
 
 
 def _ci(check: MetricCheck) -> str:
@@ -97,8 +94,9 @@ def report_table(report: GateReport) -> str:
     headers += ["SE", "could hide", ci_head, "detectable"] if changes else [ci_head]
     headers += ["tolerance", "verdict"]
     rows = []
+    digits = column_digits((c.before, c.after, c.delta) for c in report.checks)
     for c in report.checks:
-        row = [c.metric, *format_change(c.before, c.after, c.delta)]
+        row = [c.metric, *format_change(c.before, c.after, c.delta, digits)]
         if changes:
             row += [_pts(present(c.se)), _hides(c), _ci(c), _detectable(c)]
         else:
@@ -406,40 +404,3 @@ def format_pass(report: GateReport, *, test: str, command: str, note: str = "") 
     if note:
         messages.append(note)
     return "\n  ".join(messages)
-
-
-def what_changed(
-    old: Baseline | None, result: EvalResult, settings: GateSettings, table: str = ""
-) -> str:
-    """``: recall 31.38 -> 33.10, iou …`` for an updated file, when comparable;
-    ``old`` None: it was unreadable. ``table``: the shared corpus table the new
-    file names (a per-question item's, gate/files/corpus_table.py)."""
-    if old is None:
-        return " (the old file was unreadable)"
-    from pytest_chunkeval.gate.comparison.changes import HASHES_ABSENT, baseline_changes
-    from pytest_chunkeval.gate.files.baseline import ITEM_SCHEMAS, migration_note
-    from pytest_chunkeval.gate.files.recording import MEAN_DECIMALS
-
-    notes = [
-        line.splitlines()[0].rstrip(":")
-        for line in baseline_changes(old, result).lines()
-        if line != HASHES_ABSENT  # said by the migration note below
-        # a shared table's documents: said once, by the table's own line
-        and not (table and line.startswith(("documents ", "corpus: ")))
-    ]
-    migrated = migration_note(old.schema, item=bool(table))
-    if migrated:
-        notes.append(migrated)
-    if table and old.schema not in ITEM_SCHEMAS:
-        notes.append(f"its corpus table moved to the shared {table}")
-    if notes:
-        return f" ({'; '.join(notes)})"
-    moved = []
-    for metric, _ in settings.gated():
-        if metric in old.metrics and metric in result.metrics:
-            before = old.metrics[metric].mean
-            after = round(result.metrics[metric].mean, MEAN_DECIMALS)
-            if not (math.isnan(before) or math.isnan(after)) and before != after:
-                shown = format_pair(before, after)
-                moved.append(f"{metric} {shown[0]} -> {shown[1]}")
-    return f": {', '.join(moved)}" if moved else ""
