@@ -1,18 +1,21 @@
 """The embedding cache keeps one copy of what it computes (docs/performance.md,
-"Memory"), and the vectors it returns are those it stores, bitwise."""
+"Memory"): a pack it writes is read back only when asked for again, and the
+vectors it returns are those it stores, bitwise."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
+import pytest
 from support.counting import CountingEmbedder, expected
 
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.packs import IdentityStore, text_key
 
 
-def test_a_new_pack_keeps_the_vectors_given_not_a_decoded_copy(
+def test_a_pack_written_here_keeps_no_vectors_and_reads_them_back_bitwise(
     tmp_path: Path,
 ) -> None:
     store = IdentityStore(tmp_path / "ident", "ident@1")
@@ -21,15 +24,55 @@ def test_a_new_pack_keeps_the_vectors_given_not_a_decoded_copy(
     keys = [text_key(f"t{i}") for i in range(5)]
     path = store.add(keys, vectors)
     [pack] = store.packs.values()
-    assert np.shares_memory(pack.vectors, vectors)
-    assert not pack.vectors.flags.writeable
-    # the file holds the same vectors, read back by another process' store
+    assert pack.held is None
+    out = np.zeros((5, 8), dtype=np.float32)
+    codes = np.array([store.index[k] for k in reversed(keys)], dtype=np.int64)
+    assert store.gather(codes, out, np.arange(5, dtype=np.int64))
+    assert out.tobytes() == vectors[::-1].tobytes()
+    assert pack.held is not None  # read once, then kept
+    # another process' store reads the same file
     other = IdentityStore(tmp_path / "ident", "ident@1")
     other.refresh()
     [read] = other.packs.values()
     assert read.keys == b"".join(keys)
-    assert read.vectors.tobytes() == vectors.tobytes()
+    assert read.held is not None
+    assert read.held.tobytes() == vectors.tobytes()
     assert path.exists()
+    # a second pack written here, gone before it is read back: forgotten
+    more = [text_key("u")]
+    store.add(more, vectors[:1]).unlink()
+    assert not store.gather(
+        np.array([store.index[more[0]]]), out, np.zeros(1, dtype=np.int64)
+    )
+    assert more[0] not in store.index
+    assert set(store.index) == set(keys)
+
+
+@pytest.mark.parametrize("fault", ["merged away", "damaged"])
+def test_a_pack_written_here_that_cannot_be_read_back_is_embedded_again(
+    tmp_path: Path, fault: str
+) -> None:
+    cache = EmbeddingCache(tmp_path)
+    cache.embed(CountingEmbedder(), ["a", "b"])
+    [path] = tmp_path.glob("*/*.pack")
+    if fault == "merged away":
+        path.unlink()
+    else:
+        data = bytearray(path.read_bytes())
+        data[-1] ^= 0xFF
+        path.write_bytes(bytes(data))
+    emb = CountingEmbedder()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = cache.embed(emb, ["b", "c"])
+    assert sorted(emb.embedded) == ["b", "c"]
+    np.testing.assert_allclose(got, expected(["b", "c"]), rtol=1e-6)
+    said = [str(w.message) for w in caught]
+    if fault == "damaged":
+        assert any("ignoring corrupt file" in m and path.name in m for m in said)
+        assert path.with_name(path.name + ".corrupt").exists()
+    else:
+        assert said == []
 
 
 def test_hits_misses_and_repeats_come_back_in_order_bitwise(tmp_path: Path) -> None:

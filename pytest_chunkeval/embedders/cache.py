@@ -163,25 +163,35 @@ class EmbeddingCache:
             return _in_order(fresh, inverse)
         keys = [text_key(t) for t in unique_texts]
         store = self._store(identity)
-        out: FloatArray | None = None
-        with store.lock:
-            store.refresh()
-            found = [store.index.get(k) for k in keys]
-            hit_rows = [i for i, code in enumerate(found) if code is not None]
-            if hit_rows:
-                # Gather now: a compaction while misses are computed renumbers
-                # slots. Straight into the rows returned: no copy in between.
-                assert store.dim is not None
-                out = np.empty((len(unique_texts), store.dim), dtype=np.float32)
-                codes = np.fromiter(
-                    (found[i] for i in hit_rows), dtype=np.int64, count=len(hit_rows)
-                )
-                store.gather(codes, out, np.asarray(hit_rows, dtype=np.int64))
+        found, out = self._cached(store, keys)
         missing = [i for i, code in enumerate(found) if code is None]
-        self.stats.hits += len(hit_rows)
+        self.stats.hits += len(keys) - len(missing)
         self.stats.misses += len(missing)
         out = self._compute(embedder, store, unique_texts, keys, missing, progress, out)
         return _in_order(out, inverse)
+
+    @staticmethod
+    def _cached(
+        store: IdentityStore, keys: list[bytes]
+    ) -> tuple[list[int | None], FloatArray | None]:
+        """Each key's index value (None: not cached) and an array of one row
+        per key with the cached rows filled in (None: no hit)."""
+        while True:  # a failed gather forgets a pack: this ends
+            with store.lock:
+                store.refresh()
+                found = [store.index.get(k) for k in keys]
+                hit_rows = [i for i, code in enumerate(found) if code is not None]
+                if not hit_rows:
+                    return found, None
+                # Gather now: a compaction while misses are computed renumbers
+                # slots. Straight into the rows returned: no copy in between.
+                assert store.dim is not None
+                out = np.empty((len(keys), store.dim), dtype=np.float32)
+                codes = np.fromiter(
+                    (found[i] for i in hit_rows), dtype=np.int64, count=len(hit_rows)
+                )
+                if store.gather(codes, out, np.asarray(hit_rows, dtype=np.int64)):
+                    return found, out
 
     def _compute(
         self,

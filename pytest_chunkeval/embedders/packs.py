@@ -1,6 +1,7 @@
 """The embedding cache's files: immutable, checksummed packs of vectors, one
 directory per embedder identity (:class:`IdentityStore`), with the lock that
-lets one process merge them. See :mod:`pytest_chunkeval.embedders.cache`.
+lets one process merge them (``pack_lock.py``). See
+:mod:`pytest_chunkeval.embedders.cache`.
 
 Layout::
 
@@ -18,7 +19,10 @@ identity, then the 16-byte BLAKE2b digests of the texts, then the float32
 little-endian vectors. It is written
 to a temp file and renamed into place, so a reader sees a whole pack or none. Packs
 are never modified; when an identity has more than ``compact_after`` packs, the
-writer merges them into one new pack and deletes the ones it merged.
+writer merges them into one new pack and deletes the ones it merged. A pack
+read from disk stays in memory for the process; a pack the process wrote does
+not (it holds the vectors it computed) and is read back at the first lookup
+that needs it.
 """
 
 from __future__ import annotations
@@ -29,7 +33,6 @@ import os
 import re
 import struct
 import threading
-import time
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -41,13 +44,12 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.embedders.base import FloatArray
+from pytest_chunkeval.embedders.pack_lock import remove_stale_temps, try_lock
 from pytest_chunkeval.util.files import atomic_write_text, atomic_writer
 from pytest_chunkeval.util.verified import HEADER_SIZE, check, seal
 from pytest_chunkeval.util.verified import CacheWarning as CacheWarning
 
 DEFAULT_COMPACT_AFTER = 16
-_LOCK_STALE_SECONDS = 600.0
-_TEMP_STALE_SECONDS = 3600.0
 
 _MAGIC = b"CEVPACK2"
 _META = struct.Struct("<IQ8s4x")  # dim, n, identity hash: the payload's start
@@ -118,18 +120,22 @@ class _OtherVersion(Exception):
     """A pack written by another format version: skipped, never set aside."""
 
 
-@dataclass(frozen=True)
+class _PackGone(Exception):
+    """A pack this process wrote and did not keep in memory could not be read
+    back (merged away by another process, or damaged): it is forgotten, so a
+    lookup made again (:meth:`IdentityStore.refresh` first) finds its texts in
+    the pack that merged them, or misses them."""
+
+
+@dataclass(eq=False)
 class _Pack:
     keys: bytes  # n * 16 bytes
-    vectors: FloatArray  # (n, dim), read-only view of the file's bytes
-
-    @property
-    def n(self) -> int:
-        return int(self.vectors.shape[0])
-
-    @property
-    def dim(self) -> int:
-        return int(self.vectors.shape[1])
+    n: int
+    dim: int
+    held: FloatArray | None
+    """``(n, dim)``, a read-only view of the file's bytes; None for a pack this
+    process wrote: read from ``name`` at the first lookup that needs it."""
+    name: str = ""
 
     def iter_keys(self) -> Iterator[bytes]:
         keys = self.keys
@@ -173,7 +179,7 @@ def _decode_pack(data: bytes, id_hash: bytes) -> _Pack:
         raise _CorruptPack(problem)
     keys_end = start + n * KEY_SIZE
     vectors = np.frombuffer(data, dtype="<f4", count=n * dim, offset=keys_end)
-    return _Pack(keys=data[start:keys_end], vectors=vectors.reshape(n, dim))
+    return _Pack(data[start:keys_end], n, dim, vectors.reshape(n, dim))
 
 
 def _read_pack_bytes(path: Path) -> bytes:
@@ -239,6 +245,7 @@ class IdentityStore:
                         stacklevel=4,
                     )
                     continue
+                pack.name = name
                 self.packs[name] = pack
             if gone:
                 for name in gone:
@@ -283,22 +290,53 @@ class IdentityStore:
         codes: npt.NDArray[np.int64],
         out: FloatArray,
         targets: npt.NDArray[np.int64],
-    ) -> None:
-        """Copy the vectors of index values ``codes`` to rows ``targets`` of ``out``."""
+    ) -> bool:
+        """Copy the vectors of index values ``codes`` to rows ``targets`` of
+        ``out``. False when a pack written here could not be read back: it is
+        forgotten, and the caller looks its keys up again."""
         slots = codes >> 32
         rows = codes & 0xFFFFFFFF
-        if len(self.slots) == 1:  # the usual case once packs are compacted
-            out[targets] = self.slots[0].vectors[rows]
-            return
-        for slot in set(slots.tolist()):  # (np.unique imports numpy.ma: 25 ms)
-            sel = slots == slot
-            out[targets[sel]] = self.slots[slot].vectors[rows[sel]]
+        try:
+            if len(self.slots) == 1:  # the usual case once packs are compacted
+                out[targets] = self._vectors(self.slots[0])[rows]
+                return True
+            for slot in set(slots.tolist()):  # (np.unique imports numpy.ma: 25 ms)
+                sel = slots == slot
+                out[targets[sel]] = self._vectors(self.slots[slot])[rows[sel]]
+        except _PackGone:
+            return False
+        return True
+
+    def _vectors(self, pack: _Pack) -> FloatArray:
+        """A pack's vectors, read back from its file the first time for a pack
+        this process wrote (then kept, as a pack read at :meth:`refresh` is)."""
+        if pack.held is not None:
+            return pack.held
+        path = self.directory / pack.name
+        try:
+            read = _decode_pack(_read_pack_bytes(path), self.id_hash)
+            if read.keys != pack.keys:
+                raise _CorruptPack("its texts are not those this process wrote")
+        except (FileNotFoundError, _OtherVersion):
+            self._forget(pack)
+            raise _PackGone(str(path)) from None
+        except _CorruptPack as exc:
+            self._set_aside(path, str(exc))
+            self._forget(pack)
+            raise _PackGone(str(path)) from None
+        pack.held = read.held
+        assert pack.held is not None
+        return pack.held
+
+    def _forget(self, pack: _Pack) -> None:
+        self.packs.pop(pack.name, None)
+        self._reindex()
 
     def add(self, keys: list[bytes], vectors: FloatArray) -> Path:
-        """Write a new pack and index it. The pack keeps ``vectors`` themselves
-        (made read-only: the caller passes an array it owns and leaves alone),
-        not a second copy decoded from the bytes written (docs/performance.md,
-        "Memory")."""
+        """Write a new pack and index it. The pack does not keep the vectors:
+        this process computed them and holds what it asked for; a later lookup
+        of the same texts reads them back from the file (:meth:`_vectors`;
+        docs/performance.md, "Memory")."""
         self.directory.mkdir(parents=True, exist_ok=True)
         id_file = self.directory / IDENTITY_FILE
         if not id_file.exists():
@@ -306,16 +344,16 @@ class IdentityStore:
         name = f"{uuid.uuid4().hex}{PACK_SUFFIX}"
         path = self.directory / name
         vectors = np.ascontiguousarray(vectors, dtype="<f4")
-        vectors.flags.writeable = False
-        pack = _Pack(keys=b"".join(keys), vectors=vectors)
-        if len(pack.keys) != KEY_SIZE * pack.n:
-            raise ValueError(f"{len(keys)} keys for {pack.n} vectors")
+        n, dim = vectors.shape
+        pack = _Pack(b"".join(keys), n, dim, None, name)
+        if len(pack.keys) != KEY_SIZE * n:
+            raise ValueError(f"{len(keys)} keys for {n} vectors")
         with atomic_writer(path, "wb") as fh:
             for part in _encode_pack(self.id_hash, pack.keys, vectors):
                 fh.write(part)
         self.packs[name] = pack
         if self.dim is None:
-            self.dim = pack.dim
+            self.dim = dim
         self._index_pack(pack)
         return path
 
@@ -344,7 +382,7 @@ class IdentityStore:
         if len(self.packs) <= (1 if force else threshold):
             return False
         lock = self.directory / LOCK_FILE
-        if not _try_lock(lock):
+        if not try_lock(lock):
             return False  # another process is compacting
         try:
             self.refresh()
@@ -361,7 +399,8 @@ class IdentityStore:
             codes = np.fromiter(chosen.values(), dtype=np.int64, count=len(keys))
             assert self.dim is not None
             vectors = np.empty((len(keys), self.dim), dtype=np.float32)
-            self.gather(codes, vectors, np.arange(len(keys), dtype=np.int64))
+            if not self.gather(codes, vectors, np.arange(len(keys), dtype=np.int64)):
+                return False  # a pack went away under us: merge another time
             for name in merged_names:
                 del self.packs[name]
             self.add(keys, vectors)
@@ -372,42 +411,11 @@ class IdentityStore:
                 # Gone already, or open elsewhere on Windows: a duplicate is harmless.
                 with contextlib.suppress(OSError):
                     os.unlink(self.directory / name)
-            _remove_stale_temps(self.directory)
+            remove_stale_temps(self.directory)
             return True
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(lock)
-
-
-def _try_lock(path: Path) -> bool:
-    for _ in range(2):
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            try:
-                age = time.time() - path.stat().st_mtime
-            except FileNotFoundError:
-                continue
-            if age < _LOCK_STALE_SECONDS:
-                return False
-            with contextlib.suppress(FileNotFoundError):  # a crashed compactor's lock
-                os.unlink(path)
-            continue
-        os.write(fd, str(os.getpid()).encode())
-        os.close(fd)
-        return True
-    return False
-
-
-def _remove_stale_temps(directory: Path) -> None:
-    """Delete temp files that crashed writers left behind (never a live one)."""
-    now = time.time()
-    with contextlib.suppress(FileNotFoundError), os.scandir(directory) as entries:
-        for entry in entries:
-            if entry.name.startswith(".") and entry.name.endswith(".tmp"):
-                with contextlib.suppress(OSError):
-                    if now - entry.stat().st_mtime > _TEMP_STALE_SECONDS:
-                        os.unlink(entry.path)
 
 
 def read_keys(path: Path) -> tuple[set[bytes], int | None]:
