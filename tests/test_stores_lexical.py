@@ -211,3 +211,40 @@ def test_rrf_fuses_by_reciprocal_rank_and_weights():
         {"dense": dense, "bm25": lexical}, 2, weights={"dense": 0.0, "bm25": 1.0}
     )
     assert lexical_only[0].tolist() == [1, 4]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "hybrid",
+        "hybrid?n=5&k1=1.2",
+        "hybrid:chroma:db?n=5",
+        "hybrid:chroma+http://h:1?n=5",
+        "hybrid@chroma?ef_search=1",
+        "hybrid?n=5@chroma:db?ef_search=1&max_neighbors=4",
+        "hybrid:faiss",  # FAISS's name always shows its settings
+        "hybrid?weights=1,0.5@faiss?index=flat",
+        "hybrid@qdrant+https://h:443?m=8",
+    ],
+)
+def test_a_hybrid_stores_name_parses_back_to_the_same_store(spec):
+    store = get_store(spec)
+    assert isinstance(store, HybridStore)
+    again = get_store(store.name)
+    assert isinstance(again, HybridStore)
+    assert again.name == store.name
+    assert again.dense.name == store.dense.name
+    assert again.identity == store.identity
+    assert again.bm25.options() == store.bm25.options()
+    portable = get_store(store.portable_name)
+    assert portable.name == store.portable_name  # what a baseline records
+
+
+def test_a_hybrid_over_a_dense_store_with_options_has_one_question_mark():
+    # the review's case: hybrid over chroma?ef_search=1 was named
+    # 'hybrid:chroma?ef_search=1?n=5', which no spec parser reads
+    store = HybridStore(get_store("chroma?ef_search=1"), candidates=5)  # type: ignore[arg-type]
+    assert store.name == "hybrid?n=5@chroma?ef_search=1"
+    assert get_store(store.name).name == store.name
+    with pytest.raises(UnknownSpec, match="own options follow it after '@'"):
+        get_store("hybrid:chroma?ef_search=1")

@@ -1,6 +1,9 @@
 """``hybrid``: dense + BM25 fused by reciprocal rank fusion (RRF).
 
-Spec: ``hybrid[:DENSE_STORE][?n=50&rrf=60&weights=1,1&BM25_OPTIONS]``. Each leg (the
+Spec: ``hybrid[:DENSE_STORE][?n=50&rrf=60&weights=1,1&BM25_OPTIONS]``, and
+``hybrid[?...]@DENSE_STORE?ITS_OPTIONS`` for a dense store with options of its own
+(``hybrid@chroma?ef_search=50``: the grammar's ``@spec``, which the name uses
+then, so that it parses back to the same store). Each leg (the
 dense store, default ``exact``, and ``bm25`` with the given tokenization options)
 returns ``n`` candidates per query; a chunk's fused score is
 ``sum(weight_leg / (rrf + rank_leg))`` over the legs that returned it (ranks 1-based),
@@ -19,6 +22,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from pytest_chunkeval.config.registry import parse_options, positive_float, positive_int
+from pytest_chunkeval.config.specs import Spec, format_spec, parse
 from pytest_chunkeval.core.ranking import best_first
 from pytest_chunkeval.errors import ConfigError
 from pytest_chunkeval.stores._base import IdArray, Store, TextStore, portable_name
@@ -124,9 +128,13 @@ class HybridStore:
             **{k: v for k, v in self._fusion_options().items() if defaults[k] != v},
             **{k: v for k, v in self.bm25.options().items() if bm25_defaults[k] != v},
         }
-        dense = "" if dense_name == DEFAULT_DENSE else f":{dense_name}"
         query = "&".join(f"{k}={v}" for k, v in sorted(options.items()))
-        return f"hybrid{dense}" + (f"?{query}" if query else "")
+        own = f"?{query}" if query else ""
+        if dense_name == DEFAULT_DENSE:
+            return f"hybrid{own}"
+        if "?" in dense_name or "@" in dense_name:  # its options after the fusion's
+            return f"hybrid{own}@{dense_name}"
+        return f"hybrid:{dense_name}{own}"
 
     @property
     def identity(self) -> str:
@@ -152,15 +160,34 @@ class HybridStore:
 
 
 def hybrid_from_spec(rest: str, get_store: Callable[[str], object]) -> HybridStore:
-    """Factory for the spec ``hybrid[:DENSE_STORE][?options]``; ``get_store``
-    resolves the dense leg's spec (the registry passes its own)."""
+    """Factory for the spec ``hybrid[:DENSE_STORE][?options]``, or
+    ``hybrid[?options]@DENSE_STORE?ITS_OPTIONS`` for a dense store with options
+    of its own (docs/retrieval.md); ``get_store`` resolves the dense leg's spec
+    (the registry passes its own)."""
     allowed = {
         "n": positive_int,
         "rrf": positive_float,
         "weights": _weights,
         **BM25_OPTIONS,
     }
-    dense_spec, options = parse_options(rest, allowed)
+    parsed = parse(f"hybrid{'' if rest[:1] in ('', '?', '@') else ':'}{rest}")
+    own = format_spec(Spec("hybrid", (), parsed.options))[len("hybrid") :]
+    positional = ":".join(parsed.args)
+    try:
+        options = parse_options(own, allowed)[1]
+    except ValueError as exc:
+        if not positional or "unknown option" not in str(exc):
+            raise
+        raise ValueError(
+            f"{exc}; a dense store's own options follow it after '@': "
+            f"hybrid@{positional}?..."
+        ) from None
+    if positional and parsed.inner is not None:
+        raise ValueError(
+            "the dense store is named twice: hybrid:DENSE_STORE or, with its own "
+            "options, hybrid@DENSE_STORE?OPTIONS"
+        )
+    dense_spec = positional or (parsed.inner and format_spec(parsed.inner))
     fusion = {k: options.pop(k) for k in ("n", "rrf", "weights") if k in options}
     dense = get_store(dense_spec or DEFAULT_DENSE)
     if not isinstance(dense, Store):
