@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -625,7 +626,24 @@ def test_cli_relationships_compares_chunkers(
     assert cut < whole
     assert [d["config"]["chunker"] for d in data] == ["recursive:30:0", "fixed:6:0"]
 
-    argv[argv.index("python:facts_cli:extract")] = "python:facts_cli:missing"
+    # A function without a version: asked every run, each text once per run.
+    once = FACTS_MODULE.replace('extract.version = "2"', "ASKED = []")
+    once = once.replace(
+        "def extract(text):\n", "def extract(text):\n    ASKED.append(text)\n"
+    )
+    (tmp_path / "facts_once.py").write_text(once, encoding="utf-8")
+    argv[argv.index("python:facts_cli:extract")] = "python:facts_once:extract"
+    answers = len(list((tmp_path / "cache").rglob("*.ans")))
+    assert chunkeval_cli(argv) == 0
+    asked = sys.modules.pop("facts_once").ASKED
+    out = capsys.readouterr().out
+    assert "extractor callable:facts_once.extract," in out
+    assert asked
+    assert len(asked) == len(set(asked))  # the gold once for both chunkers
+    assert "asked earlier in this run" in out
+    assert len(list((tmp_path / "cache").rglob("*.ans"))) == answers  # none kept
+
+    argv[argv.index("python:facts_once:extract")] = "python:facts_cli:missing"
     assert chunkeval_cli(argv) == 2
     assert "cannot load facts_cli:missing" in capsys.readouterr().err
 

@@ -93,6 +93,7 @@ def run_relationships(args: argparse.Namespace) -> int:
         DEFAULT_UNIT,
     )
     from pytest_chunkeval.engine.cache_dir import open_cache
+    from pytest_chunkeval.engine.setup import EvaluationSetup
     from pytest_chunkeval.relationships.evaluate import evaluate_relationships
     from pytest_chunkeval.relationships.specs import get_extractor
     from pytest_chunkeval.reporting.table import results_table
@@ -108,6 +109,17 @@ def run_relationships(args: argparse.Namespace) -> int:
     cache = open_cache(config.cache_dir, CACHE_SETTING)
     extractor = get_extractor(args.extractor)
     started = time.perf_counter()
+    # One setup for every chunker: an extractor computed every time (a function
+    # without a cache_version) is asked each text once in this run.
+    setup = EvaluationSetup.resolve(
+        corpus,
+        queries,
+        embedder=embedder,
+        store=store,
+        unit=unit,
+        tokenizer=config.tokenizer,
+        cache=cache,
+    )
     results = []
     for chunker in config.chunkers or (DEFAULT_CHUNKER,):
         results.append(
@@ -117,11 +129,7 @@ def run_relationships(args: argparse.Namespace) -> int:
                 queries,
                 extractor=extractor,
                 k=args.k,
-                embedder=embedder,
-                store=store,
-                unit=unit,
-                tokenizer=config.tokenizer,
-                cache=cache,
+                setup=setup,
                 progress=True if args.progress else None,
                 log=lambda line: print(line, file=sys.stderr, flush=True),
                 price=args.price_per_1k,
@@ -138,7 +146,8 @@ def run_relationships(args: argparse.Namespace) -> int:
         print(
             f"{r.label}: {r.graph['relationships']} relationships, "
             f"{r.graph['entities']} entities from {ex['texts']} chunk texts "
-            f"({ex['cached']} cached, {ex['not_verbatim']} dropped: evidence not "
+            f"({ex['cached']} cached, {ex['reused']} asked earlier in this run, "
+            f"{ex['not_verbatim']} dropped: evidence not "
             f"verbatim); {r.graph['questions_without_gold']} questions without "
             "gold relationships"
         )
