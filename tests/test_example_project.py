@@ -4,12 +4,14 @@ defaults: real MiniLM embeddings, in-process Chroma, committed baselines."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.ci_walkthrough import normalized, summary_section
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
@@ -27,6 +29,9 @@ def test_example_project_suite_passes(tmp_path):
     pytest.importorskip("chromadb")
     env = {**os.environ, "CHUNKEVAL_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("GITHUB_STEP_SUMMARY", None)
+    env["COLUMNS"] = "80"  # the README's width, as a terminal outside CI
+    for name in ("CI", "BUILD_NUMBER"):
+        env.pop(name, None)
     report = tmp_path / "report.html"
     committed = _baselines()
     assert committed
@@ -54,6 +59,18 @@ def test_example_project_suite_passes(tmp_path):
         # compared with the same committed baselines
         assert (" cached" in proc.stdout) == (run == "warm"), proc.stdout[-4000:]
     assert _baselines() == committed
+    # example_project/README.md shows the warm run's summary, times aside
+    shown = normalized(_readme_summary())
+    real = normalized(summary_section(proc.stdout))
+    assert shown == real, "\n".join(["README:", *shown, "printed:", *real])
+
+
+def _readme_summary() -> list[str]:
+    """The terminal summary example_project/README.md shows ("Run it")."""
+    text = (EXAMPLE / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```\w*\n(.*?)^```", text, re.M | re.S)
+    (block,) = [b for b in blocks if "- chunkeval -" in b]
+    return block.splitlines()
 
 
 PARAGRAPH = (
