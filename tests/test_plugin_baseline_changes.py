@@ -24,6 +24,7 @@ from support.plugin_project import DIST, run, summary_section
 __all__ = ["repo"]  # a fixture
 
 REPORTS = ("--chunkeval-md=report.md", "--chunkeval-json=report.json")
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def allow_one_left_out(root: Path) -> None:
@@ -122,6 +123,10 @@ def test_a_distractor_fails_on_its_questions_naming_the_document(
     assert not missing, ["not printed:", *missing, "printed:", *real]
     _, section = _reported(repo)
     assert line.strip() in section.splitlines(), section
+    # docs/baselines.md "An edit that hurts retrieval" shows the whole failure
+    page = (DOCS / "baselines.md").read_text(encoding="utf-8")
+    shown = page.split("### An edit that hurts retrieval", 1)[1].split("```text\n")[1]
+    assert normalized(shown.split("```")[0].splitlines()) == real, real
     result.stdout.fnmatch_lines(
         [
             "E * chunkeval baseline regression in test_rag.py::test_rag",
