@@ -14,14 +14,13 @@ from typing import Any
 import pytest
 from support.fake_results import make_result
 
+from pytest_chunkeval.reporting.git_info import GitInfo, git_info
 from pytest_chunkeval.reporting.history import (
-    GitInfo,
     HistoryError,
     HistoryWarning,
     append_history,
     commit_key,
     commits,
-    git_info,
     history_record,
     read_history,
     run_key,

@@ -24,7 +24,8 @@ from support.png import read_png
 
 from pytest_chunkeval.engine.results import EvalResult, QueryRecord
 from pytest_chunkeval.gate.comparison.flips import Flip, Flips
-from pytest_chunkeval.reporting.history import GitInfo, history_record
+from pytest_chunkeval.reporting.git_info import GitInfo
+from pytest_chunkeval.reporting.history import history_record
 from pytest_chunkeval.reporting.html import html_report
 from pytest_chunkeval.reporting.rows import ReportEntry
 

@@ -31,7 +31,8 @@ from pytest_chunkeval.engine.evaluate import evaluate
 from pytest_chunkeval.engine.results import EvalResult
 from pytest_chunkeval.gate.comparison.flips import Flip, Flips
 from pytest_chunkeval.reporting.colors import PALETTE, config_colors
-from pytest_chunkeval.reporting.history import GitInfo, history_record
+from pytest_chunkeval.reporting.git_info import GitInfo
+from pytest_chunkeval.reporting.history import history_record
 from pytest_chunkeval.reporting.html import html_report
 from pytest_chunkeval.reporting.rows import ReportEntry
 

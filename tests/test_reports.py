@@ -13,7 +13,8 @@ from support.fake_results import make_result
 
 import pytest_chunkeval.cli.main
 from pytest_chunkeval.engine.results import EvalResult
-from pytest_chunkeval.reporting.history import GitInfo, append_history, history_record
+from pytest_chunkeval.reporting.git_info import GitInfo
+from pytest_chunkeval.reporting.history import append_history, history_record
 from pytest_chunkeval.reporting.html import html_report
 from pytest_chunkeval.reporting.json_report import json_report, read_json_report
 from pytest_chunkeval.reporting.markdown import (

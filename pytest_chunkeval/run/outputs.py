@@ -259,9 +259,9 @@ def _history(settings: Settings, rows: Sequence[SummaryRow]) -> list[str]:
     from datetime import datetime, timezone
 
     from pytest_chunkeval.engine.results import EvalResult
+    from pytest_chunkeval.reporting.git_info import git_info
     from pytest_chunkeval.reporting.history import (
         append_history,
-        git_info,
         history_record,
         new_run_id,
     )
