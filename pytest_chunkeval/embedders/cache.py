@@ -54,6 +54,7 @@ from pytest_chunkeval.embedders.packs import (
     text_key,
 )
 from pytest_chunkeval.util.files import atomic_write_text
+from pytest_chunkeval.util.picked import Picked
 from pytest_chunkeval.util.progress import progress_bar
 from pytest_chunkeval.util.terminate import keep_on_sigterm
 from pytest_chunkeval.util.unwritable import cache_setting, refused_write
@@ -144,24 +145,27 @@ class EmbeddingCache:
         ``progress``: True shows a tqdm bar, False never, None (default) shows one
         on an interactive stderr once embedding takes more than a moment.
         """
-        texts = list(texts)
+        if not isinstance(texts, Sequence):
+            texts = list(texts)
+        # Distinct texts by their keys, read one at a time: texts sliced from
+        # their documents as read are never all held (docs/performance.md)
+        slots: dict[bytes, int] = {}
+        first: list[int] = []
+        inverse = np.empty(len(texts), dtype=np.int64)
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"text #{i} is {type(text).__name__}, not str")
-        unique: dict[str, int] = {}
-        inverse = np.fromiter(
-            (unique.setdefault(t, len(unique)) for t in texts),
-            dtype=np.int64,
-            count=len(texts),
-        )
-        unique_texts = list(unique)
+            slot = inverse[i] = slots.setdefault(text_key(text), len(first))
+            if slot == len(first):
+                first.append(i)
+        keys = list(slots)
+        unique_texts = Picked(texts, first)
         identity = embedder_cache_identity(embedder)
         if identity is None:  # computed every time: nothing read or stored
             self.stats.misses += len(unique_texts)
             every = list(range(len(unique_texts)))
             fresh = self._compute(embedder, None, unique_texts, [], every, progress)
             return _in_order(fresh, inverse)
-        keys = [text_key(t) for t in unique_texts]
         store = self._store(identity)
         found, out = self._cached(store, keys)
         missing = [i for i, code in enumerate(found) if code is None]
@@ -197,7 +201,7 @@ class EmbeddingCache:
         self,
         embedder: Embedder,
         store: IdentityStore | None,
-        texts: list[str],
+        texts: Sequence[str],
         keys: list[bytes],
         missing: list[int],
         progress: bool | None,
@@ -223,7 +227,7 @@ class EmbeddingCache:
         last_flush = time.monotonic()
         # A remote embedder's answers are stored as they arrive (docs/embedders.md)
         received = isinstance(embedder, PartialEmbedder)
-        parts = embedding_parts(embedder, [texts[i] for i in order], self.batch_size)
+        parts = embedding_parts(embedder, Picked(texts, order), self.batch_size)
         with keep_on_sigterm():
             try:
                 for positions, part in parts:

@@ -33,6 +33,7 @@ from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.embedders.base import Embedder
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.engine.cache_dir import CacheDir
+from pytest_chunkeval.engine.chunk_texts import ChunkTexts
 from pytest_chunkeval.engine.chunking import (
     Chunking,
     budget_ranks,
@@ -200,8 +201,9 @@ def _inputs(
     """The texts to search and, for a vector store, the key of their collection,
     the questions' vectors now (they key the search cache) and the chunks' when a
     search needs them (through the cache), so a warm run never reads those."""
+    texts = ChunkTexts([d.text for d in chunking.corpus], chunking.doc, chunking.bounds)
     inputs = RetrievalInputs(
-        chunking.texts(), [q.text for q in setup.queries], chunk_bounds=chunking.bounds
+        texts, [q.text for q in setup.queries], chunk_bounds=chunking.bounds
     )
     embedder, cache = setup.embedder, setup.cache.embeddings
     name = setup.chunker.name if setup.chunker is not None else "the chunker"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -174,7 +175,7 @@ class _TopRanks:
 
     def __init__(
         self,
-        texts: list[str],
+        texts: Sequence[str],
         scores: npt.NDArray[np.float64],
         rows: IntArray,
         epsilon: float,
@@ -203,7 +204,7 @@ class _TextsHash:
     """The hash of the texts of some rows, in order (length-prefixed, the first
     12 hex digits of SHA-256); each row's bytes made once per evaluation."""
 
-    def __init__(self, texts: list[str]) -> None:
+    def __init__(self, texts: Sequence[str]) -> None:
         self.texts = texts
         self.blobs: dict[int, bytes] = {}
 

@@ -31,6 +31,7 @@ margin: nothing in it drifts with floats, or its noise is measured another way.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -143,9 +144,18 @@ def row_scores(
     return out
 
 
-def text_ids(texts: list[str], rows: IntArray) -> IntArray:
-    """A text id per row (-1 where the row is -1): equal ids, identical texts."""
-    ids: dict[str, int] = {}
-    of_chunk = np.array([ids.setdefault(t, len(ids)) for t in texts], np.int64)
-    safe = np.where(rows >= 0, rows, 0)
-    return np.where(rows >= 0, of_chunk[safe], -1)
+def text_ids(texts: Sequence[str], rows: IntArray) -> IntArray:
+    """A text id per row (-1 where the row is -1): equal ids, identical texts.
+    Only the rows given are read, once each (``texts`` may slice each from its
+    document: ``engine/chunk_texts.py``)."""
+    of_text: dict[str, int] = {}
+    of_row: dict[int, int] = {-1: -1}
+
+    def text_id(row: int) -> int:
+        found = of_row.get(row)
+        if found is None:
+            found = of_row[row] = of_text.setdefault(texts[row], len(of_text))
+        return found
+
+    flat = [text_id(r) for r in rows.reshape(-1).tolist()]
+    return np.array(flat, dtype=np.int64).reshape(rows.shape)

@@ -19,7 +19,7 @@ store, fusion and reranker that declares ``content_ties``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
@@ -71,7 +71,9 @@ def timed(
 class RetrievalInputs:
     """What the stages may read: texts always, vectors when a store needs them."""
 
-    chunk_texts: list[str]
+    chunk_texts: Sequence[str]
+    """Each chunk's text (``engine/chunk_texts.py``: sliced from its document
+    when read)."""
     query_texts: list[str]
     collection_key: str | None = None
     chunk_vectors: FloatArray | None = None
@@ -206,7 +208,7 @@ def _text_search(
     if key is not None and (cached := cache.get(key, n, k)) is not None:
         return cached
     with timed(timings, "index"):
-        index = store.index_texts(inputs.chunk_texts)
+        index = store.index_texts(list(inputs.chunk_texts))
     with timed(timings, "search"):
         found = (
             index.search_texts(inputs.query_texts, k, ties=inputs.ties)  # type: ignore[call-arg]

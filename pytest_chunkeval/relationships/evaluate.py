@@ -261,7 +261,7 @@ def _search(
     if embedder is not None:
         with timed(timings, "embed"):
             vectors = cache.embeddings.embed(
-                embedder, inputs.chunk_texts + inputs.query_texts, progress=progress
+                embedder, [*inputs.chunk_texts, *inputs.query_texts], progress=progress
             )
         n = len(relationships)
         inputs.chunk_vectors, inputs.query_vectors = vectors[:n], vectors[n:]
