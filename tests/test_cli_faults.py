@@ -27,7 +27,7 @@ __all__ = ["project"]  # a fixture
 # The chunkings are the first entries a run stores (then the token bounds, the
 # vectors...): the first to find the disk full names it, once for the directory.
 FULL_WARNING = (
-    "chunkeval eval: warning: chunkeval cache: cannot store chunkings in {cache} "
+    "chunkeval eval: warning: chunkeval cache: cannot store token bounds in {cache} "
     "(No space left on device): cached entries are used, new ones are not stored"
 )
 

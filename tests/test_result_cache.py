@@ -56,6 +56,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     wrap(TiktokenTokenizer, "token_bounds", "tokenize")
     wrap(TiktokenTokenizer, "encode_array", "tokenize")
     wrap(RecursiveTokenChunker, "chunk_spans", "chunk")
+    wrap(RecursiveTokenChunker, "spans_from_tokens", "chunk")
     wrap(EmbeddingCache, "embed", "embed")
     wrap(ExactIndex, "search", "search")
     wrap(evaluate_module, "score_queries", "score")
