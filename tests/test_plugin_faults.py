@@ -74,7 +74,7 @@ def test_a_full_disk_under_the_cache_warns_and_the_tests_run_uncached(
     cache.mkdir()
     output = _full_run(how, pytester, cache)
     # the chunkings are the first entries stored; one warning for the directory
-    assert f"chunkeval cache: cannot store chunkings in {cache} (No space" in output
+    assert f"chunkeval cache: cannot store token bounds in {cache} (No space" in output
     assert output.count("chunkeval cache: cannot store") == 1
     # The plugin's settings, not the CLI's flag.
     assert "or set chunkeval_cache_dir / --chunkeval-cache-dir (or " in output
