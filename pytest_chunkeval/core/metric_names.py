@@ -292,13 +292,13 @@ def column_digits(
     """The one precision of a table's baseline / now / change columns: the
     fewest decimals (two at least, :data:`MAX_CHANGE_DIGITS` at most) at which
     every row's change shown is the difference of its values shown (rows
-    without both values do not count); when none is, the most any row needs
+    without both values or a change do not count); when none is, the most any row needs
     on its own (a change over other questions than the means may agree at
     none: two for it)."""
     rows = [
         (b, a, a - b if d is None else d)
         for b, a, d in cells
-        if b is not None and a is not None
+        if b is not None and a is not None and not (d is not None and math.isnan(d))
     ]
     places = range(2, MAX_CHANGE_DIGITS + 1)
     for digits in places:

@@ -2,9 +2,10 @@
 
 Everything in this package is text from plain data: results in their JSON form
 (``EvalResult.to_json``, what xdist workers send) and history records (see
-``history.py``; the git commit each names, ``git_info.py``). The HTML page draws its plots as inline SVG built here, so it needs
-no network, no CDN and no JavaScript to show them; a small inline script makes the
-table sortable and marks the page as drawn (``#chunkeval-status``) for tests. The
+``history.py``; the git commit each names, ``git_info.py``). The HTML page draws
+its plots as inline SVG built here, so it needs no network, no CDN and no
+JavaScript to show them; a small inline script makes the table sortable and marks
+the page as drawn (``#chunkeval-status``) for tests. The
 question explorer (``explorer.py``, ``explorer.js``, ``explorer.css``) is rendered
 by script from one JSON blob in the page.
 
