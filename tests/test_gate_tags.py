@@ -105,6 +105,10 @@ def test_gate_by_tag_fails_on_a_tag() -> None:
     assert rows["recall"][-2:] == ["-5pp", "ok"], text
     billing = rows["recall of tag billing"]
     assert (billing[4], billing[-2:]) == ("-18.00", ["-13.33pp", "REGRESSED"])
+    # the reports' verdict on the set's row says what decided it
+    (gated,) = gated_metrics(report)
+    assert gated.verdict == "REGRESSED (tag billing)"
+    assert GatedMetric.from_json(json.loads(json.dumps(gated.to_json()))) == gated
     # gate_by = document: no document is beyond its own, the check passes
     report = compare(_baseline(), _now(0.18), _settings(gate_by="document"))
     assert report.checks[0].status == "ok"

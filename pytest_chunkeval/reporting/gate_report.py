@@ -18,7 +18,6 @@ from pytest_chunkeval.gate.comparison.verdicts import (
     GatedMetric,
     groups_line,
     severity,
-    verdict_text,
 )
 from pytest_chunkeval.reporting.escape import breakable, esc
 from pytest_chunkeval.reporting.md_table import md_cell, md_table
@@ -79,7 +78,7 @@ def gated_cell(g: GatedMetric, digits: int | None = None) -> str:
     if g.low is not None and g.high is not None:
         text += f" {format_interval(g.low, g.high)}"
     if g.status != "ok":
-        text += f" {verdict_text(g.status)}"
+        text += f" {g.verdict}"
     if g.se:
         text += f" (SE {_pts(g.se)})"
     return text

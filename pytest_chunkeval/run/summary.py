@@ -227,7 +227,7 @@ def against_baseline(
             [
                 _test_cell(row, v) if i == 0 else "",
                 g.metric,
-                verdict_text(g.status),
+                g.verdict,
                 *format_change(g.before, g.after, g.delta, digits),
                 "-" if g.se is None else _pts(g.se),
                 format_interval(g.low, g.high),

@@ -255,6 +255,16 @@ class GatedMetric:
     mde: float | None = None
     mde_questions: int | None = None
     groups: tuple[GroupDrop, ...] = ()
+    decided_by: str = ""
+    """``tag billing``: the documents or tags whose drop made ``status``
+    regressed where the whole set's change did not (``chunkeval_gate_by``);
+    the reports say so beside the verdict."""
+
+    @property
+    def verdict(self) -> str:
+        """The verdict as the tables show it: ``REGRESSED (tag billing)``."""
+        text = verdict_text(self.status)
+        return f"{text} ({self.decided_by})" if self.decided_by else text
 
     @property
     def unchanged(self) -> bool:
@@ -294,6 +304,8 @@ class GatedMetric:
         for kind in GROUP_KINDS:  # documents and tags beyond their own tolerance
             if found := [g.to_json() for g in self.groups if g.kind == kind]:
                 data[f"{kind}s"] = found
+        if self.decided_by:
+            data["decided_by"] = self.decided_by
         return data
 
     @classmethod
@@ -324,6 +336,7 @@ class GatedMetric:
                 for kind in GROUP_KINDS
                 for g in data.get(f"{kind}s", [])
             ),
+            decided_by=str(data.get("decided_by", "")),
         )
 
 
