@@ -4,6 +4,7 @@ the chunking lists, and the margins' text ids read only the rows they are given
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from pytest_chunkeval.chunkers import get_chunker
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.engine.chunk_texts import ChunkTexts
 from pytest_chunkeval.engine.chunking import Chunking
+from pytest_chunkeval.engine.evidence import _TextsHash
 from pytest_chunkeval.engine.margins import text_ids
 
 
@@ -58,3 +60,24 @@ def test_text_ids_tell_the_same_texts_apart_as_before(
     same_new = new.reshape(-1)[:, None] == new.reshape(-1)[None, :]
     same_old = old.reshape(-1)[:, None] == old.reshape(-1)[None, :]
     np.testing.assert_array_equal(same_new, same_old)
+
+
+def _old_texts_hash(texts: list[str], rows: list[int]) -> str:
+    """The definition before: every row's bytes joined, then hashed."""
+    blobs = []
+    for row in rows:
+        text = texts[row] if row >= 0 else ""
+        blobs.append(len(text).to_bytes(8, "little") + text.encode("utf-8", "replace"))
+    return hashlib.sha256(b"".join(blobs)).hexdigest()[:12]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    texts=st.lists(st.text(max_size=6), min_size=1, max_size=6),
+    data=st.data(),
+)
+def test_the_found_hash_is_the_one_baselines_hold(
+    texts: list[str], data: st.DataObject
+) -> None:
+    rows = data.draw(st.lists(st.integers(-1, len(texts) - 1), max_size=8))
+    assert _TextsHash(texts)(rows) == _old_texts_hash(texts, rows)

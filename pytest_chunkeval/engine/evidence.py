@@ -202,20 +202,16 @@ class _TopRanks:
 
 class _TextsHash:
     """The hash of the texts of some rows, in order (length-prefixed, the first
-    12 hex digits of SHA-256); each row's bytes made once per evaluation."""
+    12 hex digits of SHA-256); each row's text read and encoded as it is hashed,
+    none kept (docs/performance.md, "Memory")."""
 
     def __init__(self, texts: Sequence[str]) -> None:
         self.texts = texts
-        self.blobs: dict[int, bytes] = {}
-
-    def _blob(self, row: int) -> bytes:
-        blob = self.blobs.get(row)
-        if blob is None:
-            text = self.texts[row] if row >= 0 else ""
-            prefix = len(text).to_bytes(8, "little")
-            blob = self.blobs[row] = prefix + text.encode("utf-8", "replace")
-        return blob
 
     def __call__(self, rows: list[int]) -> str:
-        data = b"".join([self._blob(r) for r in rows])
-        return hashlib.sha256(data).hexdigest()[:12]
+        h = hashlib.sha256()
+        for row in rows:
+            text = self.texts[row] if row >= 0 else ""
+            h.update(len(text).to_bytes(8, "little"))
+            h.update(text.encode("utf-8", "replace"))
+        return h.hexdigest()[:12]
