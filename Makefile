@@ -12,6 +12,8 @@ LINTED := pytest_chunkeval tests benchmarks example_project docs/hooks
 # three, keep `make test` within its time on a 2-core CI machine.
 COMPAT_PYTHONS ?= 3.10 3.13
 
+COMPAT_MARKS := not slow and not perf and not dist and (not pytester or compat_smoke)
+
 .PHONY: venv demo test lint unit compat docs docs-gen clean
 
 venv: $(STAMP)
@@ -37,8 +39,11 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider -m perf $$(grep -l "mark.perf" tests/*.py)
 
 # A venv per Python with the torch-free stack; tests needing torch or Chroma skip there.
-# The plugin's runs under pytest-xdist (marked dist, half of this suite's time) are
-# left out here: `make unit` runs them.
+# What it proves is that the package works on that Python: its core, and each plugin
+# path once. So the plugin's runs under pytest-xdist (marked dist) and every test
+# running pytest or Python in a child (marked pytester by tests/conftest.py; 44% of the
+# rest's time) are left out, except the plugin runs marked compat_smoke: `make unit`
+# runs them all.
 # A missing interpreter is a warning on a laptop and an error in CI.
 .venv-%/.installed: pyproject.toml
 	@py=$$(sh .ci/find-python $* || true); \
@@ -55,7 +60,7 @@ compat: $(foreach v,$(COMPAT_PYTHONS),.venv-$(v)/.installed)
 	@for v in $(COMPAT_PYTHONS); do \
 		test -x .venv-$$v/bin/python || continue; \
 		echo "== torch-free suite on Python $$v"; \
-		.venv-$$v/bin/python -m pytest -p no:cacheprovider -q -n auto -m "not slow and not perf and not dist" || exit 1; \
+		.venv-$$v/bin/python -m pytest -p no:cacheprovider -q -n auto -m "$(COMPAT_MARKS)" || exit 1; \
 	done
 
 # Without -q: mkdocs stops counting warnings under -q and --strict would pass.

@@ -1,10 +1,34 @@
 """Shared test configuration: pytester for the plugin tests (nothing heavy here)."""
 
+import inspect
 from collections.abc import Callable
 
 import pytest
 
 pytest_plugins = "pytester"
+
+# Plugins of other packages that inner pytest runs (a subprocess started by a test)
+# would load from their entry points and never use: LangSmith's costs about 0.8 s of
+# CPU per process, hypothesis' 0.2 s (and a pytest run under xdist is three).
+_INNER_ADDOPTS = "-p no:langsmith_plugin -p no:hypothesispytest"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``pytester`` every test that runs pytest or Python in a child: one using
+    the ``pytester`` fixture, or whose own code starts ``sys.executable``.
+    ``make compat`` leaves these out except the ``compat_smoke`` ones (README,
+    "Tests")."""
+    for item in items:
+        if "pytester" in getattr(item, "fixturenames", ()) or _starts_python(item):
+            item.add_marker(pytest.mark.pytester)
+
+
+def _starts_python(item: pytest.Item) -> bool:
+    function = getattr(item, "function", None)
+    try:
+        return function is not None and "sys.executable" in inspect.getsource(function)
+    except (OSError, TypeError):
+        return False
 
 
 @pytest.fixture
@@ -37,3 +61,5 @@ def _output_as_outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BUILD_NUMBER", raising=False)
     # a CI job's own step summary must not receive the test projects' reports
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    # (pytester drops $PYTEST_ADDOPTS for its own runs: support.plugin_project.FAST)
+    monkeypatch.setenv("PYTEST_ADDOPTS", _INNER_ADDOPTS)

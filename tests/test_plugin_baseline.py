@@ -46,6 +46,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
 # ------------------------------------------------------------------ lifecycle
 
 
+@pytest.mark.compat_smoke
 def test_lifecycle(
     pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -94,6 +94,7 @@ def test_no_chunkers_configured_is_a_collection_error(
     )
 
 
+@pytest.mark.compat_smoke
 def test_evaluate_with_the_current_chunker_and_summary(
     pytester: pytest.Pytester, project: Path
 ) -> None:
@@ -166,6 +167,7 @@ def test_quiet_shortens_the_summary(pytester: pytest.Pytester, project: Path) ->
     )
 
 
+@pytest.mark.compat_smoke
 def test_score_a_whole_retriever(pytester: pytest.Pytester, project: Path) -> None:
     pytester.makepyfile(
         """
@@ -688,6 +690,7 @@ def test_junit_xml_properties(pytester: pytest.Pytester, project: Path) -> None:
     assert list(cases["test_b"].iter("property")) == []
 
 
+@pytest.mark.compat_smoke
 def test_registration_hooks(pytester: pytest.Pytester, project: Path) -> None:
     # imported before the inner runs, so that they use these registries
     from pytest_chunkeval.chunkers import CHUNKERS

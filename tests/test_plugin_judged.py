@@ -71,6 +71,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 
+@pytest.mark.compat_smoke
 def test_judged_project_lifecycle(pytester: pytest.Pytester) -> None:
     root = pytester.path
     assert DOCS  # the shared tiny corpus

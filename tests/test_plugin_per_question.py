@@ -46,6 +46,7 @@ def make_retriever(queries):
 """
 
 
+@pytest.mark.compat_smoke
 def test_one_item_per_question_evaluated_once(
     pytester: pytest.Pytester, project: Path
 ) -> None:

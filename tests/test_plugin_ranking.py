@@ -24,6 +24,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     return pytester.path
 
 
+@pytest.mark.compat_smoke
 def test_min_ndcg_passes_and_fails_readably(
     pytester: pytest.Pytester, project: Path
 ) -> None:

@@ -43,6 +43,7 @@ def _rows(output: str) -> dict[str, str]:
     return rows
 
 
+@pytest.mark.compat_smoke
 def test_two_workers_report_every_configuration(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -80,8 +80,16 @@ retriever whose answers do not depend on the corpus's other sentences: an
 unrelated sentence appended to a document changes no item's numbers."""
 
 # Inner runs skip hypothesis' plugin: re-importing hypothesis in every in-process run
-# costs seconds (pytester drops modules an inner run imported).
-FAST = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+# costs seconds (pytester drops modules an inner run imported); and LangSmith's, which
+# a subprocess run would import (0.8 s of CPU).
+FAST = (
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:hypothesispytest",
+    "-p",
+    "no:langsmith_plugin",
+)
 
 INI = """\
 [pytest]
