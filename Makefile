@@ -12,7 +12,7 @@ LINTED := pytest_chunkeval tests benchmarks example_project docs/hooks
 # three, keep `make test` within its time on a 2-core CI machine.
 COMPAT_PYTHONS ?= 3.10 3.13
 
-COMPAT_MARKS := not slow and not perf and not dist and (not pytester or compat_smoke)
+COMPAT_MARKS := not slow and not perf and not dist and not once and (not pytester or compat_smoke)
 
 .PHONY: venv demo test lint unit compat docs docs-gen clean
 
@@ -42,8 +42,9 @@ unit: $(STAMP)
 # What it proves is that the package works on that Python: its core, and each plugin
 # path once. So the plugin's runs under pytest-xdist (marked dist) and every test
 # running pytest or Python in a child (marked pytester by tests/conftest.py; 44% of the
-# rest's time) are left out, except the plugin runs marked compat_smoke: `make unit`
-# runs them all.
+# rest's time) are left out, except the plugin runs marked compat_smoke; and what does
+# not depend on the Python (marked once: the tree's layout, the report in a browser;
+# 20% of what is left). `make unit` runs them all.
 # A missing interpreter is a warning on a laptop and an error in CI.
 .venv-%/.installed: pyproject.toml
 	@py=$$(sh .ci/find-python $* || true); \

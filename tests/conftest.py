@@ -13,14 +13,21 @@ pytest_plugins = "pytester"
 _INNER_ADDOPTS = "-p no:langsmith_plugin -p no:hypothesispytest"
 
 
+# Modules whose checks do not depend on the Python running them: the source tree's
+# layout, and the HTML report as a browser renders it.
+_ONCE = {"test_layout.py", "test_html_browser.py"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark ``pytester`` every test that runs pytest or Python in a child: one using
-    the ``pytester`` fixture, or whose own code starts ``sys.executable``.
-    ``make compat`` leaves these out except the ``compat_smoke`` ones (README,
-    "Tests")."""
+    the ``pytester`` fixture, or whose own code starts ``sys.executable``; and
+    ``once`` the tests of ``_ONCE``. ``make compat`` leaves both out, except the
+    ``compat_smoke`` ones (Makefile, compat)."""
     for item in items:
         if "pytester" in getattr(item, "fixturenames", ()) or _starts_python(item):
             item.add_marker(pytest.mark.pytester)
+        if item.path.name in _ONCE:
+            item.add_marker(pytest.mark.once)
 
 
 def _starts_python(item: pytest.Item) -> bool:
