@@ -14,12 +14,14 @@ seconds; the rest (loading, the unit map, the copies, printing) is the process's
 CPU time less their sum. Memory: the peak RSS (``ru_maxrss``) less the RSS after
 the imports (read from ``/proc/self/status`` just before the run), divided by
 the data: the float32 vectors of the chunks and questions plus the corpus text
-(UTF-8 bytes). The best round (least CPU time) is printed.
+(UTF-8 bytes). The best round (least CPU time) is printed, and the round
+with the least peak over the imports, with its parts.
 
 ``--count-encodes`` also counts tiktoken's encode calls and the characters they
 encode (less the special tokens put between joined pieces), wrapping the
 tokenizer's encoding in the child; ``--tree DIR`` runs another checkout's
-package (a commit before a change, side by side).
+package (a commit before a change); ``--before DIR`` runs that checkout and
+this one (or ``--tree``'s) round by round, alternating, and prints both.
 """
 
 from __future__ import annotations
@@ -109,8 +111,8 @@ def child(argv: list[str], report: Path, count_encodes: bool = False) -> None:
     report.write_text(json.dumps(got))
 
 
-def data_bytes(data: Path, result: dict[str, Any]) -> int:
-    """Float32 vectors of the chunks and questions, plus the corpus text."""
+def data_bytes(data: Path, result: dict[str, Any]) -> tuple[int, int]:
+    """Float32 vectors of the chunks and questions, and the corpus text."""
     dim = int(str(result["config"]["embedder"]).rsplit(":", 1)[-1])
     questions = len(result["queries"])
     text = sum(
@@ -118,7 +120,7 @@ def data_bytes(data: Path, result: dict[str, Any]) -> int:
         for p in sorted((data / "corpora").rglob("*"))
         if p.is_file()
     )
-    return 4 * dim * (int(result["chunks"]["count"]) + questions) + text
+    return 4 * dim * (int(result["chunks"]["count"]) + questions), text
 
 
 def cold(
@@ -139,7 +141,8 @@ def cold(
         raise SystemExit(f"chunkeval {' '.join(argv)} exited with {got['code']}")
     [result] = json.loads(out.read_text(encoding="utf-8"))
     got["timings"] = {p: float(result["timings"].get(p, 0.0)) for p in PHASES}
-    got["data"] = data_bytes(data, result)
+    got["vectors"], got["text"] = data_bytes(data, result)
+    got["data"] = got["vectors"] + got["text"]
     got["text_chars"] = sum(
         len(p.read_text(encoding="utf-8"))
         for p in sorted((data / "corpora").rglob("*"))
@@ -155,42 +158,61 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", default=["distinct-10x"])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--tree", type=Path, default=HERE)
+    parser.add_argument("--before", type=Path, help="another tree, alternated")
     parser.add_argument("--count-encodes", action="store_true")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args()
     if args.child:
         child([a for a in rest if a != "--"], args.child, args.count_encodes)
         return
+    trees = [args.tree.resolve()]
+    if args.before is not None:  # alternated round by round, side by side
+        trees.insert(0, args.before.resolve())
     for name in args.sets:
         data = args.data / name
         if not data.is_dir():
             raise SystemExit(f"{data}: run benchmarks/scale_benchmark.py first")
+        runs: dict[Path, list[dict[str, Any]]] = {tree: [] for tree in trees}
         with tempfile.TemporaryDirectory(prefix="bench-cold-") as tmp:
-            runs = [
-                cold(data, Path(tmp), i, args.tree.resolve(), args.count_encodes)
-                for i in range(args.rounds)
-            ]
-        best = min(runs, key=lambda r: r["cpu"])
-        timings = best["timings"]
-        phases = ", ".join(f"{p} {timings[p]:.1f}" for p in PHASES)
-        rest = best["cpu"] - sum(timings.values())
-        over = best["peak"] - best["imports"]
-        rounds = ", ".join(f"{r['cpu']:.1f}" for r in runs)
+            for i in range(args.rounds):
+                for t, tree in enumerate(trees):
+                    got = cold(data, Path(tmp), 2 * i + t, tree, args.count_encodes)
+                    runs[tree].append(got)
+        for tree, done in runs.items():
+            if len(trees) > 1:
+                print(f"{tree}:")
+            report(name, args.rounds, done)
+
+
+def report(name: str, rounds_asked: int, runs: list[dict[str, Any]]) -> None:
+    """The best round's CPU time by phase, and the least peak over the imports
+    with its parts (memory varies less than time, but it varies)."""
+    best = min(runs, key=lambda r: r["cpu"])
+    timings = best["timings"]
+    phases = ", ".join(f"{p} {timings[p]:.1f}" for p in PHASES)
+    rest = best["cpu"] - sum(timings.values())
+    rounds = ", ".join(f"{r['cpu']:.1f}" for r in runs)
+    print(
+        f"{name} cold (best of {rounds_asked}, CPU s, one BLAS thread): total "
+        f"{best['cpu']:.1f} ({phases}, rest {rest:.1f}); all rounds "
+        f"{rounds}; recall {100 * best['recall']:.2f}"
+    )
+    least = min(runs, key=lambda r: r["peak"] - r["imports"])
+    over = least["peak"] - least["imports"]
+    overs = ", ".join(f"{r['peak'] - r['imports']:.0f}" for r in runs)
+    print(
+        f"  memory: peak RSS {least['peak']:.0f} MiB, {least['imports']:.0f} "
+        f"after imports: {over:.0f} MiB over (all rounds {overs}), "
+        f"{over * 2**20 / least['data']:.2f}x the data ({least['data'] / 2**20:.1f} "
+        f"MiB: float32 vectors {least['vectors'] / 2**20:.1f}, corpus text "
+        f"{least['text'] / 2**20:.1f})"
+    )
+    if "encode_calls" in best:
         print(
-            f"{name} cold (best of {args.rounds}, CPU s, one BLAS thread): total "
-            f"{best['cpu']:.1f} ({phases}, rest {rest:.1f}); all rounds "
-            f"{rounds}; peak RSS "
-            f"{best['peak']:.0f} MiB, {best['imports']:.0f} after imports: "
-            f"{over:.0f} MiB over, {over * 2**20 / best['data']:.2f}x the data "
-            f"({best['data'] / 2**20:.1f} MiB of float32 vectors and text); "
-            f"recall {100 * best['recall']:.2f}"
+            f"  tiktoken: {best['encode_calls']:,} encode calls, "
+            f"{best['encoded_chars']:,} characters encoded (corpus: "
+            f"{best['text_chars']:,} characters)"
         )
-        if "encode_calls" in best:
-            print(
-                f"  tiktoken: {best['encode_calls']:,} encode calls, "
-                f"{best['encoded_chars']:,} characters encoded (corpus: "
-                f"{best['text_chars']:,} characters)"
-            )
 
 
 if __name__ == "__main__":

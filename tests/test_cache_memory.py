@@ -4,12 +4,16 @@ vectors it returns are those it stores, bitwise."""
 
 from __future__ import annotations
 
+import gc
 import warnings
+import weakref
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from support.counting import CountingEmbedder, expected
+from support.tiny_corpus import fresh_run
 
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.packs import IdentityStore, text_key
@@ -93,3 +97,28 @@ def test_hits_misses_and_repeats_come_back_in_order_bitwise(tmp_path: Path) -> N
     # what the next process reads from disk is what this one returned
     again = EmbeddingCache(tmp_path).embed(CountingEmbedder(), texts)
     assert again.tobytes() == got.tobytes()
+
+
+def test_an_evaluation_leaves_no_vectors_alive_once_it_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing (no reference cycle waiting for the collector) holds the
+    question or chunk vectors while the result is assembled and after."""
+    made: list[weakref.ref[np.ndarray]] = []
+    real = EmbeddingCache.embed
+
+    def spy(self: EmbeddingCache, *args: Any, **kwargs: Any) -> Any:
+        out = real(self, *args, **kwargs)
+        made.append(weakref.ref(out))
+        return out
+
+    monkeypatch.setattr(EmbeddingCache, "embed", spy)
+    gc.collect()
+    gc.disable()
+    try:
+        result = fresh_run(tmp_path / "cache")
+        assert len(made) == 2  # the questions', then the chunks'
+        assert [w() for w in made] == [None, None]
+    finally:
+        gc.enable()
+    assert result.metrics

@@ -134,6 +134,7 @@ def evaluate(
     with _timed(timings, "score"):
         ranks = _depths(setup, chunking, k, budget)
     scored = _retrieve(setup, chunking, inputs, ranks, budget, reranker, timings)
+    del inputs  # the vectors, before the records are built (docs/performance.md)
     result = _assemble(setup, chunking, scored, config, timings, label, judge, budget)
     if scored.repeated is not None:
         result = with_repeats(result, *scored.repeated)
@@ -214,9 +215,9 @@ def _inputs(
             embedder, inputs.query_texts, progress=progress
         )
 
-    def load() -> Any:
+    def load() -> Any:  # not through ``inputs``: no cycle keeps the vectors alive
         with _timed(timings, "embed", f"chunks of {name}"):
-            return cache.embed(embedder, inputs.chunk_texts, progress=progress)
+            return cache.embed(embedder, texts, progress=progress)
 
     inputs.chunk_vector_loader = load
     inputs.collection_key = collection_key(
