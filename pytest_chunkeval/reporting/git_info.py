@@ -46,27 +46,15 @@ def git_info(
     outputs: a committed history file that every run appends to is not a change
     to the code under test)."""
     env = os.environ if environ is None else environ
-    try:
-        proc = subprocess.run(
-            [
-                "git",
-                "status",
-                "--porcelain=v2",
-                "--branch",
-                "--untracked-files=no",
-                "--no-renames",
-                "-z",
-            ],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            env={**env, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
-        )
-    except (OSError, subprocess.SubprocessError):
-        return GitInfo(branch=_env_branch(env))
-    if proc.returncode != 0:
+    status = [
+        "status",
+        "--porcelain=v2",
+        "--branch",
+        "--untracked-files=no",
+        "--no-renames",
+    ]
+    proc = _git([*status, "-z"], cwd, env, timeout)
+    if proc is None:
         return GitInfo(branch=_env_branch(env))
     commit = branch = None
     dirty = False
@@ -105,9 +93,21 @@ def _changed_path(entry: str) -> str | None:
 def _toplevel(
     cwd: str | os.PathLike[str] | None, env: Mapping[str, str], timeout: float
 ) -> Path | None:
+    proc = _git(["rev-parse", "--show-toplevel"], cwd, env, timeout)
+    return None if proc is None else Path(proc.stdout.strip())
+
+
+def _git(
+    args: list[str],
+    cwd: str | os.PathLike[str] | None,
+    env: Mapping[str, str],
+    timeout: float,
+) -> subprocess.CompletedProcess[str] | None:
+    """One git command, read-only (no optional locks) in the C locale; None when git
+    is missing, times out or fails."""
     try:
         proc = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
+            ["git", *args],
             cwd=cwd,
             capture_output=True,
             text=True,
@@ -117,7 +117,7 @@ def _toplevel(
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return Path(proc.stdout.strip()) if proc.returncode == 0 else None
+    return proc if proc.returncode == 0 else None
 
 
 def _env_branch(env: Mapping[str, str]) -> str | None:
