@@ -270,6 +270,19 @@ def test_two_writers_of_the_judgments_file_keep_both_records(tmp_path: Path) -> 
     assert (first.added, second.added) == (1, 1)
 
 
+def test_a_judgment_both_writers_recorded_is_counted_once(tmp_path: Path) -> None:
+    # Each save counts what it adds to the file on disk, so the "recorded N new
+    # judgment(s)" lines of two runs at once add up to the file's new entries.
+    path = tmp_path / "judgments.json"
+    first, second = JudgmentFile(path), JudgmentFile(path)
+    Judging(counting_judge([]), committed=first, record=True).judge_all(ITEMS[:2])
+    Judging(counting_judge([]), committed=second, record=True).judge_all(ITEMS[1:2])
+    first.save()
+    second.save()
+    assert len(JudgmentFile(path)) == 2
+    assert (first.added, second.added) == (2, 0)
+
+
 def test_callable_judges_are_checked() -> None:
     bad = CallableJudge(lambda q, c: "one string", name="bad", version="1")  # type: ignore[arg-type,return-value]
     with pytest.raises(JudgeError, match="bad@1 returned str"):

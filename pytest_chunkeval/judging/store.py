@@ -136,12 +136,14 @@ class JudgmentFile:
         is on disk now, under a lock, and write it atomically: sorted keys, one
         entry per line. Another run may have recorded its own since this one
         read the file (two test files run at once with ``--chunkeval-update``):
-        both are kept, never the last writer's alone."""
+        both are kept, never the last writer's alone. :attr:`added` becomes the
+        number of entries this save adds to (or changes in) the file on disk:
+        one the other run recorded first is not counted twice."""
         with directory_lock(self.path.parent):
             current = JudgmentFile(self.path).entries if self.path.exists() else {}
-            current.update(
-                {d: self.entries[d] for d in self.recorded if d in self.entries}
-            )
+            mine = {d: self.entries[d] for d in self.recorded if d in self.entries}
+            self.added = sum(current.get(d) != entry for d, entry in mine.items())
+            current.update(mine)
             self.entries = current
             lines = [
                 f"  {json.dumps(k)}: "

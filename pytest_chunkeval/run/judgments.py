@@ -95,8 +95,9 @@ class SessionJudges:
             f"judge {identity}: {stats.summary()}"
             for identity, stats in sorted(self.stats().items())
         ]
-        if self.update and self._file is not None and self._file.added:
+        if self.update and self._file is not None and self._file.recorded:
             self._file.save()
+        if self.update and self._file is not None and self._file.added:
             lines.append(
                 f"recorded {self._file.added} new judgment(s) in {self.path} "
                 "(commit it: CI then judges nothing)"
