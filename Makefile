@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 STAMP := $(VENV)/.installed
-LINTED := pytest_chunkeval tests benchmarks example_project docs/hooks
+LINTED := pytest_chunkeval tests benchmarks example_project docs/hooks .ci
 
 # The part of the suite that needs no torch, also on the oldest and the newest Python
 # the package claims (pyenv interpreters here; the CPU torch wheel is at hand for 3.11
@@ -31,10 +31,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy
 
-# On every core (pytest-xdist), then the tests that assert a wall-clock budget
+# The package's and the tests' bytecode is written first (.ci/write_bytecode.py says
+# why: PYTHONDONTWRITEBYTECODE). On every core (pytest-xdist), then the tests that assert a wall-clock budget
 # (marked perf) alone and serially, where the rest's load cannot fail them (only
 # the files naming the marker are collected again).
 unit: $(STAMP)
+	$(BIN)/python .ci/write_bytecode.py
 	$(BIN)/python -m pytest -p no:cacheprovider -n auto -m "not perf"
 	$(BIN)/python -m pytest -p no:cacheprovider -m perf $$(grep -l "mark.perf" tests/*.py)
 
@@ -61,6 +63,7 @@ compat: $(foreach v,$(COMPAT_PYTHONS),.venv-$(v)/.installed)
 	@for v in $(COMPAT_PYTHONS); do \
 		test -x .venv-$$v/bin/python || continue; \
 		echo "== torch-free suite on Python $$v"; \
+		.venv-$$v/bin/python .ci/write_bytecode.py || exit 1; \
 		.venv-$$v/bin/python -m pytest -p no:cacheprovider -q -n auto -m "$(COMPAT_MARKS)" || exit 1; \
 	done
 
