@@ -5,7 +5,9 @@ Plain Python (no pytest) so any test module or benchmark script can use it::
     with ChromaServer.start(tmp_path / "chroma") as server:
         store = get_store(server.spec)   # "chroma+http://127.0.0.1:PORT"
 
-A module-scoped fixture is the intended use (server start takes ~1 s).
+A module-scoped fixture is the intended use (server start takes ~1 s). The server
+dies with the process that started it, even one killed before its teardown
+(``support.lifeline``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+
+from support.lifeline import Tie, TiedProcess, start_tied
 
 HOST = "127.0.0.1"
 START_TIMEOUT = 30.0
@@ -62,12 +66,16 @@ def is_healthy(url: str, timeout: float = 1.0) -> bool:
 class ChromaServer:
     """A running ``chroma run`` process."""
 
-    process: subprocess.Popen[bytes]
+    tied: TiedProcess
     port: int
     path: Path
     log_path: Path
     host: str = HOST
     startup_seconds: float = field(default=0.0)
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        return self.tied.process
 
     @property
     def url(self) -> str:
@@ -93,11 +101,14 @@ class ChromaServer:
         timeout: float = START_TIMEOUT,
         attempts: int = 3,
         executable: str | None = None,
+        tie: Tie | None = None,
     ) -> ChromaServer:
         """Start a server storing its data under ``path`` and wait until healthy.
 
         A port picked free may be taken before the server binds it; a server that
-        exits early is retried on a new port, up to ``attempts`` times.
+        exits early is retried on a new port, up to ``attempts`` times. ``tie``: how
+        the server dies with this process (``support.lifeline``; default: the
+        platform's).
         """
         exe = executable or chroma_executable()
         if exe is None:
@@ -105,7 +116,7 @@ class ChromaServer:
         path.mkdir(parents=True, exist_ok=True)
         error: ChromaServerError | None = None
         for attempt in range(attempts):
-            server = cls._launch(exe, path, path / f"server-{attempt}.log")
+            server = cls._launch(exe, path, path / f"server-{attempt}.log", tie)
             try:
                 server._wait(timeout)
                 return server
@@ -119,20 +130,23 @@ class ChromaServer:
         raise error
 
     @classmethod
-    def _launch(cls, exe: str, path: Path, log_path: Path) -> ChromaServer:
+    def _launch(
+        cls, exe: str, path: Path, log_path: Path, tie: Tie | None
+    ) -> ChromaServer:
         port = free_port()
         data = path / "data"
         env = {**os.environ, "ANONYMIZED_TELEMETRY": "False", "NO_COLOR": "1"}
         with log_path.open("wb") as log:
-            process = subprocess.Popen(
+            tied = start_tied(
                 [exe, "run", "--path", str(data), "--host", HOST, "--port", str(port)],
+                tie=tie,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
                 cwd=path,
             )
-        return cls(process=process, port=port, path=data, log_path=log_path)
+        return cls(tied=tied, port=port, path=data, log_path=log_path)
 
     def _wait(self, timeout: float) -> None:
         began = time.monotonic()
@@ -161,6 +175,7 @@ class ChromaServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout)
+        self.tied.stop_watchdog()
 
     def __enter__(self) -> ChromaServer:
         return self
