@@ -322,6 +322,47 @@ def test_a_python_judge_function_without_version_is_judged_every_time(
     assert list((tmp_path / "cache").rglob("*.ans"))
 
 
+def test_a_python_judge_function_without_version_uses_no_committed_judgment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A committed entry is keyed by the judge's identity, which for a function
+    # without a version is its name alone: an entry recorded by an earlier body
+    # would be reused (and kept by --chunkeval-update) after the body changed.
+    module = types.ModuleType("user_judge")
+    monkeypatch.setitem(sys.modules, "user_judge", module)
+    path = tmp_path / "judgments.json"
+
+    def judged(word: str, *, record: bool) -> tuple[Judging, list[Any]]:
+        def judge(question: str, context: str) -> list[str]:  # edited: ``word``
+            return [s for s in context.split(". ") if word in s.lower()]
+
+        module.judge = judge  # type: ignore[attr-defined]
+        committed = JudgmentFile(path)
+        found = Judging(
+            get_judge("python:user_judge:judge"), committed=committed, record=record
+        )
+        spans = [j.spans if j else None for j in found.judge_all(ITEMS[:1])]
+        if record:
+            committed.save()
+        return found, spans
+
+    _, backups = judged("backups", record=True)
+    recorded = JudgmentFile(path).entries
+    # an entry of the same identity from an earlier body, as a file committed
+    # before this rule holds
+    old = JudgmentFile(path)
+    key = Judging(get_judge("python:user_judge:judge")).key(*ITEMS[0])
+    assert backups[0] is not None
+    old.record(key, ITEMS[0][0], ITEMS[0][1], Judgment(backups[0]))
+    old.save()
+    judging, coffee = judged("coffee", record=False)
+    assert coffee != backups  # the edited body's answer, not the committed one
+    assert judging.stats.committed == 0
+    assert judging.stats.judged == 1
+    assert "judged every time: a judge without a version" in judging.stats.summary()
+    assert recorded == {}  # --chunkeval-update records nothing for it
+
+
 def test_registered_and_llm_specs() -> None:
     judge = register_judge("keyword-test", lambda q, c: [], version="3")
     assert get_judge("keyword-test") is judge

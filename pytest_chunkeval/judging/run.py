@@ -4,7 +4,10 @@ Look-up order for each pair: the committed judgments file (if any), the shared
 answer cache (role ``judge``), then the judge itself, through
 :func:`pytest_chunkeval.llm.batch.run_batch` (concurrency, progress, retries,
 resumable: each judgment is cached as it arrives). New judgments are recorded in
-the committed file when ``record`` is set (the caller saves it).
+the committed file when ``record`` is set (the caller saves it). A judge without
+a cache identity (a function without a version) is judged every time: neither
+the cache nor the committed file is read or written for it (an entry recorded by
+an earlier body of the function would be reused; docs/judged.md).
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ class JudgeStats:
     insufficient: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    unversioned: int = 0
+    """Contexts judged by a judge without a version: nothing cached or
+    committed (said once, in :meth:`summary`)."""
 
     def summary(self) -> str:
         """One line: where the judgments came from, and what was unusable."""
@@ -58,6 +64,11 @@ class JudgeStats:
             extra.append(f"{self.dropped_sentences} non-verbatim sentences dropped")
         if self.insufficient:
             extra.append(f"{self.insufficient} with nothing relevant")
+        if self.unversioned:
+            extra.append(
+                "judged every time: a judge without a version has no judgment "
+                "cached or committed (docs/judged.md)"
+            )
         return text + (f"; {'; '.join(extra)}" if extra else "")
 
 
@@ -80,10 +91,12 @@ class Judging:
         """USD per 1000 prompt and completion tokens for :meth:`plan` (None: the
         model's built-in price, if known)."""
         # a judge without a cache identity (a function without a version) is
-        # judged every time (docs/judged.md)
-        cached = getattr(judge, "cache_identity", judge.identity) is not None
-        self.cache = cache if cached else None
-        self.committed = committed
+        # judged every time, the committed file neither read nor recorded in: its
+        # identity cannot tell an edited body from the one that recorded an entry
+        # (docs/judged.md)
+        self.versioned = getattr(judge, "cache_identity", judge.identity) is not None
+        self.cache = cache if self.versioned else None
+        self.committed = committed if self.versioned else None
         self.record = record
         self.concurrency = concurrency or (4 if isinstance(judge, LLMJudge) else 1)
         self.progress = progress
@@ -164,6 +177,8 @@ class Judging:
             for item, value in zip(todo, result.values, strict=True):
                 found[item] = self._judgment(item, value)
         self.stats.contexts += len(unique)
+        if not self.versioned:
+            self.stats.unversioned += len(unique)
         for item in unique:
             judgment = found.get(item)
             if judgment is None:

@@ -115,6 +115,7 @@ _COUNTS = (
     "insufficient",
     "prompt_tokens",
     "completion_tokens",
+    "unversioned",
 )
 
 
