@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import string
 import subprocess
 import sys
@@ -155,6 +156,21 @@ def test_the_grammar_text_names_every_part() -> None:
     for part in ("NAME[:ARG", "?KEY=VALUE", "@SPEC", "://HOST:PORT", "%XX"):
         assert part in SPEC_GRAMMAR
     assert max(len(line) for line in SPEC_GRAMMAR.splitlines()) <= 88
+
+
+def test_the_grammar_states_what_a_hybrid_store_parses() -> None:
+    # The help listed hybrid[:DENSE_STORE] alone, without the @ form a hybrid
+    # store's name takes when its dense store has options (docs/retrieval.md).
+    from pytest_chunkeval.stores import get_store
+
+    assert "hybrid[:DENSE_STORE][?n=50&rrf=60&weights=1,1&BM25 options]" in SPEC_GRAMMAR
+    assert "hybrid[?...]@DENSE_STORE?ITS_OPTIONS (not both)" in SPEC_GRAMMAR
+    examples = re.findall(r"hybrid@\w+\?\w+=\w+", SPEC_GRAMMAR)
+    assert examples == ["hybrid@faiss?index=flat"]
+    for spec in [*examples, "hybrid:chroma", "hybrid?n=20@chroma?ef_search=50"]:
+        assert get_store(spec).name == spec
+    with pytest.raises(ValueError, match="the dense store is named twice"):
+        get_store("hybrid:exact@chroma?ef_search=50")
 
 
 # --------------------------------------------------------- canonical forms

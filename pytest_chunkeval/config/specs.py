@@ -30,7 +30,9 @@ Spec strings name a chunker, embedder, store or tokenizer:
   NAME://HOST:PORT                     a URL location (chroma+http://localhost:8000)
 ARGs are positional (recursive:SIZE[:OVERLAP] -> recursive:200:0); ?options are
 named (llm:gpt-4o-mini?window=1200); @SPEC is the embedder a chunker uses
-(cluster:400@openai:text-embedding-3-large). Write %XX for a literal ? & @ or %.
+(cluster:400@openai:text-embedding-3-large), or the dense store of a hybrid store
+when that store has options of its own (hybrid@faiss?index=flat).
+Write %XX for a literal ? & @ or %.
 Equivalent specs are one component: recursive:200 = recursive:200:0 and
 cl100k_base = tiktoken:cl100k_base share one label, test id and baseline file.
 Forms: chunkers fixed:SIZE[:OVERLAP], recursive:SIZE[:OVERLAP], sentence:SIZE,
@@ -38,10 +40,11 @@ cluster:MAX_TOKENS[:MIN_TOKENS][@EMBEDDER], kamradt[:PERCENTILE][@EMBEDDER],
 kamradt-modified:SIZE[:max|mean][@EMBEDDER], llm:MODEL[?window=N&attempts=N];
 embedders sentence-transformers:MODEL, openai:MODEL, hashing[:DIM]; stores exact,
 chroma, chroma:PATH, chroma+http://HOST:PORT, chroma+https://HOST:PORT, bm25,
-hybrid[:DENSE_STORE], faiss[?index=hnsw|flat|ivf&...], pgvector[?index=...],
-lancedb[?index=...], qdrant[?index=...], qdrant+http://HOST:PORT,
-qdrant+https://HOST:PORT; tokenizers cl100k_base (any tiktoken encoding),
-tiktoken:ENCODING, hf:MODEL."""
+hybrid[:DENSE_STORE][?n=50&rrf=60&weights=1,1&BM25 options] or
+hybrid[?...]@DENSE_STORE?ITS_OPTIONS (not both), faiss[?index=hnsw|flat|ivf&...],
+pgvector[?index=...], lancedb[?index=...], qdrant[?index=...],
+qdrant+http://HOST:PORT, qdrant+https://HOST:PORT; tokenizers cl100k_base (any
+tiktoken encoding), tiktoken:ENCODING, hf:MODEL."""
 """The grammar in a few lines: ``--help`` epilogs and error messages use it."""
 
 EXAMPLES = {

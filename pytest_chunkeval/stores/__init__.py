@@ -9,8 +9,9 @@ Spec strings (``get_store``):
 - ``chroma+http://HOST:PORT`` (or ``https``): a Chroma server (``chroma run``);
 - ``bm25[?lower=..&stopwords=..&stem=..&k1=..&b=..]``: lexical BM25 over the chunk
   texts (``bm25s``), no embedder;
-- ``hybrid[:DENSE][?n=50&rrf=60&weights=1,1&...][@DENSE?ITS_OPTIONS]``: dense +
-  BM25 fused by reciprocal rank fusion;
+- ``hybrid[:DENSE][?n=50&rrf=60&weights=1,1&...]``, or
+  ``hybrid[?...]@DENSE?ITS_OPTIONS`` for a dense store with options of its own:
+  dense + BM25 fused by reciprocal rank fusion;
 - ``faiss[?index=flat|hnsw|ivf&...]``: FAISS in process (extra ``[faiss]``);
 - ``pgvector[?index=none|hnsw|ivfflat&dsn_env=VAR&...]``: a PostgreSQL server
   with pgvector, its connection string in ``$VAR`` (extra ``[pgvector]``);
@@ -161,7 +162,8 @@ STORES.register(
 STORES.register(
     "hybrid",
     lambda rest: hybrid_from_spec(rest, get_store),
-    "hybrid[:DENSE_STORE][?n=50&rrf=60&weights=1,1&...][@DENSE_STORE?ITS_OPTIONS]",
+    "hybrid[:DENSE_STORE][?n=50&rrf=60&weights=1,1&...] | "
+    "hybrid[?...]@DENSE_STORE?ITS_OPTIONS",
 )
 
 
