@@ -5,7 +5,9 @@ pooled, in one process and under xdist; each item still fails alone when its
 question drops beyond the item tolerance.
 
 Before, six items each about 5 points worse all passed, and so did the run
-(exit 0): only one item's own drop beyond 10 points failed.
+(exit 0): only one item's own drop beyond 10 points failed. The items are
+decided together by the rule they were checked under: before, always by the
+``changes`` rule, whatever the gate mode.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pytest
 from support.baseline_project import BASELINE_CONFTEST, BASELINE_INI, KEEP
 from support.plugin_project import DIST, MODES, run, write_project
 
-# Every answer loses CUT characters of its excerpt (ONLY: only that question's):
+# Every answer loses CUT characters of its excerpt (ONLY: only those questions'):
 # 2 characters are 4 to 6 points of one question's recall at chars.
 ITEMS = """
 import json
@@ -34,7 +36,7 @@ def test_question(chunkeval):
     answers = {}
     for record in map(json.loads, lines):
         text = record["excerpts"][0]["text"]
-        mine = only in (None, record["id"])
+        mine = only is None or record["id"] in only.split(",")
         answers[record["id"]] = [text[: len(text) - cut] if mine else text]
     chunkeval.score(answers, label="rag")
 """
@@ -125,3 +127,42 @@ def test_an_item_beyond_the_item_tolerance_fails_alone(
     result.stdout.fnmatch_lines(["FAILED test_items.py::test_question[[]q-bark[]]*"])
     # failing already: the item names the question, no second verdict
     assert "per-question items together" not in result.stdout.str()
+
+
+def test_items_are_decided_together_in_the_gate_mode_they_were_checked_in(
+    pytester: pytest.Pytester, items: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _run(pytester, False, 0, "--chunkeval-update").assert_outcomes(passed=6)
+    monkeypatch.setenv("ONLY", "q-bark,q-mars")  # two of six, each ~5 points
+    # changes (the default): the mean change, -1.7 points, beyond -1pp
+    result = _run(pytester, False, 2)
+    result.assert_outcomes(passed=6)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED test_items.py::test_question: regressed (its 6 per-question "
+            "items together): recall -1.* points (tolerance -1pp, SE 0.00): regressed"
+        ]
+    )
+    # paired: two questions of six are within what the bootstrap can tell
+    # (before: decided by the changes rule, regressed, exit 1)
+    result = _run(
+        pytester, False, 2, "--chunkeval-gate-mode=paired", "--chunkeval-json=r.json"
+    )
+    result.assert_outcomes(passed=6)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    (row,) = json.loads((items / "r.json").read_text())["results"]
+    assert row["verdict"] == "ok"
+    recall = next(g for g in row["gated"] if g["metric"] == "recall")
+    assert recall["n"] == 6
+    assert recall["low"] < -0.01
+    assert recall["high"] == 0.0
+    # mean: the difference of the means, beyond -1pp
+    result = _run(pytester, False, 2, "--chunkeval-gate-mode=mean")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED test_items.py::test_question: regressed (its 6 per-question "
+            "items together): recall -1.* points (tolerance -1pp, mean mode): regressed"
+        ]
+    )

@@ -31,6 +31,7 @@ from pytest_chunkeval.gate.comparison.repeats import (
 from pytest_chunkeval.gate.comparison.reworded import paired
 from pytest_chunkeval.gate.files.paths import absolute
 from pytest_chunkeval.gate.outcome.checking import BaselineRegression, outcome_of
+from pytest_chunkeval.gate.outcome.together import item_settings
 from pytest_chunkeval.gate.reading import Refused, read_for_check
 
 if TYPE_CHECKING:
@@ -101,8 +102,14 @@ def check_baseline(
     """Compare ``result`` with ``test``'s baseline (check ``name``), or write it
     in update mode; record the outcome in ``session`` under ``row`` (the
     result's report row). Raises a :class:`BaselineError` subclass when the
-    test must fail; returns the outcome otherwise."""
+    test must fail; returns the outcome otherwise. A per-question item's
+    share (``per_question``) is judged by the item tolerance, and keeps the
+    whole set's rule of ``settings`` for its test function's decision
+    together (outcome/together.py)."""
     where = session.locate(test, name)
+    rule = settings.rule() if per_question else None
+    if per_question:
+        settings = item_settings(settings)
     if session.update:
         return session.write(
             result, test, where, settings, row=row, per_question=per_question
@@ -128,7 +135,7 @@ def check_baseline(
     if used is not result and row and not per_question:
         session.repeated(row, used)  # the row shows the repeated result
     if question:
-        outcome = replace(outcome, question=question, values=outcome.gated)
+        outcome = replace(outcome, question=question, values=outcome.gated, rule=rule)
     outcome = session.record(outcome, row)
     if failure is not None:
         failure.path = where.read

@@ -168,3 +168,52 @@ class GateSettings:
                 self.confidence if confidence is None else parse_confidence(confidence)
             ),
         )
+
+    def rule(self) -> SetRule:
+        """The whole set's rule of these settings: what a per-question item's
+        check records for its test function's decision together."""
+        return SetRule(self.mode, self.confidence, format_tolerances(self.tolerances))
+
+
+@dataclass(frozen=True)
+class SetRule:
+    """The whole set's rule a per-question item was checked under (its mode,
+    confidence and tolerances; the item itself is judged by the item
+    tolerance): its test function's items are decided together by it
+    (docs/baselines.md, "Per-question baselines"). JSON-serializable for
+    xdist workers."""
+
+    mode: str
+    confidence: float
+    tolerance: str
+    """:func:`format_tolerances` of the set's tolerances."""
+
+    def settings(self) -> GateSettings:
+        """The gate settings this rule decides by."""
+        return GateSettings(
+            tolerances=parse_tolerances(self.tolerance) if self.tolerance else {},
+            mode=self.mode,
+            confidence=self.confidence,
+        )
+
+    def __str__(self) -> str:
+        gated = ", ".join(f"{m}:{t}" for m, t in self.settings().gated())
+        return (
+            f"{self.mode} mode, {gated or 'nothing gated'}, "
+            f"{100 * self.confidence:g}% confidence"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "confidence": self.confidence,
+            "tolerance": self.tolerance,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SetRule:
+        return cls(
+            str(data.get("mode", DEFAULT_MODE)),
+            float(data.get("confidence", DEFAULT_CONFIDENCE)),
+            str(data.get("tolerance", "")),
+        )

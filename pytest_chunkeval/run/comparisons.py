@@ -61,14 +61,13 @@ class BaselineComparisons:
             return False
         return self.session.baselines.has_baseline(self.test())
 
-    def check_part(
-        self, part: EvalResult, whole: EvalResult, *, tolerance: Mapping[str, Any]
-    ) -> CheckOutcome:
+    def check_part(self, part: EvalResult, whole: EvalResult) -> CheckOutcome:
         """Compare ``part``, a per-question item's share of ``whole``
-        (:meth:`EvalResult.only`), with the item's baseline: recorded under
-        ``whole``'s summary row, and ``whole`` counts as compared (its left-out
-        questions are then the baseline comparison's, not an error)."""
-        return self.check(part, whole=whole, tolerance=tolerance)
+        (:meth:`EvalResult.only`), with the item's baseline, by the item
+        tolerance (gate/outcome/together.py): recorded under ``whole``'s
+        summary row, and ``whole`` counts as compared (its left-out questions
+        are then the baseline comparison's, not an error)."""
+        return self.check(part, whole=whole)
 
     def check(
         self,

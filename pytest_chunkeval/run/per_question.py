@@ -187,30 +187,21 @@ def _evidence(result: EvalResult, record: QueryRecord) -> list[str]:
     return lines
 
 
-ITEM_TOLERANCE = "-10pp"
-"""How far one question's gated metric may drop before its item fails on its
-own (docs/baselines.md, "Per-question baselines"): 10 points, absolute."""
-
-
 def _check_baselines(evaluator: Evaluator, question: str) -> str | None:
     """Each result's share of the question against the item's baseline file
     (written, not compared, under ``--chunkeval-update``): a flip from retrieved
     to missed fails, unless noise explains it (then the item passes as
     ``noisy``), and so does a drop of a gated metric beyond the item tolerance
-    (:data:`ITEM_TOLERANCE`, by the gate's rule on that one question); a smaller
-    drop is the whole set's gate's to judge."""
+    (10 points, by the gate's rule on that one question: gate/outcome/together.py);
+    a smaller drop is the whole set's rule's, the items decided together."""
     from pytest_chunkeval.gate.files.baseline import BaselineError
     from pytest_chunkeval.gate.outcome.checking import BaselineRegression
 
     store = evaluator.session.baselines
-    gated = [m for m, _ in store.gate.gated()]
-    tolerance = {"*": None, **dict.fromkeys(gated, ITEM_TOLERANCE)}
     failures = []
     for result in evaluator.results:
         try:
-            outcome = evaluator.comparisons.check_part(
-                result.only(question), result, tolerance=tolerance
-            )
+            outcome = evaluator.comparisons.check_part(result.only(question), result)
         except BaselineRegression as exc:
             if not exc.report.lost:  # a drop beyond the item tolerance
                 failures.append(str(exc))

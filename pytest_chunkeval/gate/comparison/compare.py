@@ -304,11 +304,11 @@ def _check(
     counted = column
     if settings.mode == "mean":
         delta = after_mean - before_mean
-        status = _status(sign * delta, sign * delta, -allowed, 0.0)
+        status = interval_status(sign * delta, sign * delta, -allowed, 0.0)
     elif settings.mode == "paired":
         delta = raw
         g_low, g_high = sorted((sign * col.low, sign * col.high))
-        status = _status(g_high, g_low, -allowed, 0.0)
+        status = interval_status(g_high, g_low, -allowed, 0.0)
     else:
         counted = np.where(col.explained, 0.0, column)  # drift alone not counted
         delta = float(counted[finite].mean()) if finite.any() else math.nan
@@ -395,9 +395,10 @@ def decide(gain: float, allowed: float, noise: float) -> str:
     return OK
 
 
-def _status(worst: float, best: float, floor: float, ceiling: float) -> str:
+def interval_status(worst: float, best: float, floor: float, ceiling: float) -> str:
     """``regressed`` when ``worst`` is below ``floor``, ``improved`` when
-    ``best`` is above ``ceiling``, else ``ok`` (NaN: ok)."""
+    ``best`` is above ``ceiling``, else ``ok`` (NaN: ok): the ``paired`` and
+    ``mean`` modes' verdict."""
     if math.isnan(worst):
         return OK
     if worst < floor - _EPS:

@@ -18,6 +18,7 @@ from pytest_chunkeval.gate.comparison.verdicts import (
     Verdict,
     verdict_of,
 )
+from pytest_chunkeval.gate.tolerances import SetRule
 
 OUTCOMES = (
     "ok",
@@ -51,8 +52,9 @@ class CheckOutcome:
     the questions whose change float drift explains, ``reason`` why it was not
     compared (replacing the status table's). A per-question item's check names
     its ``question`` and keeps its own numbers in ``values`` (``gated`` may be
-    dropped: a flip is the item's verdict), for its test function's decision
-    at the end of the session (gate/outcome/together.py)."""
+    dropped: a flip is the item's verdict) and the whole set's ``rule`` it was
+    checked under, for its test function's decision at the end of the
+    session (gate/outcome/together.py)."""
 
     nodeid: str
     path: str
@@ -66,6 +68,7 @@ class CheckOutcome:
     noise: tuple[NoiseNote, ...] = ()
     question: str = ""
     values: tuple[GatedMetric, ...] = ()
+    rule: SetRule | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -96,11 +99,13 @@ class CheckOutcome:
             data["question"] = self.question
         if self.values:
             data["values"] = [g.to_json() for g in self.values]
+        if self.rule is not None:
+            data["rule"] = self.rule.to_json()
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CheckOutcome:
-        flips, changes = data.get("flips"), data.get("changes")
+        flips, changes, rule = data.get("flips"), data.get("changes"), data.get("rule")
         return cls(
             str(data["nodeid"]),
             str(data["path"]),
@@ -114,4 +119,5 @@ class CheckOutcome:
             tuple(NoiseNote.from_json(n) for n in data.get("noise", [])),
             str(data.get("question", "")),
             tuple(GatedMetric.from_json(g) for g in data.get("values", [])),
+            None if rule is None else SetRule.from_json(rule),
         )

@@ -1,0 +1,103 @@
+"""Per-question items decided together by the rule they were checked under
+(gate/outcome/together.py; docs/baselines.md, "Per-question baselines"): its
+mode and tolerance, not always the ``changes`` rule and the session's
+tolerance; items of one function checked under different rules are decided
+under each, the worst verdict standing."""
+
+from __future__ import annotations
+
+from pytest_chunkeval.gate.comparison.verdicts import GatedMetric
+from pytest_chunkeval.gate.outcome.outcomes import CheckOutcome
+from pytest_chunkeval.gate.outcome.together import decided_together
+from pytest_chunkeval.gate.tolerances import GateSettings, SetRule
+
+FUNCTION = "t.py::test_q"
+QUESTIONS = [f"q{i}" for i in range(6)]
+COLLECTED = [f"{FUNCTION}[{q}]" for q in QUESTIONS]
+CHANGES = SetRule("changes", 0.95, "recall:-1pp")
+PAIRED = SetRule("paired", 0.95, "recall:-1pp")
+WIDER = SetRule("changes", 0.95, "recall:-2pp")
+SESSION = GateSettings.from_options(tolerance="recall:-1pp")
+
+
+def _items(rules: list[SetRule]) -> list[CheckOutcome]:
+    """Six items, the first two 5 points worse (-1.67 points together)."""
+    return [
+        CheckOutcome(
+            f"{FUNCTION}[{q}]",
+            f"{q}.json",
+            "ok",
+            row="rag",
+            question=q,
+            values=(
+                GatedMetric(
+                    "recall",
+                    1.0,
+                    0.95 if i < 2 else 1.0,
+                    -0.05 if i < 2 else 0.0,
+                    None,
+                    None,
+                    "ok",
+                    0.95,
+                    se=0.0,
+                    tolerance="-10pp",
+                    allowed=0.1,
+                    n=1,
+                ),
+            ),
+            rule=rules[i % len(rules)],
+        )
+        for i, q in enumerate(QUESTIONS)
+    ]
+
+
+def _decided(rules: list[SetRule]) -> CheckOutcome:
+    (outcome,) = decided_together(
+        _items(rules), SESSION, COLLECTED, lambda n: f"pytest --chunkeval-update {n}"
+    )
+    return outcome
+
+
+def test_items_are_decided_by_their_own_rule() -> None:
+    changes = _decided([CHANGES])
+    assert changes.status == "regressed"
+    assert "recall -1.67 points (tolerance -1pp, SE 0.00): regressed" in (
+        changes.message
+    )
+    # the bootstrap cannot tell two questions of six: ok (before: the
+    # changes rule, regressed)
+    paired = _decided([PAIRED])
+    assert paired.status == "ok", paired.message
+    (recall,) = paired.gated
+    assert recall.high == 0.0
+    assert recall.low is not None
+    assert recall.low < -0.01
+    assert "paired, 95% CI [" in paired.message
+    # the items' tolerance, not the session's (before: -1pp, regressed)
+    wider = _decided([WIDER])
+    assert wider.status == "ok", wider.message
+    assert "(tolerance -2pp, SE 0.00): ok" in wider.message
+
+
+def test_items_checked_under_different_rules_are_decided_under_each() -> None:
+    outcome = _decided([PAIRED, CHANGES])
+    assert outcome.status == "regressed"  # the worst: the changes rule's
+    assert "decided under each of the 2 rules its items were checked under" in (
+        outcome.message
+    )
+    assert "paired mode, recall:-1pp, 95% confidence: recall -1.67 points" in (
+        outcome.message
+    )
+    assert "changes mode, recall:-1pp, 95% confidence: recall -1.67 points" in (
+        outcome.message
+    )
+    (recall,) = outcome.gated  # the row shows the deciding rule's numbers
+    assert recall.se == 0.0
+    assert recall.status == "regressed"
+
+
+def test_the_rule_reaches_the_controller_from_an_xdist_worker() -> None:
+    item = _items([WIDER])[0]
+    again = CheckOutcome.from_json(item.to_json())
+    assert again.rule == WIDER
+    assert again.rule.settings().gated()[0][1].allowed(1.0) == 0.02
