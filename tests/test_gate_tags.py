@@ -190,3 +190,59 @@ def test_an_empty_tag_in_a_reference_csv_is_refused_as_in_jsonl(cell: str) -> No
         "q.csv:2: question 'Who?': column 'tags' must be non-empty names separated "
         f"by ';' (got {cell!r})"
     )
+
+
+def _both(lost_doc: bool) -> EvalResult:
+    """The billing tag 18 points worse; with ``lost_doc`` every question of
+    d0.md lost too (the set -14.05 points, within -15pp)."""
+    values = [
+        0.0 if lost_doc and DOCS[i] == "d0.md" else (0.82 if b else 1.0)
+        for i, b in enumerate(BILLING)
+    ]
+    return _tagged(make_result(values, docs=DOCS))
+
+
+def test_gate_by_document_and_tag_decides_each_kind() -> None:
+    # before: 'bad chunkeval_gate_by' (one value only)
+    settings = GateSettings.from_options("recall:-15pp", gate_by="tag, Document")
+    assert settings.gate_by == "document, tag"
+    assert settings.group_kinds == ("document", "tag")
+    report = compare(_baseline(), _both(lost_doc=True), settings)
+    (recall,) = report.checks
+    assert (recall.status, recall.whole) == ("regressed", "ok")
+    assert [(g.kind, g.group) for g in recall.groups] == [
+        ("document", "d0.md"),
+        ("tag", "billing"),
+    ]
+    text = format_failure(report, test="t.py::test_x", path="t.json", command="c")
+    assert (
+        "recall: 1 document(s) and 1 tag(s) beyond their own tolerance "
+        "(chunkeval_gate_by = document, tag); the whole set: " in text
+    ), text
+    rows = {line.split("  ")[0]: line.split() for line in text.splitlines()}
+    assert rows["recall of document d0.md"][-1] == "REGRESSED", text
+    assert rows["recall of tag billing"][-1] == "REGRESSED", text
+    (gated,) = gated_metrics(report)
+    assert gated.verdict == "REGRESSED (document d0.md; tag billing)"
+    # only the tag beyond its own: the failure names the tag alone
+    report = compare(_baseline(), _now(0.18), settings)
+    (gated,) = gated_metrics(report)
+    assert gated.verdict == "REGRESSED (tag billing)"
+    text = format_failure(report, test="t.py::test_x", path="t.json", command="c")
+    assert "recall: 1 tag(s) beyond their own tolerance (chunkeval_gate_by = " in text
+    # each kind alone decides by its own groups only
+    for by, named in (("document", "document d0.md"), ("tag", "tag billing")):
+        alone = GateSettings.from_options("recall:-15pp", gate_by=by)
+        (gated,) = gated_metrics(compare(_baseline(), _both(lost_doc=True), alone))
+        assert gated.verdict == f"REGRESSED ({named})"
+
+
+def test_gate_by_takes_several_kinds() -> None:
+    assert parse_gate_by("document,tag") == "document, tag"
+    assert parse_gate_by("tag document") == "document, tag"
+    assert parse_gate_by("set, tag") == "tag"  # the whole set always decides
+    assert parse_gate_by("set") == "set"
+    with pytest.raises(ValueError, match="chunkeval_gate_by 'document, topic'"):
+        parse_gate_by("document, topic")
+    with pytest.raises(ValueError, match="chunkeval_gate_by ' , '"):
+        parse_gate_by(" , ")

@@ -73,3 +73,11 @@ def test_gate_by_tag_fails_the_check(pytester: pytest.Pytester, project: Path) -
     out = result.stdout.str()
     assert "recall: 1 tag(s) beyond their own tolerance" in out
     assert NAMED in out
+    # both kinds decided (before: a usage error, one value only); the tag,
+    # not a document, is named as what failed
+    result = run(pytester, "--chunkeval-gate-by=document,tag")
+    result.assert_outcomes(failed=1)
+    assert (
+        "recall: 1 tag(s) beyond their own tolerance (chunkeval_gate_by = "
+        "document, tag)" in result.stdout.str()
+    )

@@ -74,8 +74,9 @@ GATE_OPTIONS: tuple[Option, ...] = (
         "gate_by",
         "What fails a check: 'set' (the whole set's mean change; documents and "
         "tags whose drop is beyond their own tolerance are named in every "
-        "report), 'document' (such a document fails the check too) or 'tag' "
-        "(such a tag, a question's metadata 'tags', fails it too).",
+        "report), 'document' (such a document fails the check too), 'tag' "
+        "(such a tag, a question's metadata 'tags', fails it too) or both, "
+        "'document, tag' (the failure names each group that decided it).",
         parse_gate_by,
         metavar="WHAT",
         default_text="set",

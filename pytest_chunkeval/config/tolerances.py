@@ -216,14 +216,20 @@ GATE_BY: tuple[str, ...] = ("set", "document", "tag")
 """What a check fails on (docs/baselines.md, "Documents and tags"): ``set``,
 the whole set's mean (documents and tags beyond their own tolerance are named);
 ``document``, also any document beyond its own tolerance; ``tag``, also any
-tag (a question's ``metadata["tags"]``) beyond its own."""
+tag (a question's ``metadata["tags"]``) beyond its own. ``document, tag``:
+both kinds of group are decided."""
 
 
 def parse_gate_by(text: str) -> str:
-    """``set``, ``document`` or ``tag``."""
-    value = text.strip().lower()
-    if value not in GATE_BY:
+    """``set``, ``document``, ``tag`` or several (``document, tag``, or
+    space-separated): the canonical text, the kinds in :data:`GATE_BY`'s order
+    and ``set`` left out beside a group kind (the whole set always decides)."""
+    names = [n for n in re.split(r"[\s,]+", text.strip().lower()) if n]
+    unknown = [n for n in names if n not in GATE_BY]
+    if unknown or not names:
         raise ConfigError(
-            f"bad chunkeval_gate_by {text!r}; expected one of {', '.join(GATE_BY)}"
+            f"bad chunkeval_gate_by {text!r}; expected one of {', '.join(GATE_BY)}, "
+            "or several separated by commas (document, tag)"
         )
-    return value
+    kinds = [k for k in GATE_BY if k in names and k != "set"]
+    return ", ".join(kinds) or "set"

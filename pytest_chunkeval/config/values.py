@@ -160,7 +160,7 @@ def parse_max_left_out(value: str) -> float:
 
 
 def parse_gate_by(value: str) -> str:
-    """``set``, ``document`` or ``tag``: see
+    """``set``, ``document``, ``tag`` or ``document, tag``: see
     :func:`.config.tolerances.parse_gate_by`."""
     from pytest_chunkeval.config.tolerances import parse_gate_by as parse
 

@@ -116,7 +116,8 @@ class GateSettings:
     max_left_out: float = DEFAULT_MAX_LEFT_OUT
     gate_by: str = "set"
     """``document``: a document beyond its own tolerance fails the check too
-    (docs/baselines.md, "Documents and tags"); ``tag``: a tag beyond its own."""
+    (docs/baselines.md, "Documents and tags"); ``tag``: a tag beyond its own;
+    ``document, tag``: either (:attr:`group_kinds`)."""
 
     @classmethod
     def from_options(
@@ -141,6 +142,12 @@ class GateSettings:
         return replace(base, tolerances=tolerances).override(
             mode=mode, confidence=confidence
         )
+
+    @property
+    def group_kinds(self) -> tuple[str, ...]:
+        """The kinds of group that fail a check beyond their own tolerance
+        (``chunkeval_gate_by``): ``("document", "tag")``; none for ``set``."""
+        return tuple(k for k in self.gate_by.split(", ") if k != "set")
 
     def gated(self) -> list[tuple[str, Tolerance]]:
         """(metric, tolerance) pairs that are gated, in canonical metric order."""

@@ -316,7 +316,7 @@ def _check(
         status = decide(sign * delta, allowed, col.z * se)
     groups = _groups(counted, col, baseline, records, sign, tol, settings)
     whole = ""  # a document (tag) beyond its own tolerance fails the check
-    if status != REGRESSED and any(g.kind == settings.gate_by for g in groups):
+    if status != REGRESSED and any(g.kind in settings.group_kinds for g in groups):
         whole, status = status, REGRESSED
     gains = sign * column
     order = np.argsort(np.where(finite, gains, np.inf), kind="stable")

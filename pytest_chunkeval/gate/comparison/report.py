@@ -200,16 +200,21 @@ def gated_metrics(report: GateReport) -> tuple[GatedMetric, ...]:
             mde=present(c.mde),
             mde_questions=report.mde_questions if c.reason == "" else None,
             groups=c.groups,
-            decided_by=_decided_by(c, report.settings.gate_by),
+            decided_by=_decided_by(c, report.settings.group_kinds),
         )
         for c in report.checks
     )
 
 
-def _decided_by(check: MetricCheck, gate_by: str) -> str:
-    """``tag billing``: the groups that made the check regressed where the
-    whole set's own verdict was another (``chunkeval_gate_by``); ""."""
+def _decided_by(check: MetricCheck, kinds: tuple[str, ...]) -> str:
+    """``tag billing`` (``document big.md; tag billing``): the groups that made
+    the check regressed where the whole set's own verdict was another
+    (``chunkeval_gate_by``), each kind named; ""."""
     if not check.whole:
         return ""
-    names = [g.group for g in check.groups if g.kind == gate_by]
-    return f"{gate_by} {', '.join(names)}" if names else ""
+    parts = []
+    for kind in kinds:
+        names = [g.group for g in check.groups if g.kind == kind]
+        if names:
+            parts.append(f"{kind} {', '.join(names)}")
+    return "; ".join(parts)

@@ -104,8 +104,8 @@ def report_table(report: GateReport) -> str:
         verdict = "REGRESSED" if c.own == "regressed" else c.own
         row += [_tolerance(c), f"{verdict} ({c.reason})" if c.reason else verdict]
         rows.append(row)
-        by = report.settings.gate_by  # the groups that decided, a row each
-        decided = [g for g in c.groups if c.whole and g.kind == by]
+        by = report.settings.group_kinds  # the groups that decided, a row each
+        decided = [g for g in c.groups if c.whole and g.kind in by]
         rows += [_group_row(c, g, changes) for g in decided]
     return format_rows(headers, rows)
 
@@ -154,12 +154,13 @@ def _verdict_line(check: MetricCheck, report: GateReport | None = None) -> str:
             f", SE {_pts(check.se)} points (a drop up to {_pts(-check.hides, True)} "
             "points could hide in the measured noise)"
         )
-    by = report.settings.gate_by if report is not None else "document"
-    failing = [g for g in check.groups if g.kind == by]
+    by = report.settings.group_kinds if report is not None else ("document",)
+    counts = [(k, sum(1 for g in check.groups if g.kind == k)) for k in by]
+    failing = " and ".join(f"{n} {kind}(s)" for kind, n in counts if n)
     if check.whole and failing:
         return (
-            f"{check.metric}: {len(failing)} {by}(s) beyond their own "
-            f"tolerance (chunkeval_gate_by = {by}); the whole set: {where}, "
+            f"{check.metric}: {failing} beyond their own tolerance "
+            f"(chunkeval_gate_by = {', '.join(by)}); the whole set: {where}, "
             + _WHOLE[check.whole].format(check.tolerance)
         )
     if check.status == "regressed":
