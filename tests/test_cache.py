@@ -15,7 +15,7 @@ from support.counting import CountingEmbedder, expected
 
 from pytest_chunkeval.config.defaults import DEFAULT_EMBEDDER
 from pytest_chunkeval.embedders import packs as packs_module
-from pytest_chunkeval.embedders.base import FloatArray
+from pytest_chunkeval.embedders.base import FloatArray, embedder_cache_identity
 from pytest_chunkeval.embedders.cache import (
     CacheStats,
     EmbeddingCache,
@@ -378,7 +378,7 @@ def test_fully_cached_run_never_imports_torch(tmp_path: Path) -> None:
     texts = ["what is a chunk?", "a chunk is a span"]
     vectors = np.eye(2, 384, dtype=np.float32)
     EmbeddingCache(tmp_path).put(
-        get_embedder(DEFAULT_EMBEDDER).identity, texts, vectors
+        embedder_cache_identity(get_embedder(DEFAULT_EMBEDDER)), texts, vectors
     )
     script = textwrap.dedent(
         f"""

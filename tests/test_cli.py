@@ -10,6 +10,10 @@ from support.cli_project import DOCS, eval_args, write_project
 from pytest_chunkeval.cli.main import main
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
+from pytest_chunkeval.embedders.base import embedder_cache_identity
+from pytest_chunkeval.embedders.hashing import HashingEmbedder
+
+HASHING = embedder_cache_identity(HashingEmbedder())  # its packs' identity
 
 
 @pytest.fixture
@@ -105,7 +109,7 @@ def test_cache_clear_of_an_identity_that_is_not_cached_says_so(project, capsys):
     assert main(args) == 2
     assert capsys.readouterr().err == (
         "chunkeval cache: error: --identity 'nosuch' matches no cached embedder "
-        f"in {cache}; `chunkeval cache info` lists: hashing:256@1\n"
+        f"in {cache}; `chunkeval cache info` lists: {HASHING}\n"
     )
     assert main([*args[:-1], "hashing:256@1"]) == 0
     out = capsys.readouterr().out

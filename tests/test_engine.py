@@ -10,6 +10,7 @@ from support.tiny_corpus import DOCS, make_queries
 
 from pytest_chunkeval.config.defaults import check_k
 from pytest_chunkeval.data.corpus import Corpus
+from pytest_chunkeval.embedders.base import embedder_cache_identity
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.engine.evaluate import evaluate
@@ -181,4 +182,5 @@ def test_semantic_chunker_from_a_spec_embeds_through_the_evaluation_cache(data):
         store="exact",
         cache=cache,
     )
-    assert "hashing:64@1" in cache.info()  # the chunker's pieces, in this cache
+    # the chunker's pieces, in this cache
+    assert embedder_cache_identity(HashingEmbedder(64)) in cache.info()

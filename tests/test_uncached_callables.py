@@ -17,6 +17,7 @@ from pytest_chunkeval.chunkers import as_chunker
 from pytest_chunkeval.chunkers.semantic import KamradtSemanticChunker
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import Excerpt, Query, QuerySet
+from pytest_chunkeval.embedders.base import embedder_cache_identity
 from pytest_chunkeval.embedders.cache import EmbeddingCache
 from pytest_chunkeval.embedders.hashing import HashingEmbedder
 from pytest_chunkeval.engine.cache_dir import forget_open
@@ -271,7 +272,7 @@ def test_an_uncached_embedder_gives_what_the_cache_would(tmp_path: Path) -> None
     )
     assert cache.embed(function, []).shape[0] == 0
     assert cache.stats.misses == 4  # the function's 2 texts, the hashing ones
-    assert list(cache.info()) == [HashingEmbedder().identity]
+    assert list(cache.info()) == [embedder_cache_identity(HashingEmbedder())]
 
 
 class FirstWords:

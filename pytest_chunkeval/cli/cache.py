@@ -86,6 +86,7 @@ def register(subparsers: Any) -> None:
 
 def run_clear(args: argparse.Namespace) -> int:
     """Run ``chunkeval cache clear``."""
+    from pytest_chunkeval.embedders.base import identity_matches
     from pytest_chunkeval.engine.cache_dir import CacheDir
 
     cache = CacheDir(settings(args).cache_dir)
@@ -98,7 +99,9 @@ def run_clear(args: argparse.Namespace) -> int:
             removed = answers.clear(args.role, args.identity)
             print(f"removed {removed} cached {args.role} answers from {answers.root}")
             return 0
-        if args.identity is not None and args.identity not in vectors.info():
+        if args.identity is not None and not any(
+            identity_matches(cached, args.identity) for cached in vectors.info()
+        ):
             raise ConfigError(
                 f"--identity {args.identity!r} matches no cached embedder in "
                 f"{cache.directory}; {_listed(vectors.info())}"

@@ -45,11 +45,25 @@ def embedder_cache_identity(embedder: Embedder) -> str | None:
     """What the caches key an embedder's vectors on, read now: its
     ``cache_identity`` where it has one (None: computed every time, never
     cached; a user's function without ``identity=`` or ``cache_version``,
-    docs/embedders.md), else its ``identity``."""
+    docs/embedders.md), else its ``identity``; followed by its ``versions``
+    where it declares them (the code that computes its vectors: the package's
+    and the libraries' versions, docs/performance.md "What a cache keys on"),
+    which the identity baselines record leaves out."""
     if hasattr(embedder, "cache_identity"):
         identity = embedder.cache_identity
-        return identity if isinstance(identity, str) and identity else None
-    return embedder.identity
+        if not (isinstance(identity, str) and identity):
+            return None
+    else:
+        identity = embedder.identity
+    versions = getattr(embedder, "versions", None)
+    return f"{identity} [{versions}]" if isinstance(versions, str) else identity
+
+
+def identity_matches(cached: str, asked: str) -> bool:
+    """Whether ``asked`` names the cache identity ``cached``: the whole of it,
+    or the embedder's identity before its versions (every version's vectors:
+    ``hashing:256@1`` names ``hashing:256@1 [VERSIONS]``)."""
+    return asked in (cached, cached.split(" [", 1)[0])
 
 
 @runtime_checkable

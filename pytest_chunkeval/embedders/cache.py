@@ -36,6 +36,7 @@ from pytest_chunkeval.embedders.base import (
     PartialEmbedder,
     embedder_cache_identity,
     embedding_parts,
+    identity_matches,
     l2_normalize,
     unit_vectors,
 )
@@ -407,11 +408,12 @@ class EmbeddingCache:
         return result
 
     def clear(self, identity: str | None = None) -> int:
-        """Delete the cached vectors of one identity (all if None); returns how many
+        """Delete the cached vectors of one identity (all if None; without its
+        versions: every version's, ``embedders/base.py``); returns how many
         entries were removed. Only files the cache wrote are deleted."""
         removed = 0
         for ident, path in list(self._identity_dirs()):
-            if identity is not None and ident != identity:
+            if identity is not None and not identity_matches(ident, identity):
                 continue
             keys: set[bytes] = set()
             for entry in list(path.iterdir()):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy.typing as npt
 
 _WORD = re.compile(r"\w+")
 DEFAULT_DIM = 256
+UNICODE = unicodedata.unidata_version
 
 
 class HashingEmbedder:
@@ -27,6 +29,16 @@ class HashingEmbedder:
         self.dim = dim
         self.identity = f"hashing:{dim}@1"
         self._buckets: dict[str, tuple[int, float]] = {}
+
+    @property
+    def versions(self) -> str:
+        """The code that computes its vectors (not in :attr:`identity`, which
+        baselines record): this package's version, and the Unicode version of
+        Python's ``re`` and ``str.lower`` (which characters make a word: U+0870
+        is one on Python 3.11, none on 3.10)."""
+        from pytest_chunkeval.util.versions import library_version
+
+        return f"{library_version('pytest-chunkeval')}+unicode-{UNICODE}"
 
     def _bucket(self, word: str) -> tuple[int, float]:
         found = self._buckets.get(word)

@@ -103,11 +103,14 @@ class SentenceTransformerEmbedder(LazyModel):
 
     @property
     def versions(self) -> str:
-        """The libraries that compute the vectors (not in :attr:`identity`, which
+        """The code that computes the vectors, this package's (which calls the
+        model and normalizes) and the libraries' (not in :attr:`identity`, which
         baselines record: docs/baselines.md names their versions apart)."""
         from pytest_chunkeval.util.versions import library_versions
 
-        return library_versions("sentence-transformers", "transformers", "torch")
+        return library_versions(
+            "pytest-chunkeval", "sentence-transformers", "transformers", "torch"
+        )
 
     def _compute_identity(self) -> str:
         from pathlib import Path

@@ -30,15 +30,12 @@ def chunker_identity(chunker: Any) -> str | None:
 
 
 def embedder_identity(embedder: Any) -> str | None:
-    """An embedder's cache identity and, where it declares them, the versions of
-    the libraries that compute its vectors (``versions``: not in the identity,
-    which baselines record and compare); None for one computed every time (a
-    user's function without ``cache_version``: never cached)."""
-    identity = embedder_cache_identity(embedder)
-    if identity is None:
-        return None
-    versions = getattr(embedder, "versions", None)
-    return f"{identity}\0{versions}" if isinstance(versions, str) else identity
+    """An embedder's cache identity, with the versions of the code that
+    computes its vectors where it declares them (``embedders/base.py``
+    ``embedder_cache_identity``: its packs key on the same); None for one
+    computed every time (a user's function without ``cache_version``: never
+    cached)."""
+    return embedder_cache_identity(embedder)
 
 
 def store_identity(store: object) -> str | None:
