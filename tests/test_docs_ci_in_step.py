@@ -5,12 +5,17 @@ are the only thing allowed to differ. Step 2 also tells whether the committed
 baselines are current: `--chunkeval-update` leaves them unchanged. Step 7 (the
 toy project's edited document) is held by
 tests/test_plugin_baseline_changes.py, example_project/README.md's summary by
-tests/test_example_project.py."""
+tests/test_example_project.py. The README's "See it fail" failures are two more
+runs of the walk-through, made after step 2 and held here."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from support.ci_walkthrough import (
+    RETRIEVER_TEST,
     failure_lines,
     normalized,
     step_text,
@@ -20,6 +25,8 @@ from support.ci_walkthrough import (
 )
 
 pytestmark = pytest.mark.slow
+
+EXAMPLE_README = Path(__file__).resolve().parents[1] / "example_project" / "README.md"
 
 
 @pytest.fixture(scope="module")
@@ -96,3 +103,54 @@ def test_step_5_a_smaller_drop_fails_too(runs: dict[str, str]) -> None:
 def test_step_6_the_update_names_what_moved(runs: dict[str, str]) -> None:
     block = text_blocks("### 6. An intended change")[0]
     _within(block.splitlines(), runs["6"].splitlines(), runs["6"][-3000:])
+
+
+def _readme_block(marker: str) -> str:
+    """The block of example_project/README.md holding ``marker``."""
+    text = EXAMPLE_README.read_text(encoding="utf-8")
+    blocks = re.findall(r"^```\w*\n(.*?)^```", text, re.M | re.S)
+    (block,) = [b for b in blocks if marker in b]
+    return block
+
+
+def _shown_in_order(block: str, real: list[str]) -> None:
+    """The block's first part is the start of ``real``; each part after a ``...``
+    line is a run of consecutive lines of ``real``, in the block's order."""
+    real = normalized(real)
+    at = 0
+    parts = [part for part in block.split("\n...\n") if part.strip()]
+    assert parts
+    for i, part in enumerate(parts):
+        shown = normalized(failure_lines(part))
+        assert shown, part
+        starts = [j for j in range(at, len(real)) if real[j : j + len(shown)] == shown]
+        where = "\n".join(["README:", *shown, "printed:", *real])
+        assert starts, where
+        assert i > 0 or starts[0] == 0, where
+        at = starts[0] + len(shown)
+
+
+def test_example_readme_a_small_regression_fails_only_the_baseline(
+    runs: dict[str, str],
+) -> None:
+    out = runs["readme-700"]
+    failed = [line for line in out.splitlines() if line.startswith("FAILED ")]
+    assert [line.partition(" - ")[0] for line in failed] == [f"FAILED {RETRIEVER_TEST}"]
+    _shown_in_order(_readme_block("BaselineRegression"), failure_lines(out))
+    # "The retriever's IoU is 8.1%, above the 8% floor"
+    said = re.search(r"retriever's IoU is (\d+\.\d)%", EXAMPLE_README.read_text())
+    assert said is not None
+    row = next(line for line in summary_section(out) if "handbook_rag" in line)
+    found = re.search(r"4 \(4\.0\)\s+[\d.]+\s+[\d.]+\s+([\d.]+)", row)
+    assert found is not None, row
+    assert found.group(1) == said.group(1), row
+
+
+def test_example_readme_a_large_regression_fails_the_thresholds(
+    runs: dict[str, str],
+) -> None:
+    out = runs["readme-1500"]
+    failed = [line for line in out.splitlines() if line.startswith("FAILED ")]
+    assert failed, out[-3000:]
+    assert failed[0].startswith("FAILED tests/test_retriever.py::test_retriever "), out
+    _shown_in_order(_readme_block("AssertionError: precision mean"), failure_lines(out))

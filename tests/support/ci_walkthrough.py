@@ -81,7 +81,9 @@ def _set_max_chars(project: Path, max_chars: int) -> None:
 def walk_through(root: Path) -> dict[str, str]:
     """Steps 1 to 6 on a copy of the example project under ``root``, one shared
     embedding cache: step name -> the run's output (and ``"md"``: step 3's
-    Markdown report)."""
+    Markdown report; ``"readme-700"``, ``"readme-1500"``: example_project/README.md's
+    "See it fail" runs, made after step 2 while the baselines are the committed
+    ones)."""
     project = root / "example"
     shutil.copytree(
         EXAMPLE,
@@ -111,6 +113,11 @@ def walk_through(root: Path) -> dict[str, str]:
     (project / RETRIEVER_BASELINE).unlink()
     out["1"] = run(RETRIEVER_TEST)
     out["2"] = run("--chunkeval-update", "tests/test_baseline.py")
+    # example_project/README.md, "See it fail": against the committed baselines
+    _set_max_chars(project, 700)
+    out["readme-700"] = run()
+    _set_max_chars(project, 1500)
+    out["readme-1500"] = run("tests/test_retriever.py")
     _set_max_chars(project, 120)
     md = root / "retrieval-summary.md"
     out["3"] = run("tests/test_baseline.py", f"--chunkeval-md={md}")
