@@ -15,7 +15,12 @@ from pytest_chunkeval.config.evaluation import (
 )
 from pytest_chunkeval.config.options import OPTIONS, OPTIONS_BY_NAME, resolve_settings
 from pytest_chunkeval.errors import ConfigError
-from pytest_chunkeval.run.marker import MARKER_KEYWORDS, MarkerError, parse_marker
+from pytest_chunkeval.run.marker import (
+    GATE_KEYWORDS,
+    MARKER_KEYWORDS,
+    MarkerError,
+    parse_marker,
+)
 
 FIELDS = {f.name: f for f in dataclasses.fields(EvaluationSpec)}
 
@@ -56,7 +61,10 @@ def test_the_marker_takes_the_settings_through_the_table() -> None:
     # never by a second copy (run/marker.py derives them).
     taken = {o.name for o in OPTIONS if o.marker is not None}
     assert taken <= set(MARKER_KEYWORDS)
-    assert taken <= set(RESULT_SETTINGS)
+    # a result setting, or the gate's (the test's baseline checks, never the
+    # evaluation spec)
+    assert taken - set(GATE_KEYWORDS) <= set(RESULT_SETTINGS)
+    assert not set(GATE_KEYWORDS) & set(RESULT_SETTINGS)
     for name in taken:
         assert MARKER_KEYWORDS[name] == OPTIONS_BY_NAME[name].marker_value
     assert OPTIONS_BY_NAME["k"].marker_value("min") == "min"
@@ -89,3 +97,15 @@ def test_the_settings_hold_every_option() -> None:
     fields = {f.name for f in dataclasses.fields(Settings)}
     missing = {o.name for o in OPTIONS} - fields
     assert not missing, f"{sorted(missing)}: add them to config/options.py Settings"
+
+
+def test_the_markers_gate_settings_are_the_baseline_checks() -> None:
+    marker = parse_marker(
+        [((), {"tolerance": "recall:-2pp", "gate_mode": "Paired", "k": 3})], "t"
+    )
+    assert marker.gate == {"tolerance": "recall:-2pp", "mode": "paired"}
+    assert marker.overrides == {"k": 3}  # the evaluation's settings alone
+    with pytest.raises(MarkerError, match=r"t: @pytest.mark.chunkeval\(gate_mode="):
+        parse_marker([((), {"gate_mode": "bootstrap"})], "t")
+    with pytest.raises(MarkerError, match="got float"):
+        parse_marker([((), {"tolerance": 0.02})], "t")

@@ -28,7 +28,9 @@ from pathlib import Path
 
 import pytest
 
-@pytest.mark.chunkeval(per_question=True, baseline=True)
+MARK = json.loads(os.environ.get("MARK", "{}"))  # the test's own gate settings
+
+@pytest.mark.chunkeval(per_question=True, baseline=True, **MARK)
 def test_question(chunkeval):
     cut = int(os.environ.get("CUT", "0"))
     only = os.environ.get("ONLY")
@@ -48,6 +50,7 @@ def items(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv(KEEP, raising=False)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("ONLY", raising=False)
+    monkeypatch.delenv("MARK", raising=False)
     write_project(pytester.path, BASELINE_INI, conftest=BASELINE_CONFTEST)
     pytester.makepyfile(test_items=ITEMS)
     return pytester.path
@@ -164,5 +167,53 @@ def test_items_are_decided_together_in_the_gate_mode_they_were_checked_in(
         [
             "FAILED test_items.py::test_question: regressed (its 6 per-question "
             "items together): recall -1.* points (tolerance -1pp, mean mode): regressed"
+        ]
+    )
+
+
+# Some items of the function get another rule: paired mode.
+PAIRED_SOME = """
+
+import pytest
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.name.endswith(("[q-bark]", "[q-parrot]", "[q-mars]")):
+            item.add_marker(pytest.mark.chunkeval(gate_mode="paired"))
+"""
+
+
+def test_items_are_decided_together_by_their_markers_rule(
+    pytester: pytest.Pytester, items: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _run(pytester, False, 0, "--chunkeval-update").assert_outcomes(passed=6)
+    monkeypatch.setenv("ONLY", "q-bark,q-mars")  # -1.7 points together
+    # the marker's tolerance, not the session's -1pp (before: an unknown
+    # marker keyword)
+    monkeypatch.setenv("MARK", json.dumps({"tolerance": "recall:-2pp"}))
+    result = _run(pytester, False, 2, "--chunkeval-json=r.json")
+    result.assert_outcomes(passed=6)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    (row,) = json.loads((items / "r.json").read_text())["results"]
+    assert row["verdict"] == "ok"
+    recall = next(g for g in row["gated"] if g["metric"] == "recall")
+    assert (recall["n"], recall["tolerance"]) == (6, "-2pp")
+    # items of one function under two rules: decided under each, the worst
+    # stands (the changes rule's regressed; paired alone passes)
+    monkeypatch.delenv("MARK")
+    conftest = items / "conftest.py"
+    conftest.write_text(conftest.read_text() + PAIRED_SOME)
+    result = _run(pytester, False, 2)
+    result.assert_outcomes(passed=6)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED test_items.py::test_question: regressed (its 6 per-question "
+            "items together): decided under each of the 2 rules its items were "
+            "checked under, the worst stands: paired mode, recall:-1pp, 95% "
+            "confidence: recall -1.* points (tolerance -1pp, paired, 95% CI "
+            "[[]*[]]): ok; changes mode, recall:-1pp, 95% confidence: recall "
+            "-1.* points (tolerance -1pp, SE 0.00): regressed"
         ]
     )

@@ -268,6 +268,19 @@ _MARKER_VALUES = {
 }
 
 
+_MARKER_SCOPE = {
+    "tolerance": "Replaces `chunkeval_tolerance` for this test's baseline "
+    "checks, per-question items included (a call's `tolerance=` overrides it "
+    "metric by metric).",
+    "gate_mode": "Replaces `chunkeval_gate_mode` for this test's baseline "
+    "checks, per-question items included (a call's `mode=` wins).",
+    "gate_confidence": "Replaces `chunkeval_gate_confidence` for this test's "
+    "baseline checks, per-question items included (a call's `confidence=` wins).",
+}
+"""The gate's settings the marker takes apply to the test's baseline checks
+(run/marker.py GATE_KEYWORDS), not to its evaluations."""
+
+
 def render_marker() -> str:
     from pytest_chunkeval.config.options import OPTIONS_BY_NAME
     from pytest_chunkeval.run.marker import (
@@ -293,7 +306,8 @@ def render_marker() -> str:
         elif key in OPTIONS_BY_NAME:
             option = OPTIONS_BY_NAME[key]
             value = _MARKER_VALUES.get(key, option.metavar)
-            meaning = f"{option.describe()} Replaces `{option.ini}` for this test."
+            scope = _MARKER_SCOPE.get(key, f"Replaces `{option.ini}` for this test.")
+            meaning = f"{option.describe()} {scope}"
         else:
             value = _MARKER_VALUES.get(key, "")
             doc = (inspect.getdoc(validator) or "").split("\n\n")[0]

@@ -7,7 +7,7 @@ This module imports neither pytest nor numpy.
 
 from __future__ import annotations
 
-from pytest_chunkeval.config.option import Option
+from pytest_chunkeval.config.option import MarkerValue, Option
 from pytest_chunkeval.config.values import (
     parse_confidence,
     parse_gate_by,
@@ -41,6 +41,7 @@ GATE_OPTIONS: tuple[Option, ...] = (
         metavar="TOLERANCES",
         default_text="recall, precision, iou (and context_relevance when judged) "
         "gated at -1pp",
+        marker=MarkerValue((str,), "a tolerance such as 'recall:-2pp, iou:-0.002'"),
     ),
     Option(
         "gate_mode",
@@ -51,6 +52,7 @@ GATE_OPTIONS: tuple[Option, ...] = (
         parse_gate_mode,
         metavar="MODE",
         default_text="changes",
+        marker=MarkerValue((str,), "'changes', 'paired' or 'mean'"),
     ),
     Option(
         "gate_confidence",
@@ -59,6 +61,7 @@ GATE_OPTIONS: tuple[Option, ...] = (
         parse_confidence,
         metavar="LEVEL",
         default_text="95%",
+        marker=MarkerValue((str, int, float), "a level such as '95%' or 0.95"),
     ),
     Option(
         "max_left_out",

@@ -23,7 +23,8 @@ class BaselineComparisons:
     """The baseline comparisons of one test (``nodeid``, its file ``path`` when
     known, else found from the node id under ``rootdir``) over ``results``, the
     list the test's evaluations append to. ``marker_baseline``: its marker asks
-    for ``baseline=True``."""
+    for ``baseline=True``; ``gate``: its marker's gate settings (run/marker.py
+    GATE_KEYWORDS), under each call's own."""
 
     def __init__(
         self,
@@ -34,6 +35,7 @@ class BaselineComparisons:
         path: Path | None,
         rootdir: str,
         marker_baseline: bool,
+        gate: Mapping[str, Any] | None = None,
     ) -> None:
         self.session = session
         self.nodeid = nodeid
@@ -41,6 +43,9 @@ class BaselineComparisons:
         self.path = path
         self.rootdir = rootdir
         self.marker_baseline = marker_baseline
+        self.gate: Mapping[str, Any] = gate or {}
+        """The marker's gate settings (``tolerance``, ``mode``, ``confidence``):
+        each check's, under a call's own."""
         self.compared: list[EvalResult] = []
         """The results compared (or counted as compared), each once."""
         self._begun = False
@@ -98,12 +103,32 @@ class BaselineComparisons:
             result,
             test,
             name=name,
-            tolerance=tolerance,
-            mode=mode,
-            confidence=confidence,
+            tolerance=self._tolerance(tolerance),
+            mode=self.gate.get("mode") if mode is None else mode,
+            confidence=self.gate.get("confidence")
+            if confidence is None
+            else confidence,
             row=self.session.row_of(produced),
             per_question=whole is not None,
         )
+
+    def _tolerance(
+        self, tolerance: str | Mapping[str, Any] | None
+    ) -> str | Mapping[str, Any] | None:
+        """The marker's tolerance replacing the session's (only the metrics it
+        names are gated, as ``chunkeval_tolerance``), a call's over it metric
+        by metric."""
+        marked = self.gate.get("tolerance")
+        if marked is None:
+            return tolerance
+        from pytest_chunkeval.config.tolerances import HIGHER_IS_BETTER
+        from pytest_chunkeval.gate.tolerances import coerce_tolerances
+
+        return {
+            **dict.fromkeys(HIGHER_IS_BETTER),
+            **coerce_tolerances(marked),
+            **coerce_tolerances(tolerance),
+        }
 
     def _begin(self) -> None:
         if not self._begun:

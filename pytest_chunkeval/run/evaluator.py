@@ -71,6 +71,7 @@ class Evaluator:
             path=path,
             rootdir=config.rootdir,
             marker_baseline=marker.baseline,
+            gate=marker.gate,
         )
         """The test's baseline comparisons (run/comparisons.py)."""
         self._fail = fail

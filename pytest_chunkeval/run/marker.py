@@ -49,6 +49,15 @@ SETTING_KEYWORDS: dict[str, Callable[[object], Any]] = {
 """The settings the marker takes, each validated by the option table's own parser
 (``Option.marker``): a setting is declared, validated and defaulted once."""
 
+GATE_KEYWORDS: dict[str, str] = {
+    "tolerance": "tolerance",
+    "gate_mode": "mode",
+    "gate_confidence": "confidence",
+}
+"""The gate's settings the marker takes (not result settings): marker keyword ->
+the ``check_baseline`` argument it sets for each of the test's baseline checks
+(docs/baselines.md, "In a test")."""
+
 MARKER_KEYWORDS: dict[str, Callable[[object], Any]] = {
     **SETTING_KEYWORDS,
     **dict.fromkeys(THRESHOLDS, _marker_fraction),
@@ -80,6 +89,9 @@ class MarkerOptions:
     """One test item per question of the query set (run/per_question.py)."""
     question_thresholds: Mapping[str, float] = field(default_factory=dict)
     """metric -> minimum value of each item's own question (``per_question``)."""
+    gate: Mapping[str, Any] = field(default_factory=dict)
+    """The test's own gate settings (:data:`GATE_KEYWORDS`), as
+    ``check_baseline`` arguments: ``tolerance``, ``mode``, ``confidence``."""
 
 
 def parse_marker(
@@ -123,6 +135,7 @@ def parse_marker(
         for k in list(merged)
         if k in QUESTION_THRESHOLDS
     }
+    gate = {GATE_KEYWORDS[k]: merged.pop(k) for k in list(merged) if k in GATE_KEYWORDS}
     baseline = bool(merged.pop("baseline", False))
     per_question = bool(merged.pop("per_question", False))
     if own and not per_question:
@@ -140,7 +153,7 @@ def parse_marker(
             + ", ".join(f"min_question_{m}=" for m in thresholds)
             + ", or check the means in a test without per_question"
         )
-    return MarkerOptions(merged, thresholds, baseline, per_question, own)
+    return MarkerOptions(merged, thresholds, baseline, per_question, own, gate)
 
 
 def _naming(key: str, message: str) -> str:
