@@ -29,8 +29,9 @@ from pathlib import Path
 import pytest
 
 MARK = json.loads(os.environ.get("MARK", "{}"))  # the test's own gate settings
+ITEMS = "WHOLE" not in os.environ  # else one test of the whole set
 
-@pytest.mark.chunkeval(per_question=True, baseline=True, **MARK)
+@pytest.mark.chunkeval(per_question=ITEMS, baseline=True, **MARK)
 def test_question(chunkeval):
     cut = int(os.environ.get("CUT", "0"))
     only = os.environ.get("ONLY")
@@ -51,6 +52,7 @@ def items(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("ONLY", raising=False)
     monkeypatch.delenv("MARK", raising=False)
+    monkeypatch.delenv("WHOLE", raising=False)
     write_project(pytester.path, BASELINE_INI, conftest=BASELINE_CONFTEST)
     pytester.makepyfile(test_items=ITEMS)
     return pytester.path
@@ -217,3 +219,17 @@ def test_items_are_decided_together_by_their_markers_rule(
             "-1.* points (tolerance -1pp, SE 0.00): regressed"
         ]
     )
+
+
+def test_a_whole_set_check_is_decided_by_its_markers_rule(
+    pytester: pytest.Pytester, items: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WHOLE", "1")
+    _run(pytester, False, 0, "--chunkeval-update").assert_outcomes(passed=1)
+    monkeypatch.setenv("ONLY", "q-bark,q-mars")  # -1.7 points
+    assert _run(pytester, False, 2).ret == pytest.ExitCode.TESTS_FAILED
+    # paired: two questions of six, within what the interval can tell
+    monkeypatch.setenv("MARK", json.dumps({"gate_mode": "paired"}))
+    result = _run(pytester, False, 2)
+    result.assert_outcomes(passed=1)
+    assert "baselines: 1 ok" in result.stdout.str()
