@@ -17,12 +17,12 @@ import pytest
 from support.ci_walkthrough import (
     RETRIEVER_TEST,
     failure_lines,
-    normalized,
     step_text,
     summary_section,
     text_blocks,
     walk_through,
 )
+from support.project_runs import normalized
 
 pytestmark = pytest.mark.slow
 
@@ -41,14 +41,20 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 def _within(shown: list[str], real: list[str], output: str) -> None:
     """Every line the page shows is a line of the real output."""
-    missing = [line for line in normalized(shown) if line not in normalized(real)]
+    missing = [
+        line
+        for line in normalized(shown, cached=True)
+        if line not in normalized(real, cached=True)
+    ]
     assert not missing, "\n".join(["not printed:", *missing, "printed:", output])
 
 
 def test_step_1_names_the_missing_baseline(runs: dict[str, str]) -> None:
     [block] = text_blocks("### 1. No baseline yet")
     real = failure_lines(runs["1"])
-    assert normalized(block.splitlines()) == normalized(real), runs["1"][-3000:]
+    assert normalized(block.splitlines(), cached=True) == normalized(
+        real, cached=True
+    ), runs["1"][-3000:]
 
 
 def test_step_2_records_one_and_leaves_the_committed_ones(
@@ -63,10 +69,14 @@ def test_step_2_records_one_and_leaves_the_committed_ones(
 def test_step_3_failure_and_summary(runs: dict[str, str]) -> None:
     failure, summary = text_blocks("### 3. A merge request makes")
     real = failure_lines(runs["3"])
-    assert normalized(failure.splitlines()) == normalized(real), "\n".join(real)
+    assert normalized(failure.splitlines(), cached=True) == normalized(
+        real, cached=True
+    ), "\n".join(real)
     section = summary_section(runs["3"])
     shown = "\n".join(section)
-    assert normalized(summary.splitlines()) == normalized(section), shown
+    assert normalized(summary.splitlines(), cached=True) == normalized(
+        section, cached=True
+    ), shown
 
 
 def test_step_4_markdown_report(runs: dict[str, str]) -> None:
@@ -96,7 +106,9 @@ def test_step_5_a_smaller_drop_fails_too(runs: dict[str, str]) -> None:
     head, _, tail = block.partition("…\n")
     real = failure_lines(runs["5"])
     shown = head.splitlines()
-    assert normalized(shown) == normalized(real[: len(shown)]), "\n".join(real)
+    assert normalized(shown, cached=True) == normalized(
+        real[: len(shown)], cached=True
+    ), "\n".join(real)
     _within(tail.splitlines(), real, "\n".join(real))
 
 
@@ -116,12 +128,12 @@ def _readme_block(marker: str) -> str:
 def _shown_in_order(block: str, real: list[str]) -> None:
     """The block's first part is the start of ``real``; each part after a ``...``
     line is a run of consecutive lines of ``real``, in the block's order."""
-    real = normalized(real)
+    real = normalized(real, cached=True)
     at = 0
     parts = [part for part in block.split("\n...\n") if part.strip()]
     assert parts
     for i, part in enumerate(parts):
-        shown = normalized(failure_lines(part))
+        shown = normalized(failure_lines(part), cached=True)
         assert shown, part
         starts = [j for j in range(at, len(real)) if real[j : j + len(shown)] == shown]
         where = "\n".join(["README:", *shown, "printed:", *real])

@@ -4,13 +4,17 @@ quickstart's sample output has the columns and footer a run shows."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.project_runs import (
+    failure_and_section,
+    model_missing,
+    normalized,
+    run_pytest,
+    user_env,
+)
 
 from pytest_chunkeval.gate.files.paths import sanitize_name
 
@@ -28,20 +32,6 @@ def test_ci_md_names_the_hash_suffix_of_a_baseline_file() -> None:
     assert file_name != test_id + ".json"
 
 
-def _normalized(lines: list[str]) -> list[str]:
-    """Lines without their timings (``15.37s``, ``in 7.47s``) and padding."""
-    return [" ".join(re.sub(r"\b\d+\.\d+s\b", "Ts", line).split()) for line in lines]
-
-
-def _shown(block: str) -> tuple[list[str], list[str]]:
-    """A console block's failure lines (``E ...``) and its chunkeval section."""
-    lines = block.splitlines()
-    failure = [line for line in lines if line.startswith("E ")]
-    start = next(i for i, line in enumerate(lines) if "- chunkeval -" in line)
-    end = next(i for i, line in enumerate(lines) if "configurations evaluated" in line)
-    return failure, lines[start : end + 1]
-
-
 def test_the_quickstart_table_has_the_columns_of_its_outcome() -> None:
     """quickstart.md's failing run showed the table without the outcome and
     baseline columns a run with a failed test prints."""
@@ -50,9 +40,9 @@ def test_the_quickstart_table_has_the_columns_of_its_outcome() -> None:
     text = QUICKSTART.read_text(encoding="utf-8")
     [failing] = console_blocks(text, "### 5. Run it: it fails")
     [passing] = console_blocks(text, "### 6. Make it pass")
-    head = _shown(failing)[1][1].split()
+    head = failure_and_section(failing)[1][1].split()
     assert head[2:5] == ["outcome", "baseline", "k"], head
-    assert "outcome" not in _shown(passing)[1][1].split()
+    assert "outcome" not in failure_and_section(passing)[1][1].split()
 
 
 @pytest.mark.slow
@@ -65,31 +55,22 @@ def test_the_quickstart_output_is_a_real_run(tmp_path: Path) -> None:
     pytest.importorskip("chromadb")
     from support.quickstart_project import QUICKSTART, console_blocks, write_quickstart
 
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "BUILD_NUMBER")}
-    env.pop("GITHUB_STEP_SUMMARY", None)
-    env["CHUNKEVAL_CACHE_DIR"] = str(tmp_path / "cache")
+    env = user_env(tmp_path / "cache")
     text = QUICKSTART.read_text(encoding="utf-8")
     for k, heading in ((1, "### 5."), (3, "### 6.")):
         project = tmp_path / f"k{k}"
         project.mkdir()
         write_quickstart(project, k=k)
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        if "cannot load sentence-transformers model" in done.stdout:
+        done = run_pytest(project, env=env)
+        if model_missing(done.stdout):
             pytest.skip("all-MiniLM-L6-v2 is not available offline here")
         section = next(
             h for h in re.findall(r"^### .*$", text, re.M) if h.startswith(heading)
         )
         [block] = console_blocks(text, section)
-        real = _shown(done.stdout)
+        real = failure_and_section(done.stdout)
+        doc = failure_and_section(block)
         shown = "\n".join([heading, *real[0], "...", *real[1]])
         assert done.returncode == (1 if k == 1 else 0), done.stdout[-3000:]
-        assert _normalized(_shown(block)[0]) == _normalized(real[0]), shown
-        assert _normalized(_shown(block)[1]) == _normalized(real[1]), shown
+        assert normalized(doc[0]) == normalized(real[0]), shown
+        assert normalized(doc[1]) == normalized(real[1]), shown

@@ -3,15 +3,13 @@ defaults: real MiniLM embeddings, in-process Chroma, committed baselines."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support.ci_walkthrough import normalized, summary_section
+from support.ci_walkthrough import summary_section
+from support.project_runs import normalized, run_pytest, user_env
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
@@ -27,30 +25,13 @@ def _baselines() -> dict[str, bytes]:
 def test_example_project_suite_passes(tmp_path):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("chromadb")
-    env = {**os.environ, "CHUNKEVAL_CACHE_DIR": str(tmp_path / "cache")}
-    env.pop("GITHUB_STEP_SUMMARY", None)
-    env["COLUMNS"] = "80"  # the README's width, as a terminal outside CI
-    for name in ("CI", "BUILD_NUMBER"):
-        env.pop(name, None)
+    # the README's width, as a terminal outside CI
+    env = user_env(tmp_path / "cache", columns=80)
     report = tmp_path / "report.html"
     committed = _baselines()
     assert committed
     for run in ("cold", "warm"):
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-p",
-                "no:cacheprovider",
-                f"--chunkeval-html={report}",
-            ],
-            cwd=EXAMPLE,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
+        proc = run_pytest(EXAMPLE, f"--chunkeval-html={report}", env=env)
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
         assert "baselines:" in proc.stdout
         assert " passed" in proc.stdout
@@ -60,8 +41,8 @@ def test_example_project_suite_passes(tmp_path):
         assert (" cached" in proc.stdout) == (run == "warm"), proc.stdout[-4000:]
     assert _baselines() == committed
     # example_project/README.md shows the warm run's summary, times aside
-    shown = normalized(_readme_summary())
-    real = normalized(summary_section(proc.stdout))
+    shown = normalized(_readme_summary(), cached=True)
+    real = normalized(summary_section(proc.stdout), cached=True)
     assert shown == real, "\n".join(["README:", *shown, "printed:", *real])
 
 
@@ -92,23 +73,8 @@ def test_a_paragraph_appended_to_every_chapter_is_ok(tmp_path):
     for chapter in sorted((project / "handbook").glob("*.md")):
         with chapter.open("a") as fh:
             fh.write(PARAGRAPH)
-    env = {**os.environ, "CHUNKEVAL_CACHE_DIR": str(tmp_path / "cache")}
-    env.pop("GITHUB_STEP_SUMMARY", None)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "tests/test_baseline.py",
-        ],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    env = user_env(tmp_path / "cache")
+    proc = run_pytest(project, "tests/test_baseline.py", env=env)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "baselines: 4 ok" in proc.stdout
     assert "verdict: 0 regressions, 0 improvements, 4 ok" in proc.stdout

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 from support.baseline_project import BASELINE, QUESTIONS, TEST_RAG_BY_SPEC, repo
-from support.ci_walkthrough import failure_lines, normalized, text_blocks
+from support.ci_walkthrough import failure_lines, text_blocks
 from support.plugin_project import DIST, run, summary_section
+from support.project_runs import normalized
 
 __all__ = ["repo"]  # a fixture
 
@@ -118,15 +119,17 @@ def test_a_distractor_fails_on_its_questions_naming_the_document(
     # docs/ci.md step 7 shows this run: its failure lines, and the reports'
     # line opening the comparison
     failure, line = text_blocks("### 7. The docs or the configuration change")
-    real = normalized(failure_lines(result.stdout.str()))
-    missing = [x for x in normalized(failure.splitlines()) if x not in real]
+    real = normalized(failure_lines(result.stdout.str()), cached=True)
+    missing = [
+        x for x in normalized(failure.splitlines(), cached=True) if x not in real
+    ]
     assert not missing, ["not printed:", *missing, "printed:", *real]
     _, section = _reported(repo)
     assert line.strip() in section.splitlines(), section
     # docs/baselines.md "An edit that hurts retrieval" shows the whole failure
     page = (DOCS / "baselines.md").read_text(encoding="utf-8")
     shown = page.split("### An edit that hurts retrieval", 1)[1].split("```text\n")[1]
-    assert normalized(shown.split("```")[0].splitlines()) == real, real
+    assert normalized(shown.split("```")[0].splitlines(), cached=True) == real, real
     result.stdout.fnmatch_lines(
         [
             "E * chunkeval baseline regression in test_rag.py::test_rag",

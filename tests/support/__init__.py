@@ -11,6 +11,8 @@ holds; among them:
 - ``support.openai_server.OpenAIServer``: an OpenAI-compatible HTTP server (embeddings
   and chat completions, scriptable responses, recorded requests) for the real
   ``openai`` client.
+- ``support.project_runs``: pytest run in a project on disk as a user would (the
+  environment, the run, the model-missing skip, timings taken out of its output).
 - ``support.chroma_server.ChromaServer``: a real ``chroma run`` server on 127.0.0.1,
   which dies with the test process that started it (``support.lifeline``).
 

@@ -5,12 +5,11 @@ with."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+
+from support.project_runs import run_pytest, user_env
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "example_project"
@@ -19,7 +18,6 @@ RETRIEVER_BASELINE = "tests/__chunkeval__/test_baseline/test_retriever_baseline.
 RETRIEVER_TEST = "tests/test_baseline.py::test_retriever_baseline"
 
 _BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
-_TIME = re.compile(r"\b\d+\.\d+s\b|\bcached\b")
 
 
 def step_text(heading: str) -> str:
@@ -39,12 +37,6 @@ def text_blocks(heading: str) -> list[str]:
     return [
         m.group(2) for m in _BLOCK.finditer(step_text(heading)) if m.group(1) == "text"
     ]
-
-
-def normalized(lines: list[str]) -> list[str]:
-    """Lines without their timings (``0.08s``, or ``cached`` when the result
-    cache answered) and padding."""
-    return [" ".join(_TIME.sub("T", line).split()) for line in lines]
 
 
 def failure_lines(output: str) -> list[str]:
@@ -92,21 +84,10 @@ def walk_through(root: Path) -> dict[str, str]:
             ".chunkeval", "__pycache__", "report.html", "retrieval-summary.md"
         ),
     )
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "BUILD_NUMBER")}
-    env.pop("GITHUB_STEP_SUMMARY", None)
-    env["CHUNKEVAL_CACHE_DIR"] = str(root / "cache")
-    env["COLUMNS"] = "80"
+    env = user_env(root / "cache", columns=80)
 
     def run(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
+        done = run_pytest(project, *args, env=env)
         return done.stdout + done.stderr
 
     out: dict[str, str] = {}
