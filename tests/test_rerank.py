@@ -127,3 +127,41 @@ def test_a_tiny_cross_encoder_loaded_from_disk_reorders_candidates(
     assert get_reranker(f"cross-encoder:{same}").identity == reranker.identity
     other = build_tiny_cross_encoder(tmp_path / "other" / "tiny-ce", seed=1)
     assert get_reranker(f"cross-encoder:{other}").identity != reranker.identity
+
+
+def test_a_cross_encoders_identity_is_of_the_files_it_scores_with(
+    tmp_path, monkeypatch
+):
+    # Read when asked until the model loads, then the loaded files' (each write
+    # another size: the file digests are memoized on size and times): weights
+    # replaced after a first read (a rerank read back from the cache) must not
+    # key the new weights' scores under the old weights' identity.
+    import sys
+    import types
+
+    folder = tmp_path / "ce"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"num_labels": 1}')
+    (folder / "model.safetensors").write_bytes(b"weights 1")
+    reranker = CrossEncoderReranker(str(folder))
+    first = reranker.identity
+    (folder / "model.safetensors").write_bytes(b"weights 22")
+    second = reranker.identity
+    assert second != first
+    loaded = types.ModuleType("sentence_transformers")
+    loaded.CrossEncoder = lambda path, device: ("model of", path)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "sentence_transformers", loaded)
+    assert reranker.model == ("model of", str(folder))
+    (folder / "model.safetensors").write_bytes(b"weights 333")
+    assert reranker.identity == second  # the weights it scores with
+    assert "torch" in reranker.versions  # in the rerank and result keys
+
+
+def test_the_libraries_that_compute_the_scores_are_in_the_rerank_key():
+    # new torch kernels can change the last bits of a score: a near tie's order
+    from pytest_chunkeval.engine.keys import rerank_key
+
+    reranker, rows = ByLength(), np.zeros((1, 5), np.int64)
+    before = rerank_key(reranker, ("chunks", "questions"), rows)
+    reranker.versions = "torch-9"  # type: ignore[attr-defined]
+    assert rerank_key(reranker, ("chunks", "questions"), rows) != before

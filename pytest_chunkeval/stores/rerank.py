@@ -97,6 +97,7 @@ class CrossEncoderReranker(LazyModel):
         self.candidates = int(candidates)
         self.batch_size = int(batch_size)
         self.device = device
+        self._identity: str | None = None
         super().__init__()
 
     @functools.cached_property
@@ -105,9 +106,26 @@ class CrossEncoderReranker(LazyModel):
 
         return resolve_model_path(self.name)
 
-    @functools.cached_property
+    @property
     def identity(self) -> str:
-        """``cross-encoder:LABEL@FINGERPRINT`` (``@main`` for a hub id not on disk)."""
+        """``cross-encoder:LABEL@FINGERPRINT`` (``@main`` for a hub id not on
+        disk), read from the files when asked until the model is loaded, then
+        the loaded files' (what its scores come from), as an embedder's
+        (``embedders/sentence_transformers.py``): model files replaced after a
+        first read are never keyed by the old ones."""
+        if self._identity is not None:
+            return self._identity
+        return self._files_identity()
+
+    @property
+    def versions(self) -> str:
+        """The libraries that compute the scores (not in :attr:`identity`, which
+        baselines record); the rerank and result keys add them."""
+        from pytest_chunkeval.util.versions import library_versions
+
+        return library_versions("sentence-transformers", "transformers", "torch")
+
+    def _files_identity(self) -> str:
         from pytest_chunkeval.util.model_files import model_fingerprint, model_label
 
         local = Path(self.model_path).expanduser()
@@ -130,13 +148,16 @@ class CrossEncoderReranker(LazyModel):
                 "pip install 'pytest-chunkeval[embed]'"
             ) from exc
         try:
-            return CrossEncoder(self.model_path, device=self.device)
+            model = CrossEncoder(self.model_path, device=self.device)
         except (OSError, ValueError) as exc:  # ValueError: a folder of no model
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise StoreError(
                 f"cannot load cross-encoder {self.name!r} (a local folder or a model "
                 f"in the local Hugging Face cache): {first or type(exc).__name__}"
             ) from exc
+        self.__dict__.pop("model_path", None)  # a hub model is on disk now
+        self._identity = self._files_identity()  # of the files just loaded
+        return model
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:
         if not pairs:

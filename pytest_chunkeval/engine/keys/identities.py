@@ -38,6 +38,15 @@ def embedder_identity(embedder: Any) -> str | None:
     return embedder_cache_identity(embedder)
 
 
+def reranker_identity(reranker: Any) -> str:
+    """What determines a reranker's order: its identity, read now, and the
+    versions of the libraries that compute its scores where it declares them
+    (``versions``: not in the identity, which baselines record)."""
+    versions = getattr(reranker, "versions", None)
+    identity = str(reranker.identity)
+    return f"{identity}\0{versions}" if isinstance(versions, str) else identity
+
+
 def store_identity(store: object) -> str | None:
     """What determines a store's results: a fused store's settings and legs, a
     text store's identity, a vector store's

@@ -13,7 +13,11 @@ import numpy as np
 
 from pytest_chunkeval.embedders.base import embedder_cache_identity
 from pytest_chunkeval.engine.keys.formats import CHUNKINGS, COPIES, SEARCH, TOKENS
-from pytest_chunkeval.engine.keys.identities import store_identity, texts_digest
+from pytest_chunkeval.engine.keys.identities import (
+    reranker_identity,
+    store_identity,
+    texts_digest,
+)
 from pytest_chunkeval.stores._base import vector_store_identity
 from pytest_chunkeval.stores.rerank import Reranker
 from pytest_chunkeval.util.verified import entry_key
@@ -113,7 +117,7 @@ def rerank_key(
     return entry_key(
         SEARCH.version(),
         "rerank",
-        reranker.identity,
+        reranker_identity(reranker),
         str(candidates.shape),
         *digests,
         h.hexdigest(),

@@ -15,6 +15,7 @@ from pytest_chunkeval.engine.keys.identities import (
     chunker_identity,
     code_identity,
     embedder_identity,
+    reranker_identity,
     store_identity,
 )
 from pytest_chunkeval.engine.results import RESULT_SCHEMA
@@ -70,7 +71,9 @@ RESULT_PARTS: dict[str, Callable[[EvaluationSetup, Any], str | None]] = {
         "" if setup.store is None else store_identity(setup.store)
     ),
     "rerank": lambda setup, reranker: (
-        "" if reranker is None else f"{reranker.identity}\0{reranker.candidates}"
+        ""
+        if reranker is None
+        else f"{reranker_identity(reranker)}\0{reranker.candidates}"
     ),
     "tokenizer": lambda setup, reranker: (
         "" if setup.tokenizer is None else tokenizer_identity(setup.tokenizer)
