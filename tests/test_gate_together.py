@@ -1,10 +1,12 @@
 """Per-question items decided together by the rule they were checked under
 (gate/outcome/together.py; docs/baselines.md, "Per-question baselines"): its
-mode and tolerance, not always the ``changes`` rule and the session's
-tolerance; items of one function checked under different rules are decided
-under each, the worst verdict standing."""
+mode, tolerance and ``chunkeval_gate_by``, not always the ``changes`` rule
+and the session's tolerance; items of one function checked under different
+rules are decided under each, the worst verdict standing."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from pytest_chunkeval.gate.comparison.verdicts import GatedMetric
 from pytest_chunkeval.gate.outcome.outcomes import CheckOutcome
@@ -101,3 +103,75 @@ def test_the_rule_reaches_the_controller_from_an_xdist_worker() -> None:
     again = CheckOutcome.from_json(item.to_json())
     assert again.rule == WIDER
     assert again.rule.settings().gated()[0][1].allowed(1.0) == 0.02
+
+
+def _thirty(rule: SetRule) -> list[CheckOutcome]:
+    """Thirty items: the 15 of big.md 40 points worse (the set -20 points),
+    every other one of them tagged billing."""
+    items = []
+    for i in range(30):
+        big = i < 15
+        value = GatedMetric(
+            "recall",
+            1.0,
+            0.6 if big else 1.0,
+            -0.4 if big else 0.0,
+            None,
+            None,
+            "ok",
+            0.95,
+            se=0.0,
+            tolerance="-10pp",
+            allowed=0.1,
+            n=1,
+        )
+        items.append(
+            CheckOutcome(
+                f"{FUNCTION}[q{i}]",
+                f"q{i}.json",
+                "ok",
+                row="rag",
+                question=f"q{i}",
+                values=(value,),
+                rule=rule,
+                document="big.md" if big else "other.md",
+                tags=("billing",) if big and i % 2 == 0 else (),
+            )
+        )
+    return items
+
+
+def test_items_are_decided_together_by_their_documents_and_tags() -> None:
+    collected = [f"{FUNCTION}[q{i}]" for i in range(30)]
+    rule = SetRule("changes", 0.95, "recall:-25pp")
+
+    def decided(gate_by: str) -> CheckOutcome:
+        (outcome,) = decided_together(
+            _thirty(replace(rule, gate_by=gate_by)), SESSION, collected, str
+        )
+        return outcome
+
+    named = decided("set")  # the set -20 points, within -25pp: ok, groups named
+    assert named.status == "ok"
+    assert (
+        "recall of documents beyond their own tolerance: big.md -40.00 points "
+        "over 15 questions (its own tolerance -26.67)" in named.message
+    ), named.message
+    assert "recall of tags beyond their own tolerance: billing -40.00" in (
+        named.message
+    )
+    # gate_by = document (before: the items' rule had no gate_by; ok)
+    by_document = decided("document")
+    assert by_document.status == "regressed"
+    (recall,) = by_document.gated
+    assert recall.verdict == "REGRESSED (document big.md)"
+    assert "(tolerance -25pp, SE 0.00): regressed (document big.md)" in (
+        by_document.message
+    )
+    assert "together a document or tag of their questions dropped" in (
+        by_document.message
+    )
+    (recall,) = decided("document, tag").gated
+    assert recall.verdict == "REGRESSED (document big.md; tag billing)"
+    again = CheckOutcome.from_json(_thirty(rule)[0].to_json())
+    assert (again.document, again.tags) == ("big.md", ("billing",))

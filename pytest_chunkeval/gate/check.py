@@ -135,7 +135,16 @@ def check_baseline(
     if used is not result and row and not per_question:
         session.repeated(row, used)  # the row shows the repeated result
     if question:
-        outcome = replace(outcome, question=question, values=outcome.gated, rule=rule)
+        record = result.queries[0]
+        recorded = read.baseline.questions.get(question, {}).get("tags", ())
+        outcome = replace(
+            outcome,
+            question=question,
+            values=outcome.gated,
+            rule=rule,
+            document=record.doc_id,
+            tags=tuple(sorted({*record.tags, *recorded})),
+        )
     outcome = session.record(outcome, row)
     if failure is not None:
         failure.path = where.read

@@ -179,14 +179,19 @@ class GateSettings:
     def rule(self) -> SetRule:
         """The whole set's rule of these settings: what a per-question item's
         check records for its test function's decision together."""
-        return SetRule(self.mode, self.confidence, format_tolerances(self.tolerances))
+        return SetRule(
+            self.mode,
+            self.confidence,
+            format_tolerances(self.tolerances),
+            self.gate_by,
+        )
 
 
 @dataclass(frozen=True)
 class SetRule:
     """The whole set's rule a per-question item was checked under (its mode,
-    confidence and tolerances; the item itself is judged by the item
-    tolerance): its test function's items are decided together by it
+    confidence, tolerances and ``chunkeval_gate_by``; the item itself is
+    judged by the item tolerance): its test function's items are decided together by it
     (docs/baselines.md, "Per-question baselines"). JSON-serializable for
     xdist workers."""
 
@@ -194,6 +199,7 @@ class SetRule:
     confidence: float
     tolerance: str
     """:func:`format_tolerances` of the set's tolerances."""
+    gate_by: str = "set"
 
     def settings(self) -> GateSettings:
         """The gate settings this rule decides by."""
@@ -201,6 +207,7 @@ class SetRule:
             tolerances=parse_tolerances(self.tolerance) if self.tolerance else {},
             mode=self.mode,
             confidence=self.confidence,
+            gate_by=self.gate_by,
         )
 
     def __str__(self) -> str:
@@ -208,6 +215,7 @@ class SetRule:
         return (
             f"{self.mode} mode, {gated or 'nothing gated'}, "
             f"{100 * self.confidence:g}% confidence"
+            + (f", gate_by {self.gate_by}" if self.gate_by != "set" else "")
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -215,6 +223,7 @@ class SetRule:
             "mode": self.mode,
             "confidence": self.confidence,
             "tolerance": self.tolerance,
+            "gate_by": self.gate_by,
         }
 
     @classmethod
@@ -223,4 +232,5 @@ class SetRule:
             str(data.get("mode", DEFAULT_MODE)),
             float(data.get("confidence", DEFAULT_CONFIDENCE)),
             str(data.get("tolerance", "")),
+            str(data.get("gate_by", "set")),
         )

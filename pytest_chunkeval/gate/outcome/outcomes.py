@@ -52,8 +52,9 @@ class CheckOutcome:
     the questions whose change float drift explains, ``reason`` why it was not
     compared (replacing the status table's). A per-question item's check names
     its ``question`` and keeps its own numbers in ``values`` (``gated`` may be
-    dropped: a flip is the item's verdict) and the whole set's ``rule`` it was
-    checked under, for its test function's decision at the end of the
+    dropped: a flip is the item's verdict), the whole set's ``rule`` it was
+    checked under and its question's ``document`` and ``tags`` (the run's and
+    the baseline's), for its test function's decision at the end of the
     session (gate/outcome/together.py)."""
 
     nodeid: str
@@ -69,6 +70,8 @@ class CheckOutcome:
     question: str = ""
     values: tuple[GatedMetric, ...] = ()
     rule: SetRule | None = None
+    document: str = ""
+    tags: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> Verdict:
@@ -101,6 +104,10 @@ class CheckOutcome:
             data["values"] = [g.to_json() for g in self.values]
         if self.rule is not None:
             data["rule"] = self.rule.to_json()
+        if self.document:
+            data["document"] = self.document
+        if self.tags:
+            data["tags"] = list(self.tags)
         return data
 
     @classmethod
@@ -120,4 +127,6 @@ class CheckOutcome:
             str(data.get("question", "")),
             tuple(GatedMetric.from_json(g) for g in data.get("values", [])),
             None if rule is None else SetRule.from_json(rule),
+            str(data.get("document", "")),
+            tuple(str(t) for t in data.get("tags", [])),
         )

@@ -36,6 +36,7 @@ from dataclasses import replace
 from pytest_chunkeval.config.tolerances import HIGHER_IS_BETTER, Tolerance
 from pytest_chunkeval.core.metric_names import format_points
 from pytest_chunkeval.gate.comparison.compare import decide, interval_status
+from pytest_chunkeval.gate.comparison.groups import beyond_their_own
 from pytest_chunkeval.gate.comparison.noise import z_value
 from pytest_chunkeval.gate.comparison.sampling import (
     bootstrap_intervals,
@@ -47,6 +48,8 @@ from pytest_chunkeval.gate.comparison.verdicts import (
     OK,
     REGRESSED,
     GatedMetric,
+    GroupDrop,
+    groups_line,
 )
 from pytest_chunkeval.gate.outcome.outcomes import CheckOutcome
 from pytest_chunkeval.gate.tolerances import GateSettings, SetRule
@@ -131,7 +134,7 @@ def pooled(
     found = []
     for metric, tolerance in settings.gated():
         values = [
-            v
+            (o, v)
             for o in items
             for v in o.values
             if v.metric == metric and v.n > 0 and v.delta is not None
@@ -141,7 +144,7 @@ def pooled(
     z = z_value(settings.confidence, len(found))
     intervals = _intervals(items, [m for m, _, _ in found], settings)
     return tuple(
-        _pooled(metric, tolerance, values, z, settings, intervals[j])
+        _pooled(metric, tolerance, values, (z, len(found)), settings, intervals[j])
         for j, (metric, tolerance, values) in enumerate(found)
     )
 
@@ -181,11 +184,16 @@ def _mean(values: Sequence[float | None]) -> float | None:
 def _pooled(
     metric: str,
     tolerance: Tolerance,
-    values: Sequence[GatedMetric],
-    z: float,
+    pairs: Sequence[tuple[CheckOutcome, GatedMetric]],
+    bonferroni: tuple[float, int],
     settings: GateSettings,
     interval: tuple[float | None, float | None],
 ) -> GatedMetric:
+    """One metric of the items pooled (``pairs``: each item and its value),
+    decided in ``settings``' mode, then by its documents and tags
+    (``chunkeval_gate_by``); ``bonferroni``: ``z`` and the metrics gated."""
+    values = [v for _, v in pairs]
+    z = bonferroni[0]
     n = len(values)
     before = _mean([v.before for v in values])
     after = _mean([v.after for v in values])
@@ -204,6 +212,16 @@ def _pooled(
     else:
         se = math.sqrt(sum((v.se or 0.0) ** 2 for v in values)) / n
         status = decide(sign * delta, allowed, z * se)
+    groups = _groups(pairs, sign, tolerance, bonferroni, settings.confidence)
+    deciding = [g for g in groups if g.kind in settings.group_kinds]
+    decided_by = ""
+    if status != REGRESSED and deciding:  # docs/baselines.md, "Documents and tags"
+        status = REGRESSED
+        decided_by = "; ".join(
+            f"{k} {', '.join(g.group for g in deciding if g.kind == k)}"
+            for k in settings.group_kinds
+            if any(g.kind == k for g in deciding)
+        )
     return GatedMetric(
         metric,
         before,
@@ -220,6 +238,48 @@ def _pooled(
         changed=sum(1 for v in values if v.delta),
         drift=sum(v.drift for v in values),
         n=n,
+        groups=groups,
+        decided_by=decided_by,
+    )
+
+
+def _groups(
+    pairs: Sequence[tuple[CheckOutcome, GatedMetric]],
+    sign: float,
+    tolerance: Tolerance,
+    bonferroni: tuple[float, int],
+    confidence: float,
+) -> tuple[GroupDrop, ...]:
+    """The documents, then the tags, of the items' questions whose mean change
+    is beyond their own tolerance, as a whole-set check finds them
+    (gate/comparison/groups.py)."""
+    import numpy as np
+
+    values = [v for _, v in pairs]
+    counted = np.array([v.delta or 0.0 for v in values], dtype=np.float64)
+    before = np.array(
+        [math.nan if v.before is None else v.before for v in values], dtype=np.float64
+    )
+    cells = np.array([(v.se or 0.0) ** 2 for v in values], dtype=np.float64)
+    kinds = (
+        ("document", [[o.document] if o.document else [] for o, _ in pairs]),
+        ("tag", [list(o.tags) for o, _ in pairs]),
+    )
+    return tuple(
+        g
+        for kind, labels in kinds
+        for g in beyond_their_own(
+            counted,
+            before,
+            cells,
+            labels,
+            kind,
+            sign=sign,
+            tolerance=tolerance,
+            z=bonferroni[0],
+            metrics=bonferroni[1],
+            confidence=confidence,
+        )
     )
 
 
@@ -243,9 +303,10 @@ def _clause(g: GatedMetric, rule: SetRule) -> str:
         noise = "mean mode"
     else:
         noise = f"SE {format_points(g.se)}"
+    by = f" ({g.decided_by})" if g.decided_by else ""
     return (
         f"{g.metric} {format_points(g.delta, True)} points (tolerance "
-        f"{g.tolerance}, {noise}): {g.status}"
+        f"{g.tolerance}, {noise}): {g.status}{by}"
     )
 
 
@@ -274,11 +335,19 @@ def _outcome(
                 for rule, found in decisions
             )
         )
+    named = [line for g in gated if (line := groups_line(g.metric, g.groups))]
     message = f"{function}: {status} ({reason}): {changes}"
+    message += "".join(f"\n  {line}" for line in named)
     if status == REGRESSED:
+        beyond = (
+            "a document or tag of their questions dropped beyond its own "
+            "tolerance (chunkeval_gate_by)"
+            if any(g.decided_by for g in gated)
+            else "their questions dropped beyond the whole set's tolerance"
+        )
         message += (
             "\nEach item passed alone (within the item tolerance, 10 points); "
-            "together their questions dropped beyond the whole set's tolerance. "
+            f"together {beyond}. "
             f"If the change is intended, re-record the baselines:\n  {command}"
         )
     return CheckOutcome(
