@@ -2,11 +2,12 @@
 steps 1 to 6 replayed on a copy of example_project/ with the real
 all-MiniLM-L6-v2 and in-process Chroma (tests/support/ci_walkthrough.py); times
 are the only thing allowed to differ. Step 2 also tells whether the committed
-baselines are current: `--chunkeval-update` leaves them unchanged. Step 7 (the
-toy project's edited document) is held by
-tests/test_plugin_baseline_changes.py, example_project/README.md's summary by
-tests/test_example_project.py. The README's "See it fail" failures are two more
-runs of the walk-through, made after step 2 and held here."""
+baselines are current: `--chunkeval-update` leaves them unchanged. Step 7's
+failure (a smaller project's edited document) is held by
+tests/test_plugin_baseline_changes.py; its example-project docs edit and
+example_project/README.md's summary by tests/test_example_project.py. The
+README's "See it fail" failures are two more runs of the walk-through, made after
+step 2 and held here."""
 
 from __future__ import annotations
 

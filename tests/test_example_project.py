@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support.ci_walkthrough import summary_section
+from support.ci_walkthrough import summary_section, text_blocks
 from support.project_runs import normalized, run_pytest, user_env
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
@@ -79,3 +79,12 @@ def test_a_paragraph_appended_to_every_chapter_is_ok(tmp_path):
     assert "baselines: 4 ok" in proc.stdout
     assert "verdict: 0 regressions, 0 improvements, 4 ok" in proc.stdout
     assert "documents edited: expenses.md (+2 sentences / +" in proc.stdout
+    # docs/ci.md step 7 shows these lines of this run, one after the other
+    block = text_blocks("### 7. The docs or the configuration change")[2]
+    shown = normalized(block.splitlines())
+    printed = normalized(proc.stdout.splitlines())
+    at = [i for i, line in enumerate(printed) if line == shown[0]]
+    where = "\n".join(["shown:", *shown, "printed:", *printed])
+    assert at, where
+    assert printed[at[0] : at[0] + len(shown)] == shown, where
+    assert len(shown) == 5
