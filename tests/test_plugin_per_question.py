@@ -332,3 +332,31 @@ def test_question(chunkeval):
     result = run(pytester)
     result.assert_outcomes(passed=6)
     assert "2 configurations evaluated, 4 results reused" in result.stdout.str()
+
+
+def test_calls_with_other_components_of_one_name_are_not_replayed(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    # One item passes other components than the others under the same names:
+    # two lambdas (both test_question.<locals>.<lambda>) and two chunker objects
+    # of one class with other sizes. Each is its own evaluation.
+    pytester.makepyfile(
+        test_named="""
+import pytest
+from pytest_chunkeval.chunkers import get_chunker
+
+@pytest.mark.chunkeval(per_question=True)
+def test_question(chunkeval):
+    mars = chunkeval.question == "q-mars"
+    if mars:
+        whole = lambda text: [text[: len(text) // 2], text[len(text) // 2 :]]
+    else:
+        whole = lambda text: [text]
+    assert len(chunkeval.evaluate(whole, k=1).chunk_spans) == (6 if mars else 3)
+    sized = get_chunker("recursive:400:0" if mars else "recursive:30:0")
+    assert len(chunkeval.evaluate(sized, k=1).chunk_spans) == (3 if mars else 9)
+"""
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=6)
+    assert "4 configurations evaluated, 8 results reused" in result.stdout.str()

@@ -3,6 +3,7 @@ the first item that makes a ``chunkeval`` call evaluates it, the others replay i
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,12 +46,27 @@ class SharedCalls:
 
 def component_signature(value: object) -> object:
     """What names one argument of a ``chunkeval`` call across the items of a
-    test. Plain values (numbers, booleans, None, strings, tuples of them) are
-    kept as they are: they decide the result (``k=5`` is not ``k=10``). A
-    chunker, retriever or extractor object is named by its qualified name (a
-    lambda in the test body is a new object in every item, but the same code)."""
+    test (docs/ci.md, "One test case per question"). Plain values (numbers,
+    booleans, None, strings, tuples of them) are kept as they are: they decide
+    the result (``k=5`` is not ``k=10``). A component with a cache identity (a
+    built-in chunker, an extractor or chunker with a ``cache_version``) is named
+    by it: what its caches key its output on. A function is named by its code (a
+    lambda in the test body is a new object in every item, but the same code;
+    two lambdas are two codes), a ``functools.partial`` by its function and
+    plain arguments, any other object by its class: what a function closes over
+    or an object holds is not compared."""
     if _plain(value):
         return ("value", type(value).__name__, value)
+    identity = getattr(value, "cache_identity", None)
+    if isinstance(identity, str) and identity:
+        return ("identity", type(value).__qualname__, identity)
+    if isinstance(value, functools.partial):
+        keywords = tuple(sorted(value.keywords.items()))
+        if _plain(value.args) and _plain(tuple(v for _, v in keywords)):
+            return ("partial", component_signature(value.func), value.args, keywords)
+    code = getattr(value, "__code__", None)
+    if code is not None:
+        return ("function", getattr(value, "__module__", None), code)
     name = getattr(value, "__qualname__", None) or type(value).__qualname__
     return ("object", getattr(value, "__module__", None), str(name))
 
