@@ -1,9 +1,10 @@
 """example_project/README.md says what the project holds and how it is run: the
-tree it draws, its configuration block, its commands and the CI command are the
-project's own, read from its files and the plugin's and the CLI's parsers (no
-run). The sample outputs are held by real runs elsewhere: the warm summary by
-tests/test_example_project.py, the two "See it fail" failures by
-tests/test_docs_ci_in_step.py (support.ci_walkthrough's README runs).
+tree it draws, its configuration block, its commands, the CI command and the
+table of what the tests show are the project's own, read from its files and the
+plugin's and the CLI's parsers (no run). The sample outputs are held by real runs
+elsewhere: the warm summary and step 7's docs edit by tests/test_example_project.py,
+the two "See it fail" failures by tests/test_docs_ci_in_step.py
+(support.ci_walkthrough's README runs).
 """
 
 from __future__ import annotations
@@ -122,3 +123,31 @@ def test_the_ci_command_is_the_workflows() -> None:
     folded = step[step.index("run: >\n") + len("run: >\n") :].split("\n\n")[0]
     run = shlex.split(" ".join(line.strip() for line in folded.splitlines()))
     assert commands(README[README.index("\n## CI\n") :]) == [run]
+
+
+def _feature_table() -> list[tuple[str, str]]:
+    """The rows of "What the tests show": (test, feature)."""
+    part = README[README.index("## What the tests show") :]
+    rows = [line for line in part.splitlines() if line.startswith("| `")]
+    return [(row.split(" | ")[0][2:], row.split(" | ")[1]) for row in rows]
+
+
+def test_the_feature_table_names_the_projects_tests_and_what_they_use() -> None:
+    sources = [*(EXAMPLE / "tests").glob("*.py"), EXAMPLE / "conftest.py"]
+    code = "\n".join(path.read_text(encoding="utf-8") for path in sources)
+    rows = _feature_table()
+    assert len(rows) == 7
+    for test, feature in rows:
+        name = test.strip("`").split("[")[0]
+        assert (
+            (EXAMPLE / "tests" / name).exists()
+            or (EXAMPLE / name).exists()
+            or (f"def {name}(" in code)
+        ), name
+        for span in re.findall(r"`([^`]+)`", feature):
+            if "/" in span:  # a path
+                assert (EXAMPLE / span).exists(), span
+                continue
+            words = re.findall(r"[A-Za-z_][\w.]*", re.sub(r"\"[^\"]*\"", "", span))
+            for word in words:
+                assert word in code, (test, span, word)
