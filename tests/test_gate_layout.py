@@ -1,7 +1,7 @@
 """The gate reads as its flow (issue 30 item 7; pytest_chunkeval/gate/__init__.py):
 its folders import only those before them, ``files/`` <- ``comparison/`` <-
-``outcome/`` <- the top-level modules (check.py, store.py, reading.py,
-writing.py), and ``tolerances.py`` (the settings) imports none of them."""
+``outcome/`` <- the top-level modules (check.py, store.py, records.py,
+reading.py, writing.py), and ``tolerances.py`` (the settings) imports none of them."""
 
 from __future__ import annotations
 

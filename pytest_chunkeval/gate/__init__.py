@@ -13,7 +13,8 @@ Stage: after the engine, before the reports. It reads as its flow:
 - ``check.py``: one check, top to bottom (the one function to read first),
   reading the baseline for it (``reading.py``) or, in update mode, writing the
   result as the baseline (``writing.py``);
-  ``store.py``: the session's checks (:class:`BaselineStore`);
+  ``store.py``: the session's checks (:class:`BaselineStore`), on what they
+  recorded (``records.py``, merged from xdist workers);
   ``tolerances.py``: what the gate allows (:class:`GateSettings`). The
   ``assert_*_at_least`` helpers are the public module ``pytest_chunkeval.assertions``.
 

@@ -22,6 +22,7 @@ from pytest_chunkeval.gate.outcome.checking import BaselineRegression
 from pytest_chunkeval.gate.outcome.outcomes import FAILED, CheckOutcome
 from pytest_chunkeval.gate.outcome.session_summary import summary_lines
 from pytest_chunkeval.gate.outcome.together import decided_together
+from pytest_chunkeval.gate.records import SessionRecords
 from pytest_chunkeval.gate.tolerances import GateSettings
 from pytest_chunkeval.gate.writing import (
     TablePlan,
@@ -38,9 +39,10 @@ if TYPE_CHECKING:
 UPDATE_COMMAND = "pytest --chunkeval-update"
 
 
-class BaselineStore:
-    """One session's baselines: checks, writes (update mode only), and the
-    bookkeeping for unused files and the summary.
+class BaselineStore(SessionRecords):
+    """One session's baselines: checks, writes (update mode only), and at the
+    session's end the unused files, the items decided together and the
+    summary, from what it recorded (gate/records.py).
 
     The plugin keeps one per process; xdist workers send :meth:`worker_payload`
     and the controller :meth:`merge_payload` s it before asking :meth:`unused`.
@@ -58,6 +60,7 @@ class BaselineStore:
         chunkers: Sequence[str] = (),
         on_repeated: Callable[[str, EvalResult], None] | None = None,
     ) -> None:
+        super().__init__()
         self.update = update
         self.staged = staged
         """Update mode writes wait for :meth:`commit` (the test passed otherwise)
@@ -70,19 +73,7 @@ class BaselineStore:
         self.layout = layout or BaselineLayout()
         self.gate = gate or GateSettings()
         self.update_command = update_command
-        self.touched: set[Path] = set()
-        self.outcomes: list[CheckOutcome] = []
-        self.removed: list[Path] = []
-        self.notes: list[str] = []
-        """Summary lines of shared corpus tables written
-        (gate/files/corpus_table.py)."""
         self._tables: dict[Path, str] = {}
-        self.collected: dict[str, None] = {}
-        """Collected node ids in collection order (deselected ones included)."""
-        self.passed: set[str] = set()
-        self.skipped: set[str] = set()
-        """Tests pytest skipped (a per-question item left out): not failed."""
-        self.partial: set[str] = set()
         self.names = BaselineNames(self.layout)
         self.lookup = BaselineLookup(
             self.layout,
@@ -292,32 +283,11 @@ class BaselineStore:
             )
         return self.record(CheckOutcome(test.nodeid, shown, status, message, row))
 
-    def regressed(
-        self, outcome: CheckOutcome, message: str, status: str = "regressed"
-    ) -> CheckOutcome:
-        """Turn a recorded outcome into a regression (a per-question item's flip,
-        which its comparison's tolerance does not judge), or into ``status``
-        (``noisy``: a flip that float drift explains). Its gated metrics are
-        dropped: the flip is the item's verdict, the whole set's test carries
-        the numbers of the row."""
-        failed = replace(outcome, status=status, message=message, gated=())
-        index = next(i for i, o in enumerate(self.outcomes) if o is outcome)
-        self.outcomes[index] = failed
-        return failed
-
     def repeated(self, row: str, result: EvalResult) -> None:
         """``result``, the gate's repeats of the result of ``row``: the one
         the reports show."""
         if self.on_repeated is not None:
             self.on_repeated(row, result)
-
-    def record(self, outcome: CheckOutcome, row: str = "") -> CheckOutcome:
-        """Keep a check's outcome, in ``row`` (its result's report row) unless
-        it names one already."""
-        if row and not outcome.row:
-            outcome = replace(outcome, row=row)
-        self.outcomes.append(outcome)
-        return outcome
 
     def _shown(self, path: Path) -> str:
         root = self.layout.rootdir
@@ -329,31 +299,6 @@ class BaselineStore:
         return str(path)
 
     # -- session end ------------------------------------------------------------
-
-    def note_collected(self, nodeids: Iterable[str]) -> None:
-        """Record collected tests (deselected ones included), in collection
-        order, for :meth:`unused` and the order of the reports' tests."""
-        self.collected.update(dict.fromkeys(nodeids))
-
-    @property
-    def order(self) -> dict[str, int]:
-        """Node id -> its place in collection order (the same on every xdist
-        worker: each collects every test)."""
-        return {n: i for i, n in enumerate(self.collected)}
-
-    def note_passed(self, nodeid: str) -> None:
-        """Record a test that passed, for :meth:`unused`."""
-        self.passed.add(nodeid)
-
-    def note_skipped(self, nodeid: str) -> None:
-        """Record a test pytest skipped (its report row says so)."""
-        self.skipped.add(nodeid)
-
-    def note_partial(self, test_files: Iterable[str | os.PathLike[str]]) -> None:
-        """Record test files the command line selected by node id
-        (``pytest 't.py::test_x[a]'``): only some of their tests were collected, so
-        :meth:`unused` leaves their baselines alone."""
-        self.partial.update(os.fspath(f) for f in test_files)
 
     def unused(
         self,
@@ -392,30 +337,6 @@ class BaselineStore:
         self.removed += removed
         return removed
 
-    def worker_payload(self) -> dict[str, Any]:
-        """What an xdist worker sends the controller (JSON-serializable)."""
-        return {
-            "touched": sorted(str(p) for p in self.touched),
-            "outcomes": [o.to_json() for o in self.outcomes],
-            "collected": list(self.collected),
-            "passed": sorted(self.passed),
-            "skipped": sorted(self.skipped),
-            "partial": sorted(self.partial),
-            "notes": self.notes,
-        }
-
-    def merge_payload(self, payload: Mapping[str, Any]) -> None:
-        """Add a worker's bookkeeping to this (controller) store."""
-        self.touched.update(Path(p) for p in payload.get("touched", []))
-        self.note_collected(payload.get("collected", []))
-        self.passed.update(payload.get("passed", []))
-        self.skipped.update(payload.get("skipped", []))
-        self.partial.update(payload.get("partial", []))
-        self.notes += payload.get("notes", [])
-        self.outcomes += [
-            CheckOutcome.from_json(o) for o in payload.get("outcomes", [])
-        ]
-
     def decide_items(self) -> list[CheckOutcome]:
         """At the session's end (the controller, every worker merged): each
         test function's per-question items decided together, recorded; those
@@ -428,10 +349,6 @@ class BaselineStore:
         )
         self.outcomes += together
         return [o for o in together if o.status in FAILED]
-
-    def failed(self) -> bool:
-        """True when some check failed (regressed, missing, corrupt...)."""
-        return any(o.status in FAILED for o in self.outcomes)
 
     def summary_lines(self, unused: Sequence[Path] = ()) -> list[str]:
         """Lines for the terminal summary: counts, improvements, unused files."""
