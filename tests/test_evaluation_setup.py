@@ -165,3 +165,22 @@ def test_a_plugin_setup_carries_its_tests_spec(
     assert (a.spec.locate, a.spec.k) == ("exact", 5)
     assert (b.spec.locate, b.spec.k) == ("normalized", 2)
     assert b.corpus is a.corpus
+
+
+def test_a_sessions_memo_keys_a_reranker_by_its_identity_now(
+    corpus: Corpus, queries: QuerySet
+) -> None:
+    # A cross-encoder's identity follows its files until it loads (stores/
+    # rerank.py): the session's memo must not answer for a replaced model by
+    # the spec it was asked under.
+    from support.rerankers import ByLength
+
+    from pytest_chunkeval.engine.keys import evaluation_memo
+
+    reranker = ByLength()
+    setup = EvaluationSetup.resolve(
+        corpus, queries, embedder="hashing", store="exact", unit="char", cache=""
+    ).with_run(rerank=reranker)
+    before = evaluation_memo(setup, ("chunker",), ())
+    reranker.identity = "test:by-length-2"  # type: ignore[misc]
+    assert evaluation_memo(setup, ("chunker",), ()) != before

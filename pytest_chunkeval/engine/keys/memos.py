@@ -7,6 +7,7 @@ from __future__ import annotations
 from pytest_chunkeval.config.evaluation import EvaluationSpec
 from pytest_chunkeval.engine.keys.identities import (
     embedder_identity,
+    reranker_identity,
     store_identity,
 )
 from pytest_chunkeval.engine.keys.result import EvaluationSetup
@@ -55,7 +56,7 @@ def evaluation_memo(
     questions left out (a lenient run scores another query set)."""
     spec = setup.spec
     key: tuple[object, ...] = ("evaluate", memo_key(setup), spec.k, spec.budget)
-    key = (*key, spec.rerank, spec.judge, spec.repeats, subject)
+    key = (*key, _reranker(spec.rerank), spec.judge, spec.repeats, subject)
     return (*key, ("unplaced", unplaced)) if unplaced else key
 
 
@@ -74,6 +75,18 @@ def relationships_memo(
     """A relationship evaluation in a session: the setup, ``k``, the chunker's
     chunks and the extractor's spec or identity."""
     return ("relationships", memo_key(setup), k, subject, extractor)
+
+
+def _reranker(rerank: object) -> object:
+    """A reranker by its identity now and its candidates (a cross-encoder's
+    files replaced before it loaded are another reranker), as the result key
+    has it."""
+    if rerank is None:
+        return None
+    from pytest_chunkeval.stores.rerank import get_reranker
+
+    reranker = get_reranker(rerank)  # type: ignore[arg-type]
+    return (reranker_identity(reranker), reranker.candidates)
 
 
 def _or_object(identity: str | None, component: object) -> object:
