@@ -229,3 +229,48 @@ def test_a_chunker_changed_after_construction_gives_warm_equal_to_cold(
     assert result_keys[1] != result_keys[0]
     assert CACHED not in warm.timings
     assert comparable(warm) == comparable(cold)
+
+
+class Upgraded(HashingEmbedder):
+    """The hashing embedder's identity, its vectors as another version of the
+    code computing them gives (``versions``: not in the identity baselines
+    record, in every key of its vectors)."""
+
+    versions = "upgraded"
+
+    def embed(self, texts: Any) -> Any:
+        return super().embed([text[::-1] for text in texts])
+
+
+class UpgradedByLength(ByLength):
+    """``ByLength``'s identity, its scores as another library version gives."""
+
+    versions = "upgraded"
+
+    def score(self, pairs: Any) -> Any:
+        return -super().score(pairs)
+
+
+VERSIONS: dict[str, tuple[Change, Change]] = {
+    "embedder versions": (lambda: {}, lambda: {"embedder": Upgraded()}),
+    "reranker versions": (
+        lambda: {"rerank": ByLength()},
+        lambda: {"rerank": UpgradedByLength()},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VERSIONS))
+def test_the_versions_computing_a_components_output_change_the_keys(
+    tmp_path: Path, result_keys: list[str | None], name: str
+) -> None:
+    # A library upgrade under one identity: its vectors (packs) or its order
+    # (rerank rows) cached by the old version are not read.
+    before, after = VERSIONS[name]
+    if "rerank" in before():
+        pytest.importorskip("bm25s")
+    run(tmp_path / "warm", **BASE, **before())
+    warm = run(tmp_path / "warm", **BASE, **after())
+    cold = run(tmp_path / "cold", **BASE, **after())
+    assert result_keys[1] != result_keys[0]
+    assert comparable(warm) == comparable(cold)
