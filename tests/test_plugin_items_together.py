@@ -139,7 +139,7 @@ def test_items_are_decided_together_in_the_gate_mode_they_were_checked_in(
 ) -> None:
     _run(pytester, False, 0, "--chunkeval-update").assert_outcomes(passed=6)
     monkeypatch.setenv("ONLY", "q-bark,q-mars")  # two of six, each ~5 points
-    # changes (the default): the mean change, -1.7 points, beyond -1pp
+    # changes (the default): the mean change, -1.61 points, beyond -1pp
     result = _run(pytester, False, 2)
     result.assert_outcomes(passed=6)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -190,7 +190,7 @@ def test_items_are_decided_together_by_their_markers_rule(
     pytester: pytest.Pytester, items: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _run(pytester, False, 0, "--chunkeval-update").assert_outcomes(passed=6)
-    monkeypatch.setenv("ONLY", "q-bark,q-mars")  # -1.7 points together
+    monkeypatch.setenv("ONLY", "q-bark,q-mars")  # -1.61 points together
     # the marker's tolerance, not the session's -1pp (before: an unknown
     # marker keyword)
     monkeypatch.setenv("MARK", json.dumps({"tolerance": "recall:-2pp"}))
@@ -226,7 +226,7 @@ def test_a_whole_set_check_is_decided_by_its_markers_rule(
 ) -> None:
     monkeypatch.setenv("WHOLE", "1")
     _run(pytester, False, 0, "--chunkeval-update").assert_outcomes(passed=1)
-    monkeypatch.setenv("ONLY", "q-bark,q-mars")  # -1.7 points
+    monkeypatch.setenv("ONLY", "q-bark,q-mars")  # -1.61 points
     assert _run(pytester, False, 2).ret == pytest.ExitCode.TESTS_FAILED
     # paired: two questions of six, within what the interval can tell
     monkeypatch.setenv("MARK", json.dumps({"gate_mode": "paired"}))
