@@ -355,8 +355,12 @@ def test_question(chunkeval):
     assert len(chunkeval.evaluate(whole, k=1).chunk_spans) == (6 if mars else 3)
     sized = get_chunker("recursive:400:0" if mars else "recursive:30:0")
     assert len(chunkeval.evaluate(sized, k=1).chunk_spans) == (3 if mars else 9)
+    parts = 3 if mars else 1
+    cut = lambda text: [text[len(text) * i // parts : len(text) * (i + 1) // parts]
+                        for i in range(parts)]  # closes over parts
+    assert len(chunkeval.evaluate(cut, k=1).chunk_spans) == 3 * parts
 """
     )
     result = run(pytester)
     result.assert_outcomes(passed=6)
-    assert "4 configurations evaluated, 8 results reused" in result.stdout.str()
+    assert "5 configurations evaluated, 13 results reused" in result.stdout.str()

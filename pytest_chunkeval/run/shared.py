@@ -52,9 +52,10 @@ def component_signature(value: object) -> object:
     built-in chunker, an extractor or chunker with a ``cache_version``) is named
     by it: what its caches key its output on. A function is named by its code (a
     lambda in the test body is a new object in every item, but the same code;
-    two lambdas are two codes), a ``functools.partial`` by its function and
-    plain arguments, any other object by its class: what a function closes over
-    or an object holds is not compared."""
+    two lambdas are two codes) and the plain values it closes over or defaults
+    to, a ``functools.partial`` by its function and plain arguments, any other
+    object by its class: other values a function closes over and what an object
+    holds are not compared."""
     if _plain(value):
         return ("value", type(value).__name__, value)
     identity = getattr(value, "cache_identity", None)
@@ -65,10 +66,23 @@ def component_signature(value: object) -> object:
         if _plain(value.args) and _plain(tuple(v for _, v in keywords)):
             return ("partial", component_signature(value.func), value.args, keywords)
     code = getattr(value, "__code__", None)
-    if code is not None:
-        return ("function", getattr(value, "__module__", None), code)
+    if code is not None:  # and the plain values it closes over or defaults to
+        cells = [_contents(c) for c in getattr(value, "__closure__", None) or ()]
+        held = (*cells, *(getattr(value, "__defaults__", None) or ()))
+        plain = tuple(v if _plain(v) else type(v).__qualname__ for v in held)
+        return ("function", getattr(value, "__module__", None), code, plain)
     name = getattr(value, "__qualname__", None) or type(value).__qualname__
     return ("object", getattr(value, "__module__", None), str(name))
+
+
+def _contents(cell: object) -> object:
+    try:
+        return cell.cell_contents  # type: ignore[attr-defined]
+    except ValueError:  # a name the function's scope has not bound yet
+        return _EMPTY
+
+
+_EMPTY = object()
 
 
 def _plain(value: object) -> bool:
