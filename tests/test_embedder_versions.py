@@ -71,3 +71,26 @@ def test_the_hashing_embedders_words_depend_on_pythons_unicode_version() -> None
     word = unicodedata.category("\u0870").startswith("L")
     assert bool(vector.any()) == word
     assert f"unicode-{unicodedata.unidata_version}" in HashingEmbedder().versions
+
+
+HASHING_GOLDEN = (
+    "hashing:64@1",
+    "b1fa95ccb4f5c23d501d52fed817ded7a9e08f2f8e5beb40e6127ba3baa0c8ee",
+)
+"""The hashing embedder's identity and the digest of its vectors of
+:data:`TEXTS` (the same on Python 3.10 and 3.11, numpy 2.2 and 2.4): the
+algorithm's version is the ``@N`` of its identity, as a lower cache's format
+number (tests/test_cache_formats.py). Change the output, raise the number (the
+packs of the old one are then never read, and baselines name the change), store
+the new digest."""
+
+TEXTS = ["Alice founded Acme in 1999.", "É accents, tabs\tand CAPS caps", "", "a a b"]
+
+
+def test_the_hashing_embedders_output_goes_with_its_number() -> None:
+    import hashlib
+
+    embedder = HashingEmbedder(64)
+    vectors = np.ascontiguousarray(embedder.embed(TEXTS), dtype="<f4")
+    digest = hashlib.sha256(vectors.tobytes()).hexdigest()
+    assert (embedder.identity, digest) == HASHING_GOLDEN
