@@ -1,13 +1,12 @@
 """docs/ci.md's walk-through is what the example project prints (issue 34): its
-steps 1 to 6 replayed on a copy of example_project/ with the real
-all-MiniLM-L6-v2 and in-process Chroma (tests/support/ci_walkthrough.py); times
-are the only thing allowed to differ. Step 2 also tells whether the committed
-baselines are current: `--chunkeval-update` leaves them unchanged. Step 7's
-failure (a smaller project's edited document) is held by
-tests/test_plugin_baseline_changes.py; its example-project docs edit and
-example_project/README.md's summary by tests/test_example_project.py. The
-README's "See it fail" failures are two more runs of the walk-through, made after
-step 2 and held here."""
+steps replayed on a copy of example_project/ with the real all-MiniLM-L6-v2 and
+in-process Chroma (tests/support/ci_walkthrough.py); times are the only thing
+allowed to differ. Step 2 also tells whether the committed baselines are
+current: `--chunkeval-update` leaves them unchanged. Step 7's failure comes from
+a smaller project and is held by tests/test_plugin_baseline_changes.py; its docs
+edit in the example project is replayed here. example_project/README.md's summary
+is held by tests/test_example_project.py, its "See it fail" failures by two more
+runs of the walk-through, held here."""
 
 from __future__ import annotations
 
@@ -116,6 +115,25 @@ def test_step_5_a_smaller_drop_fails_too(runs: dict[str, str]) -> None:
 def test_step_6_the_update_names_what_moved(runs: dict[str, str]) -> None:
     block = text_blocks("### 6. An intended change")[0]
     _within(block.splitlines(), runs["6"].splitlines(), runs["6"][-3000:])
+
+
+def test_step_7_a_docs_edit_that_does_not_hurt_is_ok(runs: dict[str, str]) -> None:
+    """A paragraph appended to every chapter answers no question: every baseline
+    compares `ok` under the default gate (mode changes, -1pp), the edits named
+    (issue 21); the page shows the lines that say so."""
+    out = runs["7"]
+    assert runs["7 exit"] == "0", out[-6000:]
+    assert "baselines: 4 ok" in out
+    assert "verdict: 0 regressions, 0 improvements, 4 ok" in out
+    assert "documents edited: expenses.md (+2 sentences / +" in out
+    block = text_blocks("### 7. The docs or the configuration change")[2]
+    shown = normalized(block.splitlines())
+    printed = normalized(out.splitlines())
+    at = [i for i, line in enumerate(printed) if line == shown[0]]
+    where = "\n".join(["shown:", *shown, "printed:", *printed])
+    assert at, where
+    assert printed[at[0] : at[0] + len(shown)] == shown, where
+    assert len(shown) == 5
 
 
 def _readme_block(marker: str) -> str:

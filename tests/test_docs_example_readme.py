@@ -2,9 +2,9 @@
 tree it draws, its configuration block, its commands, the CI command and the
 table of what the tests show are the project's own, read from its files and the
 plugin's and the CLI's parsers (no run). The sample outputs are held by real runs
-elsewhere: the warm summary and step 7's docs edit by tests/test_example_project.py,
-the two "See it fail" failures by tests/test_docs_ci_in_step.py
-(support.ci_walkthrough's README runs).
+elsewhere: the warm summary by tests/test_example_project.py, the two "See it
+fail" failures by tests/test_docs_ci_in_step.py (support.ci_walkthrough's README
+runs).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """docs/ci.md's walk-through ("The workflow, as you will see it") replayed on a
-copy of example_project/: the runs its steps 1 to 6 show, with the real
-all-MiniLM-L6-v2 and in-process Chroma, and the page's blocks to compare them
-with."""
+copy of example_project/: the runs its steps 1 to 7 show (step 7's docs edit;
+its failure is a smaller project's), and example_project/README.md's "See it
+fail" runs, with the real all-MiniLM-L6-v2 and in-process Chroma, and the page's
+blocks to compare them with."""
 
 from __future__ import annotations
 
@@ -70,12 +71,28 @@ def _set_max_chars(project: Path, max_chars: int) -> None:
     ingest.write_text(new, encoding="utf-8")
 
 
+PARAGRAPH = (
+    "\n## Document history\n\nThis chapter was last reviewed in March 2026 by the "
+    "People Operations team. Send corrections to the handbook owners.\n"
+)
+"""Step 7's docs edit: appended to every chapter, it answers no question."""
+
+
+def _append_to_every_chapter(project: Path, text: str) -> dict[Path, str]:
+    """Append ``text`` to each chapter; returns the chapters as they were."""
+    before = {}
+    for chapter in sorted((project / "handbook").glob("*.md")):
+        before[chapter] = chapter.read_text(encoding="utf-8")
+        chapter.write_text(before[chapter] + text, encoding="utf-8")
+    return before
+
+
 def walk_through(root: Path) -> dict[str, str]:
-    """Steps 1 to 6 on a copy of the example project under ``root``, one shared
+    """Steps 1 to 7 on a copy of the example project under ``root``, one shared
     embedding cache: step name -> the run's output (and ``"md"``: step 3's
-    Markdown report; ``"readme-700"``, ``"readme-1500"``: example_project/README.md's
-    "See it fail" runs, made after step 2 while the baselines are the committed
-    ones)."""
+    Markdown report; ``"7 exit"``: step 7's exit code; ``"readme-700"``,
+    ``"readme-1500"``: example_project/README.md's "See it fail" runs). Step 7 and
+    the README's runs are made after step 2, against the committed baselines."""
     project = root / "example"
     shutil.copytree(
         EXAMPLE,
@@ -94,6 +111,11 @@ def walk_through(root: Path) -> dict[str, str]:
     (project / RETRIEVER_BASELINE).unlink()
     out["1"] = run(RETRIEVER_TEST)
     out["2"] = run("--chunkeval-update", "tests/test_baseline.py")
+    chapters = _append_to_every_chapter(project, PARAGRAPH)
+    done = run_pytest(project, "tests/test_baseline.py", env=env)
+    out["7"], out["7 exit"] = done.stdout + done.stderr, str(done.returncode)
+    for chapter, text in chapters.items():
+        chapter.write_text(text, encoding="utf-8")
     # example_project/README.md, "See it fail": against the committed baselines
     _set_max_chars(project, 700)
     out["readme-700"] = run()
