@@ -97,3 +97,20 @@ def test_not_a_tokenizer():
     with pytest.raises(TypeError, match="not a tokenizer"):
         get_tokenizer(42)
     assert tokenizers.DEFAULT_ENCODING == "cl100k_base"
+
+
+def test_tokenizing_a_document_leaves_no_utf8_copy_inside_it():
+    """CPython keeps a non-ASCII string's UTF-8 form inside it once tiktoken has
+    read it: a document's would live as long as the corpus (docs/performance.md,
+    "Memory"). Every tiktoken call reads a copy instead; same ids."""
+    import sys
+
+    tok = get_tokenizer("cl100k_base")
+    doc = "héllo wörld, ✓ 日本語 😀 " * 200
+    size = sys.getsizeof(doc)
+    ids = tok.encoding.encode_ordinary("héllo wörld, ✓ 日本語 😀 " * 200)
+    assert tok.encode(doc) == ids
+    assert tok.encode_array(doc).tolist() == ids
+    assert tok.count(doc) == tok.count_batch([doc])[0] == len(ids)
+    assert len(tok.token_bounds(doc)) == len(ids)
+    assert sys.getsizeof(doc) == size

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from pytest_chunkeval.core.spans import IntArray
-from pytest_chunkeval.tokenizers.base import TiktokenTokenizer, Tokenizer
+from pytest_chunkeval.tokenizers.base import TiktokenTokenizer, Tokenizer, detached
 
 Counter = Callable[[Sequence[str]], list[int]]
 
@@ -65,7 +65,7 @@ class JoinedCounter:
             return None
         try:
             ids = self._encoding.encode_to_numpy(
-                joined,
+                detached(joined),  # (one piece joined is that piece itself)
                 allowed_special=frozenset({self.delimiter}),
                 disallowed_special=(),
             )

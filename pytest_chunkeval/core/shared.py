@@ -49,9 +49,9 @@ def shared_intervals(
     last_token = max(units.total_units - 1, 0)
     first = np.minimum(lo, last_token)
     last = np.clip(hi - 1, 0, last_token)
-    starts, ends = units.token_char_bounds()
+    tokens, ends = units.tokens, units.tokens.ends
     some = hi > lo
-    cut_first = np.flatnonzero(some & (starts[first] < g_start))
+    cut_first = np.flatnonzero(some & (tokens.starts_at(first) < g_start))
     cut_last = np.flatnonzero(some & (ends[last] > g_end))
     if cut_first.size == 0 and cut_last.size == 0:
         return lo, hi
@@ -63,7 +63,7 @@ def shared_intervals(
     ):
         shared = te_chars.covered(
             spans.query[rows],
-            np.maximum(g_start[rows], starts[token[rows]]),
+            np.maximum(g_start[rows], tokens.starts_at(token[rows])),
             np.minimum(g_end[rows], ends[token[rows]]),
         )
         dropped = rows[shared == 0]

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_chunkeval.core.spans import IntArray
-from pytest_chunkeval.core.units import axis_type
+from pytest_chunkeval.core.units import TokenAxis, axis_type
 from pytest_chunkeval.core.units import token_columns as units_token_columns
 from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.engine.keys import token_key
@@ -129,12 +129,12 @@ def token_columns(
     cache_dir: str | Path,
     *,
     read_only: bool = False,
-) -> tuple[IntArray, IntArray, IntArray]:
-    """The corpus' global token starts and ends (``core/units.py``
-    :func:`~pytest_chunkeval.core.units.token_columns`, the same values) and
-    each document's token count, laid out from the cached entries in a few
-    passes over the whole axis (a document not cached is tokenized and stored);
-    a tokenizer without an identity tokenizes every document."""
+) -> TokenAxis:
+    """The corpus' token axis (``core/units.py`` :func:`~pytest_chunkeval.core.
+    units.token_columns`, the same values: global token ends, starts and each
+    document's token count), laid out from the cached entries in a few passes
+    over the whole axis (a document not cached is tokenized and stored); a
+    tokenizer without an identity tokenizes every document."""
     lengths = np.array([len(d.text) for d in corpus], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     identity = tokenizer_identity(tokenizer)
@@ -157,12 +157,11 @@ def token_columns(
     return _lay_out(parts, offsets)
 
 
-def _lay_out(
-    parts: list[_Compact | IntArray], offsets: IntArray
-) -> tuple[IntArray, IntArray, IntArray]:
-    """Global starts, ends and counts: every document's end steps written in
-    one array, each first step carrying the jump to its document's offset, and
-    summed in place; starts are the previous ends less the overlaps."""
+def _lay_out(parts: list[_Compact | IntArray], offsets: IntArray) -> TokenAxis:
+    """The token axis: every document's end steps written in one array, each
+    first step carrying the jump to its document's offset, and summed in place;
+    each start is the previous end less its step back (0 or 1: the payloads'
+    overlaps), laid out only where a start steps back further."""
     counts = np.array(
         [p.steps.size if isinstance(p, _Compact) else p.shape[0] for p in parts],
         dtype=np.int64,
@@ -188,18 +187,68 @@ def _lay_out(
             ends[lo] += offset - running
             running = last
     np.cumsum(ends, out=ends)
-    starts = np.empty(ends.size, dtype=dtype)
+    # each document's first start is its offset less its overlap, and the
+    # starts of bounds of another shape are theirs: steps back from the ends
+    stepped = _steps_back(parts, ends, back, first, offsets)
+    if stepped is None:
+        return TokenAxis(_starts(parts, ends, back, first, offsets), ends, counts)
+    return TokenAxis.from_steps(ends, stepped, counts)
+
+
+def _steps_back(
+    parts: list[_Compact | IntArray],
+    ends: IntArray,
+    back: npt.NDArray[np.uint8],
+    first: IntArray,
+    offsets: IntArray,
+) -> npt.NDArray[np.uint8] | None:
+    """Each token's step back from the end before it (``back`` amended at the
+    documents' first tokens and the bounds of another shape), or None where one
+    is not 0 or 1."""
+    for p, lo, offset in zip(
+        parts, first[:-1].tolist(), offsets[:-1].tolist(), strict=True
+    ):
+        n = p.steps.size if isinstance(p, _Compact) else p.shape[0]
+        if not n:
+            continue
+        previous = int(ends[lo - 1]) if lo else 0
+        if isinstance(p, _Compact):
+            step = previous - offset + int(p.back[0])
+            if step not in (0, 1):
+                return None
+            back[lo] = step
+            continue
+        before = np.concatenate([[previous], ends[lo : lo + n - 1]])
+        steps = before - (p[:, 0] + offset)
+        if steps.min() < 0 or steps.max() > 1:
+            return None
+        back[lo : lo + n] = steps
+    return back
+
+
+def _starts(
+    parts: list[_Compact | IntArray],
+    ends: IntArray,
+    back: npt.NDArray[np.uint8],
+    first: IntArray,
+    offsets: IntArray,
+) -> IntArray:
+    """Every start laid out: the previous ends less the overlaps, each
+    document's first at its offset, and the bounds of another shape's own."""
+    starts = np.empty(ends.size, dtype=ends.dtype)
     starts[1:] = ends[:-1]
+    counts = np.diff(first)
     nonempty = counts > 0
     starts[first[:-1][nonempty]] = offsets[:-1][nonempty]
-    starts -= back
-    del back
+    for p, lo in zip(parts, first[:-1].tolist(), strict=True):
+        if isinstance(p, _Compact):
+            starts[lo : lo + p.steps.size] -= p.back
     for p, lo, offset in zip(
         parts, first[:-1].tolist(), offsets[:-1].tolist(), strict=True
     ):
         if not isinstance(p, _Compact):
             starts[lo : lo + p.shape[0]] = p[:, 0] + offset
-    return starts, ends, counts
+    return starts
 
 
 def token_bounds(
