@@ -1,12 +1,10 @@
 """docs/ci.md's walk-through is what the example project prints (issue 34): its
-steps replayed on a copy of example_project/ with the real all-MiniLM-L6-v2 and
-in-process Chroma (tests/support/ci_walkthrough.py); times are the only thing
-allowed to differ. Step 2 also tells whether the committed baselines are
-current: `--chunkeval-update` leaves them unchanged. Step 7's failure comes from
-a smaller project and is held by tests/test_plugin_baseline_changes.py; its docs
-edit in the example project is replayed here. example_project/README.md's summary
-is held by tests/test_example_project.py, its "See it fail" failures by two more
-runs of the walk-through, held here."""
+steps 1 to 7 replayed on a copy of example_project/ with the real
+all-MiniLM-L6-v2 and in-process Chroma (tests/support/ci_walkthrough.py); times
+are the only thing allowed to differ. Step 2 also tells whether the committed
+baselines are current: `--chunkeval-update` leaves them unchanged.
+example_project/README.md's summary is held by tests/test_example_project.py, its
+"See it fail" failures by two more runs of the walk-through, held here."""
 
 from __future__ import annotations
 
@@ -115,6 +113,19 @@ def test_step_5_a_smaller_drop_fails_too(runs: dict[str, str]) -> None:
 def test_step_6_the_update_names_what_moved(runs: dict[str, str]) -> None:
     block = text_blocks("### 6. An intended change")[0]
     _within(block.splitlines(), runs["6"].splitlines(), runs["6"][-3000:])
+
+
+def test_step_7_an_edit_is_named_then_the_verdict_given(
+    runs: dict[str, str],
+) -> None:
+    failure, line = text_blocks("### 7. The docs or the configuration change")[:2]
+    real = failure_lines(runs["7 edit"])
+    shown = failure.splitlines()
+    assert normalized(shown, cached=True) == normalized(
+        real[: len(shown)], cached=True
+    ), "\n".join(real)
+    section = runs["7 md"].split("### Against the baseline\n\n", 1)[-1]
+    assert line.strip() in section.splitlines(), runs["7 md"]
 
 
 def test_step_7_a_docs_edit_that_does_not_hurt_is_ok(runs: dict[str, str]) -> None:

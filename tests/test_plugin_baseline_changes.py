@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from support.baseline_project import BASELINE, QUESTIONS, TEST_RAG_BY_SPEC, repo
-from support.ci_walkthrough import failure_lines, text_blocks
+from support.ci_walkthrough import failure_lines
 from support.plugin_project import DIST, run, summary_section
 from support.project_runs import normalized
 
@@ -116,16 +116,7 @@ def test_a_distractor_fails_on_its_questions_naming_the_document(
     _append(repo, "space.md", "".join(f"\n{d}\n" for d in distractors))
     result = run(pytester, *REPORTS)
     result.assert_outcomes(failed=1)
-    # docs/ci.md step 7 shows this run: its failure lines, and the reports'
-    # line opening the comparison
-    failure, line = text_blocks("### 7. The docs or the configuration change")[:2]
     real = normalized(failure_lines(result.stdout.str()), cached=True)
-    missing = [
-        x for x in normalized(failure.splitlines(), cached=True) if x not in real
-    ]
-    assert not missing, ["not printed:", *missing, "printed:", *real]
-    _, section = _reported(repo)
-    assert line.strip() in section.splitlines(), section
     # docs/baselines.md "An edit that hurts retrieval" shows the whole failure
     page = (DOCS / "baselines.md").read_text(encoding="utf-8")
     shown = page.split("### An edit that hurts retrieval", 1)[1].split("```text\n")[1]

@@ -1,8 +1,7 @@
 """docs/ci.md's walk-through ("The workflow, as you will see it") replayed on a
-copy of example_project/: the runs its steps 1 to 7 show (step 7's docs edit;
-its failure is a smaller project's), and example_project/README.md's "See it
-fail" runs, with the real all-MiniLM-L6-v2 and in-process Chroma, and the page's
-blocks to compare them with."""
+copy of example_project/: the runs its steps 1 to 7 show, and
+example_project/README.md's "See it fail" runs, with the real all-MiniLM-L6-v2
+and in-process Chroma, and the page's blocks to compare them with."""
 
 from __future__ import annotations
 
@@ -22,15 +21,18 @@ _BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 
 
 def step_text(heading: str) -> str:
-    """The part of ci.md under ``heading`` (up to the next ``###`` or ``##``)."""
+    """The part of ci.md under ``heading`` (up to the next ``###`` or ``##``
+    heading; a ``#`` line inside a fenced block is not one)."""
     text = CI_MD.read_text(encoding="utf-8")
     start = text.index(heading)
-    end = min(
-        i
-        for i in (text.find("\n### ", start + 1), text.find("\n## ", start + 1))
-        if i > 0
-    )
-    return text[start:end]
+    lines = text[start:].splitlines(keepends=True)
+    fenced, end = False, len(lines)
+    for n, line in enumerate(lines[1:], start=1):
+        fenced ^= line.startswith("```")
+        if not fenced and line.startswith(("## ", "### ")):
+            end = n
+            break
+    return "".join(lines[:end])
 
 
 def text_blocks(heading: str) -> list[str]:
@@ -87,10 +89,19 @@ def _append_to_every_chapter(project: Path, text: str) -> dict[Path, str]:
     return before
 
 
+def _step_7_edit() -> str:
+    """The sections step 7 appends to welcome.md (its ```markdown block)."""
+    step = step_text("### 7. The docs or the configuration change")
+    (edit,) = [m.group(2) for m in _BLOCK.finditer(step) if m.group(1) == "markdown"]
+    return edit
+
+
 def walk_through(root: Path) -> dict[str, str]:
     """Steps 1 to 7 on a copy of the example project under ``root``, one shared
     embedding cache: step name -> the run's output (and ``"md"``: step 3's
-    Markdown report; ``"7 exit"``: step 7's exit code; ``"readme-700"``,
+    Markdown report; ``"7"``, ``"7 exit"``: step 7's paragraph appended to every
+    chapter, its output and exit code; ``"7 edit"``, ``"7 md"``: step 7's edit of
+    welcome.md, its output and Markdown report; ``"readme-700"``,
     ``"readme-1500"``: example_project/README.md's "See it fail" runs). Step 7 and
     the README's runs are made after step 2, against the committed baselines."""
     project = root / "example"
@@ -116,6 +127,13 @@ def walk_through(root: Path) -> dict[str, str]:
     out["7"], out["7 exit"] = done.stdout + done.stderr, str(done.returncode)
     for chapter, text in chapters.items():
         chapter.write_text(text, encoding="utf-8")
+    welcome = project / "handbook" / "welcome.md"
+    before = welcome.read_text(encoding="utf-8")
+    welcome.write_text(before + "\n" + _step_7_edit(), encoding="utf-8")
+    md = root / "step-7.md"
+    out["7 edit"] = run(RETRIEVER_TEST, f"--chunkeval-md={md}")
+    out["7 md"] = md.read_text(encoding="utf-8") if md.exists() else ""
+    welcome.write_text(before, encoding="utf-8")
     # example_project/README.md, "See it fail": against the committed baselines
     _set_max_chars(project, 700)
     out["readme-700"] = run()
