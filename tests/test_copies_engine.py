@@ -151,3 +151,28 @@ def test_evaluate_records_the_rules_and_the_chosen_spans_round_trip(tmp_path):
     )
     assert strict.queries[0].chosen == ()
     assert result.queries[0].scores["recall"] >= strict.queries[0].scores["recall"]
+
+
+def test_the_copies_search_holds_one_prefilter_table_for_every_anchor_length():
+    """Excerpts of 5 anchor lengths: one 4 MiB table (a bit per length), where a
+    table per length held 20 MiB (docs/performance.md, "Memory")."""
+    import tracemalloc
+
+    from pytest_chunkeval.engine.copies import find_occurrences
+
+    text = "the pump valve opens, then the valve closes. " * 20
+    needles = ["pum", "valve", "opens, ", "the valve", text[3:60]]
+    tracemalloc.start()
+    try:
+        found = find_occurrences([text, text[5:]], needles)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 6 << 20
+    for needle, where in zip(needles, found, strict=True):
+        assert where.tolist() == [
+            [d, i]
+            for d, doc in enumerate([text, text[5:]])
+            for i in range(len(doc))
+            if doc.startswith(needle, i)
+        ]

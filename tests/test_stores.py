@@ -118,6 +118,24 @@ def test_exact_rejects_bad_input() -> None:
         ExactStore().index("k", vectors[0])
 
 
+def test_vectors_are_checked_finite_a_block_of_rows_at_a_time() -> None:
+    """No mask of the whole matrix (docs/performance.md, "Memory"): the check
+    holds a small part of the vectors' size, and names the row past a block."""
+    import tracemalloc
+
+    vectors = np.ones((8192, 256), dtype=np.float32)
+    tracemalloc.start()
+    try:
+        ExactStore().index("k", vectors)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < vectors.nbytes // 6  # a mask of them all: a quarter
+    vectors[6000, 3] = np.inf
+    with pytest.raises(ValueError, match="row 6000 holds NaN or infinite"):
+        ExactStore().index("k", vectors)
+
+
 # -- specs ------------------------------------------------------------------------
 
 

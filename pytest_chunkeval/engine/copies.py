@@ -13,7 +13,7 @@ or whose counts do not add up, is reported with ``CacheWarning``, set aside as
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -60,25 +60,41 @@ def _window_hashes(codes: np.ndarray, m: int) -> np.ndarray:
 
 
 class _Prefilter:
-    """The windows whose hash is one of ``keys``: a bitmap of the hashes' top
-    ``_BITS`` bits passes few windows but the matching ones, and only those are
-    looked up among the keys, by binary search (``np.isin`` on every window
-    sorted the whole document's hashes; the same positions, docs/performance.md)."""
+    """The windows whose hash is one of the keys of their anchor length: a
+    bitmap of the hashes' top ``_BITS`` bits passes few windows but the matching
+    ones, and only those are looked up among the keys, by binary search
+    (``np.isin`` on every window sorted the whole document's hashes; the same
+    positions, docs/performance.md). One table serves every anchor length, a
+    bit each (4 MiB for up to 8 lengths, where a table per length took 4 MiB
+    each)."""
 
     _BITS = 22
 
-    def __init__(self, keys: Iterable[int]) -> None:
-        self.keys = np.unique(np.fromiter(keys, dtype=np.uint64))
-        self.table = np.zeros(1 << self._BITS, dtype=bool)
-        self.table[self.keys >> np.uint64(64 - self._BITS)] = True
+    def __init__(self, groups: dict[int, dict[int, list[int]]]) -> None:
+        lengths = sorted(groups)
+        dtype = next(
+            t
+            for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+            if len(lengths) <= 8 * np.dtype(t).itemsize
+        )
+        self.table = np.zeros(1 << self._BITS if lengths else 0, dtype=dtype)
+        self.keys: dict[int, np.ndarray] = {}
+        self.flags: dict[int, np.integer] = {}
+        for bit, m in enumerate(lengths):
+            keys = np.unique(np.fromiter(groups[m], dtype=np.uint64))
+            self.keys[m], self.flags[m] = keys, dtype(1 << bit)
+            self.table[keys >> np.uint64(64 - self._BITS)] |= self.flags[m]
 
-    def matches(self, windows: np.ndarray) -> np.ndarray:
-        """Positions of ``windows`` holding one of the keys, ascending."""
-        maybe = np.flatnonzero(self.table[windows >> np.uint64(64 - self._BITS)])
+    def matches(self, windows: np.ndarray, m: int) -> np.ndarray:
+        """Positions of ``windows`` (of anchor length ``m``) holding one of its
+        keys, ascending."""
+        top = self.table[windows >> np.uint64(64 - self._BITS)]
+        maybe = np.flatnonzero(top & self.flags[m])
         # the keys are sorted already: a binary search (np.isin sorts them again)
+        keys = self.keys[m]
         found = windows[maybe]
-        at = np.minimum(np.searchsorted(self.keys, found), self.keys.size - 1)
-        hit: np.ndarray = maybe[self.keys[at] == found]
+        at = np.minimum(np.searchsorted(keys, found), keys.size - 1)
+        hit: np.ndarray = maybe[keys[at] == found]
         return hit
 
 
@@ -97,7 +113,7 @@ def find_occurrences(texts: Sequence[str], needles: Sequence[str]) -> list[np.nd
             m = min(len(needle), _ANCHOR)
             key = int(_window_hashes(_codes(needle[:m]), m)[0])
             groups.setdefault(m, {}).setdefault(key, []).append(i)
-    filters = {m: _Prefilter(by_hash) for m, by_hash in groups.items()}
+    prefilter = _Prefilter(groups)
     for d, text in enumerate(texts):
         if not groups:
             break
@@ -116,7 +132,7 @@ def find_occurrences(texts: Sequence[str], needles: Sequence[str]) -> list[np.nd
                 if starts <= 0:
                     continue
                 windows = (prefix[m : m + starts] - prefix[:starts]) * inverse[:starts]
-                for start in filters[m].matches(windows).tolist():
+                for start in prefilter.matches(windows, m).tolist():
                     for i in by_hash[int(windows[start])]:
                         if text.startswith(needles[i], lo + start):
                             found[i].append((d, lo + start))

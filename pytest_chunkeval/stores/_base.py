@@ -278,9 +278,14 @@ def as_vectors(vectors: object, *, what: str) -> FloatArray:
         raise DataError(f"{what} must be a 2-D (n, d) array, got shape {arr.shape}")
     if arr.shape[1] == 0 and arr.shape[0] > 0:
         raise DataError(f"{what} have dimension 0")
-    if not np.isfinite(arr).all():
-        row = int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])
-        raise DataError(f"{what}: row {row} holds NaN or infinite values")
+    # a block of rows at a time: no mask of the whole matrix (docs/performance.md,
+    # "Memory")
+    rows = max(1, (1 << 20) // max(1, arr.shape[1] if arr.ndim == 2 else 1))
+    for lo in range(0, arr.shape[0], rows):
+        block = arr[lo : lo + rows]
+        if not np.isfinite(block).all():
+            row = lo + int(np.flatnonzero(~np.isfinite(block).all(axis=1))[0])
+            raise DataError(f"{what}: row {row} holds NaN or infinite values")
     return arr
 
 

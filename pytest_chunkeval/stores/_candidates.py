@@ -183,17 +183,20 @@ class RerankedIndex:
         pending = np.arange(q.shape[0])
         depth = fetch_depth(k, n)
         while pending.size:
-            found = np.asarray(self.engine(q[pending], depth), dtype=np.int64)
+            # the questions still searched (all of them first: no copy)
+            asked = q if pending.size == q.shape[0] else q[pending]
+            found = np.asarray(self.engine(asked, depth), dtype=np.int64)
             if found.shape != (pending.size, depth):
                 raise StoreError(
                     f"the engine returned rows of shape {found.shape}, expected "
                     f"{(pending.size, depth)}"
                 )
-            ranked, cosines = rerank_scored(q[pending], self.vectors, found, ties)
+            ranked, cosines = rerank_scored(asked, self.vectors, found, ties)
             take = min(k, depth)
             out[pending, :take] = ranked[:, :take]
             scores[pending, :take] = cosines[:, :take]
-            more = _needs_more(q[pending], self.vectors, ranked, k, depth)
+            more = _needs_more(asked, self.vectors, ranked, k, depth)
+            del asked
             if depth >= n:
                 break
             pending = pending[more]

@@ -61,20 +61,25 @@ class ExactIndex:
         # A question asked twice (of two copies of a document) is searched once.
         first, inverse = distinct_rows(q)
         if len(first) < q.shape[0]:
-            return self._search(q[first], k, ties)[inverse]
-        return self._search(q, k, ties)
+            return self._search(q, first, k, ties)[inverse]
+        return self._search(q, None, k, ties)
 
-    def _search(self, q: FloatArray, k: int, ties: IdArray | None) -> IdArray:
+    def _search(
+        self, q: FloatArray, asked: IdArray | None, k: int, ties: IdArray | None
+    ) -> IdArray:
+        """The top ``k`` of the rows ``asked`` of ``q`` (all when None), taken a
+        block at a time (no copy of them all)."""
         n = len(self)
-        out = empty_result(q.shape[0], k)
+        count = q.shape[0] if asked is None else asked.size
+        out = empty_result(count, k)
         take = min(k, n)
         width = min(n, self.tile_columns)
         rows = max(1, self.block_bytes // (4 * width))
         vectors = self.vectors
         # one tile's scores, written in place by each product (no new pages)
-        scratch = np.empty(min(rows, q.shape[0]) * width, dtype=np.float32)
-        for lo in range(0, q.shape[0], rows):
-            block = q[lo : lo + rows]
+        scratch = np.empty(min(rows, count) * width, dtype=np.float32)
+        for lo in range(0, count, rows):
+            block = q[lo : lo + rows] if asked is None else q[asked[lo : lo + rows]]
             best = TopK(block.shape[0], take, ties)
             for first in range(0, n, width):
                 part = vectors[first : first + width]
