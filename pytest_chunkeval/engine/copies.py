@@ -25,6 +25,7 @@ from pytest_chunkeval.data.corpus import Corpus
 from pytest_chunkeval.data.queries import QuerySet
 from pytest_chunkeval.engine.keys import copies_key
 from pytest_chunkeval.util.cache_kinds import verified_store
+from pytest_chunkeval.util.memory import release_free_memory
 from pytest_chunkeval.util.verified import EntryRefused, VerifiedStore
 
 _MEMO: dict[tuple[str, str], list[np.ndarray]] = {}
@@ -276,6 +277,7 @@ def _occurrences(
         found = _read(Path(cache_dir), key, len(needles), read_only)
     if found is None:
         found = find_occurrences([d.text for d in corpus], needles)
+        release_free_memory()  # its tables and windows, freed (util/memory.py)
         if cache_dir is not None and not read_only:
             _write(Path(cache_dir), key, found)
     _MEMO[memo] = found  # most recent last

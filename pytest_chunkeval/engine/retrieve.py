@@ -50,6 +50,7 @@ from pytest_chunkeval.stores._base import (
     rebuilt,
 )
 from pytest_chunkeval.stores.rerank import Reranker, rerank_rows
+from pytest_chunkeval.util.memory import release_free_memory
 from pytest_chunkeval.util.progress import progress_phase
 
 
@@ -156,6 +157,7 @@ def _vector_search(
             index = rebuilt(store, index, seed)
     with timed(timings, "search"):
         hits, scores = _scored(store, index, inputs, vectors, k)
+    release_free_memory()  # the search's tiles, freed (util/memory.py)
     if key is not None:
         cache.put(key, hits, scores)
     return Retrieval(hits, scores=scores)
