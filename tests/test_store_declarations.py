@@ -235,3 +235,14 @@ def test_a_spec_is_built_once_for_what_a_baseline_records():
     finally:
         restore()
     assert portable_spec("mine") == "mine"  # no longer registered: kept as it is
+
+
+def test_registering_a_name_forgets_what_a_store_object_of_that_name_declared():
+    get_store(OwnStore("mine", portable_name="given-earlier"))
+    assert portable_spec("mine") == "given-earlier"
+    restore = STORES.snapshot()
+    try:
+        STORES.register("mine", lambda rest: OwnStore("mine", portable_name="built"))
+        assert portable_spec("mine") == "built"
+    finally:
+        restore()

@@ -175,7 +175,6 @@ class Registry(Generic[T]):
         listed in error messages. A later registration of a name replaces it.
         """
         Spec(name)  # the name must fit the grammar
-        replaced = name in self._factories
         self._factories[name] = factory
         if signature is None:
             self._signatures.pop(name, None)
@@ -184,8 +183,9 @@ class Registry(Generic[T]):
         self._forms[name] = form or (
             signature.form(name) if signature is not None else name
         )
-        if replaced:  # a new name has built nothing yet
-            self._changed()
+        # A new name changes what a memo may hold too: the stores remember by
+        # name what a store object given under it declared (stores.portable_spec).
+        self._changed()
 
     def snapshot(self) -> Callable[[], None]:
         """A function that puts back what is registered now (a pytest session's
