@@ -45,6 +45,9 @@ class _ImportPackage:
 
 
 def main(args: list[str]) -> int:
+    # What runs next is `python -m pytest`, which puts the working directory first
+    # on sys.path; a script's own folder (.ci) is first here instead.
+    sys.path[0] = ""
     for folder in ("pytest_chunkeval", "tests"):
         compileall.compile_dir(folder, quiet=1)
     import pytest

@@ -193,9 +193,10 @@ def test_a_cold_chunking_and_unit_map_encode_each_document_once(
     # tokenization (through the token cache); only short heads and tails of
     # pieces are encoded besides. Before, the chunker encoded its pieces (every
     # character at least once) and the unit map every document again.
+    from support.tiny_corpus import DOCS
+
     from pytest_chunkeval.data.corpus import Corpus
     from pytest_chunkeval.engine.chunking import Chunking, unit_map
-    from tests.support.tiny_corpus import DOCS
 
     docs = {name: (text + "\n\n") * 12 for name, text in DOCS.items()}
     corpus = Corpus.from_mapping(docs)

@@ -378,6 +378,24 @@ def test_no_test_module_imports_another() -> None:
     assert not found, "move what is shared to tests/support/: " + ", ".join(found)
 
 
+def test_tests_import_their_support_as_support() -> None:
+    """``tests.support`` resolves only where the working directory is on sys.path
+    (``python -m pytest``, not ``pytest`` or .ci/write_bytecode.py), and beside
+    ``support`` it would load a second copy of each helper module."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            if any(name.startswith("tests.support") for name in names):
+                found.append(f"{path.name}:{node.lineno}")
+    assert not found, "import support.X, not tests.support.X: " + ", ".join(found)
+
+
 def test_the_test_import_check_finds_every_spelling(tmp_path: Path) -> None:
     (tmp_path / "test_a.py").write_text("X = 1\n")
     (tmp_path / "support").mkdir()

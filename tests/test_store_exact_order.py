@@ -7,11 +7,11 @@ every exact configuration of an engine returns them (docs/stores.md)."""
 from __future__ import annotations
 
 import numpy as np
+from support.stores import benchmark_vectors
 
 from pytest_chunkeval.core.ranking import content_ties
 from pytest_chunkeval.stores import get_store
 from pytest_chunkeval.stores.exact import ExactStore
-from tests.support.stores import benchmark_vectors
 
 
 def test_mathematically_equal_cosines_tie_and_go_by_content():

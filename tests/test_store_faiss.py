@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from pytest_chunkeval.errors import ConfigError
-from pytest_chunkeval.stores import STORES, get_store
-from pytest_chunkeval.stores._base import StoreError
-from pytest_chunkeval.stores._candidates import RerankedIndex
-from tests.support.stores import (
+from support.stores import (
     benchmark_vectors,
     check_exact_configuration,
     check_rebuild,
     per_question,
 )
+
+from pytest_chunkeval.errors import ConfigError
+from pytest_chunkeval.stores import STORES, get_store
+from pytest_chunkeval.stores._base import StoreError
+from pytest_chunkeval.stores._candidates import RerankedIndex
 
 pytest.importorskip("faiss", reason="faiss-cpu not installed: pip install '.[faiss]'")
 

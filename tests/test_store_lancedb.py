@@ -5,16 +5,16 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from pytest_chunkeval.errors import ConfigError
-from pytest_chunkeval.stores import STORES, get_store
-from pytest_chunkeval.stores._base import StoreError
-from tests.support.stores import (
+from support.stores import (
     benchmark_vectors,
     check_exact_configuration,
     check_rebuild,
     per_question,
 )
+
+from pytest_chunkeval.errors import ConfigError
+from pytest_chunkeval.stores import STORES, get_store
+from pytest_chunkeval.stores._base import StoreError
 
 pytest.importorskip("lancedb", reason="lancedb not installed: pip install '.[lancedb]'")
 

@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 from support.plugin_project import INI, run, write_project
 from support.postgres import PASSWORD, binaries, postgres_server
-
-from pytest_chunkeval.stores import get_store
-from pytest_chunkeval.stores._base import StoreError
-from tests.support.stores import (
+from support.stores import (
     benchmark_vectors,
     check_exact_configuration,
     check_rebuild,
     per_question,
 )
+
+from pytest_chunkeval.stores import get_store
+from pytest_chunkeval.stores._base import StoreError
 
 psycopg = pytest.importorskip("psycopg", reason="pip install '.[pgvector]'")
 pytest.importorskip("pgvector", reason="pip install '.[pgvector]'")

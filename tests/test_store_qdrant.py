@@ -9,15 +9,15 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from pytest_chunkeval.stores import STORES, get_store
-from pytest_chunkeval.stores.qdrant import QdrantStore
-from tests.support.stores import (
+from support.stores import (
     benchmark_vectors,
     check_exact_configuration,
     check_rebuild,
     per_question,
 )
+
+from pytest_chunkeval.stores import STORES, get_store
+from pytest_chunkeval.stores.qdrant import QdrantStore
 
 GRAPH = "full_scan_threshold=1&indexing_threshold=1"  # graph even on small data
 
