@@ -109,3 +109,8 @@ def test_the_markers_gate_settings_are_the_baseline_checks() -> None:
         parse_marker([((), {"gate_mode": "bootstrap"})], "t")
     with pytest.raises(MarkerError, match="got float"):
         parse_marker([((), {"tolerance": 0.02})], "t")
+    marker = parse_marker([((), {"gate_by": "tag document"})], "t")
+    assert marker.gate == {"gate_by": "document, tag"}
+    assert not marker.overrides
+    with pytest.raises(MarkerError, match=r"t: @pytest.mark.chunkeval\(gate_by="):
+        parse_marker([((), {"gate_by": "chapter"})], "t")

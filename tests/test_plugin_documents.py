@@ -58,3 +58,21 @@ def test_gate_by_document_fails_the_check(
     out = result.stdout.str()
     assert "recall: 1 document(s) beyond their own tolerance" in out
     assert NAMED in out
+
+
+def test_the_marker_and_the_call_take_gate_by(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    test = project / "test_rag.py"
+    source = test.read_text()
+    marked = source.replace(
+        "def test_rag(",
+        'import pytest\n\n@pytest.mark.chunkeval(gate_by="document")\ndef test_rag(',
+    )
+    test.write_text(marked)
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    assert "recall: 1 document(s) beyond their own tolerance" in result.stdout.str()
+    # a call's own gate_by wins over the marker's
+    test.write_text(marked.replace('label="rag"))', 'label="rag"), gate_by="set")'))
+    run(pytester).assert_outcomes(passed=1)

@@ -276,6 +276,8 @@ _MARKER_SCOPE = {
     "checks, per-question items included (a call's `mode=` wins).",
     "gate_confidence": "Replaces `chunkeval_gate_confidence` for this test's "
     "baseline checks, per-question items included (a call's `confidence=` wins).",
+    "gate_by": "Replaces `chunkeval_gate_by` for this test's baseline checks, "
+    "per-question items included (a call's `gate_by=` wins).",
 }
 """The gate's settings the marker takes apply to the test's baseline checks
 (run/marker.py GATE_KEYWORDS), not to its evaluations."""

@@ -83,6 +83,7 @@ GATE_OPTIONS: tuple[Option, ...] = (
         parse_gate_by,
         metavar="WHAT",
         default_text="set",
+        marker=MarkerValue((str,), "'set', 'document', 'tag' or 'document, tag'"),
     ),
     Option(
         "fail_unused",

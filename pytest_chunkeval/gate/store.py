@@ -163,6 +163,7 @@ class BaselineStore(SessionRecords):
         tolerance: str | Mapping[str, Any] | None = None,
         mode: str | None = None,
         confidence: str | float | None = None,
+        gate_by: str | None = None,
         row: str = "",
         per_question: bool = False,
     ) -> CheckOutcome:
@@ -171,14 +172,14 @@ class BaselineStore(SessionRecords):
 
         Raises a :class:`BaselineError` subclass when the test should fail; returns
         the outcome otherwise (``improved`` outcomes carry the update hint). The
-        call's ``tolerance``/``mode``/``confidence`` override the session's;
+        call's ``tolerance``/``mode``/``confidence``/``gate_by`` override the session's;
         ``row`` names the result's summary row (kept in the outcome);
         ``per_question``: a per-question item's share of a result, whose file
         shares its corpus table with the function's other items
         (gate/files/corpus_table.py).
         """
         settings = self.gate.override(
-            tolerance=tolerance, mode=mode, confidence=confidence
+            tolerance=tolerance, mode=mode, confidence=confidence, gate_by=gate_by
         )
         return check_baseline(
             self,

@@ -137,10 +137,8 @@ class GateSettings:
         )
         if max_left_out is not None:
             base = replace(base, max_left_out=parse_share(max_left_out))
-        if gate_by is not None:
-            base = replace(base, gate_by=parse_gate_by(gate_by))
         return replace(base, tolerances=tolerances).override(
-            mode=mode, confidence=confidence
+            mode=mode, confidence=confidence, gate_by=gate_by
         )
 
     @property
@@ -163,6 +161,7 @@ class GateSettings:
         tolerance: str | Mapping[str, Any] | None = None,
         mode: str | None = None,
         confidence: str | float | None = None,
+        gate_by: str | None = None,
     ) -> GateSettings:
         """These settings with a call's overrides: tolerances merge per metric."""
         merged = dict(self.tolerances)
@@ -174,6 +173,7 @@ class GateSettings:
             confidence=(
                 self.confidence if confidence is None else parse_confidence(confidence)
             ),
+            gate_by=self.gate_by if gate_by is None else parse_gate_by(gate_by),
         )
 
     def rule(self) -> SetRule:

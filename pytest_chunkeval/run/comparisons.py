@@ -44,8 +44,8 @@ class BaselineComparisons:
         self.rootdir = rootdir
         self.marker_baseline = marker_baseline
         self.gate: Mapping[str, Any] = gate or {}
-        """The marker's gate settings (``tolerance``, ``mode``, ``confidence``):
-        each check's, under a call's own."""
+        """The marker's gate settings (``tolerance``, ``mode``, ``confidence``,
+        ``gate_by``): each check's, under a call's own."""
         self.compared: list[EvalResult] = []
         """The results compared (or counted as compared), each once."""
         self._begun = False
@@ -83,10 +83,11 @@ class BaselineComparisons:
         tolerance: str | Mapping[str, Any] | None = None,
         mode: str | None = None,
         confidence: str | float | None = None,
+        gate_by: str | None = None,
     ) -> CheckOutcome:
         """Compare ``result`` (``whole``'s share, if given) with its baseline
-        through the session's store (``name``, ``tolerance``, ``mode`` and
-        ``confidence``: as for ``chunkeval.check_baseline``)."""
+        through the session's store (``name``, ``tolerance``, ``mode``,
+        ``confidence`` and ``gate_by``: as for ``chunkeval.check_baseline``)."""
         from pytest_chunkeval.engine.results import EvalResult
 
         if not isinstance(result, EvalResult):
@@ -108,6 +109,7 @@ class BaselineComparisons:
             confidence=self.gate.get("confidence")
             if confidence is None
             else confidence,
+            gate_by=self.gate.get("gate_by") if gate_by is None else gate_by,
             row=self.session.row_of(produced),
             per_question=whole is not None,
         )

@@ -324,27 +324,34 @@ class Evaluator:
         tolerance: str | Mapping[str, Any] | None = None,
         mode: str | None = None,
         confidence: str | float | None = None,
+        gate_by: str | None = None,
     ) -> CheckOutcome:
         """Compare ``result`` with this test's baseline file (``--chunkeval-update``
         writes it instead). ``name`` tells apart several baselines of one test
         (default: ``<test>.json``, then ``<test>.2.json``...); ``tolerance``
         (``"recall:-2%"`` or ``{"recall": "-2%", "iou": -0.002}``), ``mode``
-        (``paired``/``mean``) and ``confidence`` override the session's for this
-        check. Raises an ``AssertionError`` (a ``BaselineError``) whose text says
-        what changed and the command that records the new numbers."""
+        (``paired``/``mean``), ``confidence`` and ``gate_by`` (``document``,
+        ``tag``, both or ``set``) override the session's for this check.
+        Raises an ``AssertionError`` (a ``BaselineError``) whose text says what
+        changed and the command that records the new numbers."""
         __tracebackhide__ = True
         from pytest_chunkeval.gate.files.baseline import BaselineError
 
-        try:  # a bad tolerance=, mode= or confidence= names this call
+        try:  # a bad tolerance=, mode=, confidence= or gate_by= names this call
             self.session.baselines.gate.override(
-                tolerance=tolerance, mode=mode, confidence=confidence
+                tolerance=tolerance, mode=mode, confidence=confidence, gate_by=gate_by
             )
         except ConfigError as exc:
             raise ConfigError(f"check_baseline: {exc}") from None
         failure: BaselineError | ConfigError | None = None
         try:
             outcome = self.comparisons.check(
-                result, name=name, tolerance=tolerance, mode=mode, confidence=confidence
+                result,
+                name=name,
+                tolerance=tolerance,
+                mode=mode,
+                confidence=confidence,
+                gate_by=gate_by,
             )
         except (BaselineError, ConfigError) as exc:  # ConfigError: a bad name=
             failure = exc

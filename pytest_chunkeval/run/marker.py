@@ -53,6 +53,7 @@ GATE_KEYWORDS: dict[str, str] = {
     "tolerance": "tolerance",
     "gate_mode": "mode",
     "gate_confidence": "confidence",
+    "gate_by": "gate_by",
 }
 """The gate's settings the marker takes (not result settings): marker keyword ->
 the ``check_baseline`` argument it sets for each of the test's baseline checks
@@ -91,7 +92,8 @@ class MarkerOptions:
     """metric -> minimum value of each item's own question (``per_question``)."""
     gate: Mapping[str, Any] = field(default_factory=dict)
     """The test's own gate settings (:data:`GATE_KEYWORDS`), as
-    ``check_baseline`` arguments: ``tolerance``, ``mode``, ``confidence``."""
+    ``check_baseline`` arguments: ``tolerance``, ``mode``, ``confidence``,
+    ``gate_by``."""
 
 
 def parse_marker(
