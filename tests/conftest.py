@@ -1,7 +1,10 @@
 """Shared test configuration: pytester for the plugin tests (nothing heavy here)."""
 
+import ast
 import inspect
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -31,11 +34,41 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def _starts_python(item: pytest.Item) -> bool:
+    """The test's own code names ``sys.executable``, a helper of tests/support
+    that starts it (``run_pytest``...), or it uses such a fixture."""
+    if _STARTERS & set(getattr(item, "fixturenames", ())):
+        return True
     function = getattr(item, "function", None)
     try:
-        return function is not None and "sys.executable" in inspect.getsource(function)
+        source = inspect.getsource(function) if function is not None else ""
     except (OSError, TypeError):
         return False
+    names = set(re.findall(r"[A-Za-z_]\w*", source))
+    return "sys.executable" in source or bool(names & _STARTERS)
+
+
+def _python_starters() -> frozenset[str]:
+    """The functions of tests/support whose code starts ``sys.executable``, or
+    calls one of these (by name, to a fixpoint)."""
+    bodies: dict[str, str] = {}
+    for path in (Path(__file__).parent / "support").glob("*.py"):
+        source = path.read_text()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef):
+                bodies[node.name] = ast.get_source_segment(source, node) or ""
+    found = {name for name, body in bodies.items() if "sys.executable" in body}
+    while True:
+        more = {
+            name
+            for name, body in bodies.items()
+            if name not in found and found & set(re.findall(r"[A-Za-z_]\w*", body))
+        }
+        if not more:
+            return frozenset(found)
+        found |= more
+
+
+_STARTERS = _python_starters()
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from support.project_runs import run_pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "pytest_chunkeval"
@@ -394,6 +395,16 @@ def test_tests_import_their_support_as_support() -> None:
             if any(name.startswith("tests.support") for name in names):
                 found.append(f"{path.name}:{node.lineno}")
     assert not found, "import support.X, not tests.support.X: " + ", ".join(found)
+
+
+def test_naming_a_helper_that_starts_python_marks_the_test_pytester(
+    request: pytest.FixtureRequest,
+) -> None:
+    """tests/conftest.py marks ``pytester`` (left out of ``make compat``) a test
+    whose code names a helper of tests/support that starts a Python child, as
+    this one names ``run_pytest``, not only one that starts it itself."""
+    assert callable(run_pytest)
+    assert request.node.get_closest_marker("pytester") is not None
 
 
 def test_the_test_import_check_finds_every_spelling(tmp_path: Path) -> None:
