@@ -23,7 +23,8 @@ _ONCE = {"test_layout.py", "test_html_browser.py"}
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark ``pytester`` every test that runs pytest or Python in a child: one using
-    the ``pytester`` fixture, or whose own code starts ``sys.executable``; and
+    the ``pytester`` fixture, or starting ``sys.executable`` itself or through a
+    helper of tests/support (:func:`_starts_python`); and
     ``once`` the tests of ``_ONCE``. ``make compat`` leaves both out, except the
     ``compat_smoke`` ones (Makefile, compat)."""
     for item in items:
