@@ -364,3 +364,30 @@ def test_question(chunkeval):
     result = run(pytester)
     result.assert_outcomes(passed=6)
     assert "5 configurations evaluated, 13 results reused" in result.stdout.str()
+
+
+def test_an_explicit_check_in_an_item_is_refused_and_writes_nothing(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    # Each item would check (and under --chunkeval-update write) the whole set's
+    # result under its own id: six copies of one baseline, none pooled.
+    pytester.makepyfile(
+        test_each=RETRIEVER
+        + """
+@pytest.mark.chunkeval(per_question=True)
+def test_question(chunkeval):
+    chunkeval.check_baseline(
+        chunkeval.score(make_retriever(chunkeval.queries), label="excerpts")
+    )
+"""
+    )
+    result = run(pytester, "--chunkeval-update")
+    result.assert_outcomes(failed=6)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_each.py::test_question[[]q-bark[]]: check_baseline() in a "
+            "per-question item compares the whole query set in every item; mark "
+            "the test @pytest.mark.chunkeval(per_question=True, baseline=True)*"
+        ]
+    )
+    assert not list(project.rglob("*.json"))

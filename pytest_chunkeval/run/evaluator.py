@@ -337,6 +337,15 @@ class Evaluator:
         __tracebackhide__ = True
         from pytest_chunkeval.gate.files.baseline import BaselineError
 
+        if self.question is not None:
+            # Each item would compare (and write) the whole set's result again
+            # under its own id: as many copies of one baseline as questions.
+            raise ConfigError(
+                f"{self.nodeid}: check_baseline() in a per-question item compares "
+                "the whole query set in every item; mark the test "
+                "@pytest.mark.chunkeval(per_question=True, baseline=True), which "
+                "compares each item's question with its own baseline"
+            )
         try:  # a bad tolerance=, mode=, confidence= or gate_by= names this call
             self.session.baselines.gate.override(
                 tolerance=tolerance, mode=mode, confidence=confidence, gate_by=gate_by
