@@ -175,3 +175,13 @@ def test_items_are_decided_together_by_their_documents_and_tags() -> None:
     assert recall.verdict == "REGRESSED (document big.md; tag billing)"
     again = CheckOutcome.from_json(_thirty(rule)[0].to_json())
     assert (again.document, again.tags) == ("big.md", ("billing",))
+
+
+def test_a_rule_records_only_what_is_gated() -> None:
+    # A marker's tolerance turns every other metric off: the same rule as the
+    # session's naming the same metrics, so its items are not "decided under
+    # each of 2 rules".
+    session = GateSettings.from_options("recall:-1pp")
+    marked = session.override(tolerance={"precision": None, "iou": None})
+    assert marked.rule() == session.rule() == CHANGES
+    assert marked.rule().settings().gated() == session.gated()

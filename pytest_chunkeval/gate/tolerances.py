@@ -179,11 +179,9 @@ class GateSettings:
     def rule(self) -> SetRule:
         """The whole set's rule of these settings: what a per-question item's
         check records for its test function's decision together."""
+        gated = {m: t for m, t in self.tolerances.items() if t is not None}
         return SetRule(
-            self.mode,
-            self.confidence,
-            format_tolerances(self.tolerances),
-            self.gate_by,
+            self.mode, self.confidence, format_tolerances(gated), self.gate_by
         )
 
 
