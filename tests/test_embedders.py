@@ -23,6 +23,7 @@ from pytest_chunkeval.embedders.base import (
     Embedder,
     EmbedderUnavailable,
     EmbeddingRequestError,
+    embedder_cache_identity,
     l2_normalize,
 )
 from pytest_chunkeval.embedders.cache import EmbeddingCache
@@ -90,6 +91,31 @@ def test_cached_hub_snapshot_wins_and_shares_the_identity(
     assert models.resolve_model_path("all-MiniLM-L6-v2") == str(snapshot)
     # Same weights and settings, other files around them: same cache identity.
     assert SentenceTransformerEmbedder("all-MiniLM-L6-v2").identity == packaged_identity
+
+
+def test_a_hub_model_not_on_disk_is_cached_under_no_name(hf_hub_cache: Path) -> None:
+    # 'org/model@main' names no files: what the hub serves under it can change,
+    # so neither vectors nor results are kept under it.
+    embedder = SentenceTransformerEmbedder("org/some-model")
+    assert embedder.identity == "sentence-transformers:org/some-model@main"
+    assert embedder_cache_identity(embedder) is None
+
+
+def test_an_explicit_revision_on_disk_is_named_by_its_files(hf_hub_cache: Path) -> None:
+    pinned = SentenceTransformerEmbedder("org/mini", revision="v2")
+    assert pinned.identity == "sentence-transformers:org/mini@v2"
+    assert embedder_cache_identity(pinned) is None  # not downloaded yet
+    snapshot = fake_hub_snapshot(hf_hub_cache, "org/mini")
+    (snapshot.parents[1] / "refs" / "v2").write_text(snapshot.name)
+    files = SentenceTransformerEmbedder(str(PACKAGED)).identity.split("@")[1]
+    identity = pinned.identity
+    assert identity == f"sentence-transformers:mini@{files}"
+    assert embedder_cache_identity(pinned) is not None
+    # the branch moved to other files: another identity
+    config = snapshot / "sentence_bert_config.json"
+    config.write_text(json.dumps({"max_seq_length": 128, "do_lower_case": False}))
+    assert pinned.identity.startswith("sentence-transformers:mini@")
+    assert pinned.identity != identity
 
 
 def test_incomplete_hub_snapshot_is_skipped(hf_hub_cache: Path) -> None:

@@ -8,6 +8,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -112,9 +113,28 @@ class SentenceTransformerEmbedder(LazyModel):
             "pytest-chunkeval", "sentence-transformers", "transformers", "torch"
         )
 
-    def _compute_identity(self) -> str:
-        from pathlib import Path
+    @property
+    def cache_identity(self) -> str | None:
+        """What the caches key this model's vectors on: its :attr:`identity`
+        where that is of files on disk (a folder, a hub snapshot, the files
+        loaded). A hub model whose files are not here yet is named
+        ``NAME@REVISION``, which names no files: what the hub serves under it
+        can change, so nothing is read or written under that name."""
+        return self.identity if self._files() is not None else None
 
+    def _files(self) -> Path | None:
+        """The folder of the files the vectors come from, where it is on disk now:
+        the model path, or the hub cache's snapshot of an explicit revision."""
+        from pytest_chunkeval.util.model_files import cached_model
+
+        local = Path(self.model_path).expanduser()
+        if local.is_dir():
+            return local
+        if self.revision is not None:
+            return cached_model(self.name, self.revision)
+        return None
+
+    def _compute_identity(self) -> str:
         from pytest_chunkeval.util.model_files import (
             embedding_dimension,
             model_fingerprint,
@@ -122,8 +142,8 @@ class SentenceTransformerEmbedder(LazyModel):
         )
 
         label = model_label(self.name)
-        local = Path(self.model_path).expanduser()
-        if not local.is_dir():
+        local = self._files()
+        if local is None:
             return f"sentence-transformers:{self.name}@{self.revision or 'main'}"
         dim = embedding_dimension(local)
         suffix = f":d{dim}" if dim else ""
@@ -132,8 +152,6 @@ class SentenceTransformerEmbedder(LazyModel):
     @property
     def dimension(self) -> int | None:
         """The vector size from the model's configs (None if unknown before loading)."""
-        from pathlib import Path
-
         from pytest_chunkeval.util.model_files import embedding_dimension
 
         if self._model is not None:

@@ -88,6 +88,18 @@ def cached_snapshot(repo_id: str, revision: str = "main") -> Path | None:
     return snapshot
 
 
+def cached_model(name: str, revision: str = "main") -> Path | None:
+    """The complete local snapshot of hub model ``name`` at ``revision``
+    (:func:`cached_snapshot`), a bare name looked up under the
+    ``sentence-transformers`` organization too, as sentence-transformers does."""
+    repo_ids = [name] if "/" in name else [name, f"sentence-transformers/{name}"]
+    for repo_id in repo_ids:
+        snapshot = cached_snapshot(repo_id, revision)
+        if snapshot is not None:
+            return snapshot
+    return None
+
+
 def _weight_files(directory: Path) -> list[Path]:
     """The weight files a loader would read from ``directory`` (may be empty)."""
     for pattern in _WEIGHT_PATTERNS:
@@ -116,14 +128,9 @@ def resolve_model_path(name_or_path: str) -> str:
     candidate = Path(name_or_path).expanduser()
     if candidate.exists():
         return name_or_path
-    repo_ids = [name_or_path]
-    if "/" not in name_or_path:
-        # sentence-transformers looks bare names up under its own organization.
-        repo_ids.append(f"sentence-transformers/{name_or_path}")
-    for repo_id in repo_ids:
-        snapshot = cached_snapshot(repo_id)
-        if snapshot is not None:
-            return str(snapshot)
+    snapshot = cached_model(name_or_path)
+    if snapshot is not None:
+        return str(snapshot)
     if is_minilm(name_or_path):
         packaged = packaged_minilm_path()
         if packaged is not None:
