@@ -165,3 +165,22 @@ def test_the_libraries_that_compute_the_scores_are_in_the_rerank_key():
     before = rerank_key(reranker, ("chunks", "questions"), rows)
     reranker.versions = "torch-9"  # type: ignore[attr-defined]
     assert rerank_key(reranker, ("chunks", "questions"), rows) != before
+
+
+def test_a_cross_encoder_not_on_disk_keys_nothing(tmp_path, monkeypatch):
+    # 'org/ce@main' names no files: what the hub serves under it can change, so
+    # neither its scores nor a result reranked with it are cached under it.
+    from pytest_chunkeval.engine.keys import rerank_key
+    from pytest_chunkeval.engine.keys.identities import reranker_identity
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    reranker = CrossEncoderReranker("org/not-downloaded-ce")
+    assert reranker.identity == "cross-encoder:org/not-downloaded-ce@main"
+    assert reranker.cache_identity is None
+    assert reranker_identity(reranker) is None
+    assert rerank_key(reranker, ("c", "q"), np.zeros((1, 3), np.int64)) is None
+    folder = tmp_path / "ce"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"num_labels": 1}')
+    (folder / "model.safetensors").write_bytes(b"weights")
+    assert CrossEncoderReranker(str(folder)).cache_identity is not None

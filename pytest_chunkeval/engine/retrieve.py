@@ -261,7 +261,7 @@ def _rerank(
     first, and those scores (NaN past the end); cached, scores included."""
     key = rerank_key(reranker, inputs.digests, candidates)
     n, width = candidates.shape
-    cached = cache.get_scored(key, n, width)
+    cached = None if key is None else cache.get_scored(key, n, width)
     if cached is not None and cached[1] is not None:
         return cached[0], cached[1]
     with timed(timings, "rerank"):
@@ -283,7 +283,8 @@ def _rerank(
         order = best_first(scores, candidates, inputs.ties)
         ranked = np.take_along_axis(scores, order, axis=1).astype(np.float64)
         ranked[ids < 0] = np.nan
-    cache.put(key, ids, ranked)
+    if key is not None:
+        cache.put(key, ids, ranked)
     return ids, ranked
 
 

@@ -118,6 +118,15 @@ class CrossEncoderReranker(LazyModel):
         return self._files_identity()
 
     @property
+    def cache_identity(self) -> str | None:
+        """What the caches key the scores on: :attr:`identity` where it is of
+        files on disk; None for a hub id not downloaded yet (``@main`` names no
+        files: what the hub serves under it can change), so nothing is read or
+        written under it (``embedders/sentence_transformers.py`` alike)."""
+        local = Path(self.model_path).expanduser().is_dir()
+        return self.identity if local else None
+
+    @property
     def versions(self) -> str:
         """The libraries that compute the scores (not in :attr:`identity`, which
         baselines record); the rerank and result keys add them."""

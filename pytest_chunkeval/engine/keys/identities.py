@@ -38,13 +38,16 @@ def embedder_identity(embedder: Any) -> str | None:
     return embedder_cache_identity(embedder)
 
 
-def reranker_identity(reranker: Any) -> str:
-    """What determines a reranker's order: its identity, read now, and the
-    versions of the libraries that compute its scores where it declares them
-    (``versions``: not in the identity, which baselines record)."""
+def reranker_identity(reranker: Any) -> str | None:
+    """What determines a reranker's order: its ``cache_identity`` where it has
+    one (None: a model not on disk yet, never cached), else its identity, read
+    now; and the versions of the libraries that compute its scores where it
+    declares them (``versions``: not in the identity, which baselines record)."""
+    identity = getattr(reranker, "cache_identity", reranker.identity)
+    if identity is None:
+        return None
     versions = getattr(reranker, "versions", None)
-    identity = str(reranker.identity)
-    return f"{identity}\0{versions}" if isinstance(versions, str) else identity
+    return f"{identity}\0{versions}" if isinstance(versions, str) else str(identity)
 
 
 def store_identity(store: object) -> str | None:

@@ -110,14 +110,18 @@ def text_search_key(store: object, digests: tuple[str, str], k: int) -> str | No
 
 def rerank_key(
     reranker: Reranker, digests: tuple[str, str], candidates: np.ndarray
-) -> str:
-    """A reranker's order of the candidate rows of each query."""
+) -> str | None:
+    """A reranker's order of the candidate rows of each query; None for a
+    reranker without a cache identity (scored every time)."""
+    identity = reranker_identity(reranker)
+    if identity is None:
+        return None
     rows = np.ascontiguousarray(candidates, dtype=np.int64)
     h = hashlib.sha256(rows.tobytes())
     return entry_key(
         SEARCH.version(),
         "rerank",
-        reranker_identity(reranker),
+        identity,
         str(candidates.shape),
         *digests,
         h.hexdigest(),

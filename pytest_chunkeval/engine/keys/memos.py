@@ -86,7 +86,7 @@ def _reranker(rerank: object) -> object:
     from pytest_chunkeval.stores.rerank import get_reranker
 
     reranker = get_reranker(rerank)  # type: ignore[arg-type]
-    return (reranker_identity(reranker), reranker.candidates)
+    return (_or_object(reranker_identity(reranker), reranker), reranker.candidates)
 
 
 def _or_object(identity: str | None, component: object) -> object:

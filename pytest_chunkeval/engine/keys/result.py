@@ -56,6 +56,11 @@ class Chunking(Protocol):
     def digest(self) -> str: ...
 
 
+def _with_candidates(identity: str | None, candidates: int) -> str | None:
+    """A reranker's part: its identity and candidates; None without an identity."""
+    return None if identity is None else f"{identity}\0{candidates}"
+
+
 RESULT_PARTS: dict[str, Callable[[EvaluationSetup, Any], str | None]] = {
     # the data: the corpus' and the questions' texts are in every key
     "corpus": lambda setup, reranker: "",
@@ -73,7 +78,7 @@ RESULT_PARTS: dict[str, Callable[[EvaluationSetup, Any], str | None]] = {
     "rerank": lambda setup, reranker: (
         ""
         if reranker is None
-        else f"{reranker_identity(reranker)}\0{reranker.candidates}"
+        else _with_candidates(reranker_identity(reranker), reranker.candidates)
     ),
     "tokenizer": lambda setup, reranker: (
         "" if setup.tokenizer is None else tokenizer_identity(setup.tokenizer)
