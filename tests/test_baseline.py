@@ -689,3 +689,19 @@ def test_an_unresolved_model_identity_is_not_drift() -> None:
     assert changes(baseline, make_result([0.5], config=other)) == [
         f"embedder_identity: {st}@2eb320e241974489:d384 -> {st}@ffffffffffffffff:d384"
     ]
+    # a hub id is named whole until downloaded, by its last part after: a model
+    # pinned to a revision on a fresh runner is the same model
+    pinned = "sentence-transformers:org/mini@v2"
+    assert (
+        changes(
+            baseline, make_result([0.5], config={**CONFIG, "embedder_identity": pinned})
+        )
+        != []
+    )
+    mini = {
+        **CONFIG,
+        "embedder_identity": "sentence-transformers:mini@2eb320e241974489:d384",
+    }
+    recorded = Baseline.from_result(make_result([0.5], config=mini), "test_x")
+    fresh = make_result([0.5], config={**CONFIG, "embedder_identity": pinned})
+    assert changes(recorded, fresh) == []

@@ -107,6 +107,7 @@ def test_an_explicit_revision_on_disk_is_named_by_its_files(hf_hub_cache: Path) 
     assert embedder_cache_identity(pinned) is None  # not downloaded yet
     snapshot = fake_hub_snapshot(hf_hub_cache, "org/mini")
     (snapshot.parents[1] / "refs" / "v2").write_text(snapshot.name)
+    pinned = SentenceTransformerEmbedder("org/mini", revision="v2")
     files = SentenceTransformerEmbedder(str(PACKAGED)).identity.split("@")[1]
     identity = pinned.identity
     assert identity == f"sentence-transformers:mini@{files}"
@@ -116,6 +117,8 @@ def test_an_explicit_revision_on_disk_is_named_by_its_files(hf_hub_cache: Path) 
     config.write_text(json.dumps({"max_seq_length": 128, "do_lower_case": False}))
     assert pinned.identity.startswith("sentence-transformers:mini@")
     assert pinned.identity != identity
+    # it loads what it is named by: the snapshot on disk, not the hub's newest
+    assert pinned.model_path == str(snapshot)
 
 
 def test_incomplete_hub_snapshot_is_skipped(hf_hub_cache: Path) -> None:

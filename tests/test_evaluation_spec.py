@@ -114,3 +114,11 @@ def test_the_markers_gate_settings_are_the_baseline_checks() -> None:
     assert not marker.overrides
     with pytest.raises(MarkerError, match=r"t: @pytest.mark.chunkeval\(gate_by="):
         parse_marker([((), {"gate_by": "chapter"})], "t")
+
+
+def test_a_gate_by_that_is_not_text_is_a_config_error() -> None:
+    from pytest_chunkeval.errors import ConfigError
+    from pytest_chunkeval.gate.tolerances import GateSettings
+
+    with pytest.raises(ConfigError, match="got list"):
+        GateSettings().override(gate_by=["document", "tag"])  # type: ignore[arg-type]

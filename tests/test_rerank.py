@@ -179,6 +179,12 @@ def test_a_cross_encoder_not_on_disk_keys_nothing(tmp_path, monkeypatch):
     assert reranker.cache_identity is None
     assert reranker_identity(reranker) is None
     assert rerank_key(reranker, ("c", "q"), np.zeros((1, 3), np.int64)) is None
+    # in a session's memo it is its name (not an object id: rows on two xdist
+    # workers must agree, and an evicted object's id can be reused)
+    from pytest_chunkeval.engine.keys.memos import _or_object
+
+    again = CrossEncoderReranker("org/not-downloaded-ce")
+    assert _or_object(None, reranker) == _or_object(None, again)
     folder = tmp_path / "ce"
     folder.mkdir()
     (folder / "config.json").write_text('{"num_labels": 1}')

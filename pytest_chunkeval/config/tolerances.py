@@ -224,6 +224,11 @@ def parse_gate_by(text: str) -> str:
     """``set``, ``document``, ``tag`` or several (``document, tag``, or
     space-separated): the canonical text, the kinds in :data:`GATE_BY`'s order
     and ``set`` left out beside a group kind (the whole set always decides)."""
+    if not isinstance(text, str):
+        raise ConfigError(
+            f"bad chunkeval_gate_by {text!r}: a string such as 'document, tag', "
+            f"got {type(text).__name__}"
+        )
     names = [n for n in re.split(r"[\s,]+", text.strip().lower()) if n]
     unknown = [n for n in names if n not in GATE_BY]
     if unknown or not names:

@@ -62,7 +62,12 @@ class SentenceTransformerEmbedder(LazyModel):
         from pytest_chunkeval.util.model_files import resolve_model_path
 
         if self.revision is not None:
-            return self.name  # an explicit revision always goes through the hub
+            # an explicit revision: its snapshot on disk (what the identity is
+            # of), else through the hub
+            from pytest_chunkeval.util.model_files import cached_model
+
+            snapshot = cached_model(self.name, self.revision)
+            return self.name if snapshot is None else str(snapshot)
         return resolve_model_path(self.name)
 
     @functools.cached_property
@@ -123,16 +128,10 @@ class SentenceTransformerEmbedder(LazyModel):
         return self.identity if self._files() is not None else None
 
     def _files(self) -> Path | None:
-        """The folder of the files the vectors come from, where it is on disk now:
-        the model path, or the hub cache's snapshot of an explicit revision."""
-        from pytest_chunkeval.util.model_files import cached_model
-
+        """The folder of the files the vectors come from, where it is on disk:
+        the model path (a revision's snapshot included: :attr:`model_path`)."""
         local = Path(self.model_path).expanduser()
-        if local.is_dir():
-            return local
-        if self.revision is not None:
-            return cached_model(self.name, self.revision)
-        return None
+        return local if local.is_dir() else None
 
     def _compute_identity(self) -> str:
         from pytest_chunkeval.util.model_files import (
@@ -171,8 +170,8 @@ class SentenceTransformerEmbedder(LazyModel):
                 "pip install 'pytest-chunkeval[embed]'"
             ) from exc
         kwargs: dict[str, Any] = {"device": self.device}
-        if self.revision is not None:
-            kwargs["revision"] = self.revision
+        if self.revision is not None and self.model_path == self.name:
+            kwargs["revision"] = self.revision  # from the hub
         try:
             with _quiet_transformers():
                 model = SentenceTransformer(self.model_path, **kwargs)

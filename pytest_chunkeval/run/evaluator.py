@@ -337,7 +337,7 @@ class Evaluator:
         __tracebackhide__ = True
         from pytest_chunkeval.gate.files.baseline import BaselineError
 
-        if self.question is not None:
+        if self.question is not None and self.marker.per_question:
             # Each item would compare (and write) the whole set's result again
             # under its own id: as many copies of one baseline as questions.
             raise ConfigError(

@@ -46,7 +46,9 @@ class Reranker(Protocol):
 
     @property
     def identity(self) -> str:
-        """Names what decides the scores (model weights and settings): a cache key."""
+        """Names what decides the scores (model weights and settings): a cache
+        key, unless the object also has a ``cache_identity`` (None: its scores
+        are never cached; ``engine/keys/identities.py`` ``reranker_identity``)."""
         ...
 
     @property

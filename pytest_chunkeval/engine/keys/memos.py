@@ -90,6 +90,14 @@ def _reranker(rerank: object) -> object:
 
 
 def _or_object(identity: str | None, component: object) -> object:
-    """An identity, else the object itself (kept alive by the session's setup:
-    its id is not reused meanwhile)."""
-    return identity if identity is not None else ("object", id(component))
+    """An identity, else for a model whose files are not on disk yet its name
+    and revision (what it loads in this session: ``NAME@main``), else the
+    object itself (kept alive by the session's setup: its id is not reused
+    meanwhile)."""
+    from pytest_chunkeval.util.model_files import LazyModel
+
+    if identity is not None:
+        return identity
+    if isinstance(component, LazyModel):
+        return ("unresolved", str(getattr(component, "identity", "")))
+    return ("object", id(component))

@@ -76,8 +76,16 @@ def _unresolved(old: object, new: object) -> bool:
         return False
     if old.endswith(":bf16") != new.endswith(":bf16"):
         return False  # another precision is another set of vectors
-    same_model = old.split("@", 1)[0] == new.split("@", 1)[0]
+    same_model = _model_label(old) == _model_label(new)
     return same_model and not (_RESOLVED.search(old) and _RESOLVED.search(new))
+
+
+def _model_label(identity: str) -> str:
+    """``KIND:LABEL`` of an identity: a hub id not downloaded is named by its
+    whole id (``sentence-transformers:org/mini@main``), a model on disk by the
+    id's last part (``sentence-transformers:mini@<digest>``)."""
+    kind, _, name = identity.split("@", 1)[0].partition(":")
+    return f"{kind}:{name.rsplit('/', 1)[-1]}"
 
 
 def _show(value: Any) -> str:
